@@ -1,0 +1,34 @@
+"""The reference for the speed benchmark: the seed's ViT trained with a plain `model.fit`.
+
+Same protocol as `python -m vitcore run` with the defaults (patch 7, 4,000 rows, 15 epochs,
+batch 64, validation on the 5,000 held-out rows each epoch, the 10k test at the end), same data
+and same model builder, but none of vitcore's speed settings. Run as a whole process:
+    /usr/bin/time -f %e python bench/plain_fit.py
+"""
+
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import keras  # noqa: E402
+
+from vitcore.config import RunConfig  # noqa: E402
+from vitcore.data import load_split  # noqa: E402
+from vitcore.models import build_model  # noqa: E402
+from vitcore.patches import model_inputs  # noqa: E402
+
+start = time.perf_counter()
+cfg = RunConfig()
+data = load_split(cfg.train_rows, cfg.seed)
+keras.utils.set_random_seed(cfg.seed)
+model = build_model(cfg)
+model.compile(optimizer=keras.optimizers.Adam(cfg.lr), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+history = model.fit(model_inputs(cfg, data.x_train), data.y_train, batch_size=cfg.batch_size, epochs=cfg.epochs,
+                    validation_data=(model_inputs(cfg, data.x_val), data.y_val), verbose=0)
+test_loss, test_accuracy = model.evaluate(model_inputs(cfg, data.x_test), data.y_test, verbose=0)
+print(json.dumps({"best_val_accuracy": max(history.history["val_accuracy"]),
+                  "final_train_accuracy": history.history["accuracy"][-1],
+                  "test_accuracy": test_accuracy, "in_process_seconds": time.perf_counter() - start}))

@@ -1,0 +1,3 @@
+from vitcore.cli import main
+
+raise SystemExit(main())

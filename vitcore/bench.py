@@ -1,0 +1,72 @@
+"""Benchmarks (never timed tests): training speed vs a plain `model.fit`, and the store's table().
+
+    python -m vitcore bench            # 3 side-by-side pairs of whole-process wall times
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _timed(cmd: list[str]) -> tuple[float, str]:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True)
+    return time.perf_counter() - start, done.stdout
+
+
+def bench_training(repeats: int = 3) -> int:
+    """Alternate the plain script and `python -m vitcore run` (fresh store each time) and report
+    median whole-process wall times, their ratio, and both runs' accuracies."""
+    plain_times, ours_times = [], []
+    plain = ours = None
+    for index in range(repeats):
+        seconds, out = _timed([sys.executable, "bench/plain_fit.py"])
+        plain_times.append(seconds)
+        plain = json.loads(out.strip().splitlines()[-1])
+        with tempfile.TemporaryDirectory() as store:
+            seconds, _ = _timed([sys.executable, "-m", "vitcore", "run", "--store", store])
+            ours_times.append(seconds)
+            summary = json.loads(next(Path(store).glob("*/summary.json")).read_text())
+        ours = summary
+        print(f"pair {index + 1}: plain model.fit {plain_times[-1]:.1f} s, vitcore run {ours_times[-1]:.1f} s", flush=True)
+    ratio = statistics.median(ours_times) / statistics.median(plain_times)
+    print(f"median wall: plain {statistics.median(plain_times):.1f} s, vitcore {statistics.median(ours_times):.1f} s, "
+          f"ratio {ratio:.2f} (goal <= 0.50)")
+    for key in ("best_val_accuracy", "final_train_accuracy", "test_accuracy"):
+        print(f"{key}: plain {plain[key]:.4f}, vitcore {ours[key]:.4f}, diff {ours[key] - plain[key]:+.4f}")
+    return 0
+
+
+def bench_table(runs: int = 10_000) -> float:
+    """Seconds for RunStore.table() over `runs` synthetic complete runs (copies of a real layout)."""
+    import numpy as np
+
+    from vitcore.config import RunConfig
+    from vitcore.store import RunStore
+
+    with tempfile.TemporaryDirectory() as folder:
+        store = RunStore(folder)
+        history = [{"epoch": 1, "loss": 1.0, "accuracy": 0.5, "val_loss": 1.0, "val_accuracy": 0.5, "lr": 1e-3,
+                    "seconds": 1.0}]
+        metrics = {"test_loss": 1.0, "test_accuracy": 0.5, "best_val_accuracy": 0.5, "best_epoch": 1,
+                   "final_train_accuracy": 0.5, "final_val_accuracy": 0.5, "gap": 0.0, "params": 1, "seconds": 1.0,
+                   "per_class_accuracy": [0.5] * 10}
+        for seed in range(runs):
+            store.save(RunConfig(seed=seed), history, np.eye(10, dtype=int), metrics)
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            table = store.table()
+            times.append(time.perf_counter() - start)
+        assert len(table) == runs
+    best = statistics.median(times)
+    print(f"table() over {runs:,} runs: median {best:.2f} s of 3 (goal <= 1 s)")
+    return best

@@ -1,0 +1,198 @@
+"""`python -m vitcore ...`: train one run, check and export a store, benchmark the training speed.
+
+Bad flags or values exit with code 2 and one line saying what was wrong and what is allowed.
+TensorFlow is imported only by the commands that train.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+from vitcore.config import MODELS, NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, RunConfig
+from vitcore.data import DataError
+from vitcore.store import RunStore
+
+COMMANDS: dict[str, callable] = {}  # name -> handler(args) -> exit code; filled by @command
+
+
+class UsageError(Exception):
+    """Bad input from the command line: reported as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse prints usage + message; we want one line, no usage dump
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def command(name: str):
+    def register(handler):
+        COMMANDS[name] = handler
+        return handler
+    return register
+
+
+def add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per RunConfig field, defaults from the dataclass (the seed's ViT)."""
+    defaults = RunConfig()
+    choices = {"model": MODELS, "pos_embedding": POS_EMBEDDINGS, "norm_placement": NORM_PLACEMENTS,
+               "norm": NORMS, "patch_size": PATCH_SIZES}
+    for field in dataclasses.fields(RunConfig):
+        default = getattr(defaults, field.name)
+        parser.add_argument("--" + field.name.replace("_", "-"), dest=field.name, type=type(default),
+                            default=default, choices=choices.get(field.name),
+                            help=f"default {default}")
+
+
+def config_from_args(args: argparse.Namespace) -> RunConfig:
+    try:
+        return RunConfig(**{field.name: getattr(args, field.name) for field in dataclasses.fields(RunConfig)})
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m vitcore", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", help="train one config (or print its cached result)")
+    add_config_flags(run)
+    run.add_argument("--store", default="cached_runs", help="run store folder (default cached_runs)")
+
+    check = sub.add_parser("check", help="report partial, corrupt or stale runs (exit 1 if any)")
+    check.add_argument("--store", default="cached_runs")
+
+    export = sub.add_parser("export", help="write runs.csv, histories.csv, confusions.csv")
+    export.add_argument("--store", default="cached_runs")
+    export.add_argument("--out", required=True, help="output folder")
+
+    bench = sub.add_parser("bench", help="time the seed's ViT run against a plain model.fit script")
+    bench.add_argument("--repeats", type=int, default=3, help="side-by-side pairs (default 3)")
+    bench.add_argument("--what", choices=("training", "table"), default="training")
+
+    sweep = sub.add_parser("sweep", help="train a named grid of configs, resumably")
+    sweep.add_argument("grid", nargs="?", help="grid name (see --list)")
+    sweep.add_argument("--list", action="store_true", help="list the grids and their sizes")
+    sweep.add_argument("--store", default="cached_runs")
+    sweep.add_argument("--workers", type=int, default=1, help="training processes (default 1)")
+    sweep.add_argument("--executor", choices=("local", "ray"), default="local")
+    sweep.add_argument("--address", default=None, help="Ray cluster address (default: a local ray.init())")
+    sweep.add_argument("--dry-run", action="store_true", help="list what would run, train nothing")
+
+    effects = sub.add_parser("effects", help="seed-paired main effects of the four switches as CSV")
+    effects.add_argument("--store", default="cached_runs")
+    effects.add_argument("--out", default="effects.csv")
+
+    report = sub.add_parser("report", help="the seed's headline table re-measured: headline.csv + headline.md")
+    report.add_argument("--store", default="cached_runs")
+    report.add_argument("--out", required=True, help="output folder")
+    return parser
+
+
+@command("run")
+def _run(args) -> int:
+    from tqdm import tqdm
+
+    cfg = config_from_args(args)
+    store = RunStore(args.store)
+    cached = store.get(cfg)
+    if cached is None:
+        from vitcore.train import train
+
+        print(f"training {cfg.label()} ({cfg.train_rows:,} rows, seed {cfg.seed}) -> {store.root / cfg.run_id}")
+        with tqdm(total=cfg.epochs, unit="epoch", file=sys.stdout) as bar:
+            def progress(epoch, total, row):
+                bar.set_postfix(loss=f"{row['loss']:.4f}", acc=f"{row['accuracy']:.4f}",
+                                val_acc=f"{row['val_accuracy']:.4f}")
+                bar.update(1)
+            run = train(cfg, store, progress)
+    else:
+        run = cached
+        print(f"cached: {cfg.label()} ({cfg.train_rows:,} rows, seed {cfg.seed}) at {run.path}")
+    print(run.history().to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    s = run.summary
+    print(f"run {run.run_id}: params {s['params']:,}  best val {s['best_val_accuracy']:.4f} (epoch {s['best_epoch']})  "
+          f"final train {s['final_train_accuracy']:.4f}  final val {s['final_val_accuracy']:.4f}  "
+          f"gap {s['gap']:+.4f}  test {s['test_accuracy']:.4f}  {s['seconds']:.1f} s")
+    return 0
+
+
+@command("check")
+def _check(args) -> int:
+    store = RunStore(args.store)
+    if not store.root.is_dir():
+        raise UsageError(f"no store at {store.root}")
+    problems = store.check()
+    for name, reason in problems:
+        print(f"{name}: {reason}")
+    good = len(store.run_ids()) - sum(1 for name, _ in problems if not name.startswith("."))
+    print(f"{store.root}: {good} complete runs, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+def export_frames(store: RunStore) -> dict[str, "object"]:
+    """The three CSV exports as DataFrames, shared by the CLI and the dashboard's downloads."""
+    return {"runs.csv": store.table(), "histories.csv": store.histories(), "confusions.csv": store.confusions()}
+
+
+@command("export")
+def _export(args) -> int:
+    store = RunStore(args.store)
+    if not store.root.is_dir():
+        raise UsageError(f"no store at {store.root}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, frame in export_frames(store).items():
+        frame.to_csv(out / name, index=False)
+        print(f"{out / name}: {len(frame):,} rows")
+    return 0
+
+
+@command("bench")
+def _bench(args) -> int:
+    from vitcore import bench
+
+    if args.repeats < 1:
+        raise UsageError("--repeats must be at least 1")
+    if args.what == "table":
+        bench.bench_table()
+        return 0
+    return bench.bench_training(args.repeats)
+
+
+@command("sweep")
+def _sweep(args) -> int:
+    from vitcore.sweep import sweep_command
+
+    return sweep_command(args)
+
+
+@command("effects")
+def _effects(args) -> int:
+    from vitcore.report import effects_command
+
+    return effects_command(args)
+
+
+@command("report")
+def _report(args) -> int:
+    from vitcore.report import report_command
+
+    return report_command(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except DataError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,137 @@
+"""RunConfig: the one frozen description of a training run, and its stable id.
+
+Every field that changes a result is here; the run id is a hash of all of them (plus the
+schema/training versions and the data split), so a cached run can never be served for a
+config it was not trained with. No TensorFlow import: the dashboard reads configs too.
+
+    python -m vitcore run                      # the seed's ViT: patch 7, 4,000 rows, 15 epochs
+    python -m vitcore run --model convnet      # the seed's convnet, 60,554 parameters
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+# Bump SCHEMA_VERSION when the on-disk run format changes, TRAINING_VERSION when the code
+# would compute a different result for the same config (model graph, data split, optimiser,
+# metric definitions). Both enter the run id, so old runs simply stop matching.
+SCHEMA_VERSION = 1
+TRAINING_VERSION = 1
+# The data split is fixed for every run: 5,000 stratified validation rows held out of the
+# official 60k train split with a fixed seed; train rows are drawn from the other 55,000.
+VAL_ROWS = 5_000
+SPLIT_SEED = 20_240_601
+SPLIT = f"val{VAL_ROWS}-stratified-seed{SPLIT_SEED}"
+MAX_TRAIN_ROWS = 60_000 - VAL_ROWS
+
+MODELS = ("vit", "convnet")
+POS_EMBEDDINGS = ("learned", "none")  # none: the model sees a bag of patches
+NORM_PLACEMENTS = ("pre", "post")     # pre: norm -> sublayer -> add; post: sublayer -> add -> norm
+NORMS = ("layer", "batch")            # LayerNormalization(eps=1e-6) or BatchNormalization
+PATCH_SIZES = (2, 4, 7, 14)           # 196 / 49 / 16 / 4 tokens on 28x28
+# Fields that only mean something for the ViT; they do not split convnet runs.
+VIT_FIELDS = ("pos_embedding", "norm_placement", "norm", "patch_size", "width", "depth", "heads", "mlp_dim")
+SWITCHES = ("pos_embedding", "norm_placement", "norm", "patch_size")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    model: str = "vit"               # "convnet": the seed's plain three-block Conv2D stack
+    pos_embedding: str = "learned"   # "none" tests how much order the model needs
+    norm_placement: str = "pre"      # "post" is the original Transformer; said to need warm-up
+    norm: str = "layer"              # "batch": batch statistics inside a transformer block
+    patch_size: int = 7              # smaller patch -> more tokens -> attention cost ~ tokens^2
+    width: int = 64                  # token width (Dense projection size)
+    depth: int = 2                   # transformer blocks
+    heads: int = 4                   # attention heads; key_dim = width // heads
+    mlp_dim: int = 128               # hidden size of the block MLP (the seed: 2 * width)
+    train_rows: int = 4_000          # stratified sample of the 55,000 non-validation rows
+    epochs: int = 15
+    batch_size: int = 64
+    lr: float = 1e-3                 # Adam
+    warmup_epochs: int = 0           # linear LR warm-up over this many epochs (0: none)
+    seed: int = 0                    # weights init, data sample and shuffling
+
+    def __post_init__(self) -> None:
+        _check_choice("model", self.model, MODELS)
+        _check_choice("pos_embedding", self.pos_embedding, POS_EMBEDDINGS)
+        _check_choice("norm_placement", self.norm_placement, NORM_PLACEMENTS)
+        _check_choice("norm", self.norm, NORMS)
+        _check_choice("patch_size", self.patch_size, PATCH_SIZES)
+        for name, low, high in (("width", 4, 4096), ("depth", 1, 64), ("heads", 1, 64), ("mlp_dim", 1, 65536),
+                                ("train_rows", 10, MAX_TRAIN_ROWS), ("epochs", 1, 1000),
+                                ("batch_size", 1, 65536), ("warmup_epochs", 0, 1000), ("seed", 0, 2**31 - 1)):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+                raise ValueError(f"{name} must be a whole number from {low:,} to {high:,}, got {value!r}")
+        if self.width % self.heads:
+            raise ValueError(f"width ({self.width}) must be divisible by heads ({self.heads})")
+        if self.warmup_epochs > self.epochs:
+            raise ValueError(f"warmup_epochs ({self.warmup_epochs}) must not exceed epochs ({self.epochs})")
+        if isinstance(self.lr, bool) or not isinstance(self.lr, (int, float)) or not 0 < self.lr < 1:
+            raise ValueError(f"lr must be a number between 0 and 1 (exclusive), got {self.lr!r}")
+        object.__setattr__(self, "lr", float(self.lr))
+
+    @property
+    def tokens(self) -> int:
+        return (28 // self.patch_size) ** 2
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that define the result; ViT-only fields are dropped for the convnet."""
+        fields = {name: getattr(self, name) for name in FIELD_NAMES}  # asdict() deep-copies: 5x slower
+        if self.model == "convnet":
+            for name in VIT_FIELDS:
+                fields.pop(name)
+        return fields
+
+    @functools.cached_property  # frozen dataclass: cached_property writes __dict__ directly
+    def run_id(self) -> str:
+        """12 hex digits of sha256 over the canonical JSON of identity + versions + split."""
+        return _digest(self.identity())
+
+    @functools.cached_property
+    def config_id(self) -> str:
+        """Like run_id but without the seed: the id of a cell whose seeds are replicates."""
+        fields = self.identity()
+        fields.pop("seed")
+        return _digest(fields)
+
+    def replace(self, **changes: Any) -> "RunConfig":
+        return dataclasses.replace(self, **changes)
+
+    def label(self) -> str:
+        """A short human name, e.g. 'ViT p7 pre-LN pos' or 'convnet'."""
+        if self.model == "convnet":
+            text = "convnet"
+        else:
+            text = (f"ViT p{self.patch_size} {self.norm_placement}-{'LN' if self.norm == 'layer' else 'BN'}"
+                    f"{' pos' if self.pos_embedding == 'learned' else ' no-pos'}")
+        return text + (f" warm-up {self.warmup_epochs}" if self.warmup_epochs else "")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
+        """Inverse of identity(); unknown keys raise, missing ViT fields take the defaults."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValueError(f"unknown config fields {unknown}; allowed: {sorted(names)}")
+        return cls(**data)
+
+
+FIELD_NAMES = tuple(field.name for field in dataclasses.fields(RunConfig))
+
+
+def _check_choice(name: str, value: Any, allowed: tuple) -> None:
+    if value not in allowed or isinstance(value, bool):
+        raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))}; got {value!r}")
+
+
+def _digest(fields: dict[str, Any]) -> str:
+    payload = {"schema": SCHEMA_VERSION, "training": TRAINING_VERSION, "split": SPLIT, **fields}
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
