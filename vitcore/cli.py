@@ -88,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="the seed's headline table re-measured: headline.csv + headline.md")
     report.add_argument("--store", default="cached_runs")
     report.add_argument("--out", required=True, help="output folder")
+    attention = sub.add_parser("bench-attention", help="measure one attention layer's forward time vs tokens")
+    attention.add_argument("--out", default="bench/attention_cost.csv")
     return parser
 
 
@@ -181,6 +183,13 @@ def _report(args) -> int:
     from vitcore.report import report_command
 
     return report_command(args)
+
+
+@command("bench-attention")
+def _bench_attention(args) -> int:
+    from vitcore.cost import bench_attention_command
+
+    return bench_attention_command(args)
 
 
 def main(argv: list[str] | None = None) -> int:
