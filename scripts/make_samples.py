@@ -1,0 +1,13 @@
+"""Rebuild vitcore/assets/samples.npz from the real Fashion-MNIST test split."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
+
+from vitcore.samples import make_samples, load_samples
+
+if __name__ == "__main__":
+    path = make_samples()
+    sample = load_samples(path)
+    print(f"{path}: {len(sample.images)} images, test rows {sample.indices.tolist()}")
