@@ -53,7 +53,7 @@ class Forward:
 def forward_tokens(model, tokens: np.ndarray, batch: int = BATCH) -> Forward:
     """Inference (training=False, so BatchNorm uses its moving statistics) on patch tokens."""
     outputs = [model(tokens[start:start + batch], training=False) for start in range(0, len(tokens), batch)]
-    parts = [np.concatenate([np.asarray(out[i]) for out in outputs]) for i in range(len(outputs[0]))]
+    parts = [np.concatenate([out[i].numpy() for out in outputs]) for i in range(len(outputs[0]))]
     return Forward(parts[0], parts[1:])
 
 
