@@ -1,0 +1,130 @@
+"""vitcore.report and the `effects` / `report` commands, on small synthetic stores (no TensorFlow)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vitcore import report, seed_reference
+from vitcore.config import RunConfig
+from vitcore.stats import EFFECT_COLUMNS
+from vitcore.store import RunStore
+
+ROOT = Path(__file__).resolve().parents[1]
+HISTORY = [{"epoch": 1, "loss": 1.0, "accuracy": 0.5, "val_loss": 1.0, "val_accuracy": 0.5, "lr": 1e-3, "seconds": 1.0}]
+
+
+def save_run(store: RunStore, cfg: RunConfig, accuracy: float, gap: float, seconds: float, params: int) -> None:
+    metrics = {"test_loss": 1.0, "test_accuracy": accuracy - 0.01, "best_val_accuracy": accuracy, "best_epoch": 1,
+               "final_train_accuracy": accuracy + gap, "final_val_accuracy": accuracy, "gap": gap, "params": params,
+               "seconds": seconds, "per_class_accuracy": [accuracy] * 10}
+    store.save(cfg, HISTORY, np.eye(10, dtype=int) * 100, metrics)
+
+
+def make_store(path: Path, vit_lead: float, seeds=(0, 1, 2)) -> RunStore:
+    """Seed's ViT, ViT without position embedding (0.03 worse) and convnet at both sizes. The ViT
+    leads the convnet by vit_lead and has a 0.15 gap against 0.01; small per-seed noise."""
+    store = RunStore(path)
+    rng = np.random.default_rng(7)
+    for train_rows in (1000, 4000):
+        for seed in seeds:
+            shift = 0.01 * seed  # a seed shift shared by all models: pairing removes it
+            noise = lambda: rng.normal(0, 0.002)  # noqa: E731
+            save_run(store, RunConfig(train_rows=train_rows, seed=seed), 0.78 + vit_lead + shift + noise(),
+                     0.15 + noise(), 60 + seed, 71_946)
+            save_run(store, RunConfig(pos_embedding="none", train_rows=train_rows, seed=seed),
+                     0.75 + vit_lead + shift + noise(), 0.15 + noise(), 60 + seed, 70_922)
+            save_run(store, RunConfig(model="convnet", train_rows=train_rows, seed=seed), 0.78 + shift + noise(),
+                     0.01 + noise(), 80 + seed, 60_554)
+    return store
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vitcore", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_headline_table_beside_the_seed_page(tmp_path):
+    runs = make_store(tmp_path / "store", vit_lead=0.03).table()
+    table = report.headline(runs)
+    assert list(zip(table["model"], table["train_rows"])) == [("vit", 1000), ("convnet", 1000), ("vit", 4000),
+                                                              ("convnet", 4000)]
+    assert (table["n_seeds"] == 3).all()
+    vit4k = table[(table["model"] == "vit") & (table["train_rows"] == 4000)].iloc[0]
+    assert vit4k["params_mean"] == 71_946 and vit4k["seed_params"] == seed_reference.VIT_PARAMS_QUOTED
+    assert vit4k["seed_best_val_accuracy"] == 0.7970 and vit4k["seed_gap"] == 0.1545
+    assert vit4k["gap_mean"] == pytest.approx(0.15, abs=0.01) and vit4k["best_val_accuracy_std"] > 0
+    assert np.isnan(table.loc[0, "seed_gap"])  # the seed page gives no gap at 1,000 rows
+
+
+def test_headline_keeps_missing_cells_visible(tmp_path):
+    runs = make_store(tmp_path / "store", vit_lead=0.03).table()
+    table = report.headline(runs[runs["train_rows"] == 4000])
+    assert list(table["n_seeds"]) == [0, 0, 3, 3]
+    sentences = report.headline_sentences(runs[runs["train_rows"] == 4000])
+    assert "no seed-paired runs" in sentences[0] and "+0.0370" in sentences[0]
+
+
+def test_headline_deltas_are_paired_vit_minus_convnet(tmp_path):
+    runs = make_store(tmp_path / "store", vit_lead=0.03).table()
+    deltas = report.headline_deltas(runs).set_index(["train_rows", "metric"])
+    val = deltas.loc[(4000, "best_val_accuracy")]
+    assert val["mean_delta"] == pytest.approx(0.03, abs=0.005) and val["n_pairs"] == 3 and val["verdict"] == "better"
+    assert val["seed_delta"] == pytest.approx(0.7970 - 0.7620)
+    assert deltas.loc[(4000, "gap"), "verdict"] == "worse"  # the ViT's larger gap is worse
+    assert deltas.loc[(1000, "seconds"), "verdict"] == "better"  # 20 s faster at every seed
+
+
+def test_sentences_follow_the_numbers(tmp_path):
+    ahead = report.headline_sentences(make_store(tmp_path / "a", vit_lead=0.03).table())
+    behind = report.headline_sentences(make_store(tmp_path / "b", vit_lead=-0.03).table())
+    level = report.headline_sentences(make_store(tmp_path / "c", vit_lead=0.0).table())
+    assert ahead != behind != level
+    assert "the ViT beat the convnet beyond seed noise" in ahead[0] and "holds" in ahead[0]
+    assert "the convnet beat the ViT beyond seed noise" in behind[0] and "is reversed" in behind[0]
+    assert "within seed noise" in level[0] and "not distinguishable" in level[0]
+    assert any("overfits more" in s for s in ahead)
+    one_seed = report.headline_sentences(make_store(tmp_path / "d", vit_lead=0.03, seeds=(0,)).table())
+    assert "no interval" in one_seed[0] and "beat" not in one_seed[0]
+
+
+def test_effects_command_writes_the_exact_columns(tmp_path):
+    make_store(tmp_path / "store", vit_lead=0.03)
+    out = tmp_path / "deep" / "effects.csv"
+    done = cli("effects", "--store", str(tmp_path / "store"), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    effects = pd.read_csv(out)
+    assert list(effects.columns) == EFFECT_COLUMNS
+    pos = effects[(effects["factor"] == "pos_embedding") & (effects["metric"] == "best_val_accuracy")]
+    assert set(pos["train_rows"]) == {1000, 4000} and (pos["verdict"] == "worse").all()
+    assert pos["mean_delta"].to_numpy() == pytest.approx([-0.03, -0.03], abs=0.005)
+    assert str(out) in done.stdout
+
+
+def test_report_command_writes_both_files(tmp_path):
+    make_store(tmp_path / "store", vit_lead=-0.03)
+    done = cli("report", "--store", str(tmp_path / "store"), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    table = pd.read_csv(tmp_path / "out" / "headline.csv")
+    assert len(table) == 4 and {"best_val_accuracy_mean", "seed_best_val_accuracy", "n_seeds"} <= set(table.columns)
+    text = (tmp_path / "out" / "headline.md").read_text()
+    assert "the convnet beat the ViT beyond seed noise" in text and "0.7970" in text and "± " in text
+    assert "70,922" in text and "71,946" in text
+
+
+@pytest.mark.parametrize("command", ["effects", "report"])
+def test_missing_store_exits_2_with_one_line(tmp_path, command):
+    done = cli(command, "--store", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x"))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "no store at" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_empty_store_exits_2(tmp_path):
+    (tmp_path / "empty").mkdir()
+    done = cli("effects", "--store", str(tmp_path / "empty"), "--out", str(tmp_path / "x.csv"))
+    assert done.returncode == 2 and "no complete runs" in done.stderr and "Traceback" not in done.stderr

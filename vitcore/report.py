@@ -1,0 +1,209 @@
+"""The seed page's headline (ViT vs convnet at 1,000 and 4,000 rows) re-measured over seeds, and
+the `effects` / `report` commands.
+
+    python -m vitcore effects --store cached_runs --out effects.csv
+    python -m vitcore report --store cached_runs --out report/     # headline.csv, headline.md
+
+Every sentence is generated from the runs and the paired intervals of vitcore.stats; the seed
+page's numbers (vitcore.seed_reference) appear only as the labelled single-seed reference.
+No TensorFlow here.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from vitcore import seed_reference as seed
+from vitcore.config import RunConfig
+from vitcore.stats import BETTER, NOISE, WORSE, main_effects, paired_delta, runs_of, summarize
+from vitcore.store import RunStore
+
+MODELS = {"vit": RunConfig(), "convnet": RunConfig(model="convnet")}  # the seed's two models
+HEADLINE_METRICS = ("params", "best_val_accuracy", "final_train_accuracy", "gap", "seconds", "test_accuracy")
+SEED_METRICS = ("params", "best_val_accuracy", "final_train_accuracy", "gap", "seconds")
+DELTA_METRICS = ("best_val_accuracy", "test_accuracy", "gap", "seconds")
+
+
+def headline(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per (model, train_rows): n_seeds, {m}_mean / {m}_std of HEADLINE_METRICS over seeds,
+    and seed_{m}: the seed page's single-seed number (NaN where it gives none). A cell without runs
+    stays in the table with n_seeds 0, so a missing measurement is visible, not dropped."""
+    rows = []
+    for train_rows in seed.TRAIN_ROWS:
+        for model, base in MODELS.items():
+            cfg = base.replace(train_rows=train_rows)
+            row = {"model": model, "label": cfg.label(), "train_rows": train_rows, "config_id": cfg.config_id}
+            summary = summarize(runs_of(runs, cfg), HEADLINE_METRICS)
+            row["n_seeds"] = int(summary["n"].iloc[0]) if len(summary) else 0
+            for metric in HEADLINE_METRICS:
+                for stat in ("mean", "std"):
+                    row[f"{metric}_{stat}"] = summary[f"{metric}_{stat}"].iloc[0] if len(summary) else np.nan
+            for metric in SEED_METRICS:
+                row[f"seed_{metric}"] = seed.seed_value(model, train_rows, metric)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def headline_deltas(runs: pd.DataFrame) -> pd.DataFrame:
+    """Paired ViT - convnet per train_rows and metric (DELTA_METRICS): the two seed-paired means, Δ,
+    95% CI, n_pairs, verdict ("better" = the ViT is better; for gap and seconds lower is better), and
+    seed_delta, the seed page's single-seed difference."""
+    rows = []
+    for train_rows in seed.TRAIN_ROWS:
+        vit = runs_of(runs, MODELS["vit"].replace(train_rows=train_rows))
+        convnet = runs_of(runs, MODELS["convnet"].replace(train_rows=train_rows))
+        for metric in DELTA_METRICS:
+            delta = paired_delta(convnet, vit, metric)
+            rows.append({"train_rows": train_rows, **delta.row(),
+                         "vit_mean": delta.pairs["variant"].mean(), "convnet_mean": delta.pairs["baseline"].mean(),
+                         "seed_delta": seed.seed_value("vit", train_rows, metric)
+                         - seed.seed_value("convnet", train_rows, metric)})
+    columns = ["train_rows", "metric", "vit_mean", "convnet_mean", "mean_delta", "ci_low", "ci_high", "n_pairs",
+               "verdict", "seed_delta"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _ci(row) -> str:
+    if math.isnan(row["ci_low"]):
+        return "no interval"
+    return f"95% CI {row['ci_low']:+.4f} to {row['ci_high']:+.4f}"
+
+
+def _seeds(n: int) -> str:
+    return f"{n} paired seed{'s' if n != 1 else ''}"
+
+
+def headline_sentences(runs: pd.DataFrame) -> list[str]:
+    """The conclusions, written from headline_deltas: per size, who won on best val and test
+    accuracy (beyond seed noise or not, against the seed page's claim), how the gaps compare, and time."""
+    deltas = headline_deltas(runs).set_index(["train_rows", "metric"])
+    lead = {BETTER: "the ViT beat the convnet beyond seed noise", WORSE: "the convnet beat the ViT beyond seed noise",
+            NOISE: "the difference is within seed noise"}
+    overfit = {WORSE: "the ViT overfits more than the convnet beyond seed noise",
+               BETTER: "the ViT overfits less than the convnet beyond seed noise",
+               NOISE: "the gaps differ by no more than seed noise"}
+    speed = {BETTER: "the ViT was faster beyond seed noise", WORSE: "the ViT was slower beyond seed noise",
+             NOISE: "the times differ by no more than seed noise"}
+    sentences = []
+    for train_rows in seed.TRAIN_ROWS:
+        val = deltas.loc[(train_rows, "best_val_accuracy")]
+        if val["n_pairs"] == 0:
+            sentences.append(f"At {train_rows:,} rows there are no seed-paired runs of the seed's ViT and convnet, "
+                             f"so the seed page's single-seed lead of {val['seed_delta']:+.4f} is not re-measured.")
+            continue
+        verdict = lead.get(val["verdict"], "one seed gives no interval, so this cannot be told from seed noise")
+        agrees = (" — the seed page's single-seed lead of {:+.4f} {}.".format(
+            val["seed_delta"], {BETTER: "holds", NOISE: "is not distinguishable from seed noise",
+                                WORSE: "is reversed"}.get(val["verdict"], "is neither confirmed nor refuted")))
+        sentences.append(f"At {train_rows:,} rows the ViT's best validation accuracy was {val['vit_mean']:.4f} against "
+                         f"the convnet's {val['convnet_mean']:.4f} over {_seeds(val['n_pairs'])}: "
+                         f"Δ {val['mean_delta']:+.4f} ({_ci(val)}), {verdict}{agrees}")
+        test = deltas.loc[(train_rows, "test_accuracy")]
+        sentences.append(f"On the 10,000-image test split at {train_rows:,} rows: ViT {test['vit_mean']:.4f}, convnet "
+                         f"{test['convnet_mean']:.4f}, Δ {test['mean_delta']:+.4f} ({_ci(test)}): "
+                         f"{lead.get(test['verdict'], 'too few seeds for an interval')}.")
+        gap = deltas.loc[(train_rows, "gap")]
+        quoted = seed.seed_value("vit", train_rows, "gap"), seed.seed_value("convnet", train_rows, "gap")
+        said = "" if math.isnan(quoted[0]) else f" (seed page, one seed: {quoted[0]:+.4f} against {quoted[1]:+.4f})"
+        sentences.append(f"The train-val gap at {train_rows:,} rows was {gap['vit_mean']:+.4f} for the ViT against "
+                         f"{gap['convnet_mean']:+.4f} for the convnet{said}: Δ {gap['mean_delta']:+.4f} ({_ci(gap)}), "
+                         f"{overfit.get(gap['verdict'], 'too few seeds for an interval')}.")
+        secs = deltas.loc[(train_rows, "seconds")]
+        sentences.append(f"Wall time at {train_rows:,} rows: ViT {secs['vit_mean']:.1f} s, convnet "
+                         f"{secs['convnet_mean']:.1f} s ({_ci(secs).replace('95% CI', '95% CI of Δ')}): "
+                         f"{speed.get(secs['verdict'], 'too few seeds for an interval')} "
+                         f"(times depend on the machine and its load).")
+    return sentences
+
+
+# -- the commands ------------------------------------------------------------------------------
+def load_runs(path) -> pd.DataFrame:
+    """The store's runs table, or UsageError (exit 2) when the store is missing or holds no complete run."""
+    from vitcore.cli import UsageError
+
+    store = RunStore(path)
+    if not store.root.is_dir():
+        raise UsageError(f"no store at {store.root} (train with `python -m vitcore sweep default`, or pass --store)")
+    runs = store.table()
+    if runs.empty:
+        raise UsageError(f"the store at {store.root} holds no complete runs")
+    return runs
+
+
+def effects_command(args) -> int:
+    """Write main_effects of the store to args.out as CSV."""
+    from vitcore.cli import UsageError
+
+    runs = load_runs(args.store)
+    effects = main_effects(runs)
+    if effects.empty:
+        raise UsageError(f"no main effects in {args.store}: it needs ViT runs at the reference switches and at "
+                         f"least one switch flipped, at the same train_rows and seed")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    effects.to_csv(out, index=False)
+    decided = effects["verdict"].isin([BETTER, WORSE]).sum()
+    print(f"{out}: {len(effects)} main effects from {len(runs)} runs, {decided} beyond seed noise")
+    return 0
+
+
+def _cell(mean: float, std: float, n: int, digits: int) -> str:
+    if n == 0 or math.isnan(mean):
+        return "not run"
+    if n < 2:
+        return f"{mean:,.{digits}f} (1 seed)"
+    return f"{mean:,.{digits}f} ± {std:,.{digits}f}"
+
+
+def _markdown(frame: pd.DataFrame) -> str:
+    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    lines += ["| " + " | ".join(map(str, row)) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def headline_markdown(runs: pd.DataFrame) -> str:
+    """headline.md: the sentences, the table (ours: mean ± std over seeds | seed page: one seed), the Δs."""
+    table, deltas = headline(runs), headline_deltas(runs)
+    digits = {"params": 0, "seconds": 1}
+    shown = pd.DataFrame({"model": table["model"], "rows": table["train_rows"].map("{:,}".format),
+                          "seeds": table["n_seeds"]})
+    for metric in SEED_METRICS:
+        shown[metric] = [_cell(r[f"{metric}_mean"], r[f"{metric}_std"], r["n_seeds"], digits.get(metric, 4))
+                         for _, r in table.iterrows()]
+        quoted = table[f"seed_{metric}"]
+        shown[f"{metric} (seed page)"] = quoted.map(lambda v: "—" if math.isnan(v) else f"{v:,.{digits.get(metric, 4)}f}")
+    delta_shown = deltas.assign(
+        rows=deltas["train_rows"].map("{:,}".format),
+        delta=deltas["mean_delta"].map("{:+.4f}".format),
+        ci=[_ci(r).replace("95% CI ", "") for _, r in deltas.iterrows()],
+        seed_page=deltas["seed_delta"].map(lambda v: "—" if math.isnan(v) else f"{v:+.4f}"),
+    )[["rows", "metric", "delta", "ci", "n_pairs", "verdict", "seed_page"]]
+    parts = ["# The seed's headline, re-measured", "",
+             *[f"- {sentence}" for sentence in headline_sentences(runs)], "",
+             "## ViT vs convnet (ours: mean ± std over seeds; seed page: one seed)", "", _markdown(shown), "",
+             "## Paired ViT − convnet (pairs share train_rows and seed; 95% t-interval over seeds)", "",
+             _markdown(delta_shown), "",
+             "Verdicts: \"better\"/\"worse\" only when the interval excludes 0, from the ViT's side; for gap and "
+             "seconds lower is better. Gap = final train accuracy − final validation accuracy.",
+             f"The seed page's {seed.VIT_PARAMS_QUOTED:,} ViT parameters exclude the "
+             f"{seed.POSITION_EMBEDDING_PARAMS:,}-parameter position embedding "
+             f"({seed.VIT_PARAMS_WITH_POSITION:,} with it). It states the gap only at 4,000 rows.", ""]
+    return "\n".join(parts)
+
+
+def report_command(args) -> int:
+    """Write headline.csv, headline_deltas.csv and headline.md into args.out."""
+    runs = load_runs(args.store)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    headline(runs).to_csv(out / "headline.csv", index=False)
+    headline_deltas(runs).to_csv(out / "headline_deltas.csv", index=False)
+    (out / "headline.md").write_text(headline_markdown(runs))
+    for sentence in headline_sentences(runs):
+        print(sentence)
+    print(f"wrote {out / 'headline.csv'}, {out / 'headline_deltas.csv'}, {out / 'headline.md'}")
+    return 0
