@@ -1,0 +1,87 @@
+"""The seed's parameter table for any config: counted from the built Keras model, explained by a
+formula, and the two checked against each other.
+
+TensorFlow is imported only inside `breakdown` (it builds the model); the formulas are pure.
+Counts are Keras' count_params(), so BatchNormalization includes its 2 x width moving statistics
+(non-trainable), which the table says.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from vitcore.config import NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, RunConfig
+
+CONVNET_PARAMS = 60_554   # the seed's convnet, as printed
+SEED_VIT_QUOTED = 70_922  # the seed's "ViT 70,922": without the position embedding
+SEED_ROWS = ("patch projection", "position embedding", "one attention block", "one MLP block",
+             "Conv2D(64, 3) on 1 channel, for scale")
+
+
+def formulas(cfg: RunConfig) -> dict[str, tuple[str, int]]:
+    """Row name -> (formula text, value) for the ViT of cfg; must equal what Keras counts."""
+    w, p2, n, m = cfg.width, cfg.patch_size ** 2, cfg.tokens, cfg.mlp_dim
+    norm_each = (4 if cfg.norm == "batch" else 2) * w  # gamma, beta (+ moving mean, variance)
+    norm_text = f"2 × 4 × {w}" if cfg.norm == "batch" else f"2 × 2 × {w}"
+    rows = {
+        "patch projection": (f"{p2} × {w} + {w}", p2 * w + w),
+        "position embedding": (f"{n} × {w}", n * w) if cfg.pos_embedding == "learned" else ("none", 0),
+        "one attention block": (f"4 × ({w}×{w} + {w})", 4 * (w * w + w)),
+        "one MLP block": (f"{w}×{m} + {m} + {m}×{w} + {w}", w * m + m + m * w + w),
+        "one block's norms": (norm_text, 2 * norm_each),
+        "final norm + classifier": (f"{norm_each} + {w}×10 + 10", norm_each + w * 10 + 10),
+        "Conv2D(64, 3) on 1 channel, for scale": ("3×3×1×64 + 64", 3 * 3 * 64 + 64),
+    }
+    per_block = rows["one attention block"][1] + rows["one MLP block"][1] + rows["one block's norms"][1]
+    total = (rows["patch projection"][1] + rows["position embedding"][1] + cfg.depth * per_block
+             + rows["final norm + classifier"][1])
+    rows["total"] = (f"projection + position + {cfg.depth} × block + head", total)
+    return rows
+
+
+def breakdown(cfg: RunConfig) -> list[tuple[str, int]]:
+    """vitcore.models.param_breakdown (builds the model: imports TensorFlow)."""
+    from vitcore.models import param_breakdown
+
+    return param_breakdown(cfg)
+
+
+def anatomy_table(cfg: RunConfig, counted: list[tuple[str, int]]) -> pd.DataFrame:
+    """Rows: component, parameters (counted), formula, matches (counted == formula), in the seed's table."""
+    expected = formulas(cfg)
+    rows = []
+    for name, count in counted:
+        text, value = expected.get(name, ("", None))
+        rows.append({"component": name, "parameters": int(count), "formula": text,
+                     "matches formula": value == count, "in the seed's table": name in SEED_ROWS})
+    return pd.DataFrame(rows)
+
+
+def totals(counted: list[tuple[str, int]]) -> dict[str, int]:
+    """total, position embedding, and total without it (the seed's quoted 70,922 for the default)."""
+    values = dict(counted)
+    position = values.get("position embedding", 0)
+    return {"total": values["total"], "position embedding": position, "without position": values["total"] - position}
+
+
+def toggle_variants(cfg: RunConfig) -> list[RunConfig]:
+    """cfg with one ViT switch flipped at a time (every other value of each switch)."""
+    variants = []
+    for name, choices in (("pos_embedding", POS_EMBEDDINGS), ("norm_placement", NORM_PLACEMENTS),
+                          ("norm", NORMS), ("patch_size", PATCH_SIZES)):
+        variants += [cfg.replace(**{name: value}) for value in choices if value != getattr(cfg, name)]
+    return variants
+
+
+def toggle_effects(cfg: RunConfig, count_total) -> pd.DataFrame:
+    """What each single switch flip adds or removes: change, total, Δ vs cfg. `count_total(cfg)`
+    returns a model's total parameters (injected, so the formulas can stand in for Keras in tests)."""
+    base = count_total(cfg)
+    rows = []
+    for variant in toggle_variants(cfg):
+        changed = next(name for name in ("pos_embedding", "norm_placement", "norm", "patch_size")
+                       if getattr(variant, name) != getattr(cfg, name))
+        total = count_total(variant)
+        rows.append({"switch": changed, "from": str(getattr(cfg, changed)), "to": str(getattr(variant, changed)),
+                     "tokens": variant.tokens, "total": total, "Δ parameters": total - base})
+    return pd.DataFrame(rows)
