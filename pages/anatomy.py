@@ -52,9 +52,11 @@ if not table["matches formula"].all():
 
 position = sums["position embedding"]
 projection = dict(rows)["patch projection"]
+where = (f"plus **{position:,}** of position embedding ({cfg.tokens} tokens × {cfg.width})" if position
+         else "and nothing for position (the embedding is switched off: the model sees a bag of patches)")
 st.markdown(
-    f"The input stage costs the ViT **{projection:,}** parameters of patch projection plus **{position:,}** of "
-    f"position embedding ({cfg.tokens} tokens × {cfg.width}); a Conv2D(64, 3) on the same image costs **640**. "
+    f"The input stage costs the ViT **{projection:,}** parameters of patch projection {where}; "
+    "a Conv2D(64, 3) on the same image costs **640**. "
     f"Total **{sums['total']:,}**, or **{sums['without position']:,}** without the position embedding — "
     f"the seed quotes {anatomy.SEED_VIT_QUOTED:,} for its ViT, which is the total *excluding* the embedding "
     f"(its model, like ours, has {anatomy.SEED_VIT_QUOTED + 1_024:,}). The seed's convnet: "
