@@ -1,11 +1,27 @@
-"""Entry point: `streamlit run streamlit_app.py`. (Minimal until the dashboard lands: lists the store.)"""
+"""Entry point: `streamlit run streamlit_app.py`. The frame only: pages, the shared sidebar, run.
+
+The sidebar lives here so its switches persist across pages; every page reads them through
+`vitcore.app_data.config_from_state(st.session_state)`.
+"""
 
 import streamlit as st
 
-from vitcore.store import RunStore
+from vitcore.sidebar import render_sidebar
 
-st.set_page_config(page_title="vitcore", layout="wide")
-st.title("vitcore: what is each part of a ViT worth?")
-table = RunStore("cached_runs").table()
-st.write(f"{len(table)} runs in cached_runs/")
-st.dataframe(table)
+st.set_page_config(page_title="vitcore: ViT ablations", page_icon=":material/grid_view:", layout="wide")
+
+page = st.navigation({
+    "Ablations": [
+        st.Page("pages/ablations.py", title="Ablations", icon=":material/tune:", default=True),
+        st.Page("pages/runs.py", title="Runs & downloads", icon=":material/table_view:"),
+    ],
+    "Walkthrough": [
+        st.Page("pages/patching.py", title="Patching", icon=":material/grid_on:"),
+        st.Page("pages/anatomy.py", title="Parameter anatomy", icon=":material/account_tree:"),
+        st.Page("pages/token_cost.py", title="Token cost", icon=":material/speed:"),
+        st.Page("pages/attention.py", title="Attention", icon=":material/visibility:"),
+        st.Page("pages/vit_vs_convnet.py", title="ViT vs convnet", icon=":material/compare:"),
+    ],
+})
+render_sidebar()
+page.run()

@@ -64,3 +64,93 @@ def config_from_state(state: Mapping, seed: int = 0) -> RunConfig:
     """The RunConfig the sidebar selects (other fields at the seed's defaults)."""
     values = {key: state[key] for key in SIDEBAR_KEYS if key in state and state[key] is not None}
     return RunConfig(seed=seed, **values)
+
+
+# -- additions for the ablation dashboard -------------------------------------------------------
+def baseline_from_state(state: Mapping) -> RunConfig:
+    """The RunConfig of the sidebar's baseline cell (the seed's ViT unless another is chosen)."""
+    from vitcore.dashboard import BASELINE_KEY, baseline_cells, resolve_baseline
+
+    return resolve_baseline(state.get(BASELINE_KEY), baseline_cells(load_runs()), config_from_state(state))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _run_frames(run_ids: tuple[str, ...], path: str, mtime: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """histories() and confusions() restricted to a few runs: a page needs ~6 runs, not the store."""
+    import numpy as np
+
+    from vitcore.store import HISTORY_COLUMNS
+
+    runs = [RunStore(path).load(run_id) for run_id in run_ids]
+    true, predicted = np.divmod(np.arange(100), 10)
+    histories = [run.history().assign(run_id=run.run_id)[["run_id", *HISTORY_COLUMNS]] for run in runs]
+    confusions = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted,
+                                "count": run.confusion().ravel()}) for run in runs]
+    if not runs:
+        return (pd.DataFrame(columns=["run_id", *HISTORY_COLUMNS]),
+                pd.DataFrame(columns=["run_id", "true", "predicted", "count"]))
+    return pd.concat(histories, ignore_index=True), pd.concat(confusions, ignore_index=True)
+
+
+def run_frames(run_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(histories, confusions) in the store's long formats, for just these runs."""
+    return _run_frames(tuple(sorted(set(run_ids))), STORE_PATH, store_mtime())
+
+
+EXPORTS = ("runs.csv", "histories.csv", "confusions.csv", "effects.csv")
+
+
+@st.cache_data(show_spinner=False)
+def _export_csv(name: str, path: str, mtime: float) -> bytes:
+    from vitcore import stats
+    from vitcore.cli import export_frames
+
+    store = RunStore(path)
+    if name == "effects.csv":  # as `python -m vitcore effects`
+        return stats.main_effects(store.table()).to_csv(index=False).encode()
+    return export_frames(store)[name].to_csv(index=False).encode()
+
+
+def export_csv(name: str) -> bytes:
+    """One of the Runs page's downloads, byte for byte the file the CLI `export`/`effects` writes."""
+    if name not in EXPORTS:
+        raise ValueError(f"unknown export {name!r}; exports: {', '.join(EXPORTS)}")
+    return _export_csv(name, STORE_PATH, store_mtime())
+
+
+@st.cache_resource
+def training_slot():
+    """The server's single training slot, shared by every session."""
+    from vitcore.dashboard import TrainingSlot
+
+    return TrainingSlot()
+
+
+@st.cache_data(show_spinner=False)
+def _effects(kind: str, metric: str, path: str, mtime: float) -> pd.DataFrame:
+    from vitcore import stats
+
+    compute = stats.main_effects if kind == "main" else stats.interactions
+    return compute(RunStore(path).table(), metrics=(metric,))
+
+
+def main_effects(metric: str) -> pd.DataFrame:
+    """stats.main_effects of one metric over the stored factorial grid (cached until the store changes)."""
+    return _effects("main", metric, STORE_PATH, store_mtime())
+
+
+def interactions(metric: str) -> pd.DataFrame:
+    """stats.interactions of one metric (the slow one: computed only when asked for)."""
+    return _effects("interactions", metric, STORE_PATH, store_mtime())
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _flips(cfg: RunConfig, path: str, mtime: float) -> pd.DataFrame:
+    from vitcore import stats
+
+    return stats.flip_effects(RunStore(path).table(), cfg)
+
+
+def flip_effects(cfg: RunConfig) -> pd.DataFrame:
+    """stats.flip_effects of cfg over the store, cached per config."""
+    return _flips(cfg, STORE_PATH, store_mtime())

@@ -26,6 +26,8 @@ CHOICES: dict[str, tuple] = {"model": MODELS, "pos_embedding": POS_EMBEDDINGS, "
 DEFAULTS = {key: getattr(RunConfig(), key) for key in CHOICES}
 BASELINE_KEY = "baseline"
 BASELINE = RunConfig()  # the seed's ViT: patch 7, pre-LN, learned positions, 4,000 rows
+# The default baseline follows the sidebar's training rows, so a switch is compared like for like.
+SAME_ROWS = "the seed's ViT at the selected rows"
 # Fields outside the sidebar that a cached cell might still differ in (named in its cell name).
 _EXTRA_FIELDS = ("width", "depth", "heads", "mlp_dim", "epochs", "batch_size", "lr")
 
@@ -52,7 +54,7 @@ def query_notes(params: Mapping, baselines: list[str] | None = None) -> list[str
     defaults = {key: str(value) for key, value in DEFAULTS.items()}
     if baselines is not None:
         allowed[BASELINE_KEY] = list(baselines)
-        defaults[BASELINE_KEY] = cell_name(BASELINE)
+        defaults[BASELINE_KEY] = SAME_ROWS
     notes = []
     for key, options in allowed.items():
         if key not in params:
@@ -91,13 +93,65 @@ def config_of_row(row: Mapping) -> RunConfig:
     return RunConfig(**fields)
 
 
-def baseline_cells(table: pd.DataFrame) -> dict[str, RunConfig]:
-    """Every cached config cell by name, the seed's ViT first (listed even before it is cached)."""
-    cells = {cell_name(BASELINE): BASELINE}
+def baseline_cells(table: pd.DataFrame) -> dict[str, RunConfig | None]:
+    """The baseline choices by name: SAME_ROWS (None: resolved against the selection), the seed's
+    ViT at 4,000 rows (listed even before it is cached), then every cached config cell."""
+    cells: dict[str, RunConfig | None] = {SAME_ROWS: None, cell_name(BASELINE): BASELINE}
     for _, row in table.drop_duplicates("config_id").sort_values(["model", "label", "train_rows"]).iterrows():
         cfg = config_of_row(row)
         cells.setdefault(cell_name(cfg), cfg)
     return cells
+
+
+def resolve_baseline(name: str | None, cells: Mapping[str, RunConfig | None], selection: RunConfig) -> RunConfig:
+    """The baseline config a choice names; SAME_ROWS (or an unknown name) -> the seed's ViT at the
+    selection's training rows."""
+    chosen = cells.get(name) if name is not None else None
+    return chosen if chosen is not None else BASELINE.replace(train_rows=selection.train_rows)
+
+
+def metric_rows(runs: pd.DataFrame, cfg: RunConfig, baseline: RunConfig) -> list[dict]:
+    """Per metric: the selection's and baseline's seed mean/std and the seed-paired Δ (a stats.Delta,
+    or None when either side has no runs). Runs pair by seed; when the two configs differ in
+    training rows (an explicit baseline), they pair by seed alone."""
+    from vitcore import stats
+
+    selected, base = stats.runs_of(runs, cfg), stats.runs_of(runs, baseline)
+    if cfg.train_rows != baseline.train_rows:
+        base = base.assign(train_rows=cfg.train_rows)
+    rows = []
+    for metric in stats.METRICS:
+        delta = stats.paired_delta(base, selected, metric) if len(selected) and len(base) else None
+        rows.append({"metric": metric, "mean": selected[metric].mean(), "std": selected[metric].std(),
+                     "n": len(selected), "baseline_mean": base[metric].mean(), "baseline_std": base[metric].std(),
+                     "baseline_n": len(base), "delta": delta,
+                     "higher_is_better": stats.HIGHER_IS_BETTER.get(metric, True)})
+    return rows
+
+
+def flip_table(flips: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """stats.flip_effects rows of one metric, readable: Switch, Change, Δ, 95% CI, Pairs, Verdict."""
+    part = flips[flips["metric"] == metric]
+    return pd.DataFrame({
+        "Switch": part["switch"].str.replace("_", " "),
+        "Change": [f"{a} → {b}" for a, b in zip(part["from"], part["to"])],
+        "Δ": part["mean_delta"].astype(float),
+        "95% CI": [_interval(lo, hi) for lo, hi in zip(part["ci_low"], part["ci_high"])],
+        "Pairs": part["n_pairs"].astype(int),
+        "Verdict": part["verdict"],
+    }).reset_index(drop=True)
+
+
+def _interval(low: float, high: float) -> str:
+    return "n/a (one seed)" if pd.isna(low) else f"[{low:+.4f}, {high:+.4f}]"
+
+
+def effect_labels(effects: pd.DataFrame, interaction: bool = False) -> pd.Series:
+    """'patch_size 4 (vs 7)' or 'norm batch × patch_size 4' row names for the effect charts."""
+    if interaction:
+        return effects["factor"] + " " + effects["level"].astype(str) + " × " + effects["factor_b"] + " " + \
+            effects["level_b"].astype(str)
+    return effects["factor"] + " " + effects["level"].astype(str) + " (vs " + effects["reference"].astype(str) + ")"
 
 
 def estimate_seconds(table: pd.DataFrame, cfg: RunConfig) -> tuple[float, str] | None:

@@ -1,0 +1,111 @@
+"""Altair charts for the dashboard: pure functions from store frames to charts (no Streamlit, no TF).
+
+Colours: the selection is always blue and the baseline grey, on every chart, so a reader
+never has to re-learn the legend between sections.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from vitcore.data import CLASS_NAMES
+
+SELECTION, BASELINE = "#3b5bdb", "#868e96"
+METRIC_TITLES = {"test_accuracy": "Test accuracy", "best_val_accuracy": "Best val accuracy",
+                 "final_train_accuracy": "Final train accuracy", "gap": "Gap (train − val)", "seconds": "Seconds"}
+
+
+def curve_frame(histories: pd.DataFrame, roles: dict[str, str]) -> pd.DataFrame:
+    """Per (role, split, epoch): mean, min and max accuracy over seeds.
+
+    histories: the store's long format; roles: run_id -> 'selection' / 'baseline' name shown.
+    """
+    part = histories[histories["run_id"].isin(roles)].assign(role=lambda f: f["run_id"].map(roles))
+    long = part.melt(id_vars=["role", "run_id", "epoch"], value_vars=["accuracy", "val_accuracy"],
+                     var_name="split", value_name="value")
+    long["split"] = long["split"].map({"accuracy": "train", "val_accuracy": "validation"})
+    return (long.groupby(["role", "split", "epoch"], as_index=False)["value"]
+            .agg(mean="mean", low="min", high="max", seeds="count"))
+
+
+def learning_curves(frame: pd.DataFrame, order: list[str]) -> alt.Chart:
+    """Mean train (dashed) and validation (solid) accuracy per epoch, with the seeds' min-max band."""
+    colour = alt.Color("role:N", title=None, scale=alt.Scale(domain=order, range=[SELECTION, BASELINE][:len(order)]),
+                       legend=alt.Legend(orient="top", labelLimit=360))
+    base = alt.Chart(frame).encode(x=alt.X("epoch:Q", title="Epoch", axis=alt.Axis(tickMinStep=1)), color=colour)
+    band = base.mark_area(opacity=0.15).encode(y=alt.Y("low:Q", title="Accuracy", scale=alt.Scale(zero=False)),
+                                               y2="high:Q", detail="split:N")
+    lines = base.mark_line(point=alt.OverlayMarkDef(size=18)).encode(
+        y="mean:Q",
+        strokeDash=alt.StrokeDash("split:N", title=None, scale=alt.Scale(domain=["validation", "train"],
+                                                                          range=[[1, 0], [5, 3]]),
+                                  legend=alt.Legend(orient="top")),
+        tooltip=["role:N", "split:N", "epoch:Q", alt.Tooltip("mean:Q", format=".4f"),
+                 alt.Tooltip("low:Q", format=".4f", title="min over seeds"),
+                 alt.Tooltip("high:Q", format=".4f", title="max over seeds"), "seeds:Q"])
+    return (band + lines).properties(height=320)
+
+
+def matrix_frame(matrix: np.ndarray) -> pd.DataFrame:
+    """A 10x10 rate matrix (row = true class) as long rows for a heatmap."""
+    true, predicted = np.divmod(np.arange(100), 10)
+    return pd.DataFrame({"true": np.array(CLASS_NAMES)[true], "predicted": np.array(CLASS_NAMES)[predicted],
+                         "value": np.asarray(matrix, dtype=float).ravel()})
+
+
+def heatmap(matrix: np.ndarray, title: str, delta: bool = False) -> alt.Chart:
+    """Confusion rates (row-normalised, seed-averaged); delta=True: a diverging scale centred at 0."""
+    frame = matrix_frame(matrix)
+    names = list(CLASS_NAMES)
+    if delta:
+        limit = max(float(np.nanmax(np.abs(frame["value"]))), 1e-3)
+        scale = alt.Scale(scheme="redblue", domain=[-limit, limit], reverse=False)
+        text_format, label = "+.2f", "Δ rate"
+    else:
+        scale = alt.Scale(scheme="blues", domain=[0, 1])
+        text_format, label = ".2f", "rate"
+    base = alt.Chart(frame).encode(
+        x=alt.X("predicted:N", sort=names, title="Predicted", axis=alt.Axis(labelAngle=-40)),
+        y=alt.Y("true:N", sort=names, title="True"))
+    cells = base.mark_rect().encode(
+        color=alt.Color("value:Q", scale=scale, title=label, legend=alt.Legend(format=text_format)),
+        tooltip=["true:N", "predicted:N", alt.Tooltip("value:Q", format=text_format.replace(".2", ".4"))])
+    dark = (0.6 * limit) ** 2 if delta else 0.5 ** 2  # white text on the darkest cells
+    text = base.transform_filter(alt.datum.value * alt.datum.value >= 0.005 ** 2).mark_text(fontSize=9).encode(
+        text=alt.Text("value:Q", format=text_format),
+        color=alt.condition(alt.datum.value * alt.datum.value > dark, alt.value("white"), alt.value("#1f2430")))
+    return (cells + text).properties(title=title, height=330)
+
+
+def class_delta_bars(frame: pd.DataFrame) -> alt.Chart:
+    """Per-class test accuracy Δ (selection − baseline), seed-averaged; frame from stats.class_accuracy_delta."""
+    return alt.Chart(frame).mark_bar().encode(
+        x=alt.X("delta:Q", title="Δ per-class test accuracy (selection − baseline)", axis=alt.Axis(format="+.2f")),
+        y=alt.Y("name:N", sort=list(CLASS_NAMES), title=None),
+        color=alt.condition(alt.datum.delta >= 0, alt.value(SELECTION), alt.value("#e03131")),
+        tooltip=["name:N", alt.Tooltip("baseline:Q", format=".4f"), alt.Tooltip("variant:Q", format=".4f", title="selection"),
+                 alt.Tooltip("delta:Q", format="+.4f")],
+    ).properties(height=300)
+
+
+def effect_intervals(frame: pd.DataFrame, y: str, title: str) -> alt.Chart:
+    """Dots at mean_delta with 95% CI whiskers per row label `y`, one column per train_rows; a rule at 0."""
+    frame = frame[[y, "train_rows", "mean_delta", "ci_low", "ci_high", "n_pairs", "verdict"]]
+    frame = frame.assign(rows=frame["train_rows"].map(lambda r: f"{int(r):,} rows"))
+    base = alt.Chart().encode(y=alt.Y(f"{y}:N", title=None, sort=None))
+    whiskers = base.mark_rule(strokeWidth=2).encode(x=alt.X("ci_low:Q", title=title), x2="ci_high:Q",
+                                                    color=alt.Color("verdict:N", title="Verdict", scale=_VERDICT))
+    dots = base.mark_circle(size=70, opacity=1).encode(
+        x="mean_delta:Q", color=alt.Color("verdict:N", scale=_VERDICT),
+        tooltip=[f"{y}:N", "rows:N", alt.Tooltip("mean_delta:Q", format="+.4f"), alt.Tooltip("ci_low:Q", format="+.4f"),
+                 alt.Tooltip("ci_high:Q", format="+.4f"), "n_pairs:Q", "verdict:N"])
+    zero = alt.Chart().mark_rule(color="#adb5bd", strokeDash=[3, 3]).encode(x=alt.datum(0))
+    return alt.layer(zero, whiskers, dots, data=frame).facet(
+        column=alt.Column("rows:N", title=None, sort=sorted(frame["rows"].unique(), key=lambda s: int(s.split()[0].replace(",", ""))))
+    ).resolve_scale(x="shared")
+
+
+_VERDICT = alt.Scale(domain=["better", "worse", "within seed noise", "too few seeds", "no paired runs"],
+                     range=["#2f9e44", "#e03131", "#868e96", "#adb5bd", "#ced4da"])
