@@ -183,12 +183,13 @@ def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
 
 
 def content_similarity(image: np.ndarray, patch: int = 7) -> np.ndarray:
-    """(N, N) scaled dot products q·k/sqrt(d) between standardised patch vectors of one image:
-    the sketch's 'content similarity' with identity projections, so no trained weights needed."""
+    """(N, N) cosine similarity between the mean-centred patch vectors of one image, in [-1, 1]:
+    the sketch's 'content similarity' with no trained projections. On this scale temperature 1 gives
+    near-uniform weights, as the seed's sketch does; blank patches get similarity 0 to everything."""
     tokens = patchify(np.asarray(image, dtype=np.float64)[None], patch)[0]  # (N, patch^2)
     tokens = tokens - tokens.mean(axis=1, keepdims=True)
-    tokens = tokens / (tokens.std(axis=1, keepdims=True) + 1e-6)  # blank patches stay all-zero
-    return tokens @ tokens.T / np.sqrt(tokens.shape[1])
+    tokens = tokens / (np.linalg.norm(tokens, axis=1, keepdims=True) + 1e-9)
+    return tokens @ tokens.T
 
 
 def sketch_weights(image: np.ndarray, query: int, temperature: float = 1.0, patch: int = 7) -> np.ndarray:
@@ -225,3 +226,14 @@ def train_command(cfg: RunConfig) -> str:
     flags = [f"--{name.replace('_', '-')} {getattr(cfg, name)}" for name in MATCH_FIELDS + ("epochs",)
              if getattr(cfg, name) != getattr(defaults, name)]
     return " ".join(["python -m vitcore run", *flags])
+
+
+def spread_frame(labels: list[str], trained: np.ndarray, control: np.ndarray) -> pd.DataFrame:
+    """Long rows (label, head, model, spread) for a trained-vs-random chart; scores (rows, heads, q, k)."""
+    frames = []
+    for name, scores in (("trained", trained), ("random init", control)):
+        spreads = head_spread(scores)
+        rows, heads = np.indices(spreads.shape)
+        frames.append(pd.DataFrame({"label": np.asarray(labels)[rows.ravel()], "head": [f"head {h}" for h in heads.ravel()],
+                                    "model": name, "spread": spreads.ravel()}))
+    return pd.concat(frames, ignore_index=True)

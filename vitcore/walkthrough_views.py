@@ -113,13 +113,14 @@ def weight_bars(weights: np.ndarray, uniform: float, title: str, query: int | No
 
 def spread_bars(table: pd.DataFrame, uniform: float) -> alt.Chart:
     """Head spreads per row (long: label, head, spread, model) with the uniform 1/N line for scale."""
-    bars = alt.Chart(table).mark_bar().encode(
+    base = alt.Chart(table.assign(uniform=uniform))
+    bars = base.mark_bar().encode(
         x=alt.X("head:N", title=None), xOffset="model:N",
         y=alt.Y("spread:Q", title="spread (max − min of a query's weights)"),
         color=alt.Color("model:N", scale=alt.Scale(domain=["trained", "random init"], range=[SELECTION, BASELINE]),
                         legend=alt.Legend(orient="top", title=None)),
         tooltip=["label:N", "head:N", "model:N", alt.Tooltip("spread:Q", format=".4f")])
-    rule = alt.Chart(pd.DataFrame({"uniform": [uniform]})).mark_rule(color="#e8590c", strokeDash=[5, 3]).encode(y="uniform:Q")
+    rule = base.mark_rule(color="#e8590c", strokeDash=[5, 3]).encode(y="mean(uniform):Q")
     return alt.layer(bars, rule).properties(width=150, height=200).facet(
         facet=alt.Facet("label:N", title=None), columns=4)
 
