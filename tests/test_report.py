@@ -88,6 +88,9 @@ def test_sentences_follow_the_numbers(tmp_path):
     assert "the convnet beat the ViT beyond seed noise" in behind[0] and "is reversed" in behind[0]
     assert "within seed noise" in level[0] and "not distinguishable" in level[0]
     assert any("overfits more" in s for s in ahead)
+    near = report.headline_sentences(make_store(tmp_path / "e", vit_lead=0.037).table())
+    far = report.headline_sentences(make_store(tmp_path / "f", vit_lead=0.10).table())
+    assert "lies inside our interval" in near[0] and "lies outside our interval" in far[0]
     one_seed = report.headline_sentences(make_store(tmp_path / "d", vit_lead=0.03, seeds=(0,)).table())
     assert "no interval" in one_seed[0] and "beat" not in one_seed[0]
 

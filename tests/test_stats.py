@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as scipy_stats
 
 from vitcore import stats
 from vitcore.config import RunConfig
@@ -60,6 +61,8 @@ def test_planted_effect_is_better():
     delta = stats.paired_delta(*pair_frames(0.05, 0.005), "test_accuracy")
     assert delta.verdict == "better"
     assert delta.n_pairs == 5 and delta.ci_low > 0.04 and abs(delta.mean_delta - 0.05) < 0.01
+    expected = scipy_stats.ttest_1samp(delta.pairs["delta"], 0).confidence_interval(0.95)
+    assert (delta.ci_low, delta.ci_high) == pytest.approx((expected.low, expected.high))
 
 
 def test_negative_effect_is_worse_and_lower_is_better_for_gap():
@@ -115,7 +118,6 @@ def test_summarize_intervals_and_convnet_row():
     assert len(summary) == 26 and set(summary["n"]) == {3, 1}
     convnet = summary[summary["model"] == "convnet"].iloc[0]
     values = runs[runs["model"] == "convnet"]["test_accuracy"]
-    from scipy import stats as scipy_stats
     low, high = scipy_stats.t.interval(0.95, 2, loc=values.mean(), scale=values.sem())
     assert convnet["test_accuracy_ci_low"] == pytest.approx(low) and convnet["test_accuracy_ci_high"] == pytest.approx(high)
     lone = summary[summary["n"] == 1].iloc[0]
@@ -212,3 +214,11 @@ def test_stats_and_report_do_not_import_tensorflow():
     code = "import sys, vitcore.stats, vitcore.report; print('tensorflow' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_empty_and_convnet_only_tables_give_empty_frames():
+    for runs in (table([]), table([run_row(RunConfig(model="convnet", seed=s)) for s in (0, 1)])):
+        assert list(stats.main_effects(runs).columns) == stats.EFFECT_COLUMNS and stats.main_effects(runs).empty
+        assert stats.interactions(runs).empty
+        assert stats.flip_effects(runs, RunConfig()).empty
+    assert stats.summarize(table([])).empty

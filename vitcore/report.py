@@ -67,10 +67,13 @@ def headline_deltas(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def _ci(row) -> str:
+DIGITS = {"params": 0, "seconds": 1}  # decimals shown; accuracies and gaps get 4
+
+
+def _ci(row, digits: int = 4) -> str:
     if math.isnan(row["ci_low"]):
         return "no interval"
-    return f"95% CI {row['ci_low']:+.4f} to {row['ci_high']:+.4f}"
+    return f"95% CI {row['ci_low']:+.{digits}f} to {row['ci_high']:+.{digits}f}"
 
 
 def _seeds(n: int) -> str:
@@ -96,9 +99,13 @@ def headline_sentences(runs: pd.DataFrame) -> list[str]:
                              f"so the seed page's single-seed lead of {val['seed_delta']:+.4f} is not re-measured.")
             continue
         verdict = lead.get(val["verdict"], "one seed gives no interval, so this cannot be told from seed noise")
-        agrees = (" — the seed page's single-seed lead of {:+.4f} {}.".format(
+        agrees = (" — the seed page's single-seed lead of {:+.4f} {}".format(
             val["seed_delta"], {BETTER: "holds", NOISE: "is not distinguishable from seed noise",
                                 WORSE: "is reversed"}.get(val["verdict"], "is neither confirmed nor refuted")))
+        if not math.isnan(val["ci_low"]):
+            inside = val["ci_low"] <= val["seed_delta"] <= val["ci_high"]
+            agrees += f", and its size lies {'inside' if inside else 'outside'} our interval"
+        agrees += "."
         sentences.append(f"At {train_rows:,} rows the ViT's best validation accuracy was {val['vit_mean']:.4f} against "
                          f"the convnet's {val['convnet_mean']:.4f} over {_seeds(val['n_pairs'])}: "
                          f"Δ {val['mean_delta']:+.4f} ({_ci(val)}), {verdict}{agrees}")
@@ -113,10 +120,11 @@ def headline_sentences(runs: pd.DataFrame) -> list[str]:
                          f"{gap['convnet_mean']:+.4f} for the convnet{said}: Δ {gap['mean_delta']:+.4f} ({_ci(gap)}), "
                          f"{overfit.get(gap['verdict'], 'too few seeds for an interval')}.")
         secs = deltas.loc[(train_rows, "seconds")]
+        quoted = seed.seed_value("vit", train_rows, "seconds"), seed.seed_value("convnet", train_rows, "seconds")
         sentences.append(f"Wall time at {train_rows:,} rows: ViT {secs['vit_mean']:.1f} s, convnet "
-                         f"{secs['convnet_mean']:.1f} s ({_ci(secs).replace('95% CI', '95% CI of Δ')}): "
-                         f"{speed.get(secs['verdict'], 'too few seeds for an interval')} "
-                         f"(times depend on the machine and its load).")
+                         f"{secs['convnet_mean']:.1f} s, Δ {secs['mean_delta']:+.1f} s ({_ci(secs, 1)}): "
+                         f"{speed.get(secs['verdict'], 'too few seeds for an interval')} (seed page, one seed: "
+                         f"{quoted[0]:.1f} s against {quoted[1]:.1f} s; times depend on the machine and its load).")
     return sentences
 
 
@@ -156,6 +164,8 @@ def _cell(mean: float, std: float, n: int, digits: int) -> str:
         return "not run"
     if n < 2:
         return f"{mean:,.{digits}f} (1 seed)"
+    if std == 0:  # a count no seed changes (params)
+        return f"{mean:,.{digits}f}"
     return f"{mean:,.{digits}f} ± {std:,.{digits}f}"
 
 
@@ -168,19 +178,19 @@ def _markdown(frame: pd.DataFrame) -> str:
 def headline_markdown(runs: pd.DataFrame) -> str:
     """headline.md: the sentences, the table (ours: mean ± std over seeds | seed page: one seed), the Δs."""
     table, deltas = headline(runs), headline_deltas(runs)
-    digits = {"params": 0, "seconds": 1}
     shown = pd.DataFrame({"model": table["model"], "rows": table["train_rows"].map("{:,}".format),
                           "seeds": table["n_seeds"]})
     for metric in SEED_METRICS:
-        shown[metric] = [_cell(r[f"{metric}_mean"], r[f"{metric}_std"], r["n_seeds"], digits.get(metric, 4))
+        shown[metric] = [_cell(r[f"{metric}_mean"], r[f"{metric}_std"], r["n_seeds"], DIGITS.get(metric, 4))
                          for _, r in table.iterrows()]
         quoted = table[f"seed_{metric}"]
-        shown[f"{metric} (seed page)"] = quoted.map(lambda v: "—" if math.isnan(v) else f"{v:,.{digits.get(metric, 4)}f}")
+        shown[f"{metric} (seed page)"] = quoted.map(lambda v: "—" if math.isnan(v) else f"{v:,.{DIGITS.get(metric, 4)}f}")
     delta_shown = deltas.assign(
         rows=deltas["train_rows"].map("{:,}".format),
-        delta=deltas["mean_delta"].map("{:+.4f}".format),
-        ci=[_ci(r).replace("95% CI ", "") for _, r in deltas.iterrows()],
-        seed_page=deltas["seed_delta"].map(lambda v: "—" if math.isnan(v) else f"{v:+.4f}"),
+        delta=[f"{r['mean_delta']:+.{DIGITS.get(r['metric'], 4)}f}" for _, r in deltas.iterrows()],
+        ci=[_ci(r, DIGITS.get(r["metric"], 4)).replace("95% CI ", "") for _, r in deltas.iterrows()],
+        seed_page=[f"{r['seed_delta']:+.{DIGITS.get(r['metric'], 4)}f}" if not math.isnan(r["seed_delta"]) else "—"
+                   for _, r in deltas.iterrows()],
     )[["rows", "metric", "delta", "ci", "n_pairs", "verdict", "seed_page"]]
     parts = ["# The seed's headline, re-measured", "",
              *[f"- {sentence}" for sentence in headline_sentences(runs)], "",
