@@ -1,0 +1,70 @@
+import dataclasses
+import subprocess
+import sys
+
+import pytest
+
+from vitcore.config import FIELD_NAMES, VIT_FIELDS, RunConfig
+
+from conftest import ROOT
+
+
+def test_defaults_are_the_seeds_vit():
+    cfg = RunConfig()
+    assert (cfg.model, cfg.pos_embedding, cfg.norm_placement, cfg.norm, cfg.patch_size) == ("vit", "learned", "pre", "layer", 7)
+    assert (cfg.width, cfg.depth, cfg.heads, cfg.mlp_dim, cfg.epochs, cfg.batch_size, cfg.lr) == (64, 2, 4, 128, 15, 64, 1e-3)
+    assert cfg.tokens == 16
+
+
+@pytest.mark.parametrize("field, value, allowed", [
+    ("patch_size", 5, "2, 4, 7, 14"), ("norm", "group", "layer, batch"), ("model", "resnet", "vit, convnet"),
+    ("pos_embedding", "sincos", "learned, none"), ("norm_placement", "sandwich", "pre, post"),
+    ("train_rows", 55_001, "55,000"), ("epochs", 0, "1"), ("seed", -1, "0"), ("lr", 0.0, "between"),
+    ("warmup_epochs", 16, "exceed"), ("heads", 3, "divisible"), ("patch_size", True, "2, 4, 7, 14"),
+])
+def test_invalid_values_name_what_is_allowed(field, value, allowed):
+    with pytest.raises(ValueError, match=allowed):
+        RunConfig(**{field: value})
+
+
+def test_run_id_is_stable_across_processes():
+    code = "from vitcore.config import RunConfig; print(RunConfig(norm='batch', seed=2).run_id)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == RunConfig(norm="batch", seed=2).run_id
+    assert len(RunConfig().run_id) == 12
+
+
+CHANGES = {"model": "convnet", "pos_embedding": "none", "norm_placement": "post", "norm": "batch", "patch_size": 4,
+           "width": 32, "depth": 3, "heads": 2, "mlp_dim": 64, "train_rows": 1000, "epochs": 10, "batch_size": 32,
+           "lr": 3e-4, "warmup_epochs": 2, "seed": 1}
+
+
+def test_every_field_changes_the_run_id():
+    assert set(CHANGES) == set(FIELD_NAMES)  # a new field must be added here too
+    base = RunConfig()
+    ids = {base.run_id} | {base.replace(**{name: value}).run_id for name, value in CHANGES.items()}
+    assert len(ids) == len(CHANGES) + 1
+
+
+def test_vit_fields_do_not_split_convnet_runs():
+    convnet = RunConfig(model="convnet")
+    for name in VIT_FIELDS:
+        assert convnet.replace(**{name: CHANGES[name]}).run_id == convnet.run_id
+    assert convnet.replace(seed=1).run_id != convnet.run_id
+
+
+def test_config_id_ignores_only_the_seed():
+    assert RunConfig(seed=0).config_id == RunConfig(seed=2).config_id
+    assert RunConfig(train_rows=1000).config_id != RunConfig().config_id
+
+
+def test_from_dict_round_trip_and_unknown_keys():
+    cfg = RunConfig(model="convnet", train_rows=1000)
+    assert RunConfig.from_dict(cfg.identity()) == cfg
+    with pytest.raises(ValueError, match="unknown config fields"):
+        RunConfig.from_dict({"dropout": 0.1})
+
+
+def test_config_is_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        RunConfig().seed = 3

@@ -1,0 +1,107 @@
+import gzip
+import shutil
+import struct
+
+import numpy as np
+import pytest
+
+from vitcore import data
+from vitcore.config import VAL_ROWS
+
+
+@pytest.fixture()
+def data_copy(tmp_path):
+    """A writable copy of the real IDX files, to corrupt one at a time."""
+    source = data.DEBIAN_DIR
+    if not source.is_dir():
+        pytest.skip(f"{source} missing: apt-get install -y dataset-fashion-mnist")
+    for name in data.FILES.values():
+        shutil.copy(source / name, tmp_path / name)
+    return tmp_path
+
+
+def test_real_data_shapes_and_classes():
+    raw = data.load_raw()
+    assert raw.x_train.shape == (60_000, 28, 28) and raw.x_test.shape == (10_000, 28, 28)
+    assert raw.x_train.dtype == np.uint8
+    assert np.bincount(raw.y_test).tolist() == [1_000] * 10
+    assert len(data.CLASS_NAMES) == 10
+
+
+def test_split_is_fixed_stratified_and_disjoint():
+    val = data.validation_indices()
+    assert len(val) == VAL_ROWS and len(np.unique(val)) == VAL_ROWS
+    assert np.bincount(data.load_raw().y_train[val]).tolist() == [VAL_ROWS // 10] * 10
+    split = data.load_split(1_000, seed=3)
+    assert np.bincount(split.y_train).tolist() == [100] * 10
+    assert split.x_train.dtype == np.float32 and 0.0 <= split.x_train.min() and split.x_train.max() <= 1.0
+    # training rows never come from the validation rows
+    raw = data.load_raw()
+    val_images = {raw.x_train[i].tobytes() for i in val}
+    train_images = {(img * 255).round().astype(np.uint8).tobytes() for img in split.x_train}
+    assert not (train_images & val_images - {np.zeros((28, 28), np.uint8).tobytes()})
+
+
+def test_train_sample_depends_on_seed_only():
+    a, b, c = data.load_split(500, 0), data.load_split(500, 0), data.load_split(500, 1)
+    np.testing.assert_array_equal(a.x_train, b.x_train)
+    assert not np.array_equal(a.x_train, c.x_train)
+    np.testing.assert_array_equal(a.x_val, c.x_val)
+
+
+def _rewrite(path, payload: bytes):
+    with gzip.open(path, "wb", compresslevel=1) as handle:
+        handle.write(payload)
+
+
+def test_truncated_file_names_the_file(data_copy):
+    path = data_copy / data.FILES["test_images"]
+    with gzip.open(path, "rb") as handle:
+        payload = handle.read()
+    _rewrite(path, payload[:-1000])
+    with pytest.raises(data.DataError, match=r"t10k-images.*truncated or corrupt"):
+        data._read_folder(data_copy)
+
+
+def test_bad_magic_and_bad_labels(data_copy):
+    labels = data_copy / data.FILES["train_labels"]
+    with gzip.open(labels, "rb") as handle:
+        payload = bytearray(handle.read())
+    _rewrite(labels, struct.pack(">I", 0x0803) + bytes(payload[4:]))
+    with pytest.raises(data.DataError, match="bad magic number"):
+        data._read_folder(data_copy)
+    payload[8] = 42  # first label out of 0-9
+    _rewrite(labels, bytes(payload))
+    with pytest.raises(data.DataError, match="label 42 outside 0-9"):
+        data._read_folder(data_copy)
+
+
+def test_not_gzip(data_copy):
+    (data_copy / data.FILES["test_labels"]).write_bytes(b"hello")
+    with pytest.raises(data.DataError, match="not a readable gzip"):
+        data._read_folder(data_copy)
+
+
+def test_env_dir_without_files_says_what_is_missing(tmp_path, monkeypatch):
+    monkeypatch.setenv("VITCORE_DATA_DIR", str(tmp_path))
+    data.load_raw.cache_clear()
+    try:
+        with pytest.raises(data.DataError, match="VITCORE_DATA_DIR"):
+            data.load_raw()
+    finally:
+        data.load_raw.cache_clear()
+
+
+def test_no_source_lists_all_three(monkeypatch, tmp_path):
+    monkeypatch.delenv("VITCORE_DATA_DIR", raising=False)
+    monkeypatch.setattr(data, "DEBIAN_DIR", tmp_path / "absent")
+    monkeypatch.setitem(__import__("sys").modules, "keras", None)  # the downloader fails at once, as offline
+    data.load_raw.cache_clear()
+    try:
+        with pytest.raises(data.DataError) as caught:
+            data.load_raw()
+    finally:
+        data.load_raw.cache_clear()
+    message = str(caught.value)
+    assert "VITCORE_DATA_DIR" in message and "apt-get install -y dataset-fashion-mnist" in message
+    assert "Keras" in message

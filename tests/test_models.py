@@ -1,0 +1,74 @@
+import itertools
+
+import numpy as np
+import pytest
+
+keras = pytest.importorskip("keras")
+
+from vitcore.config import RunConfig  # noqa: E402
+from vitcore.models import build_model, build_vit, param_breakdown  # noqa: E402
+from vitcore.patches import model_inputs  # noqa: E402
+
+
+def test_seed_parameter_table_exactly():
+    rows = dict(param_breakdown(RunConfig()))
+    assert rows["patch projection"] == 3_200
+    assert rows["position embedding"] == 1_024
+    assert rows["one attention block"] == 16_640
+    assert rows["one MLP block"] == 16_576
+    assert rows["Conv2D(64, 3) on 1 channel, for scale"] == 640
+    assert rows["total"] == 71_946
+
+
+def test_totals_without_position_embedding_and_convnet():
+    assert build_model(RunConfig(pos_embedding="none")).count_params() == 70_922  # the seed's "70,922"
+    assert build_model(RunConfig(model="convnet")).count_params() == 60_554
+
+
+SWITCH_GRID = list(itertools.product(("learned", "none"), ("pre", "post"), ("layer", "batch"), (2, 4, 7, 14)))
+
+
+@pytest.mark.parametrize("pos, placement, norm, patch", SWITCH_GRID)
+def test_every_switch_combination_builds_and_runs(pos, placement, norm, patch):
+    cfg = RunConfig(pos_embedding=pos, norm_placement=placement, norm=norm, patch_size=patch)
+    model = build_model(cfg)
+    images = np.random.default_rng(0).random((3, 28, 28), dtype=np.float32)
+    probs = np.asarray(model(model_inputs(cfg, images), training=False))
+    assert probs.shape == (3, 10)
+    assert np.isfinite(probs).all()
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
+    names = {layer.name for layer in model.layers}
+    assert {"patch_projection", "block0_attention", "block1_attention", "final_norm"} <= names
+    assert ("pos_embedding" in names) == (pos == "learned")
+    norm_type = keras.layers.LayerNormalization if norm == "layer" else keras.layers.BatchNormalization
+    assert isinstance(model.get_layer("block0_norm1"), norm_type)
+
+
+def _source_of(model, layer_name: str) -> str:
+    """Name of the layer whose output feeds `layer_name`."""
+    tensor = model.get_layer(layer_name)._inbound_nodes[0].input_tensors[0]
+    return tensor._keras_history.operation.name
+
+
+def test_pre_and_post_norm_differ_in_where_the_norm_sits():
+    pre, post = build_model(RunConfig()), build_model(RunConfig(norm_placement="post"))
+    assert _source_of(pre, "block0_norm1") == "pos_embedding"   # norm -> attention -> add
+    assert _source_of(pre, "block0_attention") == "block0_norm1"
+    assert _source_of(post, "block0_attention") == "pos_embedding"  # attention -> add -> norm
+    assert _source_of(post, "block0_norm1") == "block0_add1"
+
+
+def test_attention_outputs_share_weights_with_the_plain_model():
+    cfg = RunConfig()
+    plain, probe = build_vit(cfg), build_vit(cfg, with_attention=True)
+    probe.set_weights(plain.get_weights())
+    tokens = model_inputs(cfg, np.random.default_rng(1).random((2, 28, 28), dtype=np.float32))
+    probs, scores0, scores1 = (np.asarray(t) for t in probe(tokens))
+    np.testing.assert_allclose(probs, np.asarray(plain(tokens)), atol=1e-6)
+    assert scores0.shape == (2, 4, 16, 16)
+    np.testing.assert_allclose(scores0.sum(axis=-1), 1.0, rtol=1e-5)  # each query's weights sum to 1
+
+
+def test_build_vit_rejects_convnet():
+    with pytest.raises(ValueError, match="vit"):
+        build_vit(RunConfig(model="convnet"))
