@@ -164,7 +164,7 @@ def estimate_seconds(table: pd.DataFrame, cfg: RunConfig) -> tuple[float, str] |
         return None
     same_model = table[table["model"] == cfg.model]
     similar = same_model
-    basis = f"{cfg.model} runs"
+    basis = "ViT runs" if cfg.model == "vit" else "convnet runs"
     if cfg.model == "vit":
         patch = same_model[same_model["patch_size"] == cfg.patch_size]
         if len(patch):

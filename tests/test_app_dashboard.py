@@ -1,0 +1,163 @@
+"""vitcore.dashboard (query checks, baselines, estimates, the training slot) and the CSV downloads,
+on synthetic stores: fast, no Streamlit script runs, no TensorFlow."""
+
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from app_fakes import fake_run
+from vitcore import app_data, cli, dashboard, stats
+from vitcore.config import RunConfig
+from vitcore.dashboard import (BASELINE, SAME_ROWS, TrainingSlot, baseline_cells, cell_name, estimate_seconds,
+                               fmt_mean_std, metric_rows, query_notes, resolve_baseline, training_allowed)
+from vitcore.store import RunStore
+
+POST = RunConfig(norm_placement="post")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """Seed ViT and post-norm at 4,000 rows (3 seeds), convnet at 1,000 rows (2 seeds)."""
+    store = RunStore(tmp_path_factory.mktemp("store"))
+    for seed, (base, post) in enumerate([(0.80, 0.78), (0.81, 0.785), (0.79, 0.772)]):
+        fake_run(store, BASELINE.replace(seed=seed), base, seconds=40 + seed)
+        fake_run(store, POST.replace(seed=seed), post, seconds=50)
+    for seed in (0, 1):
+        fake_run(store, RunConfig(model="convnet", train_rows=1_000, seed=seed), 0.70, seconds=10)
+    return store
+
+
+@pytest.mark.parametrize("params", [{}, {"patch_size": "4"}, {"model": "convnet", "train_rows": "1000"},
+                                    {"warmup_epochs": "2", "unrelated": "x"}, {"norm": ["layer", "batch"]}])
+def test_valid_or_foreign_query_values_give_no_note(params):
+    assert query_notes(params) == []
+
+
+@pytest.mark.parametrize("key, value", [("patch_size", "5"), ("norm", "<script>alert(1)</script>"),
+                                        ("model", "VIT"), ("train_rows", "4,000"), ("warmup_epochs", "")])
+def test_invalid_query_value_is_named_with_allowed_values_and_default(key, value):
+    (note,) = query_notes({key: value})
+    assert note.startswith(f"`{key}=") and "allowed" in note
+    assert f"default `{dashboard.DEFAULTS[key]}`" in note
+
+
+def test_query_note_cannot_break_out_of_its_code_span():
+    (note,) = query_notes({"norm": "`**bold**` " + "x" * 100})
+    assert note.count("`") == 4 and "..." in note  # the value's backticks are replaced; long values cut
+
+
+def test_unknown_baseline_is_noted_only_when_baselines_are_given():
+    assert query_notes({"baseline": "nope"}) == []
+    (note,) = query_notes({"baseline": "nope"}, [SAME_ROWS, "a"])
+    assert SAME_ROWS in note
+
+
+def test_baseline_cells_list_every_cached_config_once_and_resolve(store):
+    cells = baseline_cells(store.table())
+    assert list(cells)[:2] == [SAME_ROWS, cell_name(BASELINE)]
+    assert set(cells) == {SAME_ROWS, cell_name(BASELINE), cell_name(POST), "convnet · 1,000 rows"}
+    small = RunConfig(train_rows=1_000, patch_size=4)
+    assert resolve_baseline(SAME_ROWS, cells, small) == RunConfig(train_rows=1_000)
+    assert resolve_baseline("gone", cells, small) == RunConfig(train_rows=1_000)
+    assert resolve_baseline(cell_name(POST), cells, small) == POST
+
+
+def test_cell_names_tell_apart_configs_that_differ_outside_the_sidebar():
+    assert cell_name(RunConfig(epochs=5)) != cell_name(RunConfig())
+    assert cell_name(RunConfig(model="convnet", width=32)) == cell_name(RunConfig(model="convnet"))
+
+
+def test_estimate_scales_similar_runs_by_rows_and_epochs(store):
+    seconds, basis = estimate_seconds(store.table(), RunConfig(train_rows=8_000))
+    # every patch-7 ViT run (40, 41, 42 and 3 x 50 s at 4,000 rows): median 46 s, doubled for 8,000 rows
+    assert seconds == pytest.approx(2 * 46.0) and "patch 7" in basis
+    seconds, basis = estimate_seconds(store.table(), RunConfig(patch_size=2))  # no patch-2 runs: any ViT
+    assert seconds == pytest.approx(np.median([40, 41, 42, 50, 50, 50])) and "ViT" in basis
+    assert estimate_seconds(store.table().iloc[:0], RunConfig()) is None
+
+
+@pytest.mark.parametrize("value, allowed", [(None, True), ("1", True), ("0", False), ("off", False), (" False ", False)])
+def test_training_switch(value, allowed):
+    assert training_allowed({} if value is None else {"VITCORE_ALLOW_TRAINING": value}) is allowed
+
+
+def test_metric_rows_are_seed_means_and_paired_deltas(store):
+    rows = {row["metric"]: row for row in metric_rows(store.table(), POST, BASELINE)}
+    test = rows["test_accuracy"]
+    assert test["mean"] == pytest.approx(np.mean([0.78, 0.785, 0.772]))
+    assert test["delta"].n_pairs == 3
+    assert test["delta"].mean_delta == pytest.approx(np.mean([-0.02, -0.025, -0.018]))
+    assert test["delta"].verdict == stats.WORSE and rows["seconds"]["higher_is_better"] is False
+    # Different training rows: paired by seed alone (two convnet seeds against seeds 0 and 1).
+    convnet = {row["metric"]: row for row in metric_rows(store.table(), RunConfig(model="convnet", train_rows=1_000),
+                                                          BASELINE)}
+    assert convnet["test_accuracy"]["delta"].n_pairs == 2
+
+
+def test_fmt_mean_std():
+    assert fmt_mean_std(0.79701, 0.00404) == "0.7970 ± 0.0040"
+    assert fmt_mean_std(41.25, float("nan"), 1) == "41.2"
+
+
+def test_flip_table_is_one_metric_readable(store):
+    flips = stats.flip_effects(store.table(), BASELINE)
+    table = dashboard.flip_table(flips, "test_accuracy")
+    assert list(table["Change"]) == ["pre → post"] and table.loc[0, "Verdict"] == stats.WORSE
+    assert table.loc[0, "95% CI"].startswith("[-")
+
+
+def test_slot_is_single_flight_and_reports_progress():
+    slot, release = TrainingSlot(), threading.Event()
+
+    def trainer(cfg, progress):
+        progress(1, 2, {"accuracy": 0.5, "val_accuracy": 0.4})
+        release.wait(5)
+        progress(2, 2, {"accuracy": 0.6, "val_accuracy": 0.5})
+
+    assert slot.start(BASELINE, trainer)
+    assert slot.busy and not slot.start(POST, trainer)  # the second session is refused while busy
+    assert slot.status.cfg == BASELINE
+    release.set()
+    slot.join(5)
+    assert not slot.busy and slot.status.done and slot.status.error is None
+    assert slot.status.epoch == 2 and [row["accuracy"] for row in slot.status.history] == [0.5, 0.6]
+    assert slot.start(POST, lambda cfg, progress: None)  # free again
+    slot.join(5)
+
+
+def test_slot_frees_itself_after_a_failed_training():
+    slot = TrainingSlot()
+
+    def broken(cfg, progress):
+        raise RuntimeError("out of memory")
+
+    assert slot.start(BASELINE, broken)
+    slot.join(5)
+    assert not slot.busy and slot.status.error == "RuntimeError: out of memory"
+
+
+def test_race_for_the_slot_has_exactly_one_winner():
+    slot, release = TrainingSlot(), threading.Event()
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(slot.start(BASELINE, lambda c, p: release.wait(5))))
+               for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    release.set()
+    slot.join(5)
+    assert sorted(results) == [False] * 7 + [True]
+
+
+def test_downloads_are_the_cli_bytes(store, tmp_path, monkeypatch):
+    monkeypatch.setattr(app_data, "STORE_PATH", str(store.root))
+    assert cli.main(["export", "--store", str(store.root), "--out", str(tmp_path)]) == 0
+    assert cli.main(["effects", "--store", str(store.root), "--out", str(tmp_path / "effects.csv")]) == 0
+    for name in app_data.EXPORTS:
+        assert app_data.export_csv(name) == (tmp_path / name).read_bytes(), name
+    assert len(pd.read_csv(tmp_path / "effects.csv")) > 0
+    with pytest.raises(ValueError):
+        app_data.export_csv("../secrets.csv")

@@ -1,0 +1,164 @@
+"""AppTest on the real entrypoint and the committed cached_runs/: every page renders, the sidebar
+switches show the matching cached run's numbers, bad URLs get a note, uncached configs get the
+train offer, and none of it imports TensorFlow.
+
+Note (Streamlit 1.67 AppTest): with file-based st.Page pages, the entrypoint's sidebar elements are
+missing from the element tree after the second run (the app itself is fine), so each scenario
+starts a fresh AppTest and sets at most one widget before its second run.
+"""
+
+import sys
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_fakes import fake_run
+from vitcore import app_data, stats
+from vitcore.config import RunConfig
+from vitcore.dashboard import BASELINE, fmt_mean_std
+from vitcore.store import RunStore
+
+APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+PAGES = ["pages/ablations.py", "pages/runs.py", "pages/patching.py", "pages/anatomy.py", "pages/token_cost.py",
+         "pages/attention.py", "pages/vit_vs_convnet.py"]
+# One flip per sidebar switch, each a config the committed sweep holds at 3 seeds.
+FLIPS = [("model", "convnet"), ("pos_embedding", "none"), ("norm_placement", "post"), ("norm", "batch"),
+         ("patch_size", 4), ("train_rows", 1_000), ("warmup_epochs", 2)]
+
+
+@pytest.fixture(scope="module")
+def table():
+    return RunStore(app_data.STORE_PATH).table()
+
+
+def shown_values(table, cfg: RunConfig) -> list[str]:
+    """The metric cards' values for cfg, computed from the store the way the page prints them."""
+    runs = stats.runs_of(table, cfg)
+    assert len(runs), f"{cfg.label()} at {cfg.train_rows} rows is not in {app_data.STORE_PATH}"
+    return [fmt_mean_std(runs[m].mean(), runs[m].std(), 1 if m == "seconds" else 4) for m in stats.METRICS]
+
+
+def app(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({key: str(value) for key, value in (query or {}).items()})
+    return at.run()
+
+
+def test_default_view_is_the_seed_vit_against_itself(table):
+    at = app()
+    assert not at.exception
+    assert [metric.value for metric in at.metric] == shown_values(table, BASELINE)
+    base = stats.runs_of(table, BASELINE)["test_accuracy"]
+    assert any(fmt_mean_std(base.mean(), base.std()) in caption.value for caption in at.caption)
+    assert "tensorflow" not in sys.modules
+
+
+@pytest.mark.parametrize("key, value", FLIPS)
+def test_each_sidebar_switch_shows_the_matching_cached_run(table, key, value):
+    at = app()
+    widget = at.radio(key=key) if key in ("model", "pos_embedding", "norm_placement", "norm", "patch_size") \
+        else at.selectbox(key=key)
+    widget.set_value(value).run()
+    assert not at.exception
+    expected = shown_values(table, BASELINE.replace(**{key: value}))
+    assert [metric.value for metric in at.metric] == expected
+    assert expected != shown_values(table, BASELINE)
+    assert "tensorflow" not in sys.modules
+
+
+def test_a_copied_link_reproduces_the_view(table):
+    cfg = RunConfig(norm="batch", patch_size=4, train_rows=1_000)
+    at = app({"norm": "batch", "patch_size": 4, "train_rows": 1_000})
+    assert [metric.value for metric in at.metric] == shown_values(table, cfg)
+    assert not at.warning  # valid values: no note
+
+
+def test_convnet_disables_the_vit_switches_without_hiding_them():
+    at = app({"model": "convnet"})
+    disabled = {radio.key: radio.disabled for radio in at.radio if radio.key in app_data.SIDEBAR_KEYS}
+    assert disabled == {"model": False, "pos_embedding": True, "norm_placement": True, "norm": True,
+                        "patch_size": True}
+
+
+@pytest.mark.parametrize("query, key", [({"patch_size": "5"}, "patch_size"),
+                                        ({"norm": "<script>alert(1)</script>"}, "norm")])
+def test_invalid_query_value_falls_back_with_a_visible_note(table, query, key):
+    at = app(query)
+    assert not at.exception
+    notes = [warning.value for warning in at.warning if warning.value.startswith(f"`{key}=")]
+    assert len(notes) == 1 and "default" in notes[0]
+    assert [metric.value for metric in at.metric] == shown_values(table, BASELINE)
+
+
+def test_uncached_config_offers_training_with_an_estimate(monkeypatch):
+    monkeypatch.delenv("VITCORE_ALLOW_TRAINING", raising=False)
+    at = app({"train_rows": 2_000})
+    assert not at.exception and not at.metric
+    assert any("no stored runs yet" in warning.value for warning in at.warning)
+    assert any("Estimated training time" in caption.value for caption in at.caption)
+    assert "Train now" in [button.label for button in at.button]
+    assert "tensorflow" not in sys.modules
+
+
+def test_training_switched_off_removes_the_button(monkeypatch):
+    monkeypatch.setenv("VITCORE_ALLOW_TRAINING", "0")
+    at = app({"train_rows": 2_000})
+    assert "Train now" not in [button.label for button in at.button]
+    assert any("VITCORE_ALLOW_TRAINING=0" in info.value for info in at.info)
+
+
+def test_train_now_trains_stores_and_shows_the_run(tmp_path, monkeypatch):
+    """The whole train-on-demand path with a fake trainer (no TensorFlow) on a scratch store."""
+    from vitcore import train_panel
+
+    store = RunStore(tmp_path)
+    for seed in range(3):
+        fake_run(store, BASELINE.replace(seed=seed), 0.80 + seed / 100)
+    target = BASELINE.replace(train_rows=2_000)
+
+    def fake_train(cfg, progress, seeds=1):
+        for epoch in range(1, cfg.epochs + 1):
+            progress(epoch, cfg.epochs, {"accuracy": 0.5, "val_accuracy": 0.4})
+        fake_run(store, cfg, 0.7777)
+
+    monkeypatch.setattr(app_data, "STORE_PATH", str(tmp_path))
+    monkeypatch.setattr(train_panel, "_train_seeds", fake_train)
+    at = app({"train_rows": 2_000})
+    at.button(key="train_now").click().run()
+    app_data.training_slot().join(10)
+    assert store.get(target) is not None
+    at.run()
+    assert not at.exception
+    assert at.metric[0].value == "0.7777"
+
+
+def test_other_sessions_see_the_server_busy(monkeypatch):
+    import threading
+
+    release = threading.Event()
+    slot = app_data.training_slot()
+    assert slot.start(RunConfig(train_rows=8_000), lambda cfg, progress: release.wait(30))
+    try:
+        at = app({"train_rows": 2_000})
+        assert "Train now" not in [button.label for button in at.button]
+        assert any("started by another session" in info.value for info in at.info)
+    finally:
+        release.set()
+        slot.join(10)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_without_tensorflow(page):
+    at = app()
+    at.switch_page(page).run()
+    assert not at.exception, [exception.value for exception in at.exception]
+    if page in ("pages/ablations.py", "pages/runs.py"):
+        assert "tensorflow" not in sys.modules
+
+
+def test_runs_page_lists_every_run_and_offers_the_four_downloads(table):
+    at = app()
+    at.switch_page("pages/runs.py").run()
+    assert len(at.dataframe[0].value) == len(table)
+    assert [button.label for button in at.get("download_button")] == list(app_data.EXPORTS)
