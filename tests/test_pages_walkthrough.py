@@ -1,0 +1,161 @@
+"""AppTest walkthrough of the five seed pages: each renders without an exception and shows the
+numbers it exists to show; the three read-only pages never import TensorFlow."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from vitcore import app_data
+from vitcore.config import RunConfig
+from vitcore.store import HISTORY_COLUMNS, RunStore
+from tiny_runs import TINY, tiny_store
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 120
+
+
+def page(name: str, **state) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=TIMEOUT)
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def text(at: AppTest) -> str:
+    parts = [e.value for kind in ("markdown", "caption", "info", "warning", "subheader", "title")
+             for e in getattr(at, kind)]
+    parts += [f"{m.label}: {m.value}" for m in at.metric]
+    return "\n".join(map(str, parts))
+
+
+def frames(at: AppTest) -> str:
+    return "\n".join(df.value.to_string() for df in at.dataframe)
+
+
+@pytest.fixture
+def empty_store(tmp_path, monkeypatch):
+    monkeypatch.setattr(app_data, "STORE_PATH", str(tmp_path / "store"))
+    return tmp_path / "store"
+
+
+def fake_run(store: RunStore, cfg: RunConfig, val: float, train: float, seconds: float) -> None:
+    """A complete run folder with chosen metrics (no training, no weights)."""
+    history = [dict(zip(HISTORY_COLUMNS, [1, 0.5, train, 0.6, val, 1e-3, seconds]))]
+    metrics = {"test_loss": 0.6, "test_accuracy": val - 0.01, "best_val_accuracy": val, "best_epoch": 1,
+               "final_train_accuracy": train, "final_val_accuracy": val, "gap": train - val,
+               "params": 71_946 if cfg.model == "vit" else 60_554, "seconds": seconds}
+    store.save(cfg, history, np.eye(10, dtype=int), metrics)
+
+
+def test_patching_round_trip_and_patch_switch(empty_store):
+    at = page("patching")
+    assert not at.exception
+    shown = text(at)
+    assert "max |rebuilt − original|: 0.00e+00" in shown and "Tokens × values: 16 × 49" in shown
+    at.radio(key="patching_patch").set_value(4).run()
+    assert not at.exception and "Tokens × values: 49 × 16" in text(at)
+    at.selectbox(key="patching_class").set_value(2).run()
+    assert not at.exception and "Pullover" in text(at)
+
+
+def test_anatomy_numbers_match_the_seed_exactly(empty_store):
+    at = page("anatomy")
+    assert not at.exception
+    shown = text(at)
+    for metric in ("ViT total: 71,946", "without position embedding: 70,922", "convnet (the seed's): 60,554"):
+        assert metric in shown
+    counted = dict(zip(at.dataframe[0].value["component"], at.dataframe[0].value["parameters"]))
+    assert [counted[name] for name in ("patch projection", "position embedding", "one attention block",
+                                       "one MLP block", "Conv2D(64, 3) on 1 channel, for scale")] == \
+        [3_200, 1_024, 16_640, 16_576, 640]
+    assert at.dataframe[0].value["matches formula"].all()
+    effects = at.dataframe[1].value.set_index("switch")
+    assert effects.loc["pos_embedding", "Δ parameters"] == -1_024 and effects.loc["norm_placement", "Δ parameters"] == 0
+
+
+def test_anatomy_follows_the_sidebar(empty_store):
+    at = page("anatomy", pos_embedding="none", patch_size=4)
+    assert not at.exception and "ViT total: 70,922" not in text(at)
+    assert "nothing for position" in text(at)
+    assert page("anatomy", model="convnet").info  # says the ViT is shown instead
+
+
+def test_token_cost_table_and_measurements(empty_store):
+    at = page("token_cost")
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert table["Attention entries"].tolist() == ["256", "2,401", "4,096", "38,416", "614,656"]
+    assert table["Relative to 16 tokens"].tolist()[-2:] == ["150.1×", "2,401.0×"]
+    shown = text(at)
+    assert re.search(r"log-log slope over N ≥ 100 is \*\*\d\.\d\d\*\*", shown)
+    assert "sweep tokens" in shown  # empty store: says how to get the training times
+    at.number_input[1].set_value(5).run()  # 224 / 5 does not tile
+    assert not at.exception and any("tile" in i.value for i in at.info)
+
+
+def test_token_cost_training_seconds_from_store(empty_store):
+    store = RunStore(empty_store)
+    for patch, seconds in ((7, 20.0), (2, 80.0)):
+        fake_run(store, RunConfig(patch_size=patch, train_rows=1000), 0.7, 0.8, seconds)
+    at = page("token_cost")
+    assert not at.exception and "patch 2 (196 tokens) 4.0×" in text(at)
+
+
+def test_vit_vs_convnet_empty_store_says_how(empty_store):
+    at = page("vit_vs_convnet")
+    assert not at.exception and "sweep default" in at.info[0].value
+    assert "+0.0370" in text(at)  # the seed's lead, quoted as not re-measured
+
+
+def test_vit_vs_convnet_sentences_from_runs(empty_store):
+    store = RunStore(empty_store)
+    for seed, noise in enumerate((0.0, 0.004, -0.003)):
+        for rows in (1_000, 4_000):
+            fake_run(store, RunConfig(train_rows=rows, seed=seed), 0.80 + noise, 0.95, 50.0)
+            fake_run(store, RunConfig(model="convnet", train_rows=rows, seed=seed), 0.75 + noise / 2, 0.76, 60.0)
+    at = page("vit_vs_convnet")
+    assert not at.exception and not at.info
+    shown = text(at)
+    assert "0.8003" in shown and "beat the convnet beyond seed noise" in shown
+    assert "0.8003 ± 0.0035" in frames(at) and "0.7970" in frames(at)
+
+
+def test_attention_no_weights_says_which_command(empty_store):
+    at = page("attention", train_rows=1000, pos_embedding="none")
+    assert not at.exception
+    assert "python -m vitcore run --pos-embedding none --train-rows 1000" in at.info[0].value
+    assert "Top weight" in text(at)  # the sketch still works without a model
+    assert not page("attention", model="convnet").exception
+
+
+def test_attention_on_real_weights(monkeypatch):
+    monkeypatch.setattr(app_data, "STORE_PATH", tiny_store())
+    at = page("attention", train_rows=TINY["train_rows"])
+    assert not at.exception, at.exception
+    shown = text(at)
+    assert "(rows, heads, queries, keys) = (4, 4, 16, 16)" in shown
+    assert "trained vs random init" in shown and "0.0625" in shown
+    none = re.search(r"pos_embedding='none'.*changed the prediction of (\d+) of \d+ images; max \|Δprob\| = (\S+) ",
+                     shown)
+    learned = re.search(r"pos_embedding='learned'.*max \|Δprob\| = (\S+) ", shown)
+    assert none and learned, shown
+    assert none.group(1) == "0" and float(none.group(2)) < 1e-5 < float(learned.group(1))
+    at.slider(key="sketch_temperature").set_value(0.1).run()
+    assert not at.exception
+
+
+def test_read_only_pages_do_not_import_tensorflow():
+    script = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+              "from streamlit.testing.v1 import AppTest\n"
+              "for name in ('patching', 'token_cost', 'vit_vs_convnet'):\n"
+              f"    at = AppTest.from_file({str(ROOT)!r} + f'/pages/{{name}}.py', default_timeout=60).run()\n"
+              "    assert not at.exception, (name, at.exception)\n"
+              "print('tensorflow' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "False"
