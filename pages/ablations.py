@@ -45,18 +45,20 @@ else:
         st.info("The selection is the baseline: flip a switch in the sidebar, or pick another baseline.")
     for column, row in zip(st.columns(len(stats.METRICS)), metric_rows(runs, cfg, baseline)):
         digits, delta = DIGITS.get(row["metric"], 4), row["delta"]
+        spread = "one seed" if row["n"] < 2 else f"± {row['std']:.{digits}f} sd over {row['n']} seeds"
         if delta is None or delta.n_pairs == 0:
-            shown, colour, note = None, "off", "no paired baseline runs"
+            shown, colour, decided, note = None, "off", False, "no paired baseline runs"
         else:
-            shown = f"{delta.mean_delta:+.{digits}f} vs baseline"
-            colour = "off" if delta.verdict not in (stats.BETTER, stats.WORSE) else \
-                ("normal" if row["higher_is_better"] else "inverse")
+            decided = delta.verdict in (stats.BETTER, stats.WORSE)
+            shown = f"{delta.mean_delta:+.{digits}f}"
+            colour = ("normal" if row["higher_is_better"] else "inverse") if decided else "off"
             interval = "no CI" if delta.ci_low != delta.ci_low else \
                 f"95% CI [{delta.ci_low:+.{digits}f}, {delta.ci_high:+.{digits}f}]"
-            note = f"{interval} · {delta.n_pairs} pairs · **{delta.verdict}**"
-        column.metric(views.METRIC_TITLES[row["metric"]], fmt_mean_std(row["mean"], row["std"], digits),
-                      shown, delta_color=colour, help=HELP[row["metric"]], border=True)
-        column.caption(note)
+            note = f"Δ {interval} · {delta.n_pairs} pairs · **{delta.verdict}**"
+        column.metric(views.METRIC_TITLES[row["metric"]], f"{row['mean']:.{digits}f}", shown, delta_color=colour,
+                      delta_arrow="auto" if decided else "off", delta_description="vs baseline" if shown else None,
+                      help=HELP[row["metric"]], border=True)
+        column.caption(f"{spread}  \n{note}")
 
     histories, confusions = app_data.run_frames([*selected["run_id"], *base["run_id"]])
     st.subheader("Learning curves")

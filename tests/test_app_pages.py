@@ -33,10 +33,10 @@ def table():
 
 
 def shown_values(table, cfg: RunConfig) -> list[str]:
-    """The metric cards' values for cfg, computed from the store the way the page prints them."""
+    """The metric cards' values (seed means) for cfg, computed from the store as the page prints them."""
     runs = stats.runs_of(table, cfg)
     assert len(runs), f"{cfg.label()} at {cfg.train_rows} rows is not in {app_data.STORE_PATH}"
-    return [fmt_mean_std(runs[m].mean(), runs[m].std(), 1 if m == "seconds" else 4) for m in stats.METRICS]
+    return [f"{runs[m].mean():.{1 if m == 'seconds' else 4}f}" for m in stats.METRICS]
 
 
 def app(query: dict | None = None) -> AppTest:
@@ -51,6 +51,7 @@ def test_default_view_is_the_seed_vit_against_itself(table):
     assert [metric.value for metric in at.metric] == shown_values(table, BASELINE)
     base = stats.runs_of(table, BASELINE)["test_accuracy"]
     assert any(fmt_mean_std(base.mean(), base.std()) in caption.value for caption in at.caption)
+    assert at.caption[1].value.startswith(f"± {base.std():.4f} sd over {len(base)} seeds")  # under the first card
     assert "tensorflow" not in sys.modules
 
 

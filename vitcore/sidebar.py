@@ -43,10 +43,10 @@ def render_sidebar() -> None:
     if NOTES_KEY not in st.session_state:  # Streamlit drops invalid bound values; say so, once per session
         st.session_state[NOTES_KEY] = query_notes(st.query_params.to_dict(), list(cells))
 
+    for note in st.session_state[NOTES_KEY]:  # in the main area, above the page: a phone hides the sidebar
+        st.warning(note, icon=":material/link_off:")
     with st.sidebar:
         st.header("Configuration")
-        for note in st.session_state[NOTES_KEY]:
-            st.warning(note, icon=":material/link_off:")
         model = None
         for key in CHOICES:
             options = CHOICES[key]

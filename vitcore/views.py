@@ -32,16 +32,17 @@ def curve_frame(histories: pd.DataFrame, roles: dict[str, str]) -> pd.DataFrame:
 
 def learning_curves(frame: pd.DataFrame, order: list[str]) -> alt.Chart:
     """Mean train (dashed) and validation (solid) accuracy per epoch, with the seeds' min-max band."""
-    colour = alt.Color("role:N", title=None, scale=alt.Scale(domain=order, range=[SELECTION, BASELINE][:len(order)]),
-                       legend=alt.Legend(orient="top", labelLimit=360))
-    base = alt.Chart(frame).encode(x=alt.X("epoch:Q", title="Epoch", axis=alt.Axis(tickMinStep=1)), color=colour)
+    scale = alt.Scale(domain=order, range=[SELECTION, BASELINE][:len(order)])
+    colour = alt.Color("role:N", title=None, scale=scale, legend=alt.Legend(orient="top", labelLimit=360,
+                                                                             symbolType="stroke"))
+    base = alt.Chart(frame).encode(x=alt.X("epoch:Q", title="Epoch", axis=alt.Axis(tickMinStep=1)))
     band = base.mark_area(opacity=0.15).encode(y=alt.Y("low:Q", title="Accuracy", scale=alt.Scale(zero=False)),
-                                               y2="high:Q", detail="split:N")
+                                               y2="high:Q", detail="split:N", color=alt.Color("role:N", scale=scale, legend=None))
     lines = base.mark_line(point=alt.OverlayMarkDef(size=18)).encode(
-        y="mean:Q",
+        y="mean:Q", color=colour,
         strokeDash=alt.StrokeDash("split:N", title=None, scale=alt.Scale(domain=["validation", "train"],
                                                                           range=[[1, 0], [5, 3]]),
-                                  legend=alt.Legend(orient="top")),
+                                  legend=alt.Legend(orient="top", symbolType="stroke", symbolStrokeColor="#495057")),
         tooltip=["role:N", "split:N", "epoch:Q", alt.Tooltip("mean:Q", format=".4f"),
                  alt.Tooltip("low:Q", format=".4f", title="min over seeds"),
                  alt.Tooltip("high:Q", format=".4f", title="max over seeds"), "seeds:Q"])

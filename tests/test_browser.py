@@ -1,0 +1,120 @@
+"""Real-browser smoke test: `streamlit run streamlit_app.py` on a loopback port, headless Debian
+Chromium driven by Playwright (never a downloaded browser). Every page must render without a
+Streamlit exception box; the ablations page must show the baseline's test accuracy as computed
+from the store; one screenshot per page goes to screenshots/ (gitignored).
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from vitcore import app_data, stats
+from vitcore.dashboard import BASELINE, fmt_mean_std
+from vitcore.store import RunStore
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = ROOT / "screenshots"
+# url path (st.Page's default: the file name) -> screenshot name
+PAGES = {"": "ablations", "runs": "runs", "patching": "patching", "anatomy": "anatomy", "token_cost": "token_cost",
+         "attention": "attention", "vit_vs_convnet": "vit_vs_convnet"}
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} "
+                                "(apt-get install chromium; the test never downloads a browser)")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "VITCORE_ALLOW_TRAINING": "0"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"streamlit did not start:\n{process.stdout.read()[-3000:]}") from None
+                time.sleep(0.3)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run"])
+        yield browser
+        browser.close()
+
+
+def open_page(browser, url: str):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector('[data-testid="stMain"] h1', timeout=60_000)
+    # Streamlit shows a status widget while the script runs; wait until it is gone.
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000)
+    page.wait_for_timeout(800)  # let charts lay out
+    # The app scrolls inside its main container, so a "full page" screenshot needs a tall viewport.
+    height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    page.set_viewport_size({"width": 1400, "height": max(1000, min(int(height) + 40, 12_000))})
+    page.wait_for_timeout(800)
+    return page
+
+
+def test_every_page_renders_in_a_real_browser(server, browser):
+    SHOTS.mkdir(exist_ok=True)
+    base = stats.runs_of(RunStore(app_data.STORE_PATH).table(), BASELINE)["test_accuracy"]
+    expected = fmt_mean_std(base.mean(), base.std())
+    for path, name in PAGES.items():
+        page = open_page(browser, f"{server}/{path}")
+        try:
+            page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+            exceptions = page.locator('[data-testid="stException"]')
+            assert exceptions.count() == 0, f"{name}: {exceptions.first.inner_text()[:500]}"
+            if name == "ablations":
+                assert page.get_by_text(expected, exact=False).first.is_visible(), expected
+        finally:
+            page.close()
+
+
+def test_a_bad_link_shows_the_note_in_the_browser(server, browser):
+    page = open_page(browser, f"{server}/?patch_size=5&norm=%3Cscript%3Ealert(1)%3C/script%3E")
+    try:
+        page.screenshot(path=str(SHOTS / "bad_link.png"), full_page=True)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert page.get_by_text("patch_size=5").first.is_visible()
+        assert page.get_by_text("is not a valid value").count() == 2
+    finally:
+        page.close()
