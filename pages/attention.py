@@ -11,7 +11,7 @@ from vitcore.config import RunConfig
 from vitcore.data import CLASS_NAMES
 from vitcore.store import BadRun
 from vitcore.samples import SEED_ROWS, gallery
-from vitcore.walkthrough_views import attention_over_image, spread_bars, weight_bars
+from vitcore.walkthrough_views import attention_picture, spread_bars, weight_bars
 
 SCAN_ROWS = 1_000      # test rows scanned for the most confident right and wrong predictions
 PERMUTED_ROWS = 200    # images fed shuffled in the permutation test
@@ -58,8 +58,8 @@ def sketch(images, cfg: RunConfig) -> None:
     temperature = left.slider("Temperature", 0.05, 5.0, 1.0, 0.05, key="sketch_temperature")
     weights = A.sketch_weights(image, int(query), temperature, cfg.patch_size)
     uniform = 1 / len(weights)
-    left.altair_chart(attention_over_image(image, weights.reshape(grid, grid), "query patch outlined",
-                                           max(weights.max(), 1e-9), int(query)), width="content")
+    left.image(attention_picture(image, weights.reshape(grid, grid), float(weights.max()), int(query)),
+               caption="query patch outlined in blue; red = weight", clamp=True)
     right.altair_chart(weight_bars(weights, uniform, f"patch {query}'s weights, temperature {temperature:.2f}",
                                    int(query)), width="stretch")
     st.markdown(f"Top weight **{weights.max():.4f}** against the uniform **{uniform:.4f}** (1/{len(weights)}). "
@@ -148,7 +148,7 @@ for name, maps in (("trained", scores), ("random init", control_scores)):
                f"{CLASS_NAMES[(trained if name == 'trained' else control).predicted[position]]}")
     cols = st.columns(len(grids))
     for head, (col, grid) in enumerate(zip(cols, grids)):
-        col.altair_chart(attention_over_image(image, grid, f"head {head}", vmax, query), width="content")
+        col.image(attention_picture(image, grid, vmax, query), caption=f"head {head}: max {grid.max():.3f}", clamp=True)
 
 st.subheader("Right and confidently wrong")
 examples = run_forward(run_cfg, weights, tuple(picked))

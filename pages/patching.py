@@ -8,7 +8,7 @@ from vitcore.config import PATCH_SIZES
 from vitcore.data import CLASS_NAMES
 from vitcore.patches import patchify, unpatchify
 from vitcore.samples import gallery
-from vitcore.walkthrough_views import image_with_grid, patch_tiles, token_matrix
+from vitcore.walkthrough_views import grid_picture, matrix_picture, tiles_picture
 
 
 @st.cache_data(show_spinner="Loading test images…")
@@ -49,9 +49,11 @@ c.metric("max |rebuilt − original|", f"{error:.2e}")
 
 st.subheader("One image, three views")
 one, two, three = st.columns([1.1, 1.1, 1])
-one.altair_chart(image_with_grid(image, patch), width="content")
-two.altair_chart(patch_tiles(tokens[0], patch), width="content")
-three.altair_chart(token_matrix(tokens[0]), width="content")
+one.image(grid_picture(image, patch), caption=f"Pixels, with the {grid}×{grid} patch grid (tokens numbered "
+          "row by row from the top left)", clamp=True)
+two.image(tiles_picture(tokens[0], patch), caption="The patches, as separate tiles", clamp=True)
+three.image(matrix_picture(tokens[0]), caption=f"What the transformer receives: {tokens.shape[1]} tokens (rows) × "
+            f"{tokens.shape[2]} values", clamp=True)
 
 st.markdown(
     f"{CLASS_NAMES[label]} (test row {index}) becomes a **{tokens.shape[1]} × {tokens.shape[2]}** matrix: "

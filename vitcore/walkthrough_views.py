@@ -1,8 +1,8 @@
 """Altair charts for the walkthrough pages (patching, token cost, attention, ViT vs convnet).
 
-Pure functions from arrays/frames to charts: no Streamlit, no TensorFlow. Pixel images are drawn
-as rect grids (28 x 28 = 784 marks), small enough for Vega-Lite and they keep the exact values in
-the tooltip. Colours follow vitcore.views: selection blue, baseline grey.
+Pure functions, no Streamlit, no TensorFlow: pictures are RGB arrays in [0, 1] for st.image
+(integer upscaling, so every image pixel stays a crisp block at any layout width); charts are
+Altair. Colours follow vitcore.views: selection blue, baseline grey.
 """
 
 from __future__ import annotations
@@ -16,85 +16,64 @@ from vitcore.views import BASELINE, SELECTION
 PIXEL = 9  # screen pixels per image pixel
 
 
-def _pixels(image: np.ndarray) -> pd.DataFrame:
-    rows, cols = np.indices(np.asarray(image).shape)
-    return pd.DataFrame({"y": rows.ravel(), "x": cols.ravel(), "value": np.asarray(image, dtype=float).ravel()})
+GRID_RGB = np.array([232, 89, 12]) / 255   # patch boundaries, orange
+QUERY_RGB = np.array([59, 91, 219]) / 255  # the query patch outline, selection blue
 
 
-def _grey(frame: pd.DataFrame, size: int, title: str = "", x: str = "x", y: str = "y") -> alt.Chart:
-    return alt.Chart(frame, title=title).mark_rect().encode(
-        x=alt.X(f"{x}:O", axis=None), y=alt.Y(f"{y}:O", axis=None),
-        color=alt.Color("value:Q", scale=alt.Scale(scheme="greys", domain=[0, 1]), legend=None),
-        tooltip=[alt.Tooltip(f"{y}:O", title="row"), alt.Tooltip(f"{x}:O", title="column"),
-                 alt.Tooltip("value:Q", format=".3f")],
-    ).properties(width=size, height=size)
+def _grey_rgb(image: np.ndarray, scale: int) -> np.ndarray:
+    """(h, w) in [0, 1] -> (h*scale, w*scale, 3), dark ink on white like the seed's figures."""
+    big = np.kron(1.0 - np.clip(np.asarray(image, dtype=float), 0, 1), np.ones((scale, scale)))
+    return np.repeat(big[..., None], 3, axis=2)
 
 
-def image_with_grid(image: np.ndarray, patch: int, title: str = "Pixels, with the patch grid") -> alt.Chart:
-    """The 28x28 image with lines on the patch boundaries and each patch's token number."""
-    side = image.shape[0]
-    picture = _grey(_pixels(image), side * PIXEL, title)
-    cuts = np.arange(patch, side, patch) - 0.5
-    lines = pd.DataFrame({"at": cuts})
-    vertical = alt.Chart(lines).mark_rule(color="#e8590c", strokeWidth=1.5).encode(
-        x=alt.X("at:Q", scale=alt.Scale(domain=[-0.5, side - 0.5]), axis=None))
-    horizontal = alt.Chart(lines).mark_rule(color="#e8590c", strokeWidth=1.5).encode(
-        y=alt.Y("at:Q", scale=alt.Scale(domain=[side - 0.5, -0.5]), axis=None))
-    grid = side // patch
-    row, col = np.divmod(np.arange(grid * grid), grid)
-    numbers = pd.DataFrame({"x": col * patch + (patch - 1) / 2, "y": row * patch + (patch - 1) / 2,
-                            "token": np.arange(grid * grid)})
-    labels = alt.Chart(numbers).mark_text(color="#e8590c", fontSize=11 if patch >= 4 else 7, fontWeight="bold").encode(
-        x=alt.X("x:Q", scale=alt.Scale(domain=[-0.5, side - 0.5]), axis=None),
-        y=alt.Y("y:Q", scale=alt.Scale(domain=[side - 0.5, -0.5]), axis=None), text="token:Q")
-    overlay = (vertical + horizontal + (labels if grid <= 7 else alt.Chart(numbers).mark_point(opacity=0))
-               ).properties(width=side * PIXEL, height=side * PIXEL)
-    return alt.layer(picture, overlay).resolve_scale(x="independent", y="independent")
+def grid_picture(image: np.ndarray, patch: int, scale: int = PIXEL) -> np.ndarray:
+    """The 28x28 image as an RGB array with the patch boundaries drawn in orange (for st.image)."""
+    rgb = _grey_rgb(image, scale)
+    for cut in range(patch, image.shape[0], patch):
+        at = cut * scale
+        rgb[at - 1:at + 1, :] = GRID_RGB
+        rgb[:, at - 1:at + 1] = GRID_RGB
+    return rgb
 
 
-def patch_tiles(tokens: np.ndarray, patch: int, title: str = "The patches, as separate tiles") -> alt.Chart:
-    """Each token reshaped back to a patch x patch tile, laid out with gaps (one facet per token)."""
-    count = tokens.shape[0]
-    grid = int(round(np.sqrt(count)))
-    tile, cell = np.divmod(np.arange(tokens.size), patch * patch)
-    frame = pd.DataFrame({"token": tile, "y": cell // patch, "x": cell % patch, "value": tokens.ravel()})
-    size = max(14, (28 * PIXEL - 6 * grid) // grid)
-    return _grey(frame, size).facet(facet=alt.Facet("token:O", title=title), columns=grid, spacing=4)
+def tiles_picture(tokens: np.ndarray, patch: int, scale: int = PIXEL) -> np.ndarray:
+    """Each token reshaped back to a patch x patch tile, tiles laid out row-major with white gaps."""
+    grid = int(round(np.sqrt(tokens.shape[0])))
+    gap = max(2, scale)
+    side = grid * patch * scale + (grid - 1) * gap
+    canvas = np.ones((side, side, 3))
+    for index, token in enumerate(tokens):
+        row, col = divmod(index, grid)
+        y, x = row * (patch * scale + gap), col * (patch * scale + gap)
+        canvas[y:y + patch * scale, x:x + patch * scale] = _grey_rgb(token.reshape(patch, patch), scale)
+    return canvas
 
 
-def token_matrix(tokens: np.ndarray, title: str = "What the transformer receives") -> alt.Chart:
-    """The (tokens, values) matrix as an image: no spatial structure left."""
+def matrix_picture(tokens: np.ndarray, width: int = 28 * PIXEL) -> np.ndarray:
+    """The (tokens, values) matrix as an RGB picture, each cell an integer block, ~`width` wide."""
     count, values = tokens.shape
-    token, value = np.indices(tokens.shape)
-    frame = pd.DataFrame({"token": token.ravel(), "value_index": value.ravel(), "value": tokens.ravel()})
-    return alt.Chart(frame, title=title).mark_rect().encode(
-        x=alt.X("value_index:O", title=f"{values} values per token", axis=alt.Axis(labels=False, ticks=False)),
-        y=alt.Y("token:O", title=f"{count} tokens", axis=alt.Axis(labels=count <= 49)),
-        color=alt.Color("value:Q", scale=alt.Scale(scheme="greys", domain=[0, 1]), legend=None),
-        tooltip=["token:O", alt.Tooltip("value_index:O", title="value"), alt.Tooltip("value:Q", format=".3f")],
-    ).properties(width=min(28 * PIXEL, max(120, 3 * values)), height=min(28 * PIXEL, max(80, 6 * count)))
+    across = max(1, width // values)
+    down = max(1, min(width // count, 3 * across))
+    return np.kron(_grey_rgb(tokens, 1), np.ones((down, across, 1)))
 
 
-def attention_over_image(image: np.ndarray, weights: np.ndarray, title: str, vmax: float,
-                         query: int | None = None) -> alt.Chart:
-    """The image in grey with a head's per-patch weights over it in red (weights: (grid, grid))."""
+def attention_picture(image: np.ndarray, weights: np.ndarray, vmax: float, query: int | None = None,
+                      scale: int = 6) -> np.ndarray:
+    """The image with a head's per-patch weights (grid, grid) blended over it in red (weight / vmax),
+    the query patch outlined in blue."""
     side, grid = image.shape[0], weights.shape[0]
     patch = side // grid
-    picture = _grey(_pixels(image), 150, title)
-    row, col = np.indices(weights.shape)
-    frame = pd.DataFrame({"x": col.ravel() * patch, "x2": (col.ravel() + 1) * patch,
-                          "y": row.ravel() * patch, "y2": (row.ravel() + 1) * patch,
-                          "patch": np.arange(weights.size), "weight": weights.ravel(),
-                          "query": np.arange(weights.size) == query})
-    scale_x = alt.Scale(domain=[0, side])
-    scale_y = alt.Scale(domain=[side, 0])
-    heat = alt.Chart(frame).mark_rect(opacity=0.6).encode(
-        x=alt.X("x:Q", scale=scale_x, axis=None), x2="x2:Q", y=alt.Y("y:Q", scale=scale_y, axis=None), y2="y2:Q",
-        color=alt.Color("weight:Q", scale=alt.Scale(scheme="reds", domain=[0, vmax]), title="weight"),
-        stroke=alt.condition(alt.datum.query, alt.value(SELECTION), alt.value(None)),
-        strokeWidth=alt.condition(alt.datum.query, alt.value(3), alt.value(0)),
-        tooltip=["patch:Q", alt.Tooltip("weight:Q", format=".4f")]).properties(width=150, height=150)
-    return alt.layer(picture, heat).resolve_scale(x="independent", y="independent", color="independent")
+    rgb = _grey_rgb(image, scale)
+    alpha = np.kron(np.clip(np.asarray(weights) / max(vmax, 1e-12), 0, 1), np.ones((patch * scale,) * 2))[..., None]
+    rgb = (1 - 0.75 * alpha) * rgb + 0.75 * alpha * np.array([0.86, 0.1, 0.1])
+    if query is not None:
+        row, col = divmod(int(query), grid)
+        y0, x0, size = row * patch * scale, col * patch * scale, patch * scale
+        for edge in (slice(y0, y0 + 2), slice(y0 + size - 2, y0 + size)):
+            rgb[edge, x0:x0 + size] = QUERY_RGB
+        for edge in (slice(x0, x0 + 2), slice(x0 + size - 2, x0 + size)):
+            rgb[y0:y0 + size, edge] = QUERY_RGB
+    return np.clip(rgb, 0, 1)
 
 
 def weight_bars(weights: np.ndarray, uniform: float, title: str, query: int | None = None) -> alt.Chart:
