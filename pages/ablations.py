@@ -69,13 +69,13 @@ else:
     st.caption("Solid: validation accuracy, dashed: training accuracy; line = seed mean, band = seed min–max.")
 
     st.subheader("Confusion matrices")
-    if base.empty:
-        st.caption("No baseline runs to compare with.")
+    matrix_base, matrix_sel, matrix_delta = stats.confusion_delta(
+        confusions, (base if len(base) else selected)["run_id"], selected["run_id"])
+    left, right = st.columns(2)
+    left.altair_chart(views.heatmap(matrix_sel, "Selection: row-normalised test rates, seed mean"), width="stretch")
+    if base.empty or cfg.config_id == baseline.config_id:
+        right.caption("The Δ heatmap and per-class bars appear when the selection differs from a stored baseline.")
     else:
-        matrix_base, matrix_sel, matrix_delta = stats.confusion_delta(confusions, base["run_id"], selected["run_id"])
-        left, right = st.columns(2)
-        left.altair_chart(views.heatmap(matrix_sel, "Selection: row-normalised rates, seed mean"),
-                          width="stretch")
         right.altair_chart(views.heatmap(matrix_delta, "Δ vs baseline (blue: more of that cell)", delta=True),
                            width="stretch")
         per_class = stats.class_accuracy_delta(confusions, base["run_id"], selected["run_id"])

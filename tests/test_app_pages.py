@@ -163,3 +163,16 @@ def test_runs_page_lists_every_run_and_offers_the_four_downloads(table):
     at.switch_page("pages/runs.py").run()
     assert len(at.dataframe[0].value) == len(table)
     assert [button.label for button in at.get("download_button")] == list(app_data.EXPORTS)
+
+
+def test_metric_choice_and_interactions_toggle_redraw_the_effects(table):
+    at = app({"norm": "batch"})
+    flips = at.dataframe[0].value
+    charts = len(at.get("vega_lite_chart"))
+    at.toggle(key="show_interactions").set_value(True).run()
+    assert not at.exception
+    assert len(at.get("vega_lite_chart")) == charts + 1
+    expected = stats.flip_effects(table, BASELINE.replace(norm="batch"))
+    assert list(flips["Δ"]) == pytest.approx(list(expected[expected["metric"] == "test_accuracy"]["mean_delta"]))
+    at.button_group(key="effects_metric").set_value("gap").run()
+    assert list(at.dataframe[0].value["Δ"]) == pytest.approx(list(expected[expected["metric"] == "gap"]["mean_delta"]))

@@ -37,7 +37,7 @@ def learning_curves(frame: pd.DataFrame, order: list[str]) -> alt.Chart:
                                                                              symbolType="stroke"))
     base = alt.Chart(frame).encode(x=alt.X("epoch:Q", title="Epoch", axis=alt.Axis(tickMinStep=1)))
     band = base.mark_area(opacity=0.15).encode(y=alt.Y("low:Q", title="Accuracy", scale=alt.Scale(zero=False)),
-                                               y2="high:Q", detail="split:N", color=alt.Color("role:N", scale=scale, legend=None))
+                                               y2="high:Q", detail="split:N", color=colour)
     lines = base.mark_line(point=alt.OverlayMarkDef(size=18)).encode(
         y="mean:Q", color=colour,
         strokeDash=alt.StrokeDash("split:N", title=None, scale=alt.Scale(domain=["validation", "train"],
@@ -68,8 +68,8 @@ def heatmap(matrix: np.ndarray, title: str, delta: bool = False) -> alt.Chart:
         scale = alt.Scale(scheme="blues", domain=[0, 1])
         text_format, label = ".2f", "rate"
     base = alt.Chart(frame).encode(
-        x=alt.X("predicted:N", sort=names, title="Predicted", axis=alt.Axis(labelAngle=-40)),
-        y=alt.Y("true:N", sort=names, title="True"))
+        x=alt.X("predicted:N", sort=names, title="Predicted", axis=alt.Axis(labelAngle=-40, labelOverlap=False)),
+        y=alt.Y("true:N", sort=names, title="True", axis=alt.Axis(labelOverlap=False)))
     cells = base.mark_rect().encode(
         color=alt.Color("value:Q", scale=scale, title=label, legend=alt.Legend(format=text_format)),
         tooltip=["true:N", "predicted:N", alt.Tooltip("value:Q", format=text_format.replace(".2", ".4"))])
@@ -83,7 +83,7 @@ def heatmap(matrix: np.ndarray, title: str, delta: bool = False) -> alt.Chart:
 def class_delta_bars(frame: pd.DataFrame) -> alt.Chart:
     """Per-class test accuracy Δ (selection − baseline), seed-averaged; frame from stats.class_accuracy_delta."""
     return alt.Chart(frame).mark_bar().encode(
-        x=alt.X("delta:Q", title="Δ per-class test accuracy (selection − baseline)", axis=alt.Axis(format="+.2f")),
+        x=alt.X("delta:Q", title="Δ per-class test accuracy (selection − baseline)", axis=alt.Axis(format="+.3f")),
         y=alt.Y("name:N", sort=list(CLASS_NAMES), title=None),
         color=alt.condition(alt.datum.delta >= 0, alt.value(SELECTION), alt.value("#e03131")),
         tooltip=["name:N", alt.Tooltip("baseline:Q", format=".4f"), alt.Tooltip("variant:Q", format=".4f", title="selection"),
@@ -95,7 +95,7 @@ def effect_intervals(frame: pd.DataFrame, y: str, title: str) -> alt.Chart:
     """Dots at mean_delta with 95% CI whiskers per row label `y`, one column per train_rows; a rule at 0."""
     frame = frame[[y, "train_rows", "mean_delta", "ci_low", "ci_high", "n_pairs", "verdict"]]
     frame = frame.assign(rows=frame["train_rows"].map(lambda r: f"{int(r):,} rows"))
-    base = alt.Chart().encode(y=alt.Y(f"{y}:N", title=None, sort=None))
+    base = alt.Chart().encode(y=alt.Y(f"{y}:N", title=None, sort=None, axis=alt.Axis(labelLimit=320)))
     whiskers = base.mark_rule(strokeWidth=2).encode(x=alt.X("ci_low:Q", title=title), x2="ci_high:Q",
                                                     color=alt.Color("verdict:N", title="Verdict", scale=_VERDICT))
     dots = base.mark_circle(size=70, opacity=1).encode(
@@ -103,9 +103,9 @@ def effect_intervals(frame: pd.DataFrame, y: str, title: str) -> alt.Chart:
         tooltip=[f"{y}:N", "rows:N", alt.Tooltip("mean_delta:Q", format="+.4f"), alt.Tooltip("ci_low:Q", format="+.4f"),
                  alt.Tooltip("ci_high:Q", format="+.4f"), "n_pairs:Q", "verdict:N"])
     zero = alt.Chart().mark_rule(color="#adb5bd", strokeDash=[3, 3]).encode(x=alt.datum(0))
-    return alt.layer(zero, whiskers, dots, data=frame).facet(
+    return alt.layer(zero, whiskers, dots, data=frame).properties(width=260).facet(
         column=alt.Column("rows:N", title=None, sort=sorted(frame["rows"].unique(), key=lambda s: int(s.split()[0].replace(",", ""))))
-    ).resolve_scale(x="shared")
+    ).resolve_scale(x="shared").configure_legend(orient="bottom")
 
 
 _VERDICT = alt.Scale(domain=["better", "worse", "within seed noise", "too few seeds", "no paired runs"],
