@@ -176,3 +176,11 @@ def test_metric_choice_and_interactions_toggle_redraw_the_effects(table):
     assert list(flips["Δ"]) == pytest.approx(list(expected[expected["metric"] == "test_accuracy"]["mean_delta"]))
     at.button_group(key="effects_metric").set_value("gap").run()
     assert list(at.dataframe[0].value["Δ"]) == pytest.approx(list(expected[expected["metric"] == "gap"]["mean_delta"]))
+
+
+def test_reset_returns_every_switch_to_the_seed_vit(table):
+    at = app({"norm": "batch", "patch_size": 4, "model": "convnet"})
+    at.button(key="reset_switches").click().run()
+    assert not at.exception
+    assert [metric.value for metric in at.metric] == shown_values(table, BASELINE)
+    assert not {"norm", "patch_size", "model"} & set(at.query_params)  # defaults leave the URL clean

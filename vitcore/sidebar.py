@@ -60,5 +60,5 @@ def render_sidebar() -> None:
                     st.caption("The ViT switches below do not apply to the convnet.")
         st.selectbox(LABELS[BASELINE_KEY], list(cells), index=0, key=BASELINE_KEY, help=HELP[BASELINE_KEY],
                      bind="query-params")
-        st.button("Reset to the seed's ViT", on_click=_reset, icon=":material/restart_alt:")
+        st.button("Reset to the seed's ViT", on_click=_reset, icon=":material/restart_alt:", key="reset_switches")
         st.caption("The URL holds this selection: copy it to share exactly this view.")
