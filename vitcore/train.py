@@ -39,15 +39,19 @@ def configure_tensorflow(threads: int | None = None) -> None:
         pass
 
 
-def _optimizer(cfg: RunConfig, steps_per_epoch: int):
+def learning_rate(cfg: RunConfig, steps_per_epoch: int):
+    """Adam's learning rate: the constant lr, or a linear warm-up from 0 to lr over warmup_epochs,
+    then constant (CosineDecay with alpha=1.0 decays from lr to 1.0 * lr, i.e. not at all, after
+    its built-in linear warm-up)."""
     if not cfg.warmup_epochs:
-        return keras.optimizers.Adam(cfg.lr)
-    # Linear warm-up from 0 to lr over warmup_epochs, then constant: CosineDecay with alpha=1.0
-    # decays from lr to 1.0 * lr, i.e. not at all, after its built-in linear warm-up.
-    schedule = keras.optimizers.schedules.CosineDecay(
+        return cfg.lr
+    return keras.optimizers.schedules.CosineDecay(
         initial_learning_rate=0.0, decay_steps=1, alpha=1.0,
         warmup_target=cfg.lr, warmup_steps=cfg.warmup_epochs * steps_per_epoch)
-    return keras.optimizers.Adam(schedule)
+
+
+def _optimizer(cfg: RunConfig, steps_per_epoch: int):
+    return keras.optimizers.Adam(learning_rate(cfg, steps_per_epoch))
 
 
 def train(cfg: RunConfig, store: RunStore, progress: Progress | None = None,

@@ -1,0 +1,74 @@
+"""Real training on the real data: a tiny run end to end, determinism across processes, caching."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vitcore.config import RunConfig
+from vitcore.store import RunStore
+
+from conftest import TINY, run_cli
+
+
+def test_tiny_run_is_complete_and_consistent(tiny_store):
+    run = tiny_store.get(TINY)
+    assert run is not None and tiny_store.check() == []
+    history, summary, confusion = run.history(), run.summary, run.confusion()
+    assert history["epoch"].tolist() == [1, 2]
+    assert confusion.sum() == 10_000  # the full official test split
+    assert summary["test_accuracy"] == pytest.approx(np.trace(confusion) / 10_000)
+    assert summary["best_val_accuracy"] == history["val_accuracy"].max()
+    assert summary["gap"] == pytest.approx(summary["final_train_accuracy"] - summary["final_val_accuracy"])
+    assert summary["params"] == 71_946 and summary["training_version"] >= 1
+    assert summary["per_class_accuracy"] == pytest.approx((confusion.diagonal() / confusion.sum(axis=1)).tolist())
+    assert run.weights_path is not None  # seed 0 keeps its weights
+    assert summary["test_accuracy"] > 0.3  # it learned something in 2 epochs on 300 rows
+
+
+def test_same_config_in_two_fresh_processes_gives_identical_history(tiny_store, tmp_path):
+    done = run_cli("run", "--train-rows", str(TINY.train_rows), "--epochs", str(TINY.epochs), "--store", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-2000:]
+    first, second = tiny_store.get(TINY), RunStore(tmp_path).get(TINY)
+    columns = ["epoch", "loss", "accuracy", "val_loss", "val_accuracy", "lr"]  # not the wall seconds
+    pd.testing.assert_frame_equal(first.history()[columns], second.history()[columns], check_exact=True)
+    np.testing.assert_array_equal(first.confusion(), second.confusion())
+    assert first.summary["test_loss"] == second.summary["test_loss"]
+
+
+def test_cached_run_is_returned_without_training(tiny_store):
+    before = (tiny_store.root / TINY.run_id / "summary.json").stat().st_mtime_ns
+    done = run_cli("run", "--train-rows", str(TINY.train_rows), "--epochs", str(TINY.epochs), "--store", str(tiny_store.root))
+    assert done.returncode == 0 and "cached:" in done.stdout
+    assert "tensorflow" not in done.stderr.lower()  # the cached path never imports TensorFlow
+    assert (tiny_store.root / TINY.run_id / "summary.json").stat().st_mtime_ns == before
+    assert f"run {TINY.run_id}" in done.stdout
+
+
+def test_stored_weights_reproduce_the_stored_test_accuracy(tiny_store):
+    from vitcore.data import load_split
+    from vitcore.models import build_vit
+    from vitcore.patches import model_inputs
+
+    run = tiny_store.get(TINY)
+    model = build_vit(TINY, with_attention=True)
+    model.load_weights(run.weights_path)
+    data = load_split(TINY.train_rows, TINY.seed)
+    probs = model.predict(model_inputs(TINY, data.x_test), batch_size=1000, verbose=0)[0]
+    assert (probs.argmax(axis=1) == data.y_test).mean() == run.summary["test_accuracy"]
+
+
+def test_linear_warmup_then_constant():
+    from vitcore.train import learning_rate
+
+    schedule = learning_rate(RunConfig(warmup_epochs=2, lr=1e-3), steps_per_epoch=10)
+    values = [float(schedule(step)) for step in (0, 5, 10, 20, 100)]
+    assert values == pytest.approx([0.0, 2.5e-4, 5e-4, 1e-3, 1e-3], abs=1e-9)
+    assert learning_rate(RunConfig(), 10) == 1e-3
+
+
+def test_summary_is_plain_json(tiny_store):
+    text = (tiny_store.root / TINY.run_id / "summary.json").read_text()
+    summary = json.loads(text)
+    assert summary["config"] == TINY.identity() and summary["run_id"] == TINY.run_id
