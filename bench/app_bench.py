@@ -3,7 +3,7 @@
     python bench/app_bench.py            # uses cached_runs/ (or $VITCORE_STORE)
 
 Measures, on a fresh `streamlit run` server with training off:
-  1. cold script: the ablations page's first script run in a fresh process (AppTest; imports + cache misses);
+  1. script time: the ablations page's script in a fresh process (AppTest), first and second session;
   2. browser first render: headless Chromium (Debian's, via Playwright) from navigation to the metric cards
      on the server's first session, and again for a second session (store reads now cached);
   3. server RSS after a view-only session opened the Ablations and Runs pages, and whether TensorFlow
@@ -29,18 +29,23 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
 COLD = """
 import time
 from streamlit.testing.v1 import AppTest
-start = time.perf_counter()
-at = AppTest.from_file({app!r}, default_timeout=120).run()
-assert not at.exception and at.metric, "ablations page did not render its metric cards"
-print(time.perf_counter() - start)
+times = []
+for session in range(2):  # a fresh session each time; the second finds imports and st.cache_data warm
+    start = time.perf_counter()
+    at = AppTest.from_file({app!r}, default_timeout=120).run()
+    times.append(time.perf_counter() - start)
+    assert not at.exception and at.metric, "ablations page did not render its metric cards"
+print(*times)
 """
 
 
-def cold_script_seconds() -> float:
+def script_seconds() -> tuple[float, float]:
+    """(first, second) script run of the ablations page in a fresh process (AppTest, no browser)."""
     code = COLD.format(app=str(ROOT / "streamlit_app.py"))
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT), "VITCORE_ALLOW_TRAINING": "0"}, check=True)
-    return float(done.stdout.strip().splitlines()[-1])
+    first, second = map(float, done.stdout.strip().splitlines()[-1].split())
+    return first, second
 
 
 def start_server() -> tuple[subprocess.Popen, str]:
@@ -86,7 +91,9 @@ def view_pages(browser, url: str) -> None:
 def main() -> int:
     from playwright.sync_api import sync_playwright
 
-    print(f"cold script run of the ablations page (fresh process, AppTest): {cold_script_seconds():.2f} s")
+    first, second = script_seconds()
+    print(f"ablations page script (AppTest, fresh process): first session {first:.2f} s "
+          f"(imports + store reads), second session {second:.2f} s; load average {os.getloadavg()[0]:.1f}")
     process, url = start_server()
     try:
         server = psutil.Process(process.pid)

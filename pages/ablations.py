@@ -54,10 +54,9 @@ else:
             colour = ("normal" if row["higher_is_better"] else "inverse") if decided else "off"
             interval = "no CI" if delta.ci_low != delta.ci_low else \
                 f"95% CI [{delta.ci_low:+.{digits}f}, {delta.ci_high:+.{digits}f}]"
-            note = f"Δ {interval} · {delta.n_pairs} pairs · **{delta.verdict}**"
+            note = f"Δ vs baseline: {interval} · {delta.n_pairs} pairs · **{delta.verdict}**"
         column.metric(views.METRIC_TITLES[row["metric"]], f"{row['mean']:.{digits}f}", shown, delta_color=colour,
-                      delta_arrow="auto" if decided else "off", delta_description="vs baseline" if shown else None,
-                      help=HELP[row["metric"]], border=True)
+                      delta_arrow="auto" if decided else "off", help=HELP[row["metric"]], border=True)
         column.caption(f"{spread}  \n{note}")
 
     histories, confusions = app_data.run_frames([*selected["run_id"], *base["run_id"]])
