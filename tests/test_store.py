@@ -60,7 +60,7 @@ def test_bad_runs_are_reported_and_skipped(tmp_path, damage, reason):
     damage(bad.path)
     problems = dict(store.check())
     assert reason in problems[bad.run_id] and good.run_id not in problems
-    if reason != "missing history.csv":  # table() trusts a summary; the deep readers check files
+    if reason not in ("missing history.csv", "does not match"):  # deep checks: check(), histories()
         with pytest.warns(StoreWarning, match=bad.run_id):
             assert store.table()["run_id"].tolist() == [good.run_id]
     with pytest.warns(StoreWarning, match=bad.run_id):
@@ -134,3 +134,18 @@ def test_missing_store_is_empty_not_an_error(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert store.table().empty and store.histories().empty and store.check() == []
+
+
+def test_table_index_follows_edits_and_survives_damage(tmp_path):
+    store = RunStore(tmp_path)
+    run = save(store, RunConfig(), test_accuracy=0.5)
+    assert store.table()["test_accuracy"].tolist() == [0.5]
+    assert (tmp_path / ".index.json").exists()
+    summary = json.loads((run.path / "summary.json").read_text())
+    (run.path / "summary.json").write_text(json.dumps({**summary, "test_accuracy": 0.7}))
+    os.utime(run.path / "summary.json", ns=(time.time_ns(), time.time_ns() + 10**9))
+    assert store.table()["test_accuracy"].tolist() == [0.7]  # a changed summary is re-read
+    (tmp_path / ".index.json").write_text("{broken")
+    assert store.table()["test_accuracy"].tolist() == [0.7] and store.check() == []
+    save(store, RunConfig(seed=1))
+    assert len(store.table()) == 2  # a new run appears
