@@ -1,0 +1,26 @@
+"""The read-only side of vitcore never imports TensorFlow: the dashboard depends on it."""
+
+import subprocess
+import sys
+
+from conftest import ROOT
+
+LIGHT = ["vitcore", "vitcore.config", "vitcore.store", "vitcore.stats", "vitcore.report", "vitcore.patches",
+         "vitcore.data", "vitcore.cli", "vitcore.sweep", "vitcore.app_data", "vitcore.cost"]
+
+
+def test_light_modules_do_not_import_tensorflow():
+    code = ("import importlib, sys\n"
+            f"for name in {LIGHT!r}:\n"
+            "    importlib.import_module(name)\n"
+            "    heavy = [m for m in ('tensorflow', 'keras') if m in sys.modules]\n"
+            "    if heavy: print(name, 'pulled in', heavy); break\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-1000:]
+    assert done.stdout.strip() == ""
+
+
+def test_the_training_module_does_import_it():  # proves the probe above can see an import
+    code = "import sys, vitcore.train; print('tensorflow' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "True"
