@@ -71,3 +71,23 @@ def bench_table(runs: int = 10_000) -> float:
     warm = statistics.median(times[1:])
     print(f"table() over {runs:,} runs: cold (no index) {times[0]:.2f} s, warm median {warm:.2f} s of 3 (goal <= 1 s)")
     return warm
+
+
+def bench_workers(runs: int = 6) -> dict[int, float]:
+    """Runs/hour of the local sweep pool with 1 and with 2 workers, on `runs` fresh configs each
+    (the seed's ViT at 1,000 rows with unused seeds), process start-up and TF import included."""
+    from vitcore.config import RunConfig
+    from vitcore.store import RunStore
+    from vitcore.sweep import run_sweep
+
+    rates = {}
+    for workers in (1, 2):
+        configs = [RunConfig(train_rows=1_000, seed=1_000 * workers + index) for index in range(runs)]
+        with tempfile.TemporaryDirectory() as folder:
+            start = time.perf_counter()
+            run_sweep(configs, RunStore(folder), workers=workers)
+            seconds = time.perf_counter() - start
+        rates[workers] = runs / seconds * 3600
+        print(f"{workers} worker(s): {runs} runs in {seconds:.0f} s = {rates[workers]:.0f} runs/hour", flush=True)
+    print(f"2 workers / 1 worker: {rates[2] / rates[1]:.2f}x")
+    return rates

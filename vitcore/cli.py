@@ -70,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="time the seed's ViT run against a plain model.fit script")
     bench.add_argument("--repeats", type=int, default=3, help="side-by-side pairs (default 3)")
-    bench.add_argument("--what", choices=("training", "table"), default="training")
+    bench.add_argument("--what", choices=("training", "table", "workers"), default="training",
+                       help="training: vs plain model.fit; table: store.table() at 10k runs; workers: sweep runs/hour")
 
     sweep = sub.add_parser("sweep", help="train a named grid of configs, resumably")
     sweep.add_argument("grid", nargs="?", help="grid name (see --list)")
@@ -160,6 +161,9 @@ def _bench(args) -> int:
         raise UsageError("--repeats must be at least 1")
     if args.what == "table":
         bench.bench_table()
+        return 0
+    if args.what == "workers":
+        bench.bench_workers()
         return 0
     return bench.bench_training(args.repeats)
 
