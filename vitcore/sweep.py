@@ -67,8 +67,8 @@ def _train_task(cfg: RunConfig, store_path: str, threads: int) -> dict:
 
 def _cost(cfg: RunConfig) -> int:
     """A rough relative cost, so cheap runs land first and a stopped sweep has the most cells."""
-    tokens = 40 if cfg.model == "convnet" else cfg.tokens
-    return tokens * cfg.train_rows * cfg.epochs
+    per_row = 40 if cfg.model == "convnet" else cfg.tokens + cfg.tokens ** 2 / 16  # MLPs ~ N, attention ~ N^2
+    return int(per_row * cfg.train_rows * cfg.epochs)
 
 
 def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, executor: str = "local",
