@@ -83,6 +83,12 @@ def test_training_switch(value, allowed):
     assert training_allowed({} if value is None else {"VITCORE_ALLOW_TRAINING": value}) is allowed
 
 
+def test_training_is_off_by_default_on_community_cloud():
+    cloud = "/mount/src/vitcore/vitcore/dashboard.py"
+    assert training_allowed({}, app_path=cloud) is False
+    assert training_allowed({"VITCORE_ALLOW_TRAINING": "1"}, app_path=cloud) is True
+
+
 def test_metric_rows_are_seed_means_and_paired_deltas(store):
     rows = {row["metric"]: row for row in metric_rows(store.table(), POST, BASELINE)}
     test = rows["test_accuracy"]

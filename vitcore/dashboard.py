@@ -32,9 +32,16 @@ SAME_ROWS = "the seed's ViT at the selected rows"
 _EXTRA_FIELDS = ("width", "depth", "heads", "mlp_dim", "epochs", "batch_size", "lr")
 
 
-def training_allowed(environ: Mapping[str, str] = os.environ) -> bool:
-    """Train-on-demand is on unless VITCORE_ALLOW_TRAINING is 0/false/no/off (set it on a public deploy)."""
-    return environ.get("VITCORE_ALLOW_TRAINING", "1").strip().lower() not in {"0", "false", "no", "off"}
+COMMUNITY_CLOUD_ROOT = "/mount/src/"  # where Streamlit Community Cloud checks out an app's repository
+
+
+def training_allowed(environ: Mapping[str, str] = os.environ, app_path: str = __file__) -> bool:
+    """Train-on-demand: VITCORE_ALLOW_TRAINING=0/false/no/off turns it off, 1/true/yes/on turns it on;
+    unset, it is on except on Streamlit Community Cloud (a public deploy: the app runs from /mount/src)."""
+    value = environ.get("VITCORE_ALLOW_TRAINING")
+    if value is None:
+        return not app_path.startswith(COMMUNITY_CLOUD_ROOT)
+    return value.strip().lower() not in {"0", "false", "no", "off"}
 
 
 def _shown(value) -> str:

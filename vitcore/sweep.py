@@ -127,7 +127,7 @@ def sweep_command(args) -> int:
     except ValueError as error:
         raise UsageError(str(error)) from None
     store = RunStore(args.store)
-    todo = [cfg for cfg in configs if store.get(cfg) is None]
+    todo = sorted((cfg for cfg in configs if store.get(cfg) is None), key=_cost)  # the order they will run
     print(f"grid {args.grid}: {len(configs)} runs, {len(configs) - len(todo)} already in {store.root}, "
           f"{len(todo)} to train")
     if args.dry_run:
