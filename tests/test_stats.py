@@ -222,3 +222,10 @@ def test_empty_and_convnet_only_tables_give_empty_frames():
         assert stats.interactions(runs).empty
         assert stats.flip_effects(runs, RunConfig()).empty
     assert stats.summarize(table([])).empty
+
+
+def test_final_train_accuracy_gets_neutral_words():
+    assert stats.verdict("final_train_accuracy", 0.01, 0.03, 3) == stats.HIGHER
+    assert stats.verdict("final_train_accuracy", -0.03, -0.01, 3) == stats.LOWER
+    assert stats.verdict("test_accuracy", -0.03, -0.01, 3) == stats.WORSE
+    assert stats.verdict("gap", -0.03, -0.01, 3) == stats.BETTER

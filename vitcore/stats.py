@@ -23,11 +23,13 @@ from vitcore.data import CLASS_NAMES
 METRICS = ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "gap", "seconds")
 # Which direction is "better" for the verdict words. gap (final train - final val accuracy) measures
 # overfitting and seconds is cost, so lower is better for both; a metric not listed counts as
-# higher-is-better. final_train_accuracy counts as higher-is-better (more fit), which is why the
-# gap is reported beside it.
+# higher-is-better. Final train accuracy has no good direction (more fit can mean more memorising),
+# so its verdicts are the neutral "higher"/"lower".
 HIGHER_IS_BETTER = {"test_accuracy": True, "best_val_accuracy": True, "final_train_accuracy": True,
                     "gap": False, "seconds": False, "test_loss": False, "params": False}
+NEUTRAL = {"final_train_accuracy"}
 BETTER, WORSE, NOISE, TOO_FEW, NO_PAIRS = "better", "worse", "within seed noise", "too few seeds", "no paired runs"
+HIGHER, LOWER = "higher", "lower"
 CONFIDENCE = 0.95
 LEVELS = {"pos_embedding": POS_EMBEDDINGS, "norm_placement": NORM_PLACEMENTS, "norm": NORMS, "patch_size": PATCH_SIZES}
 REFERENCE = {name: getattr(RunConfig(), name) for name in SWITCHES}  # the seed's ViT: learned, pre, layer, 7
@@ -66,6 +68,8 @@ def verdict(metric: str, ci_low: float, ci_high: float, n: int) -> str:
     if ci_low <= 0 <= ci_high:
         return NOISE
     higher = ci_low > 0
+    if metric in NEUTRAL:
+        return HIGHER if higher else LOWER
     return BETTER if higher == HIGHER_IS_BETTER.get(metric, True) else WORSE
 
 

@@ -108,5 +108,5 @@ def effect_intervals(frame: pd.DataFrame, y: str, title: str) -> alt.Chart:
     ).resolve_scale(x="shared").configure_legend(orient="bottom")
 
 
-_VERDICT = alt.Scale(domain=["better", "worse", "within seed noise", "too few seeds", "no paired runs"],
-                     range=["#2f9e44", "#e03131", "#868e96", "#adb5bd", "#ced4da"])
+_VERDICT = alt.Scale(domain=["better", "worse", "higher", "lower", "within seed noise", "too few seeds", "no paired runs"],
+                     range=["#2f9e44", "#e03131", "#1c7ed6", "#7048e8", "#868e96", "#adb5bd", "#ced4da"])
