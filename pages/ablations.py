@@ -21,14 +21,16 @@ runs = app_data.load_runs()
 selected, base = stats.runs_of(runs, cfg), stats.runs_of(runs, baseline)
 
 st.title("What is each part of a ViT worth?")
+seeds = sorted(set(selected["seed"]) | set(base["seed"]))
 st.markdown(f"**{cell_name(cfg)}** against the baseline **{cell_name(baseline)}**, "
-            "over seeds 0–2, every Δ paired seed by seed.")
+            f"over seeds {', '.join(map(str, seeds)) or '(none stored)'}, every Δ paired seed by seed.")
 with st.expander("Definitions: which split, which epoch, what the verdict means", icon=":material/help:"):
     st.markdown("\n".join(f"- **{views.METRIC_TITLES[m]}**: {HELP[m]}" for m in stats.METRICS) + """
 - **Mean ± std**: over the seeds of one config (each seed draws its own training sample and initialisation).
 - **Δ**: selection − baseline, computed per seed, then averaged; the **95% CI** is a t-interval over those
   paired differences. **Verdict**: *better*/*worse* only when the CI excludes 0 (for gap and seconds, lower
-  is better); *within seed noise* otherwise; one pair gives no interval (*too few seeds*).
+  is better; final train accuracy gets the neutral *higher*/*lower*: fitting more is not better);
+  *within seed noise* otherwise; one pair gives no interval (*too few seeds*).
 - Splits: 5,000 stratified validation rows held out of the 60k training split (fixed for every run); training
   rows drawn from the other 55,000; the test split is the official 10,000.""")
 
