@@ -14,7 +14,6 @@ shuffle tokens directly. Layer names are stable: analysis code probes them by na
 from __future__ import annotations
 
 import keras
-import numpy as np
 
 from vitcore.config import RunConfig
 
@@ -145,14 +144,3 @@ def param_breakdown(cfg: RunConfig) -> list[tuple[str, int]]:
 
 def _has_layer(model: keras.Model, name: str) -> bool:
     return any(layer.name == name for layer in model.layers)
-
-
-def count_params(cfg: RunConfig) -> int:
-    return int(build_model(cfg).count_params())
-
-
-def predict_probs(model: keras.Model, inputs: np.ndarray, batch_size: int = 1000) -> np.ndarray:
-    """Class probabilities (n, 10) in large batches (inference has no batch-size effect on results
-    for LayerNorm, and BatchNorm uses its moving statistics)."""
-    out = model.predict(inputs, batch_size=batch_size, verbose=0)
-    return out[0] if isinstance(out, list) else out
