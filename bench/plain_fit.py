@@ -3,7 +3,7 @@
 Same protocol as `python -m vitcore run` with the defaults (patch 7, 4,000 rows, 15 epochs,
 batch 64, validation on the 5,000 held-out rows each epoch, the 10k test at the end), same data
 and same model builder, but none of vitcore's speed settings. Run as a whole process:
-    /usr/bin/time -f %e python bench/plain_fit.py
+    /usr/bin/time -f %e python bench/plain_fit.py [SEED]      # SEED: default 0, as `vitcore run --seed`
 """
 
 import json
@@ -21,7 +21,7 @@ from vitcore.models import build_model  # noqa: E402
 from vitcore.patches import model_inputs  # noqa: E402
 
 start = time.perf_counter()
-cfg = RunConfig()
+cfg = RunConfig(seed=int(sys.argv[1]) if len(sys.argv) > 1 else 0)
 data = load_split(cfg.train_rows, cfg.seed)
 keras.utils.set_random_seed(cfg.seed)
 model = build_model(cfg)

@@ -72,3 +72,63 @@ def test_summary_is_plain_json(tiny_store):
     text = (tiny_store.root / TINY.run_id / "summary.json").read_text()
     summary = json.loads(text)
     assert summary["config"] == TINY.identity() and summary["run_id"] == TINY.run_id
+
+
+def _step_by_step(model, optimizer, x, y, orders, batch_size, xla):
+    """The reference: one compiled call per batch (the loop before the epoch became one XLA launch)."""
+    import keras
+    import tensorflow as tf
+
+    optimizer.build(model.trainable_variables)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(reduction="sum")
+
+    spec = tf.TensorSpec((None, *model.input_shape[1:]), tf.float32)
+
+    @tf.function(jit_compile=xla, input_signature=[spec, tf.TensorSpec((None,), tf.int32)])
+    def step(xb, yb):
+        with tf.GradientTape() as tape:
+            probs = model(xb, training=True)
+            loss_sum = loss_fn(yb, probs)
+            loss = loss_sum / tf.cast(tf.shape(xb)[0], loss_sum.dtype)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss_sum, tf.reduce_sum(tf.cast(tf.argmax(probs, axis=-1, output_type=yb.dtype) == yb, tf.float32))
+
+    history = []
+    for order in orders:
+        steps = len(order) // batch_size
+        sums = np.asarray([step(x[i], y[i]) for i in np.split(order[:steps * batch_size], steps)], np.float64)
+        history.append(tuple(float(v) for v in sums.sum(axis=0) / (steps * batch_size)))
+    return history
+
+
+@pytest.mark.parametrize("cfg", [
+    RunConfig(train_rows=300, patch_size=14, norm="batch", norm_placement="post", warmup_epochs=1, seed=3),
+    RunConfig(model="convnet", train_rows=300, seed=3),
+], ids=["vit-post-batchnorm-warmup", "convnet"])
+def test_one_launch_per_epoch_matches_one_launch_per_step_bit_for_bit(cfg):
+    import keras
+
+    from vitcore.data import load_split
+    from vitcore.models import build_model
+    from vitcore.patches import model_inputs
+    from vitcore.train import _Loop, _optimizer, configure_tensorflow
+
+    configure_tensorflow()
+    data = load_split(cfg.train_rows, cfg.seed)
+    x, y = model_inputs(cfg, data.x_train), data.y_train
+    orders = [np.random.default_rng(cfg.seed).permutation(len(x)) for _ in range(2)]
+    results = []
+    for fused in (True, False):
+        keras.utils.set_random_seed(cfg.seed)
+        model = build_model(cfg)
+        optimizer = _optimizer(cfg, len(x) // cfg.batch_size)
+        if fused:
+            loop = _Loop(model, optimizer)
+            history = [loop.train_epoch(x, y, order, cfg.batch_size) for order in orders]
+        else:
+            history = _step_by_step(model, optimizer, x, y, orders, cfg.batch_size, xla=cfg.model == "vit")
+        results.append((history, [w.numpy() for w in model.weights]))
+    (fused_history, fused_weights), (step_history, step_weights) = results
+    assert fused_history == step_history
+    assert all(np.array_equal(a, b) for a, b in zip(fused_weights, step_weights))

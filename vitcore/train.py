@@ -1,7 +1,7 @@
 """Deterministic training of one RunConfig, stored in a RunStore; cached runs are returned as they are.
 
-Speed (README, "Speed"): instead of `model.fit`, one XLA-compiled train step traced once (fixed
-batch shape: the last partial batch of an epoch is dropped), no host sync per step, validation and
+Speed (README, "Speed"): instead of `model.fit`, one XLA-compiled training epoch (a loop over its
+batches) traced once (fixed batch shape: the last partial batch of an epoch is dropped), validation and
 test in batches of 1,000, the optimizer built before tracing. `python -m vitcore bench` compares it
 with a plain `model.fit` script side by side; the determinism test trains twice in two processes.
 """
@@ -105,26 +105,29 @@ def train(cfg: RunConfig, store: RunStore, progress: Progress | None = None,
 
 
 class _Loop:
-    """One XLA-compiled train step and one compiled forward pass, reused for every batch.
+    """One compiled training epoch and one compiled forward pass, reused for every epoch and batch.
 
     Same semantics as `model.fit` (per-epoch shuffle, mean loss and accuracy of the training-mode
     predictions over the epoch, sample-weighted), without its per-epoch data pipeline and
-    retracing: on this 2-core CPU that is most of the time of a run this small.
+    retracing. The epoch is a `tf.while_loop` over its batches inside one XLA computation: one
+    launch per epoch instead of one per step (the step itself is small enough on this 2-core CPU
+    that launching it cost more than running it). Same ops in the same order as a step-by-step
+    loop: tests/test_train.py checks that the weights come out bit for bit the same.
     """
 
     def __init__(self, model: keras.Model, optimizer):
         import tensorflow as tf
 
         self.model, self.optimizer = model, optimizer
-        optimizer.build(model.trainable_variables)  # slots now, or tf.function traces step twice
+        optimizer.build(model.trainable_variables)  # slots now, or tf.function traces twice
         loss_fn = keras.losses.SparseCategoricalCrossentropy(reduction="sum")
 
         spec = tf.TensorSpec((None, *model.input_shape[1:]), tf.float32)  # one trace for any batch
+        batches = tf.TensorSpec((None, None, *model.input_shape[1:]), tf.float32)  # (steps, batch, ...)
 
-        # XLA has no deterministic MaxPool gradient, so the convnet's step runs as a plain graph.
+        # XLA has no deterministic MaxPool gradient, so the convnet's epoch runs as a plain graph.
         xla = not any(isinstance(layer, keras.layers.MaxPooling2D) for layer in model.layers)
 
-        @tf.function(jit_compile=xla, input_signature=[spec, tf.TensorSpec((None,), tf.int32)])
         def step(x, y):
             with tf.GradientTape() as tape:
                 probs = model(x, training=True)
@@ -135,22 +138,34 @@ class _Loop:
             correct = tf.reduce_sum(tf.cast(tf.argmax(probs, axis=-1, output_type=y.dtype) == y, tf.float32))
             return loss_sum, correct
 
+        @tf.function(jit_compile=xla, input_signature=[batches, tf.TensorSpec((None, None), tf.int32)])
+        def epoch(xs, ys):
+            steps = tf.shape(xs)[0]
+
+            def body(i, losses, corrects):
+                loss_sum, correct = step(xs[i], ys[i])
+                return i + 1, losses.write(i, loss_sum), corrects.write(i, correct)
+
+            empty = tf.TensorArray(tf.float32, size=steps)
+            _, losses, corrects = tf.while_loop(lambda i, *_: i < steps, body, (0, empty, empty))
+            return losses.stack(), corrects.stack()  # per step: summed loss, correct predictions
+
         @tf.function(jit_compile=True, input_signature=[spec])
         def forward(x):
             return model(x, training=False)
 
-        self._step, self._forward = step, forward
+        self._epoch, self._forward = epoch, forward
 
     def train_epoch(self, x: np.ndarray, y: np.ndarray, order: np.ndarray, batch_size: int) -> tuple[float, float]:
         """One pass over full batches of a fresh permutation: the last partial batch (32 of 4,000
         rows at batch 64, other rows each epoch) is dropped so every step has one shape and XLA
         compiles once (a second shape costs ~4 s of compile, more than the 15 epochs it serves)."""
         steps = max(1, len(order) // batch_size)
-        sums = [self._step(x[index], y[index])  # (loss sum, correct) tensors; no sync per step
-                for index in np.split(order[:steps * batch_size], steps)]
-        loss_sum, correct = np.asarray(sums, dtype=np.float64).sum(axis=0)
+        index = order[:steps * batch_size].reshape(steps, batch_size)
+        losses, corrects = self._epoch(x[index], y[index])
         seen = steps * batch_size
-        return float(loss_sum / seen), float(correct / seen)
+        return (float(np.asarray(losses, np.float64).sum() / seen),
+                float(np.asarray(corrects, np.float64).sum() / seen))
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         return np.concatenate([np.asarray(self._forward(x[i:i + EVAL_BATCH])) for i in range(0, len(x), EVAL_BATCH)])
