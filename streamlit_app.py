@@ -1,27 +1,39 @@
-"""Entry point: `streamlit run streamlit_app.py`. The frame only: pages, the shared sidebar, run.
+"""Entry point: `streamlit run streamlit_app.py` serves the dashboard in app.py.
 
-The sidebar lives here so its switches persist across pages; every page reads them through
-`vitcore.app_data.config_from_state(st.session_state)`.
+Through `st.App` (Streamlit's ASGI entry point) for one reason: its lifespan hook runs once when
+the server starts, before any visitor. It starts `vitcore.app_data.warm_caches` in a background
+thread (the server answers at once), which imports pandas, scipy and altair and fills the store
+caches of the Ablations page's default view, so the first visitor after a start or a wake-up
+from sleep gets the page as fast as the second one.
 """
+
+import logging
+import threading
+import time
+from contextlib import asynccontextmanager
 
 import streamlit as st
 
-from vitcore.sidebar import render_sidebar
+log = logging.getLogger("vitcore")
 
-st.set_page_config(page_title="vitcore: ViT ablations", page_icon=":material/grid_view:", layout="wide")
 
-page = st.navigation({
-    "Ablations": [
-        st.Page("pages/ablations.py", title="Ablations", icon=":material/tune:", default=True),
-        st.Page("pages/runs.py", title="Runs & downloads", icon=":material/table_view:"),
-    ],
-    "Walkthrough": [
-        st.Page("pages/patching.py", title="Patching", icon=":material/grid_on:"),
-        st.Page("pages/anatomy.py", title="Parameter anatomy", icon=":material/account_tree:"),
-        st.Page("pages/token_cost.py", title="Token cost", icon=":material/speed:"),
-        st.Page("pages/attention.py", title="Attention", icon=":material/visibility:"),
-        st.Page("pages/vit_vs_convnet.py", title="ViT vs convnet", icon=":material/compare:"),
-    ],
-})
-render_sidebar()
-page.run()
+def _warm() -> None:
+    from vitcore.app_data import warm_caches  # inside the hook: the runtime and its caches exist now
+
+    start = time.perf_counter()
+    try:
+        steps = warm_caches()
+    except Exception:  # noqa: BLE001 - warming is an optimisation; the page computes what it lacks
+        log.warning("vitcore: warming the caches failed; the first visitor will fill them", exc_info=True)
+        return
+    detail = ", ".join(f"{step} {seconds:.2f} s" for step, seconds in steps.items())
+    print(f"vitcore: caches warm in {time.perf_counter() - start:.2f} s ({detail})", flush=True)
+
+
+@asynccontextmanager
+async def lifespan(app):
+    threading.Thread(target=_warm, name="vitcore-warm-caches", daemon=True).start()
+    yield
+
+
+app = st.App("app.py", lifespan=lifespan)

@@ -2,10 +2,13 @@
 
     python bench/app_bench.py            # uses cached_runs/ (or $VITCORE_STORE)
 
-Measures, on a fresh `streamlit run` server with training off:
-  1. script time: the ablations page's script in a fresh process (AppTest), first and second session;
-  2. browser first render: headless Chromium (Debian's, via Playwright) from navigation to the metric cards
-     on the server's first session, and again for a second session (store reads now cached);
+Measures, on fresh `streamlit run streamlit_app.py` servers with training off:
+  1. script time: the ablations page's script in a fresh process (AppTest on app.py), first session
+     without and with the server's start-up warm-up run first, and a second session;
+  2. browser render: headless Chromium (Debian's, via Playwright) from navigation to the metric cards,
+     (a) the first visitor the moment the server answers (its warm-up still running: a wake-up from
+     sleep), then a second visitor; (b) on a second fresh server, the first visitor after the
+     warm-up has finished (a server that started before anyone came);
   3. server RSS after a view-only session opened the Ablations and Runs pages, and whether TensorFlow
      was loaded into the server (it must not be). Budgets (issue 4): render <= 1.5 s, RSS <= 300 MB.
 """
@@ -29,6 +32,9 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
 COLD = """
 import time
 from streamlit.testing.v1 import AppTest
+if {warm!r}:  # what streamlit_app.py's start-up hook does before anyone visits
+    from vitcore.app_data import warm_caches
+    warm_caches()
 times = []
 for session in range(2):  # a fresh session each time; the second finds imports and st.cache_data warm
     start = time.perf_counter()
@@ -39,24 +45,31 @@ print(*times)
 """
 
 
-def script_seconds() -> tuple[float, float]:
-    """(first, second) script run of the ablations page in a fresh process (AppTest, no browser)."""
-    code = COLD.format(app=str(ROOT / "streamlit_app.py"))
+def script_seconds(warm: bool = False) -> tuple[float, float]:
+    """(first, second) script run of the ablations page in a fresh process (AppTest, no browser),
+    with or without the server's start-up warm-up run first."""
+    code = COLD.format(app=str(ROOT / "app.py"), warm=warm)
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT), "VITCORE_ALLOW_TRAINING": "0"}, check=True)
     first, second = map(float, done.stdout.strip().splitlines()[-1].split())
     return first, second
 
 
-def start_server() -> tuple[subprocess.Popen, str]:
+TRIVIAL = """import streamlit as st
+st.title("Trivial page")
+st.metric("A number", 1)
+"""
+
+
+def start_server(log: Path, script: str = "streamlit_app.py") -> tuple[subprocess.Popen, str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"],
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "VITCORE_ALLOW_TRAINING": "0"},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stdout=log.open("w"), stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     for _ in range(200):
         try:
@@ -66,6 +79,17 @@ def start_server() -> tuple[subprocess.Popen, str]:
             time.sleep(0.3)
     process.kill()
     raise RuntimeError("streamlit did not start")
+
+
+def warm_line(log: Path, timeout: float = 120) -> str:
+    """The server's "caches warm" line, once its start-up warm-up has printed it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lines = [line for line in log.read_text().splitlines() if "vitcore: caches warm" in line]
+        if lines:
+            return lines[0]
+        time.sleep(0.2)
+    raise RuntimeError(f"no warm-up line in {log}")
 
 
 def browser_render_seconds(browser, url: str) -> float:
@@ -89,30 +113,54 @@ def view_pages(browser, url: str) -> None:
 
 
 def main() -> int:
+    import tempfile
+
     from playwright.sync_api import sync_playwright
 
     first, second = script_seconds()
-    print(f"ablations page script (AppTest, fresh process): first session {first:.2f} s "
-          f"(imports + store reads), second session {second:.2f} s; load average {os.getloadavg()[0]:.1f}")
-    process, url = start_server()
-    try:
-        server = psutil.Process(process.pid)
-        print(f"server RSS after start-up: {server.memory_info().rss / 2**20:.0f} MB")
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            first = browser_render_seconds(browser, url)
-            second = browser_render_seconds(browser, url)
+    warmed, _ = script_seconds(warm=True)
+    print(f"ablations page script (AppTest on app.py, fresh process): first session {first:.2f} s without the "
+          f"start-up warm-up (imports + store reads), {warmed:.2f} s after it; second session {second:.2f} s; "
+          f"load average {os.getloadavg()[0]:.1f}")
+    with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        log = Path(folder) / "a.log"
+        process, url = start_server(log)
+        try:
+            server = psutil.Process(process.pid)
+            at_start = browser_render_seconds(browser, url)
+            again = browser_render_seconds(browser, url)
+            print(f"browser, navigation -> metric cards: first visitor as the server answers {at_start:.2f} s, "
+                  f"second visitor {again:.2f} s (budget 1.5 s)")
+            print(f"server: {warm_line(log)}")
             view_pages(browser, url)
-            browser.close()
-        rss = server.memory_info().rss / 2**20
-        tensorflow = any("tensorflow" in (m.path or "") for m in server.memory_maps())
-        print(f"browser: navigation -> metric cards, first session {first:.2f} s, second session {second:.2f} s "
-              f"(budget 1.5 s)")
-        print(f"server RSS after a view-only session (ablations + runs): {rss:.0f} MB (budget 300 MB); "
-              f"TensorFlow loaded in the server: {tensorflow}")
-    finally:
-        process.terminate()
-        process.wait(10)
+            rss = server.memory_info().rss / 2**20
+            tensorflow = any("tensorflow" in (m.path or "") for m in server.memory_maps())
+        finally:
+            process.terminate()
+            process.wait(10)
+        log = Path(folder) / "b.log"
+        process, url = start_server(log)
+        try:
+            warm_line(log)
+            after_warm = browser_render_seconds(browser, url)
+            print(f"browser, navigation -> metric cards: first visitor after the warm-up {after_warm:.2f} s")
+        finally:
+            process.terminate()
+            process.wait(10)
+        trivial = Path(folder) / "trivial.py"
+        trivial.write_text(TRIVIAL)
+        process, url = start_server(Path(folder) / "c.log", str(trivial))
+        try:
+            floor = [browser_render_seconds(browser, url) for _ in range(3)]
+            print(f"browser floor: a trivial page (title + one st.metric) takes {sorted(floor)[1]:.2f} s "
+                  f"(median of 3) from navigation to its metric")
+        finally:
+            process.terminate()
+            process.wait(10)
+        browser.close()
+    print(f"server RSS after a view-only session (ablations + runs): {rss:.0f} MB (budget 300 MB); "
+          f"TensorFlow loaded in the server: {tensorflow}")
     return 0
 
 

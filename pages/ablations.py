@@ -48,7 +48,9 @@ else:
     for column, row in zip(st.columns(len(stats.METRICS)), metric_rows(runs, cfg, baseline)):
         digits, delta = DIGITS.get(row["metric"], 4), row["delta"]
         spread = "one seed" if row["n"] < 2 else f"± {row['std']:.{digits}f} sd over {row['n']} seeds"
-        if delta is None or delta.n_pairs == 0:
+        if cfg.config_id == baseline.config_id:  # a Δ of a config with itself is 0 by construction
+            shown, colour, decided, note = None, "off", False, "this is the baseline"
+        elif delta is None or delta.n_pairs == 0:
             shown, colour, decided, note = None, "off", False, "no paired baseline runs"
         else:
             decided = delta.verdict in (stats.BETTER, stats.WORSE)

@@ -19,7 +19,7 @@ from vitcore.config import RunConfig
 from vitcore.dashboard import BASELINE, fmt_mean_std
 from vitcore.store import RunStore
 
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ["pages/ablations.py", "pages/runs.py", "pages/patching.py", "pages/anatomy.py", "pages/token_cost.py",
          "pages/attention.py", "pages/vit_vs_convnet.py"]
 # One flip per sidebar switch, each a config the committed sweep holds at 3 seeds.
@@ -156,6 +156,9 @@ def test_every_page_renders(page):
 FRESH_PROCESS = """
 import sys
 from streamlit.testing.v1 import AppTest
+from vitcore.app_data import warm_caches
+steps = warm_caches()  # what streamlit_app.py's start-up hook runs
+assert list(steps) == ["imports", "runs table and metric cards", "curves and confusions", "flip and main effects"], steps
 for page, query in (("pages/ablations.py", {}), ("pages/ablations.py", {"patch_size": "2", "train_rows": "8000"}),
                     ("pages/runs.py", {})):
     at = AppTest.from_file(%r, default_timeout=120)
@@ -169,7 +172,8 @@ print("tensorflow" in sys.modules, "keras" in sys.modules)
 
 def test_ablation_and_runs_pages_never_import_tensorflow():
     """In a fresh interpreter (pytest's own process has TensorFlow from other test modules): the
-    ablations page, its uncached path, and the runs page render without importing it."""
+    server's cache warm-up, the ablations page, its uncached path, and the runs page run without
+    importing it."""
     import subprocess
 
     done = subprocess.run([sys.executable, "-c", FRESH_PROCESS % APP], capture_output=True, text=True, timeout=300,

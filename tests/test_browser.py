@@ -1,7 +1,8 @@
 """Real-browser smoke test: `streamlit run streamlit_app.py` on a loopback port, headless Debian
 Chromium driven by Playwright (never a downloaded browser). Every page must render without a
 Streamlit exception box; the ablations page must show the baseline's test accuracy as computed
-from the store; one screenshot per page goes to screenshots/ (gitignored).
+from the store; one screenshot per page goes to screenshots/ (gitignored). The server must also
+report that its start-up hook warmed the caches (streamlit_app.py's st.App lifespan).
 """
 
 import os
@@ -11,6 +12,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -36,14 +38,15 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(tmp_path_factory):
     port = free_port()
+    log = tmp_path_factory.mktemp("server") / "streamlit.log"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "VITCORE_ALLOW_TRAINING": "0"}
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -54,9 +57,9 @@ def server():
                         break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"streamlit did not start:\n{process.stdout.read()[-3000:]}") from None
+                    raise RuntimeError(f"streamlit did not start:\n{log.read_text()[-3000:]}") from None
                 time.sleep(0.3)
-        yield url
+        yield SimpleNamespace(url=url, log=log)
     finally:
         process.terminate()
         try:
@@ -98,7 +101,7 @@ def test_every_page_renders_in_a_real_browser(server, browser):
     base = stats.runs_of(RunStore(app_data.STORE_PATH).table(), BASELINE)["test_accuracy"]
     expected = fmt_mean_std(base.mean(), base.std())
     for path, name in PAGES.items():
-        page = open_page(browser, f"{server}/{path}")
+        page = open_page(browser, f"{server.url}/{path}")
         try:
             page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
             exceptions = page.locator('[data-testid="stException"]')
@@ -110,7 +113,7 @@ def test_every_page_renders_in_a_real_browser(server, browser):
 
 
 def test_a_bad_link_shows_the_note_in_the_browser(server, browser):
-    page = open_page(browser, f"{server}/?patch_size=5&norm=%3Cscript%3Ealert(1)%3C/script%3E")
+    page = open_page(browser, f"{server.url}/?patch_size=5&norm=%3Cscript%3Ealert(1)%3C/script%3E")
     try:
         page.screenshot(path=str(SHOTS / "bad_link.png"), full_page=True)
         assert page.locator('[data-testid="stException"]').count() == 0
@@ -118,3 +121,12 @@ def test_a_bad_link_shows_the_note_in_the_browser(server, browser):
         assert page.get_by_text("is not a valid value").count() == 2
     finally:
         page.close()
+
+
+def test_the_server_warms_its_caches_at_start(server):
+    deadline = time.monotonic() + 60
+    while "vitcore: caches warm in" not in server.log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    text = server.log.read_text()
+    assert "vitcore: caches warm in" in text, text[-3000:]
+    assert "failed" not in text and "Traceback" not in text, text[-3000:]

@@ -72,6 +72,7 @@ def test_summary_is_plain_json(tiny_store):
     text = (tiny_store.root / TINY.run_id / "summary.json").read_text()
     summary = json.loads(text)
     assert summary["config"] == TINY.identity() and summary["run_id"] == TINY.run_id
+    assert isinstance(summary["threads"], int) and summary["threads"] >= 1  # results depend on it
 
 
 def _step_by_step(model, optimizer, x, y, orders, batch_size, xla):

@@ -26,8 +26,10 @@ Progress = Callable[[int, int, dict], None]  # (epoch, total epochs, metrics of 
 EVAL_BATCH = 1_000  # inference batch: no effect on the result, 15x fewer steps than 64
 
 
-def configure_tensorflow(threads: int | None = None) -> None:
-    """Deterministic ops and sized thread pools; call before any TensorFlow op runs."""
+def configure_tensorflow(threads: int | None = None) -> int:
+    """Deterministic ops and sized thread pools; call before any TensorFlow op runs. Returns the
+    intra-op thread count: results are bit-identical only for the same count (it changes the order
+    of float reductions), so each summary records it."""
     import tensorflow as tf
 
     tf.config.experimental.enable_op_determinism()
@@ -37,6 +39,7 @@ def configure_tensorflow(threads: int | None = None) -> None:
         tf.config.threading.set_inter_op_parallelism_threads(1)
     except RuntimeError:  # already initialised in this process: keep what is set
         pass
+    return tf.config.threading.get_intra_op_parallelism_threads() or threads
 
 
 def learning_rate(cfg: RunConfig, steps_per_epoch: int):
@@ -60,7 +63,7 @@ def train(cfg: RunConfig, store: RunStore, progress: Progress | None = None,
     cached = store.get(cfg)
     if cached is not None:
         return cached
-    configure_tensorflow()
+    threads = configure_tensorflow()
     started = time.perf_counter()
     data = load_split(cfg.train_rows, cfg.seed)
     x_train, x_val, x_test = (model_inputs(cfg, x) for x in (data.x_train, data.x_val, data.x_test))
@@ -99,6 +102,7 @@ def train(cfg: RunConfig, store: RunStore, progress: Progress | None = None,
         "params": int(model.count_params()),
         "seconds": time.perf_counter() - started,
         "data_source": data.source,
+        "threads": threads,
     }
     keep = cfg.seed == 0 if save_weights is None else save_weights
     return store.save(cfg, history, confusion, summary, model if keep else None)

@@ -1,0 +1,27 @@
+"""The dashboard's frame (served by `streamlit run streamlit_app.py`): pages, the shared sidebar, run.
+
+The sidebar lives here so its switches persist across pages; every page reads them through
+`vitcore.app_data.config_from_state(st.session_state)`.
+"""
+
+import streamlit as st
+
+from vitcore.sidebar import render_sidebar
+
+st.set_page_config(page_title="vitcore: ViT ablations", page_icon=":material/grid_view:", layout="wide")
+
+page = st.navigation({
+    "Ablations": [
+        st.Page("pages/ablations.py", title="Ablations", icon=":material/tune:", default=True),
+        st.Page("pages/runs.py", title="Runs & downloads", icon=":material/table_view:"),
+    ],
+    "Walkthrough": [
+        st.Page("pages/patching.py", title="Patching", icon=":material/grid_on:"),
+        st.Page("pages/anatomy.py", title="Parameter anatomy", icon=":material/account_tree:"),
+        st.Page("pages/token_cost.py", title="Token cost", icon=":material/speed:"),
+        st.Page("pages/attention.py", title="Attention", icon=":material/visibility:"),
+        st.Page("pages/vit_vs_convnet.py", title="ViT vs convnet", icon=":material/compare:"),
+    ],
+})
+render_sidebar()
+page.run()
