@@ -168,42 +168,28 @@ def _bench(args) -> int:
     return bench.bench_training(args.repeats)
 
 
-@command("sweep")
-def _sweep(args) -> int:
-    from vitcore.sweep import sweep_command
+def _lazy(target: str):
+    """A handler imported only when its command runs ("module:function"): `check` and `export`
+    must not pay for (or need) what the sweep, statistics and benchmark modules import."""
+    module, function = target.split(":")
 
-    return sweep_command(args)
+    def handler(args) -> int:
+        import importlib
 
-
-@command("effects")
-def _effects(args) -> int:
-    from vitcore.report import effects_command
-
-    return effects_command(args)
+        return getattr(importlib.import_module(module), function)(args)
+    return handler
 
 
-@command("report")
-def _report(args) -> int:
-    from vitcore.report import report_command
-
-    return report_command(args)
-
-
-@command("bench-attention")
-def _bench_attention(args) -> int:
-    from vitcore.cost import bench_attention_command
-
-    return bench_attention_command(args)
+COMMANDS.update({"sweep": _lazy("vitcore.sweep:sweep_command"), "effects": _lazy("vitcore.report:effects_command"),
+                 "report": _lazy("vitcore.report:report_command"),
+                 "bench-attention": _lazy("vitcore.cost:bench_attention_command")})
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return COMMANDS[args.command](args)
-    except UsageError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except DataError as error:
+    except (UsageError, DataError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

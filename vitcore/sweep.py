@@ -71,10 +71,15 @@ def _cost(cfg: RunConfig) -> int:
     return int(per_row * cfg.train_rows * cfg.epochs)
 
 
+def pending(configs: list[RunConfig], store: RunStore) -> list[RunConfig]:
+    """The configs not yet in the store, cheapest first (the order a sweep trains them)."""
+    return sorted((cfg for cfg in configs if store.get(cfg) is None), key=_cost)
+
+
 def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, executor: str = "local",
               address: str | None = None, progress=None) -> list[dict]:
     """Train every config not yet in the store; returns the results of the ones trained now."""
-    todo = sorted((cfg for cfg in configs if store.get(cfg) is None), key=_cost)
+    todo = pending(configs, store)
     if not todo:
         return []
     threads = max(1, (os.cpu_count() or 1) // workers)
@@ -127,7 +132,7 @@ def sweep_command(args) -> int:
     except ValueError as error:
         raise UsageError(str(error)) from None
     store = RunStore(args.store)
-    todo = sorted((cfg for cfg in configs if store.get(cfg) is None), key=_cost)  # the order they will run
+    todo = pending(configs, store)
     print(f"grid {args.grid}: {len(configs)} runs, {len(configs) - len(todo)} already in {store.root}, "
           f"{len(todo)} to train")
     if args.dry_run:
