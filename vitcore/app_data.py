@@ -17,7 +17,7 @@ from vitcore.config import RunConfig
 from vitcore.store import RunStore
 
 STORE_PATH = os.environ.get("VITCORE_STORE", str(Path(__file__).resolve().parents[1] / "cached_runs"))
-# Sidebar widget keys (set in streamlit_app.py) -> RunConfig fields.
+# Sidebar widget keys (set by the frame, app.py) -> RunConfig fields.
 SIDEBAR_KEYS = ("model", "pos_embedding", "norm_placement", "norm", "patch_size", "train_rows", "warmup_epochs")
 
 

@@ -1,6 +1,6 @@
 """The shared sidebar: one widget per ablation switch plus the baseline, all bound to the URL.
 
-Rendered by streamlit_app.py on every page, so the selection persists across pages; pages read it
+Rendered by app.py (the frame) on every page, so the selection persists across pages; pages read it
 with `vitcore.app_data.config_from_state(st.session_state)` / `baseline_from_state(...)`.
 The widget keys are the RunConfig field names, and the URL values are str(value): `?patch_size=4`.
 """
