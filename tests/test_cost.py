@@ -67,17 +67,18 @@ def test_bench_attention_measures_a_real_layer():
 
 def _runs(rows):
     base = dict(model="vit", pos_embedding="learned", norm_placement="pre", norm="layer", warmup_epochs=0,
-                train_rows=1000, epochs=15, test_accuracy=0.7)
+                train_rows=1000, epochs=15, test_accuracy=0.7, seed=0)
     return pd.DataFrame([{**base, **row} for row in rows])
 
 
-def test_tokens_grid_seconds_groups_baseline_only():
-    runs = _runs([dict(patch_size=7, seconds=10.0), dict(patch_size=7, seconds=14.0),
-                  dict(patch_size=2, seconds=100.0), dict(patch_size=2, seconds=50.0, norm="batch"),
-                  dict(model="convnet", patch_size=None, seconds=5.0)])
+def test_tokens_grid_seconds_groups_baseline_only_over_shared_seeds():
+    runs = _runs([dict(patch_size=7, seconds=10.0), dict(patch_size=7, seconds=14.0, seed=1),
+                  dict(patch_size=7, seconds=99.0, seed=2),  # only patch 7 has seed 2: left out
+                  dict(patch_size=2, seconds=100.0), dict(patch_size=2, seconds=50.0, seed=1),
+                  dict(patch_size=2, seconds=1.0, norm="batch"), dict(model="convnet", patch_size=None, seconds=5.0)])
     out = cost.tokens_grid_seconds(runs)
     assert out["patch_size"].tolist() == [2, 7]
     assert out["tokens"].tolist() == [196, 16]
-    assert out["runs"].tolist() == [1, 2]
-    assert out["mean_seconds"].tolist() == [100.0, 12.0]
+    assert out["runs"].tolist() == [2, 2]
+    assert out["mean_seconds"].tolist() == [75.0, 12.0]
     assert cost.tokens_grid_seconds(pd.DataFrame()).empty

@@ -21,7 +21,11 @@ def test_grid_sizes_and_contents():
     assert len(tokens) == 24 and {c.tokens for c in tokens} == {196, 49, 16, 4}
     assert len(warmup) == 12 and {(c.norm_placement, c.warmup_epochs) for c in warmup} == {
         ("pre", 0), ("pre", 2), ("post", 0), ("post", 2)}
-    assert len(grid("all")) == len(set(default) | set(tokens) | set(warmup))
+    headline = grid("headline")
+    assert len(headline) == 40 and {c.seed for c in headline} == set(range(10))
+    assert {(c.model, c.train_rows) for c in headline} == {(m, r) for m in ("vit", "convnet") for r in (1000, 4000)}
+    assert {c.config_id for c in headline} <= {c.config_id for c in default}  # the same cells, more seeds
+    assert len(grid("all")) == len(set(default) | set(tokens) | set(warmup) | set(headline)) == 190
     with pytest.raises(ValueError, match="unknown grid"):
         grid("huge")
 

@@ -144,7 +144,9 @@ def with_n2_curve(bench: pd.DataFrame) -> pd.DataFrame:
 
 def tokens_grid_seconds(runs: pd.DataFrame) -> pd.DataFrame:
     """Training seconds per patch size from the store table, baseline ViT only (pre-LN, learned
-    position embedding, no warm-up), one row per (patch_size, train_rows): mean, std, runs, tokens."""
+    position embedding, no warm-up), one row per (patch_size, train_rows): mean, std, runs, tokens.
+    Within a training size only the seeds every patch size has count (patch 7 has more seeds, from
+    the `headline` grid), so the rows compare the same data samples."""
     columns = ["patch_size", "tokens", "train_rows", "runs", "mean_seconds", "std_seconds",
                "mean_test_accuracy"]
     if runs is None or runs.empty:
@@ -154,8 +156,15 @@ def tokens_grid_seconds(runs: pd.DataFrame) -> pd.DataFrame:
     if vit.empty:
         return pd.DataFrame(columns=columns)
     vit = vit.assign(patch_size=vit["patch_size"].astype(int))
+    vit = vit.groupby(["train_rows", "epochs"], group_keys=False)[list(vit.columns)].apply(_common_seeds)
     grouped = vit.groupby(["patch_size", "train_rows", "epochs"], as_index=False).agg(
         runs=("seconds", "size"), mean_seconds=("seconds", "mean"), std_seconds=("seconds", "std"),
         mean_test_accuracy=("test_accuracy", "mean"))
     grouped["tokens"] = (28 // grouped["patch_size"]) ** 2
     return grouped[columns + ["epochs"]].sort_values(["train_rows", "patch_size"]).reset_index(drop=True)
+
+
+def _common_seeds(part: pd.DataFrame) -> pd.DataFrame:
+    """The runs of the seeds every patch size in `part` has (all of them if no seed is shared)."""
+    shared = set.intersection(*(set(seeds) for _, seeds in part.groupby("patch_size")["seed"]))
+    return part[part["seed"].isin(shared)] if shared else part
