@@ -15,6 +15,7 @@ Measures, on fresh `streamlit run streamlit_app.py` servers with training off:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -59,6 +60,17 @@ TRIVIAL = """import streamlit as st
 st.title("Trivial page")
 st.metric("A number", 1)
 """
+
+
+@contextlib.contextmanager
+def served(log: Path, script: str = "streamlit_app.py"):
+    """(process, url) of a fresh `streamlit run script` (output to `log`), stopped on exit."""
+    process, url = start_server(log, script)
+    try:
+        yield process, url
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 def start_server(log: Path, script: str = "streamlit_app.py") -> tuple[subprocess.Popen, str]:
@@ -125,8 +137,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         log = Path(folder) / "a.log"
-        process, url = start_server(log)
-        try:
+        with served(log) as (process, url):
             server = psutil.Process(process.pid)
             at_start = browser_render_seconds(browser, url)
             again = browser_render_seconds(browser, url)
@@ -136,28 +147,17 @@ def main() -> int:
             view_pages(browser, url)
             rss = server.memory_info().rss / 2**20
             tensorflow = any("tensorflow" in (m.path or "") for m in server.memory_maps())
-        finally:
-            process.terminate()
-            process.wait(10)
         log = Path(folder) / "b.log"
-        process, url = start_server(log)
-        try:
+        with served(log) as (_, url):
             warm_line(log)
             after_warm = browser_render_seconds(browser, url)
             print(f"browser, navigation -> metric cards: first visitor after the warm-up {after_warm:.2f} s")
-        finally:
-            process.terminate()
-            process.wait(10)
         trivial = Path(folder) / "trivial.py"
         trivial.write_text(TRIVIAL)
-        process, url = start_server(Path(folder) / "c.log", str(trivial))
-        try:
+        with served(Path(folder) / "c.log", str(trivial)) as (_, url):
             floor = [browser_render_seconds(browser, url) for _ in range(3)]
             print(f"browser floor: a trivial page (title + one st.metric) takes {sorted(floor)[1]:.2f} s "
                   f"(median of 3) from navigation to its metric")
-        finally:
-            process.terminate()
-            process.wait(10)
         browser.close()
     print(f"server RSS after a view-only session (ablations + runs): {rss:.0f} MB (budget 300 MB); "
           f"TensorFlow loaded in the server: {tensorflow}")

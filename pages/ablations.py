@@ -19,6 +19,7 @@ cfg = app_data.config_from_state(st.session_state)
 baseline = app_data.baseline_from_state(st.session_state)
 runs = app_data.load_runs()
 selected, base = stats.runs_of(runs, cfg), stats.runs_of(runs, baseline)
+is_baseline = cfg.config_id == baseline.config_id
 
 st.title("What is each part of a ViT worth?")
 seeds = sorted(set(selected["seed"]) | set(base["seed"]))
@@ -43,12 +44,12 @@ else:
 if selected.empty:
     render_train_offer(cfg, runs)
 else:
-    if cfg.config_id == baseline.config_id:
+    if is_baseline:
         st.info("The selection is the baseline: flip a switch in the sidebar, or pick another baseline.")
     for column, row in zip(st.columns(len(stats.METRICS)), metric_rows(runs, cfg, baseline)):
         digits, delta = DIGITS.get(row["metric"], 4), row["delta"]
         spread = "one seed" if row["n"] < 2 else f"± {row['std']:.{digits}f} sd over {row['n']} seeds"
-        if cfg.config_id == baseline.config_id:  # a Δ of a config with itself is 0 by construction
+        if is_baseline:  # a Δ of a config with itself is 0 by construction
             shown, colour, decided, note = None, "off", False, "this is the baseline"
         elif delta is None or delta.n_pairs == 0:
             shown, colour, decided, note = None, "off", False, "no paired baseline runs"
@@ -76,7 +77,7 @@ else:
         confusions, (base if len(base) else selected)["run_id"], selected["run_id"])
     left, right = st.columns(2)
     left.altair_chart(views.heatmap(matrix_sel, "Selection: row-normalised test rates, seed mean"), width="stretch")
-    if base.empty or cfg.config_id == baseline.config_id:
+    if base.empty or is_baseline:
         right.caption("The Δ heatmap and per-class bars appear when the selection differs from a stored baseline.")
     else:
         right.altair_chart(views.heatmap(matrix_delta, "Δ vs baseline (blue: more of that cell)", delta=True),

@@ -159,8 +159,8 @@ def flip_effects(cfg: RunConfig) -> pd.DataFrame:
 def warm_caches() -> dict[str, float]:
     """Server start-up (streamlit_app.py's lifespan hook, in a background thread): import what the
     Ablations page imports and fill the store caches of its default view (the seed's ViT against
-    itself), so the first visitor does not pay for them. Returns seconds per step; never raises
-    (a failure only means the first visitor computes what is missing)."""
+    itself), so the first visitor does not pay for them. Returns seconds per step. The hook catches
+    what this raises: a failure only means the first visitor computes what is missing."""
     import time
 
     seconds: dict[str, float] = {}

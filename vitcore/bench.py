@@ -43,11 +43,14 @@ def bench_training(repeats: int = 3) -> int:
           f"ratio {ratio:.2f} (goal <= 0.50)")
     for key in ("best_val_accuracy", "final_train_accuracy", "test_accuracy"):
         a, b = [run[key] for run in plain], [run[key] for run in ours]
-        spread = (lambda v: f" ± {statistics.stdev(v):.4f}") if repeats > 1 else (lambda v: "")
-        print(f"{key} over seeds 0-{repeats - 1}: plain {statistics.mean(a):.4f}{spread(a)}, "
-              f"vitcore {statistics.mean(b):.4f}{spread(b)}, "
+        print(f"{key} over seeds 0-{repeats - 1}: plain {_mean_sd(a)}, vitcore {_mean_sd(b)}, "
               f"diff of means {statistics.mean(b) - statistics.mean(a):+.4f} (goal within ±0.01)")
     return 0
+
+
+def _mean_sd(values: list[float]) -> str:
+    spread = f" ± {statistics.stdev(values):.4f}" if len(values) > 1 else ""
+    return f"{statistics.mean(values):.4f}{spread}"
 
 
 def bench_table(runs: int = 10_000) -> float:
@@ -55,7 +58,7 @@ def bench_table(runs: int = 10_000) -> float:
     import numpy as np
 
     from vitcore.config import RunConfig
-    from vitcore.store import RunStore
+    from vitcore.store import INDEX, RunStore
 
     with tempfile.TemporaryDirectory() as folder:
         store = RunStore(folder)
@@ -66,7 +69,7 @@ def bench_table(runs: int = 10_000) -> float:
                    "per_class_accuracy": [0.5] * 10}
         for seed in range(runs):
             store.save(RunConfig(seed=seed), history, np.eye(10, dtype=int), metrics)
-        (store.root / ".index.json").unlink(missing_ok=True)
+        (store.root / INDEX).unlink(missing_ok=True)
         times = []
         for _ in range(4):  # the first call reads every summary and writes the index
             start = time.perf_counter()

@@ -22,6 +22,7 @@ from vitcore.config import RunConfig
 from vitcore.store import RunStore
 
 SEEDS = (0, 1, 2)
+HEADLINE_SEEDS = tuple(range(10))  # the `headline` grid's cells get more seeds
 ROWS = (1_000, 4_000)
 
 
@@ -55,7 +56,6 @@ def _headline() -> list[RunConfig]:
             for seed in HEADLINE_SEEDS for rows in ROWS for model in ("vit", "convnet")]
 
 
-HEADLINE_SEEDS = tuple(range(10))
 GRIDS = {"default": _default, "tokens": _tokens, "warmup": _warmup, "headline": _headline}
 GRIDS["all"] = lambda: list(dict.fromkeys(config for name in ("default", "warmup", "tokens", "headline")
                                           for config in GRIDS[name]()))
