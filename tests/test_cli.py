@@ -3,7 +3,6 @@
 import pandas as pd
 import pytest
 
-from vitcore.cli import export_frames
 
 from conftest import run_cli
 
@@ -43,7 +42,7 @@ def test_check_is_clean_then_reports_corruption(tiny_store, tmp_path):
 def test_export_writes_the_same_tables_as_the_store(tiny_store, tmp_path):
     done = run_cli("export", "--store", str(tiny_store.root), "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    for name, frame in export_frames(tiny_store).items():
+    for name, frame in tiny_store.export_frames().items():
         written = (tmp_path / name).read_bytes()
         assert written == frame.to_csv(index=False).encode()
     assert len(pd.read_csv(tmp_path / "confusions.csv")) == 100

@@ -103,12 +103,11 @@ EXPORTS = ("runs.csv", "histories.csv", "confusions.csv", "effects.csv")
 @st.cache_data(show_spinner=False)
 def _export_csv(name: str, path: str, mtime: float) -> bytes:
     from vitcore import stats
-    from vitcore.cli import export_frames
 
     store = RunStore(path)
     if name == "effects.csv":  # as `python -m vitcore effects`
         return stats.main_effects(store.table()).to_csv(index=False).encode()
-    return export_frames(store)[name].to_csv(index=False).encode()
+    return store.export_frames()[name].to_csv(index=False).encode()
 
 
 def export_csv(name: str) -> bytes:

@@ -136,11 +136,6 @@ def _check(args) -> int:
     return 1 if problems else 0
 
 
-def export_frames(store: RunStore) -> dict[str, "object"]:
-    """The three CSV exports as DataFrames, shared by the CLI and the dashboard's downloads."""
-    return {"runs.csv": store.table(), "histories.csv": store.histories(), "confusions.csv": store.confusions()}
-
-
 @command("export")
 def _export(args) -> int:
     store = RunStore(args.store)
@@ -148,7 +143,7 @@ def _export(args) -> int:
         raise UsageError(f"no store at {store.root}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    for name, frame in export_frames(store).items():
+    for name, frame in store.export_frames().items():
         frame.to_csv(out / name, index=False)
         print(f"{out / name}: {len(frame):,} rows")
     return 0

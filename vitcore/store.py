@@ -229,6 +229,10 @@ class RunStore:
             return pd.DataFrame(columns=["run_id", "true", "predicted", "count"])
         return pd.concat(frames, ignore_index=True)
 
+    def export_frames(self) -> dict[str, pd.DataFrame]:
+        """The three CSV exports as DataFrames, shared by the CLI and the dashboard's downloads."""
+        return {"runs.csv": self.table(), "histories.csv": self.histories(), "confusions.csv": self.confusions()}
+
     # -- writing ---------------------------------------------------------------------------
     def save(self, cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: dict, model=None) -> Run:
         """Write a finished run atomically; if another process stored it first, keep theirs."""
