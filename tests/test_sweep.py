@@ -1,10 +1,14 @@
 """Grids, resumability and both executors, with real (tiny) training runs."""
 
+import os
+
+import numpy as np
+import pandas as pd
 import pytest
 
 from vitcore.config import RunConfig
 from vitcore.store import RunStore
-from vitcore.sweep import grid, run_sweep
+from vitcore.sweep import chunks, grid, run_sweep
 
 from conftest import run_cli
 
@@ -13,30 +17,93 @@ TINY = dict(train_rows=100, epochs=1)
 
 def test_grid_sizes_and_contents():
     default = grid("default")
-    assert len(default) == 150 and len({c.config_id for c in default}) == 50
-    assert sum(c.model == "convnet" for c in default) == 6
+    assert len(default) == 500 and len({c.config_id for c in default}) == 50
+    assert sum(c.model == "convnet" for c in default) == 20
     assert {c.patch_size for c in default if c.model == "vit"} == {4, 7, 14}
-    assert {(c.train_rows, c.seed) for c in default} == {(r, s) for r in (1000, 4000) for s in (0, 1, 2)}
+    assert {(c.train_rows, c.seed) for c in default} == {(r, s) for r in (1000, 4000) for s in range(10)}
     tokens, warmup = grid("tokens"), grid("warmup")
-    assert len(tokens) == 24 and {c.tokens for c in tokens} == {196, 49, 16, 4}
-    assert len(warmup) == 12 and {(c.norm_placement, c.warmup_epochs) for c in warmup} == {
+    assert {c.tokens for c in tokens} == {196, 49, 16, 4}
+    assert {(c.train_rows, c.seed) for c in tokens if c.patch_size == 2} == {(r, s) for r in (1000, 4000) for s in range(5)}
+    assert len(warmup) == 40 and {(c.norm_placement, c.warmup_epochs) for c in warmup} == {
         ("pre", 0), ("pre", 2), ("post", 0), ("post", 2)}
-    headline = grid("headline")
+    headline, scaling = grid("headline"), grid("scaling")
     assert len(headline) == 40 and {c.seed for c in headline} == set(range(10))
     assert {(c.model, c.train_rows) for c in headline} == {(m, r) for m in ("vit", "convnet") for r in (1000, 4000)}
     assert {c.config_id for c in headline} <= {c.config_id for c in default}  # the same cells, more seeds
-    assert len(grid("all")) == len(set(default) | set(tokens) | set(warmup) | set(headline)) == 190
+    assert len(scaling) == 100 and set(headline) <= set(scaling)
+    assert {c.train_rows for c in scaling} == {1000, 2000, 4000, 8000, 16000}
+    everything = set(default) | set(tokens) | set(warmup) | set(headline) | set(scaling)
+    assert len(grid("all")) == len(everything)
     with pytest.raises(ValueError, match="unknown grid"):
         grid("huge")
 
 
+def test_grid_slices():
+    sliced = grid("default", seeds=(3, 4), rows=(1000,), model="vit")
+    assert len(sliced) == 48 and {(c.seed, c.train_rows, c.model) for c in sliced} == {
+        (s, 1000, "vit") for s in (3, 4)}
+
+
+def test_chunks_keep_a_cells_seeds_together():
+    configs = [RunConfig(seed=seed, **TINY) for seed in range(7)] + [RunConfig(model="convnet", **TINY)]
+    parts = chunks(configs, size=5)
+    assert [len(part) for part in parts] == [4, 3, 1]
+    assert all(len({c.config_id for c in part}) == 1 for part in parts)
+    assert sorted(c.seed for part in parts[:2] for c in part) == list(range(7))
+
+
 def test_list_and_dry_run(tmp_path):
     listed = run_cli("sweep", "--list")
-    assert listed.returncode == 0 and "default   150 runs" in listed.stdout
-    dry = run_cli("sweep", "warmup", "--dry-run", "--store", str(tmp_path))
+    assert listed.returncode == 0 and "default   500 runs" in listed.stdout
+    dry = run_cli("sweep", "warmup", "--seeds", "0-2", "--dry-run", "--store", str(tmp_path))
     assert dry.returncode == 0 and "12 to train" in dry.stdout and len(list(tmp_path.iterdir())) == 0
+    for bad in (["--seeds", "3-1"], ["--seeds", "x"], ["--rows", "5"], ["--model", "mlp"]):
+        done = run_cli("sweep", "warmup", *bad, "--dry-run", "--store", str(tmp_path))
+        assert done.returncode == 2 and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("cell", [RunConfig(train_rows=300, epochs=2),
+                                  RunConfig(train_rows=300, epochs=2, norm="batch", norm_placement="post"),
+                                  RunConfig(model="convnet", train_rows=300, epochs=2)], ids=["vit", "bn-vit", "convnet"])
+def test_sweep_worker_matches_a_fresh_run_bit_for_bit(cell, tmp_path):
+    """The worker trains seed 0 then seed 1 of one cell, reusing the compiled graph for seed 1;
+    `python -m vitcore run` trains seed 1 in a fresh process at the same thread count (1)."""
+    worker, fresh = RunStore(tmp_path / "worker"), RunStore(tmp_path / "fresh")
+    run_sweep([cell.replace(seed=0), cell.replace(seed=1)], worker, workers=os.cpu_count() or 1)  # 1 thread each
+    flags = [f"--{name.replace('_', '-')}={value}" for name, value in cell.identity().items() if name != "seed"]
+    done = run_cli("run", *flags, "--seed", "1", "--store", str(fresh.root), env={"VITCORE_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    ours, theirs = worker.get(cell.replace(seed=1)), fresh.get(cell.replace(seed=1))
+    assert ours.summary["timing"]["compile"] == "reused" and theirs.summary["timing"]["compile"] == "fresh"
+    assert ours.summary["threads"] == theirs.summary["threads"] == 1
+    columns = ["epoch", "loss", "accuracy", "val_loss", "val_accuracy", "lr"]  # not the wall seconds
+    pd.testing.assert_frame_equal(ours.history()[columns], theirs.history()[columns], check_exact=True)
+    np.testing.assert_array_equal(ours.confusion(), theirs.confusion())
+    np.testing.assert_array_equal(ours.predictions(), theirs.predictions())
+    assert ours.summary["test_loss"] == theirs.summary["test_loss"]
+
+
+@pytest.mark.slow
+def test_backfill_adds_predictions_only_when_the_retrain_matches(tmp_path):
+    store = RunStore(tmp_path)
+    configs = [RunConfig(seed=seed, **TINY) for seed in (0, 1)]
+    run_sweep(configs, store, workers=os.cpu_count() or 1)
+    for cfg in configs:
+        (store.get(cfg).path / "predictions.npy").unlink()
+    history = store.get(configs[1]).path / "history.csv"  # make seed 1's stored history differ
+    frame = pd.read_csv(history)
+    frame.loc[0, "loss"] += 1e-6
+    frame.to_csv(history, index=False)
+    results = {r["seed"]: r for r in run_sweep(configs, store, workers=os.cpu_count() or 1, backfill=True)}
+    assert results[0]["backfilled"] and not results[1]["backfilled"]
+    run = store.get(configs[0])
+    assert run.predictions().dtype == np.uint8 and len(run.predictions()) == 10_000
+    assert np.array_equal(np.bincount(run.predictions(), minlength=10), run.confusion().sum(axis=0))
+    assert store.get(configs[1]).predictions() is None
+
+
+@pytest.mark.slow
 def test_local_pool_trains_then_resumes(tmp_path):
     store = RunStore(tmp_path)
     configs = [RunConfig(seed=seed, **TINY) for seed in (3, 4)]
@@ -46,6 +113,7 @@ def test_local_pool_trains_then_resumes(tmp_path):
     assert run_sweep(configs, store, workers=2) == []  # everything stored: nothing to do
 
 
+@pytest.mark.slow
 def test_ray_executor_writes_to_the_same_store(tmp_path):
     pytest.importorskip("ray", reason="Ray is optional: pip install -r requirements-ray.txt")
     import ray

@@ -11,9 +11,9 @@ from __future__ import annotations
 import pandas as pd
 
 from vitcore.config import NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, RunConfig
+from vitcore.seed_reference import CONVNET_PARAMS, VIT_PARAMS_QUOTED  # noqa: F401 - the printed numbers
 
-CONVNET_PARAMS = 60_554   # the seed's convnet, as printed
-SEED_VIT_QUOTED = 70_922  # the seed's "ViT 70,922": without the position embedding
+SEED_VIT_QUOTED = VIT_PARAMS_QUOTED  # the "ViT 70,922": without the position embedding
 SEED_ROWS = ("patch projection", "position embedding", "one attention block", "one MLP block",
              "Conv2D(64, 3) on 1 channel, for scale")
 
@@ -47,13 +47,13 @@ def breakdown(cfg: RunConfig) -> list[tuple[str, int]]:
 
 
 def anatomy_table(cfg: RunConfig, counted: list[tuple[str, int]]) -> pd.DataFrame:
-    """Rows: component, parameters (counted), formula, matches (counted == formula), in the seed's table."""
+    """Rows: component, parameters (counted), formula, matches (counted == formula), in the article's table."""
     expected = formulas(cfg)
     rows = []
     for name, count in counted:
         text, value = expected.get(name, ("", None))
         rows.append({"component": name, "parameters": int(count), "formula": text,
-                     "matches formula": value == count, "in the seed's table": name in SEED_ROWS})
+                     "matches formula": value == count, "in the article's table": name in SEED_ROWS})
     return pd.DataFrame(rows)
 
 

@@ -39,6 +39,18 @@ class Gallery:
             raise KeyError(f"test row {index} is not in the {self.source}")
         return self.images[where[0]]
 
+    def images_of(self, rows) -> np.ndarray:
+        """(len(rows), 28, 28): the images at these official test indices, in that order."""
+        return np.stack([self.image(row) for row in rows])
+
+    def labels_of(self, rows) -> np.ndarray:
+        """(len(rows),) class ids at these official test indices; KeyError if one is not here."""
+        return np.array([self.labels[np.flatnonzero(self.indices == row)[0]] if row in self.indices
+                         else self._missing(row) for row in rows], dtype=int)
+
+    def _missing(self, index: int):
+        raise KeyError(f"test row {index} is not in the {self.source}")
+
 
 def local_data_available() -> bool:
     """True when the four IDX files are on disk ($VITCORE_DATA_DIR or the Debian package)."""

@@ -5,6 +5,8 @@ Layout of one run, `<store>/<run_id>/`:
     history.csv        epoch, loss, accuracy, val_loss, val_accuracy, lr, seconds (one row per epoch)
     confusion.csv      10x10 test confusion matrix: row = true class, column = predicted class
     model.weights.h5   Keras weights (seed-0 runs only; the attention views load them)
+    predictions.npy    the 10,000 predicted test classes, uint8, official test order (runs trained
+                       since predictions were kept, or backfilled by a bit-for-bit retrain)
     summary.json       written last: metrics + config; its presence marks the run complete
 A run is written into `<store>/.tmp-*` and renamed into place in one step, so a reader never
 sees half a run; a killed writer leaves only a `.tmp-*` folder, which `check()` reports.
@@ -27,6 +29,7 @@ import pandas as pd
 
 from vitcore.config import SCHEMA_VERSION, TRAINING_VERSION, VIT_FIELDS, RunConfig
 
+PREDICTIONS = "predictions.npy"
 INDEX = ".index.json"  # a cache of table() rows; safe to delete, never committed
 RUN_ID = re.compile(r"[0-9a-f]{12}")
 HISTORY_COLUMNS = ["epoch", "loss", "accuracy", "val_loss", "val_accuracy", "lr", "seconds"]
@@ -55,6 +58,11 @@ class Run:
 
     def confusion(self) -> np.ndarray:
         return np.loadtxt(self.path / "confusion.csv", delimiter=",", dtype=np.int64).reshape(10, 10)
+
+    def predictions(self) -> np.ndarray | None:
+        """The predicted class of each official test image (uint8, 10,000), or None if not kept."""
+        path = self.path / PREDICTIONS
+        return np.load(path, allow_pickle=False) if path.is_file() else None
 
     @property
     def weights_path(self) -> Path | None:
@@ -234,7 +242,8 @@ class RunStore:
         return {"runs.csv": self.table(), "histories.csv": self.histories(), "confusions.csv": self.confusions()}
 
     # -- writing ---------------------------------------------------------------------------
-    def save(self, cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: dict, model=None) -> Run:
+    def save(self, cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: dict, model=None,
+             predictions: np.ndarray | None = None) -> Run:
         """Write a finished run atomically; if another process stored it first, keep theirs."""
         self.root.mkdir(parents=True, exist_ok=True)
         run_id = check_run_id(cfg.run_id)
@@ -245,6 +254,8 @@ class RunStore:
             _write_json(temp / "config.json", config)
             pd.DataFrame(history, columns=HISTORY_COLUMNS).to_csv(temp / "history.csv", index=False)
             np.savetxt(temp / "confusion.csv", np.asarray(confusion).reshape(10, 10), fmt="%d", delimiter=",")
+            if predictions is not None:
+                np.save(temp / PREDICTIONS, _as_predictions(predictions, confusion), allow_pickle=False)
             if model is not None:
                 model.save_weights(temp / "model.weights.h5")
             _write_json(temp / "summary.json", {**config, **metrics, "has_weights": model is not None})  # last: the completion marker
@@ -257,3 +268,28 @@ class RunStore:
         finally:
             shutil.rmtree(temp, ignore_errors=True)
         return self.load(run_id)
+
+    def add_predictions(self, run: Run, predictions: np.ndarray) -> None:
+        """Give a complete run its predictions (a backfill): checked against its confusion matrix,
+        written to a temp file and renamed into place, so the run never holds half a file."""
+        values = _as_predictions(predictions, run.confusion())
+        handle, temp = tempfile.mkstemp(prefix=".tmp-", suffix=".npy", dir=run.path)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                np.save(out, values, allow_pickle=False)
+            os.chmod(temp, 0o644)
+            os.replace(temp, run.path / PREDICTIONS)
+        finally:
+            if os.path.exists(temp):
+                os.unlink(temp)
+
+
+def _as_predictions(predictions: np.ndarray, confusion: np.ndarray) -> np.ndarray:
+    """uint8 predictions whose per-class counts equal the confusion matrix's column sums."""
+    values = np.asarray(predictions)
+    confusion = np.asarray(confusion).reshape(10, 10)
+    if values.shape != (int(confusion.sum()),) or values.min(initial=0) < 0 or values.max(initial=0) > 9:
+        raise ValueError(f"predictions must be {int(confusion.sum()):,} classes 0-9; got shape {values.shape}")
+    if not np.array_equal(np.bincount(values, minlength=10), confusion.sum(axis=0)):
+        raise ValueError("predictions disagree with the confusion matrix's predicted-class counts")
+    return values.astype(np.uint8)

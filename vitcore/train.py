@@ -18,12 +18,15 @@ from sklearn.metrics import confusion_matrix, log_loss
 
 from vitcore.config import RunConfig
 from vitcore.data import load_split
-from vitcore.models import build_model
+from vitcore.models import NUM_CLASSES, build_model
 from vitcore.patches import model_inputs
 from vitcore.store import Run, RunStore
 
 Progress = Callable[[int, int, dict], None]  # (epoch, total epochs, metrics of that epoch)
 EVAL_BATCH = 1_000  # inference batch: no effect on the result, 15x fewer steps than 64
+# Bump when the way `seconds` is measured changes (not the result): 1 = one XLA launch per step
+# (runs without a "timing" entry), 2 = one launch per epoch, compiled fresh or reused per cell.
+TIMING_VERSION = 2
 
 
 def configure_tensorflow(threads: int | None = None) -> int:
@@ -59,53 +62,95 @@ def _optimizer(cfg: RunConfig, steps_per_epoch: int):
 
 def train(cfg: RunConfig, store: RunStore, progress: Progress | None = None,
           save_weights: bool | None = None) -> Run:
-    """Train cfg (or return its stored run). Weights are kept for seed-0 runs unless told otherwise."""
-    cached = store.get(cfg)
-    if cached is not None:
-        return cached
-    threads = configure_tensorflow()
-    started = time.perf_counter()
-    data = load_split(cfg.train_rows, cfg.seed)
-    x_train, x_val, x_test = (model_inputs(cfg, x) for x in (data.x_train, data.x_val, data.x_test))
-    steps_per_epoch = max(1, len(x_train) // cfg.batch_size)
+    """Train cfg (or return its stored run) in a fresh engine. Weights are kept for seed-0 runs
+    unless told otherwise."""
+    return Trainer().train(cfg, store, progress, save_weights)
 
-    keras.utils.set_random_seed(cfg.seed)
-    model = build_model(cfg)
-    loop = _Loop(model, _optimizer(cfg, steps_per_epoch))
-    rng = np.random.default_rng(cfg.seed)  # the epoch shuffles
-    history = []
-    for epoch in range(1, cfg.epochs + 1):
-        start = time.perf_counter()
-        loss, accuracy = loop.train_epoch(x_train, data.y_train, rng.permutation(len(x_train)), cfg.batch_size)
-        val_loss, val_accuracy = loop.evaluate(x_val, data.y_val)
-        row = {"epoch": epoch, "loss": loss, "accuracy": accuracy, "val_loss": val_loss,
-               "val_accuracy": val_accuracy, "lr": loop.learning_rate(), "seconds": time.perf_counter() - start}
-        history.append(row)
-        if progress is not None:
-            progress(epoch, cfg.epochs, row)
 
-    probs = loop.predict(x_test)
-    predicted = probs.argmax(axis=1)
-    probs64 = probs.astype(np.float64)  # float32 rows sum to 1 only within ~1e-7
-    confusion = confusion_matrix(data.y_test, predicted, labels=range(10))  # rows: true, cols: predicted
-    best = max(history, key=lambda row: row["val_accuracy"])  # first epoch reaching the max
-    final = history[-1]
-    summary = {
-        "test_loss": float(log_loss(data.y_test, probs64 / probs64.sum(axis=1, keepdims=True), labels=range(10))),
-        "test_accuracy": float((predicted == data.y_test).mean()),
-        "best_val_accuracy": best["val_accuracy"],
-        "best_epoch": best["epoch"],
-        "final_train_accuracy": final["accuracy"],
-        "final_val_accuracy": final["val_accuracy"],
-        "gap": final["accuracy"] - final["val_accuracy"],
-        "per_class_accuracy": (confusion.diagonal() / confusion.sum(axis=1)).tolist(),
-        "params": int(model.count_params()),
-        "seconds": time.perf_counter() - started,
-        "data_source": data.source,
-        "threads": threads,
-    }
-    keep = cfg.seed == 0 if save_weights is None else save_weights
-    return store.save(cfg, history, confusion, summary, model if keep else None)
+class Trainer:
+    """Trains runs one after another in one process, compiling once per cell.
+
+    A cell is a config without its seed (`config_id`): every seed of a cell has the same graph
+    and the same batch shapes, so the second seed on reuses the traced and XLA-compiled epoch and
+    forward functions. Its model's variables take the values a fresh build for that seed would
+    have (built with the same Keras seeding, then copied in) and the optimizer's variables return
+    to their just-built values: the result is bit for bit that of a fresh process at the same
+    thread count (tests/test_train.py compares both paths). The sweep worker holds one Trainer.
+    """
+
+    def __init__(self, workers: int = 1):
+        self.workers = workers  # concurrent training processes on this machine: part of the timing basis
+        self._cell: tuple[str, keras.Model, _Loop] | None = None  # (config_id, model, loop): the last cell
+
+    def train(self, cfg: RunConfig, store: RunStore, progress: Progress | None = None,
+              save_weights: bool | None = None) -> Run:
+        cached = store.get(cfg)
+        if cached is not None:
+            return cached
+        result = self.fit(cfg, progress)
+        keep = cfg.seed == 0 if save_weights is None else save_weights
+        return store.save(cfg, result["history"], result["confusion"], result["summary"],
+                          result["model"] if keep else None, predictions=result["predictions"])
+
+    def fit(self, cfg: RunConfig, progress: Progress | None = None) -> dict:
+        """Train cfg in memory: history (list of per-epoch dicts), confusion, predictions (uint8,
+        official test order), summary (metrics + timing basis) and the trained model."""
+        threads = configure_tensorflow()
+        started = time.perf_counter()
+        data = load_split(cfg.train_rows, cfg.seed)
+        x_train, x_val, x_test = (model_inputs(cfg, x) for x in (data.x_train, data.x_val, data.x_test))
+        steps_per_epoch = max(1, len(x_train) // cfg.batch_size)
+
+        keras.utils.set_random_seed(cfg.seed)
+        model = build_model(cfg)  # a fresh build draws this seed's initial weights
+        reused = self._cell is not None and self._cell[0] == cfg.config_id
+        if reused:
+            _, compiled, loop = self._cell
+            for target, source in zip(compiled.weights, model.weights, strict=True):
+                target.assign(source)
+            loop.reset_optimizer()
+            model = compiled
+        else:
+            loop = _Loop(model, _optimizer(cfg, steps_per_epoch))
+            self._cell = (cfg.config_id, model, loop)
+        rng = np.random.default_rng(cfg.seed)  # the epoch shuffles
+        history = []
+        for epoch in range(1, cfg.epochs + 1):
+            start = time.perf_counter()
+            loss, accuracy = loop.train_epoch(x_train, data.y_train, rng.permutation(len(x_train)), cfg.batch_size)
+            val_loss, val_accuracy = loop.evaluate(x_val, data.y_val)
+            row = {"epoch": epoch, "loss": loss, "accuracy": accuracy, "val_loss": val_loss,
+                   "val_accuracy": val_accuracy, "lr": loop.learning_rate(), "seconds": time.perf_counter() - start}
+            history.append(row)
+            if progress is not None:
+                progress(epoch, cfg.epochs, row)
+
+        probs = loop.predict(x_test)
+        predicted = probs.argmax(axis=1)
+        probs64 = probs.astype(np.float64)  # float32 rows sum to 1 only within ~1e-7
+        confusion = confusion_matrix(data.y_test, predicted, labels=range(NUM_CLASSES))  # rows: true, cols: predicted
+        best = max(history, key=lambda row: row["val_accuracy"])  # first epoch reaching the max
+        final = history[-1]
+        summary = {
+            "test_loss": float(log_loss(data.y_test, probs64 / probs64.sum(axis=1, keepdims=True),
+                                        labels=range(NUM_CLASSES))),
+            "test_accuracy": float((predicted == data.y_test).mean()),
+            "best_val_accuracy": best["val_accuracy"],
+            "best_epoch": best["epoch"],
+            "final_train_accuracy": final["accuracy"],
+            "final_val_accuracy": final["val_accuracy"],
+            "gap": final["accuracy"] - final["val_accuracy"],
+            "per_class_accuracy": (confusion.diagonal() / confusion.sum(axis=1)).tolist(),
+            "params": int(model.count_params()),
+            "seconds": time.perf_counter() - started,
+            "data_source": data.source,
+            "threads": threads,
+            # What the wall time depends on: runs compare in seconds only when all of this is equal.
+            "timing": {"code": TIMING_VERSION, "threads": threads, "workers": self.workers,
+                       "compile": "reused" if reused else "fresh"},
+        }
+        return {"history": history, "confusion": confusion, "predictions": predicted.astype(np.uint8),
+                "summary": summary, "model": model}
 
 
 class _Loop:
@@ -124,6 +169,7 @@ class _Loop:
 
         self.model, self.optimizer = model, optimizer
         optimizer.build(model.trainable_variables)  # slots now, or tf.function traces twice
+        self._optimizer_start = [np.array(v) for v in optimizer.variables]  # iterations 0, zero moments, lr
         loss_fn = keras.losses.SparseCategoricalCrossentropy(reduction="sum")
 
         spec = tf.TensorSpec((None, *model.input_shape[1:]), tf.float32)  # one trace for any batch
@@ -159,6 +205,11 @@ class _Loop:
             return model(x, training=False)
 
         self._epoch, self._forward = epoch, forward
+
+    def reset_optimizer(self) -> None:
+        """Back to the just-built optimizer state (step 0, zero moments) for the next seed."""
+        for variable, start in zip(self.optimizer.variables, self._optimizer_start, strict=True):
+            variable.assign(start)
 
     def train_epoch(self, x: np.ndarray, y: np.ndarray, order: np.ndarray, batch_size: int) -> tuple[float, float]:
         """One pass over full batches of a fresh permutation: the last partial batch (32 of 4,000

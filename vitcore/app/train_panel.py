@@ -10,30 +10,26 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from vitcore import app_data
+from vitcore.app import fmt, state
+from vitcore.app.selection import cell_name
+from vitcore.app.training import TrainingStatus, estimate_seconds, training_allowed
+from vitcore.attention import train_command
 from vitcore.config import RunConfig
-from vitcore.dashboard import TrainingStatus, cell_name, estimate_seconds, training_allowed
 
 
 def _train_seeds(cfg: RunConfig, progress, seeds: int = 1) -> None:
-    """Train seeds 0..seeds-1 of cfg into the app's store; progress counts epochs over all seeds."""
+    """Train random seeds 0..seeds-1 of cfg into the app's store; progress counts epochs over all seeds."""
     from vitcore.train import train  # lazy: the only TensorFlow import of the app
 
     for seed in range(seeds):
         def forward(epoch, total, row, seed=seed):
             progress(seed * total + epoch, seeds * total, {**row, "seed": seed})
-        train(cfg.replace(seed=seed), app_data.store(), forward)
-
-
-def _command(cfg: RunConfig) -> str:
-    flags = " ".join(f"--{key.replace('_', '-')} {getattr(cfg, key)}" for key in app_data.SIDEBAR_KEYS
-                     if getattr(cfg, key) != getattr(RunConfig(), key))
-    return f"python -m vitcore run {flags}".rstrip()
+        train(cfg.replace(seed=seed), state.store(), forward)
 
 
 def render_train_offer(cfg: RunConfig, runs: pd.DataFrame) -> None:
     """Everything the page shows for a selection with no stored runs."""
-    slot = app_data.training_slot()
+    slot = state.training_slot()
     status = slot.status
     if slot.busy and status is not None:
         _progress(cfg)
@@ -46,15 +42,15 @@ def render_train_offer(cfg: RunConfig, runs: pd.DataFrame) -> None:
         st.caption("No similar runs are stored, so there is no time estimate.")
     else:
         seconds, basis = estimate
-        st.caption(f"Estimated training time: about **{seconds / 60:.1f} min per seed** "
-                   f"({cfg.epochs} epochs on {cfg.train_rows:,} rows; {basis}, scaled by rows × epochs, "
+        st.caption(f"Estimated training time: about **{fmt.minutes(seconds)} per random seed** "
+                   f"({cfg.epochs} epochs on {fmt.rows(cfg.train_rows)} rows; {basis}, scaled by rows × epochs, "
                    "timed on the machine that ran the sweep).")
     if not training_allowed():
         st.info("Training is switched off on this deployment (`VITCORE_ALLOW_TRAINING=0`). "
-                f"To train it locally: `{_command(cfg)}`")
+                f"To train it locally: `{train_command(cfg)}`")
         return
-    seeds = st.radio("Seeds to train", (1, 3), horizontal=True, key="train_seeds",
-                     help="One seed shows the numbers; three give the seed-paired 95% intervals.")
+    seeds = st.radio("Random seeds to train", (1, 3), horizontal=True, key="train_seeds",
+                     help="One random seed shows the numbers; three give the seed-paired 95% intervals.")
     if st.button("Train now", type="primary", icon=":material/play_arrow:", key="train_now"):
         if slot.start(cfg, lambda c, progress: _train_seeds(c, progress, seeds)):
             st.rerun()
@@ -64,7 +60,7 @@ def render_train_offer(cfg: RunConfig, runs: pd.DataFrame) -> None:
 @st.fragment(run_every=1.0)
 def _progress(cfg: RunConfig) -> None:
     """Live progress of the server's training: per-epoch bar and the curve growing."""
-    slot = app_data.training_slot()
+    slot = state.training_slot()
     status: TrainingStatus | None = slot.status
     if status is None:
         return
@@ -82,4 +78,4 @@ def _progress(cfg: RunConfig) -> None:
         history = pd.DataFrame(status.history)
         history["step"] = range(1, len(history) + 1)
         st.line_chart(history.set_index("step")[["accuracy", "val_accuracy"]], height=220,
-                      x_label="epoch (all seeds in turn)", y_label="accuracy")
+                      x_label="epoch (all random seeds in turn)", y_label="accuracy")

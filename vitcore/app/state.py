@@ -1,4 +1,5 @@
-"""Cached store reads for the Streamlit pages (one place, so every page shares one cache).
+"""The app's state: the sidebar's selection, and every cached read of the store (one place, so every
+page shares one cache).
 
 No TensorFlow here. `store_mtime` is part of every cache key, so a run trained from the app
 (or a new sweep result) is picked up on the next rerun without clearing caches by hand.
@@ -7,18 +8,18 @@ No TensorFlow here. `store_mtime` is part of every cache key, so a run trained f
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
+from vitcore.app.selection import (BASELINE_KEY, SIDEBAR_KEYS, baseline_cells, config_from_state,  # noqa: F401
+                                   resolve_baseline, selection_or_default)
 from vitcore.config import RunConfig
-from vitcore.store import RunStore
+from vitcore.store import HISTORY_COLUMNS, RunStore
 
-STORE_PATH = os.environ.get("VITCORE_STORE", str(Path(__file__).resolve().parents[1] / "cached_runs"))
-# Sidebar widget keys (set by the frame, app.py) -> RunConfig fields.
-SIDEBAR_KEYS = ("model", "pos_embedding", "norm_placement", "norm", "patch_size", "train_rows", "warmup_epochs")
+STORE_PATH = os.environ.get("VITCORE_STORE", str(Path(__file__).resolve().parents[2] / "cached_runs"))
+EXPORTS = ("runs.csv", "histories.csv", "confusions.csv", "effects.csv")
 
 
 def store() -> RunStore:
@@ -33,45 +34,28 @@ def store_mtime() -> float:
         return 0
 
 
+# -- the sidebar's selection --------------------------------------------------------------------
+def selection() -> tuple[RunConfig, str | None]:
+    """(the sidebar's config, None), or (the article's ViT, a note to show) if the state is not valid."""
+    return selection_or_default(st.session_state)
+
+
+def baseline(state=None) -> RunConfig:
+    """The RunConfig of the sidebar's baseline cell (the article's ViT unless another is chosen)."""
+    state = st.session_state if state is None else state
+    cfg, _ = selection_or_default(state)
+    return resolve_baseline(state.get(BASELINE_KEY), baseline_cells(load_runs()), cfg)
+
+
+# -- cached store reads -------------------------------------------------------------------------
 @st.cache_data(show_spinner=False)
-def runs_table(path: str = STORE_PATH, mtime: float | None = None) -> pd.DataFrame:
+def _table(path: str, mtime: float) -> pd.DataFrame:
     return RunStore(path).table()
 
 
-@st.cache_data(show_spinner=False)
-def histories(path: str = STORE_PATH, mtime: float | None = None) -> pd.DataFrame:
-    return RunStore(path).histories()
-
-
-@st.cache_data(show_spinner=False)
-def confusions(path: str = STORE_PATH, mtime: float | None = None) -> pd.DataFrame:
-    return RunStore(path).confusions()
-
-
 def load_runs() -> pd.DataFrame:
-    return runs_table(STORE_PATH, store_mtime())
-
-
-def load_histories() -> pd.DataFrame:
-    return histories(STORE_PATH, store_mtime())
-
-
-def load_confusions() -> pd.DataFrame:
-    return confusions(STORE_PATH, store_mtime())
-
-
-def config_from_state(state: Mapping, seed: int = 0) -> RunConfig:
-    """The RunConfig the sidebar selects (other fields at the seed's defaults)."""
-    values = {key: state[key] for key in SIDEBAR_KEYS if key in state and state[key] is not None}
-    return RunConfig(seed=seed, **values)
-
-
-# -- additions for the ablation dashboard -------------------------------------------------------
-def baseline_from_state(state: Mapping) -> RunConfig:
-    """The RunConfig of the sidebar's baseline cell (the seed's ViT unless another is chosen)."""
-    from vitcore.dashboard import BASELINE_KEY, baseline_cells, resolve_baseline
-
-    return resolve_baseline(state.get(BASELINE_KEY), baseline_cells(load_runs()), config_from_state(state))
+    """The store's runs table (RunStore.table), cached until the store changes."""
+    return _table(STORE_PATH, store_mtime())
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -79,25 +63,22 @@ def _run_frames(run_ids: tuple[str, ...], path: str, mtime: float) -> tuple[pd.D
     """histories() and confusions() restricted to a few runs: a page needs ~6 runs, not the store."""
     import numpy as np
 
-    from vitcore.store import HISTORY_COLUMNS
+    from vitcore.data import CLASS_NAMES
 
     runs = [RunStore(path).load(run_id) for run_id in run_ids]
-    true, predicted = np.divmod(np.arange(100), 10)
-    histories = [run.history().assign(run_id=run.run_id)[["run_id", *HISTORY_COLUMNS]] for run in runs]
-    confusions = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted,
-                                "count": run.confusion().ravel()}) for run in runs]
     if not runs:
         return (pd.DataFrame(columns=["run_id", *HISTORY_COLUMNS]),
                 pd.DataFrame(columns=["run_id", "true", "predicted", "count"]))
+    true, predicted = np.divmod(np.arange(len(CLASS_NAMES) ** 2), len(CLASS_NAMES))
+    histories = [run.history().assign(run_id=run.run_id)[["run_id", *HISTORY_COLUMNS]] for run in runs]
+    confusions = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted,
+                                "count": run.confusion().ravel()}) for run in runs]
     return pd.concat(histories, ignore_index=True), pd.concat(confusions, ignore_index=True)
 
 
 def run_frames(run_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(histories, confusions) in the store's long formats, for just these runs."""
     return _run_frames(tuple(sorted(set(run_ids))), STORE_PATH, store_mtime())
-
-
-EXPORTS = ("runs.csv", "histories.csv", "confusions.csv", "effects.csv")
 
 
 @st.cache_data(show_spinner=False)
@@ -115,14 +96,6 @@ def export_csv(name: str) -> bytes:
     if name not in EXPORTS:
         raise ValueError(f"unknown export {name!r}; exports: {', '.join(EXPORTS)}")
     return _export_csv(name, STORE_PATH, store_mtime())
-
-
-@st.cache_resource
-def training_slot():
-    """The server's single training slot, shared by every session."""
-    from vitcore.dashboard import TrainingSlot
-
-    return TrainingSlot()
 
 
 @st.cache_data(show_spinner=False)
@@ -155,9 +128,34 @@ def flip_effects(cfg: RunConfig) -> pd.DataFrame:
     return _flips(cfg, STORE_PATH, store_mtime())
 
 
+# -- other committed files ----------------------------------------------------------------------
+@st.cache_data(show_spinner="Loading test images…")
+def load_gallery():
+    """vitcore.samples.gallery(): the test split if it is on disk, else the shipped sample."""
+    from vitcore.samples import gallery
+
+    return gallery()
+
+
+@st.cache_data(show_spinner=False)
+def attention_bench() -> pd.DataFrame | None:
+    """bench/attention_cost.csv (cost.load_attention_bench), or None before it is measured."""
+    from vitcore import cost
+
+    return cost.load_attention_bench()
+
+
+@st.cache_resource
+def training_slot():
+    """The server's single training slot, shared by every session."""
+    from vitcore.app.training import TrainingSlot
+
+    return TrainingSlot()
+
+
 def warm_caches() -> dict[str, float]:
     """Server start-up (streamlit_app.py's lifespan hook, in a background thread): import what the
-    Ablations page imports and fill the store caches of its default view (the seed's ViT against
+    Ablations page imports and fill the store caches of its default view (the article's ViT against
     itself), so the first visitor does not pay for them. Returns seconds per step. The hook catches
     what this raises: a failure only means the first visitor computes what is missing."""
     import time
@@ -170,17 +168,17 @@ def warm_caches() -> dict[str, float]:
         now = time.perf_counter()
         seconds[step], start = now - start, now
 
-    from vitcore import dashboard, stats, views  # pandas, scipy.stats, altair
+    from vitcore import stats  # scipy.stats
+    from vitcore.app import charts, tables  # altair
 
     lap("imports")
     runs = load_runs()
-    cfg = config_from_state({})
-    baseline = baseline_from_state({})
-    dashboard.metric_rows(runs, cfg, baseline)
+    cfg, base = RunConfig(), baseline({})
+    tables.metric_cards(runs, cfg, base)
     lap("runs table and metric cards")
-    ids = [*stats.runs_of(runs, cfg)["run_id"], *stats.runs_of(runs, baseline)["run_id"]]
+    ids = [*stats.runs_of(runs, cfg)["run_id"], *stats.runs_of(runs, base)["run_id"]]
     histories, _ = run_frames(ids)
-    views.learning_curves(views.curve_frame(histories, dict.fromkeys(ids, "runs")), ["runs"]).to_dict()
+    charts.learning_curves(charts.curve_frame(histories, dict.fromkeys(ids, "runs")), ["runs"]).to_dict()
     lap("curves and confusions")  # to_dict: altair loads and checks its schema once per process
     flip_effects(cfg)
     main_effects("test_accuracy")

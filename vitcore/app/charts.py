@@ -1,7 +1,7 @@
-"""Altair charts for the dashboard: pure functions from store frames to charts (no Streamlit, no TF).
+"""Every Altair chart of the app: pure functions from library frames to charts (no Streamlit, no TF).
 
-Colours: the selection is always blue and the baseline grey, on every chart, so a reader
-never has to re-learn the legend between sections.
+Colours (vitcore.app.fmt): the selection is always blue and the baseline grey, on every chart, so a
+reader never has to re-learn the legend between sections.
 """
 
 from __future__ import annotations
@@ -10,11 +10,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from vitcore.app.fmt import BASELINE, GUIDE, SELECTION
 from vitcore.data import CLASS_NAMES
-
-SELECTION, BASELINE = "#3b5bdb", "#868e96"
-METRIC_TITLES = {"test_accuracy": "Test accuracy", "best_val_accuracy": "Best val accuracy",
-                 "final_train_accuracy": "Final train accuracy", "gap": "Gap (train − val)", "seconds": "Seconds"}
 
 
 def curve_frame(histories: pd.DataFrame, roles: dict[str, str]) -> pd.DataFrame:
@@ -50,8 +47,8 @@ def learning_curves(frame: pd.DataFrame, order: list[str]) -> alt.Chart:
 
 
 def matrix_frame(matrix: np.ndarray) -> pd.DataFrame:
-    """A 10x10 rate matrix (row = true class) as long rows for a heatmap."""
-    true, predicted = np.divmod(np.arange(100), 10)
+    """A (classes, classes) rate matrix (row = true class) as long rows for a heatmap."""
+    true, predicted = np.divmod(np.arange(len(CLASS_NAMES) ** 2), len(CLASS_NAMES))
     return pd.DataFrame({"true": np.array(CLASS_NAMES)[true], "predicted": np.array(CLASS_NAMES)[predicted],
                          "value": np.asarray(matrix, dtype=float).ravel()})
 
@@ -110,3 +107,57 @@ def effect_intervals(frame: pd.DataFrame, y: str, title: str) -> alt.Chart:
 
 _VERDICT = alt.Scale(domain=["better", "worse", "higher", "lower", "within seed noise", "too few seeds", "no paired runs"],
                      range=["#2f9e44", "#e03131", "#1c7ed6", "#7048e8", "#868e96", "#adb5bd", "#ced4da"])
+
+
+# -- the walkthrough pages ------------------------------------------------------------------------
+def weight_bars(weights: np.ndarray, uniform: float, title: str, query: int | None = None) -> alt.Chart:
+    """One query's weights per key patch as bars, with the uniform 1/N rule."""
+    frame = pd.DataFrame({"patch": np.arange(len(weights)), "weight": weights,
+                          "role": np.where(np.arange(len(weights)) == query, "query patch", "other patch")})
+    bars = alt.Chart(frame, title=title).mark_bar().encode(
+        x=alt.X("patch:O", title="key patch"), y=alt.Y("weight:Q", title="attention weight"),
+        color=alt.Color("role:N", scale=alt.Scale(domain=["query patch", "other patch"], range=[SELECTION, BASELINE]),
+                        legend=alt.Legend(orient="top", title=None)),
+        tooltip=["patch:O", alt.Tooltip("weight:Q", format=".4f")])
+    rule = alt.Chart(pd.DataFrame({"uniform": [uniform]})).mark_rule(color=GUIDE, strokeDash=[5, 3]).encode(
+        y="uniform:Q", tooltip=[alt.Tooltip("uniform:Q", format=".4f", title="uniform 1/N")])
+    return (bars + rule).properties(height=260)
+
+
+def spread_bars(table: pd.DataFrame, uniform: float) -> alt.Chart:
+    """Head spreads per row (long: label, head, spread, model) with the uniform 1/N line for scale."""
+    base = alt.Chart(table.assign(uniform=uniform))
+    bars = base.mark_bar().encode(
+        x=alt.X("head:N", title=None), xOffset="model:N",
+        y=alt.Y("spread:Q", title="spread (max − min of a query's weights)"),
+        color=alt.Color("model:N", scale=alt.Scale(domain=["trained", "random init"], range=[SELECTION, BASELINE]),
+                        legend=alt.Legend(orient="top", title=None)),
+        tooltip=["label:N", "head:N", "model:N", alt.Tooltip("spread:Q", format=".4f")])
+    rule = base.mark_rule(color=GUIDE, strokeDash=[5, 3]).encode(y="mean(uniform):Q")
+    return alt.layer(bars, rule).properties(width=150, height=200).facet(
+        facet=alt.Facet("label:N", title=None), columns=4)
+
+
+def cost_chart(curve: pd.DataFrame) -> alt.Chart:
+    """Measured median forward time vs tokens (points) and the fitted a + b·N² curve (line)."""
+    measured = curve[curve["series"] == "measured median"]
+    fitted = curve[curve["series"] != "measured median"]
+    x = alt.X("tokens:Q", title="tokens N")
+    points = alt.Chart(measured).mark_circle(size=80, color=SELECTION).encode(
+        x=x, y=alt.Y("ms:Q", title="forward time of one attention layer (ms)"),
+        tooltip=["tokens:Q", alt.Tooltip("ms:Q", format=".3f")])
+    line = alt.Chart(fitted).mark_line(color=BASELINE, strokeDash=[5, 3]).encode(x=x, y="ms:Q")
+    return (line + points).properties(height=320)
+
+
+def gap_chart(frame: pd.DataFrame) -> alt.Chart:
+    """Train − val gap per model and training size, mean with ±std whiskers (frame: model, rows,
+    mean, low, high, source)."""
+    base = alt.Chart(frame).encode(x=alt.X("model:N", title=None), xOffset="source:N",
+                                   color=alt.Color("source:N", scale=alt.Scale(range=[SELECTION, BASELINE]),
+                                                   legend=alt.Legend(orient="top", title=None)))
+    bars = base.mark_bar().encode(y=alt.Y("mean:Q", title="final train − final val accuracy"),
+                                  tooltip=["model:N", "source:N", alt.Tooltip("mean:Q", format="+.4f")])
+    whiskers = base.mark_rule(color="black").encode(y="low:Q", y2="high:Q")
+    return alt.layer(bars, whiskers).properties(width=220, height=260).facet(
+        facet=alt.Facet("rows:N", title="training rows"))

@@ -1,0 +1,56 @@
+"""Cached model probes for the walkthrough pages: parameter counts and attention forward passes.
+
+These build Keras models, so TensorFlow is imported lazily, inside the cached functions, the first
+time a page asks: the Ablations and Runs pages never pay for it. Models are cached as resources
+(one per config and weights file), their outputs as data.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from vitcore import attention as A
+from vitcore.app.state import load_gallery, load_runs, store
+from vitcore.config import RunConfig
+from vitcore.store import BadRun
+
+
+@st.cache_data(show_spinner="Building the model to count its parameters…")
+def param_counts(cfg: RunConfig) -> list[tuple[str, int]]:
+    """anatomy.breakdown(cfg): (component, parameters) rows of the built model."""
+    from vitcore import anatomy
+
+    return anatomy.breakdown(cfg)
+
+
+def param_total(cfg: RunConfig) -> int:
+    return dict(param_counts(cfg))["total"]
+
+
+def stored_weights(cfg: RunConfig) -> tuple[RunConfig, str] | None:
+    """(the stored run's config, its weights path) for the sidebar's cfg (attention.find_weighted_run),
+    or None when no stored seed-0 run of it kept weights."""
+    run_id = A.find_weighted_run(load_runs(), cfg)
+    try:
+        run = store().load(run_id) if run_id else None
+    except BadRun:
+        return None
+    return (run.config, str(run.weights_path)) if run and run.weights_path else None
+
+
+@st.cache_resource(show_spinner="Loading the model (TensorFlow)…", max_entries=6)
+def attention_model(cfg: RunConfig, weights: str | None, init_seed: int = 0):
+    """The ViT of cfg that also outputs its attention scores; weights None: a random-init control."""
+    return A.build_attention_model(cfg, weights, init_seed)
+
+
+@st.cache_data(show_spinner="Running the model…", max_entries=32)
+def forward(cfg: RunConfig, weights: str | None, rows: tuple[int, ...]) -> A.Forward:
+    """Probabilities and per-block attention scores of these test rows (weights None: random init)."""
+    return A.forward(attention_model(cfg, weights), cfg, load_gallery().images_of(rows))
+
+
+@st.cache_data(show_spinner="Shuffling patches…", max_entries=16)
+def permutation(cfg: RunConfig, weights: str, rows: int) -> A.PermutationResult:
+    """attention.permutation_test on the first `rows` test images, one fixed shuffle."""
+    return A.permutation_test(attention_model(cfg, weights), cfg, load_gallery().images[:rows], seed=1)

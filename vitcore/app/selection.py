@@ -1,0 +1,116 @@
+"""What the sidebar can select: its choices, the query-string check, and the baseline cells.
+
+No Streamlit and no TensorFlow, so all of it is unit-tested directly (tests/test_app_dashboard.py).
+The widget keys are RunConfig field names; a URL holds str(value): `?patch_size=4`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from vitcore.config import MODELS, NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, VIT_FIELDS, RunConfig
+
+# The sidebar's choices per widget key (== RunConfig field). Values appear in the URL as str(value).
+# train_rows/warmup_epochs offer the swept values plus a few that can be trained on demand.
+TRAIN_ROWS = (1_000, 2_000, 4_000, 8_000)
+WARMUP_EPOCHS = (0, 2, 5)
+CHOICES: dict[str, tuple] = {"model": MODELS, "pos_embedding": POS_EMBEDDINGS, "norm_placement": NORM_PLACEMENTS,
+                             "norm": NORMS, "patch_size": PATCH_SIZES, "train_rows": TRAIN_ROWS,
+                             "warmup_epochs": WARMUP_EPOCHS}
+SIDEBAR_KEYS = tuple(CHOICES)  # the sidebar's widget keys, in the order it draws them
+DEFAULTS = {key: getattr(RunConfig(), key) for key in CHOICES}
+BASELINE_KEY = "baseline"
+BASELINE = RunConfig()  # the article's ViT: patch 7, pre-LN, learned positions, 4,000 rows
+# The default baseline follows the sidebar's training rows, so a switch is compared like for like.
+SAME_ROWS = "the article's ViT at the selected rows"
+# Fields outside the sidebar that a cached cell might still differ in (named in its cell name).
+_EXTRA_FIELDS = ("width", "depth", "heads", "mlp_dim", "epochs", "batch_size", "lr")
+
+
+def config_from_state(state: Mapping, seed: int = 0) -> RunConfig:
+    """The RunConfig the sidebar selects (other fields at the article's defaults); ValueError if invalid."""
+    values = {key: state[key] for key in SIDEBAR_KEYS if key in state and state[key] is not None}
+    return RunConfig(seed=seed, **values)
+
+
+def selection_or_default(state: Mapping) -> tuple[RunConfig, str | None]:
+    """(the sidebar's config, None), or (the article's ViT, a note saying why) when it is not valid."""
+    try:
+        return config_from_state(state), None
+    except ValueError as error:
+        return RunConfig(), f"The sidebar selection is not a valid config ({error}); showing the article's ViT."
+
+
+def _shown(value) -> str:
+    """A query value made safe to print inside a Markdown code span: short, no backticks."""
+    text = value[-1] if isinstance(value, list) and value else value
+    text = str(text).replace("`", "'").replace("\n", " ")
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def query_notes(params: Mapping, baselines: list[str] | None = None) -> list[str]:
+    """One note per sidebar query parameter whose value is not allowed (it falls back to the default).
+
+    Streamlit drops an invalid bound value silently; this is what the user gets told instead.
+    Unknown parameter names are ignored (they are not ours).
+    """
+    allowed = {key: [str(choice) for choice in choices] for key, choices in CHOICES.items()}
+    defaults = {key: str(value) for key, value in DEFAULTS.items()}
+    if baselines is not None:
+        allowed[BASELINE_KEY] = list(baselines)
+        defaults[BASELINE_KEY] = SAME_ROWS
+    notes = []
+    for key, options in allowed.items():
+        if key not in params:
+            continue
+        value = params[key]
+        value = value[-1] if isinstance(value, list) and value else value
+        if str(value) not in options:
+            shown = ", ".join(options) if len(options) <= 8 else f"one of {len(options)} cached configs"
+            notes.append(f"`{key}={_shown(value)}` is not a valid value (allowed: {shown}); "
+                         f"showing the default `{defaults[key]}` instead.")
+    return notes
+
+
+def cell_name(cfg: RunConfig) -> str:
+    """A config cell's human name, unique over the fields that split runs, e.g.
+    'ViT p7 pre-LN pos · 4,000 rows' or 'convnet · 1,000 rows · epochs 5'."""
+    name = f"{cfg.label()} · {cfg.train_rows:,} rows"
+    default = RunConfig()
+    for key in _EXTRA_FIELDS:
+        if key in VIT_FIELDS and cfg.model == "convnet":
+            continue
+        if getattr(cfg, key) != getattr(default, key):
+            name += f" · {key} {getattr(cfg, key)}"
+    return name
+
+
+def config_of_row(row: Mapping) -> RunConfig:
+    """The seed-0 RunConfig of a runs-table row (ViT-only fields are None for the convnet)."""
+    fields = {key: row[key] for key in RunConfig.__dataclass_fields__
+              if key in row and row[key] is not None and not (isinstance(row[key], float) and pd.isna(row[key]))}
+    fields["seed"] = 0
+    for key in ("patch_size", "width", "depth", "heads", "mlp_dim", "train_rows", "epochs", "batch_size",
+                "warmup_epochs"):
+        if key in fields:
+            fields[key] = int(fields[key])
+    return RunConfig(**fields)
+
+
+def baseline_cells(table: pd.DataFrame) -> dict[str, RunConfig | None]:
+    """The baseline choices by name: SAME_ROWS (None: resolved against the selection), the article's
+    ViT at 4,000 rows (listed even before it is cached), then every cached config cell."""
+    cells: dict[str, RunConfig | None] = {SAME_ROWS: None, cell_name(BASELINE): BASELINE}
+    for _, row in table.drop_duplicates("config_id").sort_values(["model", "label", "train_rows"]).iterrows():
+        cfg = config_of_row(row)
+        cells.setdefault(cell_name(cfg), cfg)
+    return cells
+
+
+def resolve_baseline(name: str | None, cells: Mapping[str, RunConfig | None], selection: RunConfig) -> RunConfig:
+    """The baseline config a choice names; SAME_ROWS (or an unknown name) -> the article's ViT at the
+    selection's training rows."""
+    chosen = cells.get(name) if name is not None else None
+    return chosen if chosen is not None else BASELINE.replace(train_rows=selection.train_rows)
