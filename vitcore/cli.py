@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--model", choices=MODELS, default=None, help="only this model")
     sweep.add_argument("--backfill-predictions", action="store_true",
                        help="retrain stored runs that lack predictions.npy and add it if the retrain matches "
-                            "the stored history bit for bit (same thread count)")
+                            "the stored run (same confusion and accuracies, losses within 1e-5)")
 
     effects = sub.add_parser("effects", help="seed-paired main effects of the four switches as CSV")
     effects.add_argument("--store", default="cached_runs")
@@ -244,7 +244,7 @@ def _sweep(args) -> int:
               f"{len(results) / hours:.0f} runs/hour with {args.workers} worker(s)")
     mismatched = [r["run_id"] for r in results if r.get("backfilled") is False]
     if mismatched:
-        print(f"{len(mismatched)} runs did not reproduce bit for bit (other thread count?), left without "
+        print(f"{len(mismatched)} runs did not reproduce (other thread count or machine?), left without "
               f"predictions: {' '.join(mismatched)}")
     return 0
 

@@ -28,6 +28,7 @@ SEEDS = tuple(range(10))       # 10 random seeds per cell: enough to resolve a ~
 TOKEN_SEEDS = tuple(range(5))  # patch 2 (196 tokens) costs ~10 min a run: 5 random seeds
 ROWS = (1_000, 4_000)
 SCALING_ROWS = (1_000, 2_000, 4_000, 8_000, 16_000)
+LOSS_TOLERANCE = 1e-5  # a backfill's largest allowed per-epoch loss difference (float32 rounding)
 CHUNK = 5  # seeds of one cell per worker task: compile once, still spread over the workers
 
 
@@ -141,22 +142,26 @@ def _train_chunk(configs: list[RunConfig], store_path: str, threads: int, worker
 
 
 def backfill_predictions(trainer, cfg: RunConfig, store: RunStore) -> dict:
-    """Retrain a stored run in memory; if its history and confusion come out bit for bit the stored
-    ones (same thread count), store its predictions. Otherwise store nothing and say why."""
+    """Retrain a stored run in memory and store its predictions if the retrain reproduces the run:
+    the same confusion matrix, the same per-epoch accuracies, losses within LOSS_TOLERANCE.
+
+    Why not bit for bit: on this machine a retrain at the same thread count is bit for bit (tests),
+    but the committed runs were trained on another machine of the same kind, whose XLA code for
+    the same graph rounds a float32 loss differently in its last bit (~1e-7), while every
+    prediction count and accuracy agree. Otherwise nothing is stored and the result says why."""
     import numpy as np
 
     run = store.get(cfg)
-    result = {"run_id": cfg.run_id, "label": cfg.label(), "train_rows": cfg.train_rows, "seed": cfg.seed,
-              "test_accuracy": run.summary["test_accuracy"], "seconds": 0.0}
     fit = trainer.fit(cfg)
-    stored = run.history()
-    same = (np.array_equal(run.confusion(), fit["confusion"])
-            and all(np.array_equal(stored[name].to_numpy(), [row[name] for row in fit["history"]])
-                    for name in ("loss", "accuracy", "val_loss", "val_accuracy")))
+    stored, fresh = run.history(), {name: [row[name] for row in fit["history"]] for name in fit["history"][0]}
+    loss_gap = max(float(np.abs(stored[name].to_numpy() - fresh[name]).max()) for name in ("loss", "val_loss"))
+    same = (np.array_equal(run.confusion(), fit["confusion"]) and loss_gap <= LOSS_TOLERANCE
+            and all(np.array_equal(stored[name].to_numpy(), fresh[name]) for name in ("accuracy", "val_accuracy")))
     if same:
         store.add_predictions(run, fit["predictions"])
-    result.update(seconds=fit["summary"]["seconds"], backfilled=same)
-    return result
+    return {"run_id": cfg.run_id, "label": cfg.label(), "train_rows": cfg.train_rows, "seed": cfg.seed,
+            "test_accuracy": run.summary["test_accuracy"], "seconds": fit["summary"]["seconds"],
+            "backfilled": same, "loss_gap": loss_gap}
 
 
 def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, executor: str = "local",
