@@ -1,12 +1,12 @@
 """The dashboard's frame (served by `streamlit run streamlit_app.py`): pages, the shared sidebar, run.
 
 The sidebar lives here so its switches persist across pages; every page reads them through
-`vitcore.app_data.config_from_state(st.session_state)`.
+`vitcore.app.state.selection()`.
 """
 
 import streamlit as st
 
-from vitcore.sidebar import render_sidebar
+from vitcore.app.sidebar import render_sidebar
 
 st.set_page_config(page_title="vitcore: ViT ablations", page_icon=":material/grid_view:", layout="wide")
 

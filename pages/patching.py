@@ -1,50 +1,43 @@
-"""Patching is a reshape: one test image in the seed's three views, and the round trip checked live."""
+"""Patching is a reshape: one test image in the source article's three views, and the round trip
+checked live."""
+
+import inspect
 
 import numpy as np
 import streamlit as st
 
-from vitcore.app_data import config_from_state
+from vitcore import patches
+from vitcore.app import fmt, state
+from vitcore.app.pictures import grid_picture, matrix_picture, tiles_picture
 from vitcore.config import PATCH_SIZES
 from vitcore.data import CLASS_NAMES
-from vitcore.patches import patchify, unpatchify
-from vitcore.samples import gallery
-from vitcore.walkthrough_views import grid_picture, matrix_picture, tiles_picture
-
-
-@st.cache_data(show_spinner="Loading test images…")
-def load_gallery():
-    return gallery()
-
 
 st.title("Patching is a reshape")
-st.caption("Seed claim: 28×28 → 16 tokens of 49 values, lossless (max |rebuilt − original| = 0.00e+00). "
-           "What is lost is adjacency.")
+st.caption("The source article: 28×28 → 16 tokens of 49 values, lossless (max |rebuilt − original| = "
+           "0.00e+00). What is lost is adjacency.")
 
-images = load_gallery()
-try:
-    selected_patch = config_from_state(st.session_state).patch_size
-except ValueError:
-    selected_patch = 7
+images = state.load_gallery()
+selected, _ = state.selection()
 left, middle, right = st.columns(3)
 label = left.selectbox("Class", range(len(CLASS_NAMES)), format_func=lambda i: f"{i} · {CLASS_NAMES[i]}",
                        index=9, key="patching_class")
 rows = images.rows_of_class(label)
 index = middle.selectbox("Test row", rows.tolist(), key=f"patching_row_{label}",
                          help="Row number in the official 10,000-image test split.")
-patch = right.radio("Patch size", PATCH_SIZES, index=PATCH_SIZES.index(selected_patch), horizontal=True,
+patch = right.radio("Patch size", PATCH_SIZES, index=PATCH_SIZES.index(selected.patch_size), horizontal=True,
                     key="patching_patch", help="Starts at the sidebar's patch size.")
-st.caption(f"Images from the {images.source}: {len(images.indices):,} rows.")
+st.caption(f"Images from the {images.source}: {fmt.rows(len(images.indices))} rows.")
 
 image = images.image(index)
-tokens = patchify(image[None], patch)            # (1, N, patch²)
-rebuilt = unpatchify(tokens, patch)[0]            # (28, 28)
+tokens = patches.patchify(image[None], patch)            # (1, N, patch²)
+rebuilt = patches.unpatchify(tokens, patch)[0]            # (28, 28)
 error = float(np.abs(rebuilt - image).max())
-grid = 28 // patch
+grid = patches.SIDE // patch
 
 a, b, c = st.columns(3)
 a.metric("Tokens × values", f"{tokens.shape[1]} × {tokens.shape[2]}",
          help=f"{grid}×{grid} patches of {patch}×{patch} pixels")
-b.metric("Values kept", f"{tokens.size:,} of {image.size:,}")
+b.metric("Values kept", f"{fmt.rows(tokens.size)} of {fmt.rows(image.size)}")
 c.metric("max |rebuilt − original|", f"{error:.2e}")
 
 st.subheader("One image, three views")
@@ -57,16 +50,12 @@ three.image(matrix_picture(tokens[0]), caption=f"What the transformer receives: 
 
 st.markdown(
     f"{CLASS_NAMES[label]} (test row {index}) becomes a **{tokens.shape[1]} × {tokens.shape[2]}** matrix: "
-    f"{grid}² patches of {patch}² values, and {grid ** 2} × {patch ** 2} = {tokens.size:,} = 28 × 28, "
-    f"so nothing is lost — reversing the transpose rebuilds the image with max error **{error:.2e}**. "
-    "The right panel is all the transformer gets: token 0 and token 1 are just two rows of a matrix, "
-    "and nothing says they were neighbours. That is what the position embedding has to buy back.")
+    f"{grid}² patches of {patch}² values, and {grid ** 2} × {patch ** 2} = {fmt.rows(tokens.size)} = "
+    f"{patches.SIDE} × {patches.SIDE}, so nothing is lost — reversing the transpose rebuilds the image with max "
+    f"error **{error:.2e}**. The right panel is all the transformer gets: token 0 and token 1 are just two rows "
+    "of a matrix, and nothing says they were neighbours. That is what the position embedding has to buy back.")
 if error != 0:
     st.error(f"The round trip is not exact (max error {error:.2e}): vitcore.patches is broken.")
 
 with st.expander("The code (vitcore/patches.py)"):
-    st.code("""def patchify(images, patch=7):
-    count, side = len(images), images.shape[1]
-    grid = side // patch
-    reshaped = images.reshape(count, grid, patch, grid, patch)     # (n, row, y, col, x)
-    return reshaped.transpose(0, 1, 3, 2, 4).reshape(count, grid * grid, patch * patch)""", language="python")
+    st.code(inspect.getsource(patches.patchify), language="python")

@@ -2,23 +2,24 @@
 
 import streamlit as st
 
-from vitcore import app_data
-from vitcore.dashboard import CHOICES
+from vitcore.app import fmt, state
+from vitcore.app.selection import SIDEBAR_KEYS
+
+FILTERS = {"model": "Model", "train_rows": "Training rows", "patch_size": "Patch size", "seed": "Random seed"}
 
 st.title("Runs & downloads")
-runs = app_data.load_runs()
+runs = state.load_runs()
 if runs.empty:
-    st.info(f"No runs stored yet in `{app_data.STORE_PATH}`. Train one from the Ablations page, "
+    st.info(f"No runs stored yet in `{state.STORE_PATH}`. Train one from the Ablations page, "
             "or run `python -m vitcore sweep default`.")
     st.stop()
 
-st.caption(f"{len(runs):,} runs, {runs['config_id'].nunique():,} configs, from `cached_runs/`. "
+st.caption(f"{fmt.rows(len(runs))} runs, {fmt.rows(runs['config_id'].nunique())} configs, from `cached_runs/`. "
            "Click a column header to sort; use the filters to narrow the table.")
-filters = st.columns(4)
 shown = runs
-for column, key in zip(filters, ("model", "train_rows", "patch_size", "seed")):
-    values = sorted(v for v in runs[key].dropna().unique())
-    picked = column.multiselect(key.replace("_", " ").capitalize(), values, key=f"runs_filter_{key}")
+for column, (key, label) in zip(st.columns(len(FILTERS)), FILTERS.items()):
+    values = sorted(runs[key].dropna().unique())
+    picked = column.multiselect(label, values, key=f"runs_filter_{key}")
     if picked:
         shown = shown[shown[key].isin(picked)]
 
@@ -28,21 +29,23 @@ st.dataframe(
     height=480,
     column_order=["label", "train_rows", "seed", "test_accuracy", "best_val_accuracy", "best_epoch",
                   "final_train_accuracy", "final_val_accuracy", "gap", "test_loss", "params", "seconds",
-                  *CHOICES, "epochs", "run_id", "config_id", "has_weights"],
+                  *SIDEBAR_KEYS, "epochs", "run_id", "config_id", "has_weights"],
     column_config={
         "label": st.column_config.TextColumn("Config", pinned=True),
         "train_rows": st.column_config.NumberColumn("Rows", format="localized"),
-        "test_accuracy": st.column_config.NumberColumn("Test acc", format="%.4f"),
-        "best_val_accuracy": st.column_config.NumberColumn("Best val acc", format="%.4f",
+        "seed": st.column_config.NumberColumn("Random seed"),
+        "test_accuracy": st.column_config.NumberColumn("Test acc", format=fmt.printf("test_accuracy")),
+        "best_val_accuracy": st.column_config.NumberColumn("Best val acc", format=fmt.printf("best_val_accuracy"),
                                                            help="Highest validation accuracy over the epochs"),
         "best_epoch": st.column_config.NumberColumn("Best epoch"),
-        "final_train_accuracy": st.column_config.NumberColumn("Final train acc", format="%.4f"),
-        "final_val_accuracy": st.column_config.NumberColumn("Final val acc", format="%.4f"),
-        "gap": st.column_config.NumberColumn("Gap", format="%+.4f",
+        "final_train_accuracy": st.column_config.NumberColumn("Final train acc",
+                                                              format=fmt.printf("final_train_accuracy")),
+        "final_val_accuracy": st.column_config.NumberColumn("Final val acc", format=fmt.printf("final_val_accuracy")),
+        "gap": st.column_config.NumberColumn("Gap", format=fmt.printf("gap"),
                                              help="Final-epoch train accuracy minus final-epoch validation accuracy"),
-        "test_loss": st.column_config.NumberColumn("Test loss", format="%.4f"),
-        "params": st.column_config.NumberColumn("Params", format="localized"),
-        "seconds": st.column_config.NumberColumn("Seconds", format="%.1f"),
+        "test_loss": st.column_config.NumberColumn("Test loss", format=fmt.printf("test_loss")),
+        "params": st.column_config.NumberColumn("Params", format=fmt.printf("params")),
+        "seconds": st.column_config.NumberColumn("Seconds", format=fmt.printf("seconds")),
         "has_weights": st.column_config.CheckboxColumn("Weights"),
     },
 )
@@ -50,6 +53,6 @@ st.dataframe(
 st.subheader("Downloads")
 st.caption("The same bytes as `python -m vitcore export --out DIR` (runs, histories, confusions) and "
            "`python -m vitcore effects` (seed-paired main effects of the four switches).")
-for column, name in zip(st.columns(len(app_data.EXPORTS)), app_data.EXPORTS):
-    column.download_button(name, lambda name=name: app_data.export_csv(name), file_name=name, mime="text/csv",
+for column, name in zip(st.columns(len(state.EXPORTS)), state.EXPORTS):
+    column.download_button(name, lambda name=name: state.export_csv(name), file_name=name, mime="text/csv",
                            icon=":material/download:", on_click="ignore", key=f"download_{name}")

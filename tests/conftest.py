@@ -1,4 +1,13 @@
-"""Shared fixtures: one tiny real training run (real data, real store) reused by several tests."""
+"""Shared fixtures: the one tiny config, the stores built from it, and the synthetic-run writer.
+
+- `TINY` / `tiny_config`: the article's ViT on 300 rows for 2 epochs (~15 s to train on 2 cores).
+- `tiny_store` (slow): TINY and TINY without position embedding, trained for real in fresh
+  processes through the CLI, seed 0 so their weights are kept. Shared by the whole session.
+- `write_run` / `run_row` (tests/fakes.py): synthetic runs, no training, for everything else.
+
+Tests that train, start a server or browser, or spawn a process are marked `slow`;
+`python -m pytest -m "not slow"` is the inner loop.
+"""
 
 import os
 import subprocess
@@ -13,7 +22,8 @@ sys.path.insert(0, str(ROOT))
 from vitcore.config import RunConfig  # noqa: E402
 from vitcore.store import RunStore  # noqa: E402
 
-TINY = RunConfig(train_rows=300, epochs=2)  # the seed's ViT on 300 rows: ~15 s with compile
+TINY = RunConfig(train_rows=300, epochs=2)  # the article's ViT on 300 rows: ~15 s with compile
+TINY_VARIANTS = (TINY, TINY.replace(pos_embedding="none"))  # what tiny_store holds
 
 
 def run_cli(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -22,10 +32,30 @@ def run_cli(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess
                           env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, timeout=600)
 
 
+def train_command(cfg: RunConfig, store: Path) -> list[str]:
+    """The CLI arguments that train cfg (any fields off the article's defaults) into store."""
+    default = RunConfig()
+    flags = [item for name in ("pos_embedding", "train_rows", "epochs") if getattr(cfg, name) != getattr(default, name)
+             for item in (f"--{name.replace('_', '-')}", str(getattr(cfg, name)))]
+    return ["run", *flags, "--store", str(store)]
+
+
+@pytest.fixture(scope="session")
+def tiny_config() -> RunConfig:
+    return TINY
+
+
 @pytest.fixture(scope="session")
 def tiny_store(tmp_path_factory) -> RunStore:
-    """A store holding TINY, trained for real in a fresh process through the CLI."""
+    """A store holding TINY_VARIANTS, trained for real in fresh processes through the CLI."""
     store = RunStore(tmp_path_factory.mktemp("tiny_store"))
-    done = run_cli("run", "--train-rows", str(TINY.train_rows), "--epochs", str(TINY.epochs), "--store", str(store.root))
-    assert done.returncode == 0, done.stderr[-2000:]
+    for cfg in TINY_VARIANTS:
+        done = run_cli(*train_command(cfg, store.root))
+        assert done.returncode == 0, done.stderr[-2000:]
     return store
+
+
+@pytest.fixture
+def store(tmp_path) -> RunStore:
+    """An empty store in a temporary folder, for fakes.write_run."""
+    return RunStore(tmp_path / "store")

@@ -1,5 +1,6 @@
-"""vitcore.dashboard (query checks, baselines, estimates, the training slot) and the CSV downloads,
-on synthetic stores: fast, no Streamlit script runs, no TensorFlow."""
+"""vitcore.app's plain modules (selection: query checks and baselines; training: estimates and the
+slot; tables: metric cards and flip table) and the CSV downloads, on synthetic stores: fast, no
+Streamlit script runs, no TensorFlow."""
 
 import threading
 
@@ -7,11 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from app_fakes import fake_run
-from vitcore import app_data, cli, dashboard, stats
+from fakes import write_run
+from vitcore import cli, stats
+from vitcore.app import selection, state, tables
+from vitcore.app.selection import BASELINE, SAME_ROWS, baseline_cells, cell_name, query_notes, resolve_baseline
+from vitcore.app.tables import metric_cards, metric_rows
+from vitcore.app.training import TrainingSlot, estimate_seconds, training_allowed
 from vitcore.config import RunConfig
-from vitcore.dashboard import (BASELINE, SAME_ROWS, TrainingSlot, baseline_cells, cell_name, estimate_seconds,
-                               fmt_mean_std, metric_rows, query_notes, resolve_baseline, training_allowed)
 from vitcore.store import RunStore
 
 POST = RunConfig(norm_placement="post")
@@ -22,10 +25,10 @@ def store(tmp_path_factory):
     """Seed ViT and post-norm at 4,000 rows (3 seeds), convnet at 1,000 rows (2 seeds)."""
     store = RunStore(tmp_path_factory.mktemp("store"))
     for seed, (base, post) in enumerate([(0.80, 0.78), (0.81, 0.785), (0.79, 0.772)]):
-        fake_run(store, BASELINE.replace(seed=seed), base, seconds=40 + seed)
-        fake_run(store, POST.replace(seed=seed), post, seconds=50)
+        write_run(store, BASELINE.replace(seed=seed), base, seconds=40 + seed)
+        write_run(store, POST.replace(seed=seed), post, seconds=50)
     for seed in (0, 1):
-        fake_run(store, RunConfig(model="convnet", train_rows=1_000, seed=seed), 0.70, seconds=10)
+        write_run(store, RunConfig(model="convnet", train_rows=1_000, seed=seed), 0.70, seconds=10)
     return store
 
 
@@ -40,7 +43,7 @@ def test_valid_or_foreign_query_values_give_no_note(params):
 def test_invalid_query_value_is_named_with_allowed_values_and_default(key, value):
     (note,) = query_notes({key: value})
     assert note.startswith(f"`{key}=") and "allowed" in note
-    assert f"default `{dashboard.DEFAULTS[key]}`" in note
+    assert f"default `{selection.DEFAULTS[key]}`" in note
 
 
 def test_query_note_cannot_break_out_of_its_code_span():
@@ -84,7 +87,7 @@ def test_training_switch(value, allowed):
 
 
 def test_training_is_off_by_default_on_community_cloud():
-    cloud = "/mount/src/vitcore/vitcore/dashboard.py"
+    cloud = "/mount/src/vitcore/vitcore/app/training.py"
     assert training_allowed({}, app_path=cloud) is False
     assert training_allowed({"VITCORE_ALLOW_TRAINING": "1"}, app_path=cloud) is True
 
@@ -102,14 +105,22 @@ def test_metric_rows_are_seed_means_and_paired_deltas(store):
     assert convnet["test_accuracy"]["delta"].n_pairs == 2
 
 
-def test_fmt_mean_std():
-    assert fmt_mean_std(0.79701, 0.00404) == "0.7970 ± 0.0040"
-    assert fmt_mean_std(41.25, float("nan"), 1) == "41.2"
+def test_metric_cards_colour_only_decided_deltas_and_never_the_baseline(store):
+    cards = {card["metric"]: card for card in metric_cards(store.table(), POST, BASELINE)}
+    test = cards["test_accuracy"]
+    assert test["value"] == f"{np.mean([0.78, 0.785, 0.772]):.4f}" and test["delta"].startswith("-0.02")
+    assert test["delta_color"] == "normal" and test["delta_arrow"] == "auto"  # worse, beyond seed noise
+    assert "95% CI [-" in test["caption"] and "3 pairs" in test["caption"] and "**worse**" in test["caption"]
+    assert cards["seconds"]["value"] == "50.0" and cards["seconds"]["delta_color"] == "inverse"  # lower is better
+    itself = metric_cards(store.table(), BASELINE, BASELINE)
+    assert all(card["delta"] is None and "this is the baseline" in card["caption"] for card in itself)
+    convnet = metric_cards(store.table(), RunConfig(model="convnet", train_rows=1_000), BASELINE)
+    assert convnet[0]["caption"].startswith("± 0.0000 sd over 2 seeds")
 
 
 def test_flip_table_is_one_metric_readable(store):
     flips = stats.flip_effects(store.table(), BASELINE)
-    table = dashboard.flip_table(flips, "test_accuracy")
+    table = tables.flip_table(flips, "test_accuracy")
     assert list(table["Change"]) == ["pre → post"] and table.loc[0, "Verdict"] == stats.WORSE
     assert table.loc[0, "95% CI"].startswith("[-")
 
@@ -159,11 +170,11 @@ def test_race_for_the_slot_has_exactly_one_winner():
 
 
 def test_downloads_are_the_cli_bytes(store, tmp_path, monkeypatch):
-    monkeypatch.setattr(app_data, "STORE_PATH", str(store.root))
+    monkeypatch.setattr(state, "STORE_PATH", str(store.root))
     assert cli.main(["export", "--store", str(store.root), "--out", str(tmp_path)]) == 0
     assert cli.main(["effects", "--store", str(store.root), "--out", str(tmp_path / "effects.csv")]) == 0
-    for name in app_data.EXPORTS:
-        assert app_data.export_csv(name) == (tmp_path / name).read_bytes(), name
+    for name in state.EXPORTS:
+        assert state.export_csv(name) == (tmp_path / name).read_bytes(), name
     assert len(pd.read_csv(tmp_path / "effects.csv")) > 0
     with pytest.raises(ValueError):
-        app_data.export_csv("../secrets.csv")
+        state.export_csv("../secrets.csv")

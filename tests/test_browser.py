@@ -16,8 +16,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from vitcore import app_data, stats
-from vitcore.dashboard import BASELINE, fmt_mean_std
+from vitcore import stats
+from vitcore.app import fmt, state
+from vitcore.app.selection import BASELINE
 from vitcore.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,8 +28,8 @@ SHOTS = ROOT / "screenshots"
 PAGES = {"": "ablations", "runs": "runs", "patching": "patching", "anatomy": "anatomy", "token_cost": "token_cost",
          "attention": "attention", "vit_vs_convnet": "vit_vs_convnet"}
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} "
-                                "(apt-get install chromium; the test never downloads a browser)")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} "
+                                "(apt-get install chromium; the test never downloads a browser)")]
 
 
 def free_port() -> int:
@@ -98,8 +99,8 @@ def open_page(browser, url: str):
 
 def test_every_page_renders_in_a_real_browser(server, browser):
     SHOTS.mkdir(exist_ok=True)
-    base = stats.runs_of(RunStore(app_data.STORE_PATH).table(), BASELINE)["test_accuracy"]
-    expected = fmt_mean_std(base.mean(), base.std())
+    base = stats.runs_of(RunStore(state.STORE_PATH).table(), BASELINE)["test_accuracy"]
+    expected = fmt.mean_sd(base.mean(), base.std())
     for path, name in PAGES.items():
         page = open_page(browser, f"{server.url}/{path}")
         try:

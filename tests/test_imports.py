@@ -3,10 +3,16 @@
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow  # fresh interpreters: a clean sys.modules to look at
+
 LIGHT = ["vitcore", "vitcore.config", "vitcore.store", "vitcore.stats", "vitcore.report", "vitcore.patches",
-         "vitcore.data", "vitcore.cli", "vitcore.sweep", "vitcore.app_data", "vitcore.cost"]
+         "vitcore.data", "vitcore.cli", "vitcore.sweep", "vitcore.cost", "vitcore.app.state", "vitcore.app.selection",
+         "vitcore.app.tables", "vitcore.app.training", "vitcore.app.sidebar", "vitcore.app.train_panel",
+         "vitcore.app.charts", "vitcore.app.probes"]
 
 
 def test_light_modules_do_not_import_tensorflow():

@@ -34,22 +34,21 @@ class Gallery:
 
     def image(self, index: int) -> np.ndarray:
         """The (28, 28) image at official test index `index`; KeyError if not in this gallery."""
-        where = np.flatnonzero(self.indices == index)
-        if not len(where):
-            raise KeyError(f"test row {index} is not in the {self.source}")
-        return self.images[where[0]]
+        return self.images[self._position(index)]
 
     def images_of(self, rows) -> np.ndarray:
         """(len(rows), 28, 28): the images at these official test indices, in that order."""
-        return np.stack([self.image(row) for row in rows])
+        return self.images[[self._position(row) for row in rows]]
 
     def labels_of(self, rows) -> np.ndarray:
-        """(len(rows),) class ids at these official test indices; KeyError if one is not here."""
-        return np.array([self.labels[np.flatnonzero(self.indices == row)[0]] if row in self.indices
-                         else self._missing(row) for row in rows], dtype=int)
+        """(len(rows),) class ids at these official test indices, in that order."""
+        return self.labels[[self._position(row) for row in rows]]
 
-    def _missing(self, index: int):
-        raise KeyError(f"test row {index} is not in the {self.source}")
+    def _position(self, index: int) -> int:
+        where = np.flatnonzero(self.indices == index)
+        if not len(where):
+            raise KeyError(f"test row {index} is not in the {self.source}")
+        return int(where[0])
 
 
 def local_data_available() -> bool:

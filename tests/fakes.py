@@ -1,0 +1,87 @@
+"""Synthetic runs for every test that needs stored results but not training: one metrics rule,
+written either to a real RunStore (`write_run`) or as RunStore.table()-shaped rows (`run_row`).
+
+Metrics are a plain function of the arguments, so tests can predict every number; nothing here
+imports TensorFlow. `write_run(store, cfg, 0.8)` is a run whose test accuracy is 0.8.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from vitcore.config import FIELD_NAMES, RunConfig
+from vitcore.data import CLASS_NAMES, TEST_CLASS_COUNTS
+from vitcore.seed_reference import CONVNET_PARAMS, VIT_PARAMS_QUOTED, VIT_PARAMS_WITH_POSITION
+from vitcore.store import HISTORY_COLUMNS, METRICS, RunStore
+
+CLASSES = len(CLASS_NAMES)
+
+
+def params_of(cfg: RunConfig) -> int:
+    """The parameter count Keras reports for cfg's default-size model (checked in test_models)."""
+    if cfg.model == "convnet":
+        return CONVNET_PARAMS
+    return VIT_PARAMS_WITH_POSITION if cfg.pos_embedding == "learned" else VIT_PARAMS_QUOTED
+
+
+def metrics(cfg: RunConfig, accuracy: float = 0.8, *, val: float | None = None, train: float | None = None,
+            seconds: float = 30.0, params: int | None = None) -> dict:
+    """A run's summary metrics: test accuracy `accuracy`; best and final validation accuracy `val`
+    (default: accuracy); final train accuracy `train` (default: val + 0.1); gap = train - val."""
+    val = accuracy if val is None else val
+    train = val + 0.1 if train is None else train
+    return {"test_loss": 1 - accuracy, "test_accuracy": accuracy, "best_val_accuracy": val,
+            "best_epoch": cfg.epochs, "final_train_accuracy": train, "final_val_accuracy": val, "gap": train - val,
+            "params": params_of(cfg) if params is None else params, "seconds": seconds}
+
+
+def history(cfg: RunConfig, summary: dict) -> list[dict]:
+    """One row per epoch, accuracies rising linearly to the summary's final values."""
+    epochs = cfg.epochs
+    rows = []
+    for epoch in range(1, epochs + 1):
+        share = epoch / epochs
+        rows.append(dict(zip(HISTORY_COLUMNS, [epoch, 2.0 / epoch, summary["final_train_accuracy"] * share,
+                                               2.2 / epoch, summary["final_val_accuracy"] * share, cfg.lr,
+                                               summary["seconds"] / epochs])))
+    return rows
+
+
+def confusion(accuracy: float) -> np.ndarray:
+    """(classes, classes) counts of a valid run (vitcore.validate): rows sum to the test split's class
+    counts and the trace is round(accuracy * 10,000), spread over the classes; each row's errors are
+    spread evenly over the other classes."""
+    correct = int(round(accuracy * sum(TEST_CLASS_COUNTS)))
+    diagonal = np.full(CLASSES, correct // CLASSES) + (np.arange(CLASSES) < correct % CLASSES)
+    counts = np.zeros((CLASSES, CLASSES), dtype=np.int64)
+    for true, (total, right) in enumerate(zip(TEST_CLASS_COUNTS, diagonal)):
+        wrong = total - right
+        others = [c for c in range(CLASSES) if c != true]
+        counts[true, others] = wrong // len(others) + (np.arange(len(others)) < wrong % len(others))
+        counts[true, true] = right
+    return counts
+
+
+def write_run(store: RunStore, cfg: RunConfig, accuracy: float = 0.8, **options):
+    """Store one complete synthetic run of cfg (no training, no weights); options as `metrics`."""
+    summary = metrics(cfg, accuracy, **options)
+    return store.save(cfg, history(cfg, summary), confusion(accuracy), summary)
+
+
+def run_row(cfg: RunConfig, **overrides) -> dict:
+    """A row shaped like RunStore.table() for cfg, without a store: ids, label, config fields (None
+    where they do not apply to the model), `metrics(cfg)` with any metric overridden by name."""
+    fields = cfg.identity()
+    row = {"run_id": cfg.run_id, "config_id": cfg.config_id, "label": cfg.label()}
+    row.update({name: fields.get(name) for name in FIELD_NAMES})
+    row.update({**metrics(cfg), **overrides, "has_weights": False})
+    return row
+
+
+def runs_table(rows: list[dict]) -> pd.DataFrame:
+    """run_row()s as a frame with RunStore.table()'s columns and dtypes (ViT-only fields as objects)."""
+    frame = pd.DataFrame(rows, columns=["run_id", "config_id", "label", *FIELD_NAMES, *METRICS, "has_weights"])
+    for name in ("pos_embedding", "norm_placement", "norm", "patch_size", "width", "depth", "heads", "mlp_dim"):
+        frame[name] = frame[name].astype(object)
+    return frame

@@ -1,0 +1,49 @@
+"""vitcore.app.fmt: every number the app prints, in one format."""
+
+import pytest
+
+from vitcore.app import fmt
+
+NAN = float("nan")
+
+
+def test_mean_sd_and_its_single_seed_form():
+    assert fmt.mean_sd(0.79701, 0.00404) == "0.7970 ± 0.0040"
+    assert fmt.mean_sd(41.25, NAN, 1) == "41.2"
+    assert fmt.mean_sd(0.5, None) == "0.5000"
+
+
+@pytest.mark.parametrize("mean, std, n, places, signed, shown", [
+    (0.7970, 0.004, 3, 4, False, "0.7970 ± 0.0040"),
+    (0.7160, NAN, 1, 4, False, "0.7160 (1 seed)"),
+    (71_946, 0.0, 3, 0, False, "71,946"),          # a count no random seed changes
+    (0.1545, 0.01, 3, 4, True, "+0.1545 ± 0.0100"),
+    (NAN, NAN, 0, 4, False, "not run"),
+])
+def test_seeds_cell(mean, std, n, places, signed, shown):
+    assert fmt.seeds_cell(mean, std, n, places, signed) == shown
+
+
+def test_delta_ci_and_spread():
+    assert fmt.delta(0.01234) == "+0.0123" and fmt.delta(-2.0, 1) == "-2.0"
+    assert fmt.ci(-0.01, 0.02) == "[-0.0100, +0.0200]"
+    assert fmt.ci(NAN, NAN) == "no CI" and fmt.ci(NAN, NAN, none="n/a (one seed)") == "n/a (one seed)"
+    assert fmt.spread(0.004, 3) == "± 0.0040 sd over 3 seeds" and fmt.spread(NAN, 1) == "one seed"
+
+
+def test_metric_digits_titles_and_column_formats():
+    assert fmt.metric(0.12345, "gap") == "+0.1235" and fmt.metric(41.26, "seconds") == "41.3"
+    assert fmt.metric(71_946, "params") == "71,946" and fmt.number(NAN) == fmt.MISSING
+    assert fmt.printf("test_accuracy") == "%.4f" and fmt.printf("gap") == "%+.4f"
+    assert fmt.printf("seconds", signed=True) == "%+.1f" and fmt.printf("params") == "localized"
+    assert fmt.title("best_val_accuracy") == "Best val accuracy" and fmt.title("other") == "other"
+
+
+def test_counts_times_and_missing():
+    assert fmt.rows(4000) == "4,000" and fmt.times(2401) == "2,401.0×" and fmt.minutes(90) == "1.5 min"
+    assert fmt.missing(None) and fmt.missing(NAN) and not fmt.missing(0.0) and not fmt.missing("text")
+    assert fmt.number(0) == "0.0000" and fmt.number(-0.5, signed=True) == "-0.5000"
+
+
+def test_report_markdown_sits_below_the_page_title():
+    assert fmt.demote_headings("# A\ntext\n## B") == "## A\ntext\n### B"
