@@ -11,29 +11,12 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
+from fakes import run_row
+from fakes import runs_table as table
 from vitcore import stats
 from vitcore.config import RunConfig
-from vitcore.store import CONFIG_FIELDS, METRICS, RunStore
 
 BASE = 0.80
-
-
-def run_row(cfg: RunConfig, **metrics) -> dict:
-    """A row shaped like RunStore.table(): ids, label, config fields (None where they do not apply), metrics."""
-    fields = cfg.identity()
-    row = {"run_id": cfg.run_id, "config_id": cfg.config_id, "label": cfg.label()}
-    row.update({name: fields.get(name) for name in CONFIG_FIELDS})
-    defaults = {"test_loss": 0.5, "test_accuracy": BASE, "best_val_accuracy": BASE, "best_epoch": 10,
-                "final_train_accuracy": 0.9, "final_val_accuracy": BASE, "gap": 0.1, "params": 71_946, "seconds": 60.0}
-    row.update({**defaults, **metrics, "has_weights": False})
-    return row
-
-
-def table(rows: list[dict]) -> pd.DataFrame:
-    frame = pd.DataFrame(rows, columns=["run_id", "config_id", "label", *CONFIG_FIELDS, *METRICS, "has_weights"])
-    for name in ("pos_embedding", "norm_placement", "norm", "patch_size", "width", "depth", "heads", "mlp_dim"):
-        frame[name] = frame[name].astype(object)
-    return frame
 
 
 def factorial(effect=lambda cfg: 0.0, seeds=(0, 1, 2), rows=(1000, 4000), sd=0.005, rng_seed=1) -> pd.DataFrame:
@@ -73,10 +56,12 @@ def test_negative_effect_is_worse_and_lower_is_better_for_gap():
     assert stats.paired_delta(variant, base, "gap").verdict == "worse"
 
 
-def test_zero_effect_is_within_seed_noise():
+def test_zero_effect_is_equivalent_or_inconclusive_by_the_margin():
     delta = stats.paired_delta(*pair_frames(0.0, 0.005), "test_accuracy")
-    assert delta.verdict == "within seed noise"
     assert delta.ci_low < 0 < delta.ci_high
+    assert delta.verdict == "equivalent"  # the 90% CI sits inside +-0.01
+    wide = stats.paired_delta(*pair_frames(0.0, 0.005), "test_accuracy", margin=0.001)
+    assert wide.verdict == "inconclusive" and wide.seeds_needed > wide.n_pairs
 
 
 def test_pairing_removes_the_seed_shift():
@@ -135,7 +120,7 @@ def test_main_effects_recover_a_planted_effect_only_for_its_factor():
         assert acc.loc[("norm", "batch", rows), "mean_delta"] == pytest.approx(0.05, abs=0.005)
         assert acc.loc[("norm", "batch", rows), "n_pairs"] == 3  # the unit is the seed
     others = acc.drop(index="norm", level="factor")
-    # not "all within seed noise": at 95% one in twenty null effects is flagged by design; the
+    # not "all inconclusive": at 95% one in twenty null effects is flagged by design; the
     # planted +0.05 must stand ten times above every null effect
     assert (others["mean_delta"].abs() < 0.005).all()
     assert set(others.index.get_level_values("factor")) == {"pos_embedding", "norm_placement", "patch_size"}
@@ -192,24 +177,7 @@ def confusion_frame(matrices: dict[str, np.ndarray]) -> pd.DataFrame:
                       for run_id, m in matrices.items()], ignore_index=True)
 
 
-def test_class_accuracy_and_confusion_delta():
-    eye = np.eye(10, dtype=int) * 100
-    worse = eye.copy()
-    worse[0, 0], worse[0, 6] = 60, 40  # T-shirt/top read as Shirt 40% of the time
-    half = eye.copy()
-    half[0, 0], half[0, 6] = 80, 20
-    confusions = confusion_frame({"a" * 12: eye, "b" * 12: eye, "c" * 12: worse, "d" * 12: half})
-    classes = stats.class_accuracy_delta(confusions, ["a" * 12, "b" * 12], ["c" * 12, "d" * 12])
-    assert list(classes.columns) == ["class", "name", "baseline", "variant", "delta"]
-    assert classes.loc[0, "name"] == "T-shirt/top" and classes.loc[0, "delta"] == pytest.approx(-0.3)
-    assert (classes.loc[1:, "delta"] == 0).all()
-    base, variant, diff = stats.confusion_delta(confusions, ["a" * 12, "b" * 12], ["c" * 12, "d" * 12])
-    assert base.shape == variant.shape == diff.shape == (10, 10)
-    assert np.allclose(variant.sum(axis=1), 1) and diff[0, 6] == pytest.approx(0.3)
-    with pytest.raises(ValueError, match="no confusion"):
-        stats.confusion_delta(confusions, ["e" * 12], ["a" * 12])
-
-
+@pytest.mark.slow
 def test_stats_and_report_do_not_import_tensorflow():
     code = "import sys, vitcore.stats, vitcore.report; print('tensorflow' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -225,7 +193,8 @@ def test_empty_and_convnet_only_tables_give_empty_frames():
 
 
 def test_final_train_accuracy_gets_neutral_words():
-    assert stats.verdict("final_train_accuracy", 0.01, 0.03, 3) == stats.HIGHER
-    assert stats.verdict("final_train_accuracy", -0.03, -0.01, 3) == stats.LOWER
-    assert stats.verdict("test_accuracy", -0.03, -0.01, 3) == stats.WORSE
-    assert stats.verdict("gap", -0.03, -0.01, 3) == stats.BETTER
+    up, down = stats.paired_estimate([0.02, 0.03, 0.025]), stats.paired_estimate([-0.02, -0.03, -0.025])
+    assert stats.decide("final_train_accuracy", up)[0] == stats.HIGHER
+    assert stats.decide("final_train_accuracy", down)[0] == stats.LOWER
+    assert stats.decide("test_accuracy", down)[0] == stats.WORSE
+    assert stats.decide("gap", down)[0] == stats.BETTER

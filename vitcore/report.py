@@ -19,13 +19,16 @@ import pandas as pd
 
 from vitcore import seed_reference as seed
 from vitcore.config import RunConfig
-from vitcore.stats import BETTER, NOISE, WORSE, main_effects, paired_delta, runs_of, summarize
+from vitcore.compare import compare
+from vitcore.stats import main_effects, runs_of, summarize
+from vitcore.verdicts import (BETTER, EQUIVALENT, INCONCLUSIVE, MARGIN, NOT_COMPARABLE, TOO_FEW, WORSE, paired_estimate,
+                              prediction_interval)
 from vitcore.store import RunStore
 
 MODELS = {"vit": RunConfig(), "convnet": RunConfig(model="convnet")}  # the seed's two models
 HEADLINE_METRICS = ("params", "best_val_accuracy", "final_train_accuracy", "gap", "seconds", "test_accuracy")
 SEED_METRICS = ("params", "best_val_accuracy", "final_train_accuracy", "gap", "seconds")
-DELTA_METRICS = ("best_val_accuracy", "test_accuracy", "gap", "seconds")
+DELTA_METRICS = ("test_accuracy", "best_val_accuracy", "final_val_accuracy", "gap", "seconds")
 
 
 def headline(runs: pd.DataFrame) -> pd.DataFrame:
@@ -48,22 +51,25 @@ def headline(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def headline_deltas(runs: pd.DataFrame) -> pd.DataFrame:
-    """Paired ViT - convnet per train_rows and metric (DELTA_METRICS): the two seed-paired means, Δ,
-    95% CI, n_pairs, verdict ("better" = the ViT is better; for gap and seconds lower is better), and
-    seed_delta, the seed page's single-seed difference."""
+def headline_deltas(runs: pd.DataFrame, margin: float = MARGIN) -> pd.DataFrame:
+    """Paired ViT - convnet per train_rows and metric (DELTA_METRICS), from the comparison engine:
+    the two means over the paired random seeds, Δ, 95% CI, n_pairs, verdict ("better" = the ViT
+    is better; for gap and seconds lower is better), the 95% prediction interval of one paired
+    difference (pi_low, pi_high: where a single random seed's Δ should fall) and seed_delta, the
+    source article's single-seed difference."""
     rows = []
     for train_rows in seed.TRAIN_ROWS:
-        vit = runs_of(runs, MODELS["vit"].replace(train_rows=train_rows))
-        convnet = runs_of(runs, MODELS["convnet"].replace(train_rows=train_rows))
-        for metric in DELTA_METRICS:
-            delta = paired_delta(convnet, vit, metric)
-            rows.append({"train_rows": train_rows, **delta.row(),
-                         "vit_mean": delta.pairs["variant"].mean(), "convnet_mean": delta.pairs["baseline"].mean(),
-                         "seed_delta": seed.seed_value("vit", train_rows, metric)
-                         - seed.seed_value("convnet", train_rows, metric)})
+        vit, convnet = (MODELS[m].replace(train_rows=train_rows) for m in ("vit", "convnet"))
+        result = compare(runs, vit, convnet, margin, metrics=DELTA_METRICS)
+        for _, row in result.metrics.iterrows():
+            deltas = result.pairs[result.pairs["metric"] == row["metric"]]["delta"]
+            low, high = prediction_interval(paired_estimate(deltas))
+            rows.append({"train_rows": train_rows, **row.to_dict(), "vit_mean": row["selection_mean"],
+                         "convnet_mean": row["baseline_mean"], "pi_low": low, "pi_high": high,
+                         "seed_delta": seed.seed_value("vit", train_rows, row["metric"])
+                         - seed.seed_value("convnet", train_rows, row["metric"])})
     columns = ["train_rows", "metric", "vit_mean", "convnet_mean", "mean_delta", "ci_low", "ci_high", "n_pairs",
-               "verdict", "seed_delta"]
+               "p_value", "verdict", "seeds_needed", "pi_low", "pi_high", "seed_delta"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -77,54 +83,58 @@ def _ci(row, digits: int = 4) -> str:
 
 
 def _seeds(n: int) -> str:
-    return f"{n} paired seed{'s' if n != 1 else ''}"
+    return f"{n} paired random seed{'s' if n != 1 else ''}"
 
 
-def headline_sentences(runs: pd.DataFrame) -> list[str]:
-    """The conclusions, written from headline_deltas: per size, who won on best val and test
-    accuracy (beyond seed noise or not, against the seed page's claim), how the gaps compare, and time."""
-    deltas = headline_deltas(runs).set_index(["train_rows", "metric"])
-    lead = {BETTER: "the ViT beat the convnet beyond seed noise", WORSE: "the convnet beat the ViT beyond seed noise",
-            NOISE: "the difference is within seed noise"}
-    overfit = {WORSE: "the ViT overfits more than the convnet beyond seed noise",
-               BETTER: "the ViT overfits less than the convnet beyond seed noise",
-               NOISE: "the gaps differ by no more than seed noise"}
-    speed = {BETTER: "the ViT was faster beyond seed noise", WORSE: "the ViT was slower beyond seed noise",
-             NOISE: "the times differ by no more than seed noise"}
+LEAD = {BETTER: "the ViT is better", WORSE: "the convnet is better", EQUIVALENT: "the two are equivalent (within ±{m})",
+        INCONCLUSIVE: "inconclusive: {k} paired random seeds would settle it", TOO_FEW: "too few random seeds to tell"}
+OVERFIT = {WORSE: "the ViT overfits more", BETTER: "the ViT overfits less", EQUIVALENT: "the gaps are equivalent (within ±{m})",
+           INCONCLUSIVE: "inconclusive: {k} paired random seeds would settle it", TOO_FEW: "too few random seeds to tell"}
+SPEED = {BETTER: "the ViT is faster", WORSE: "the ViT is slower", EQUIVALENT: "the times are equivalent (within ±1 s)",
+         INCONCLUSIVE: "inconclusive", TOO_FEW: "too few random seeds to tell",
+         NOT_COMPARABLE: "not comparable: fewer than 2 pairs were timed the same way"}
+
+
+def _say(words: dict, row, margin: float) -> str:
+    text = words.get(row["verdict"], row["verdict"])
+    needed = row.get("seeds_needed", np.nan)
+    return text.format(m=margin, k="?" if not np.isfinite(needed) else f"{needed:.0f}")
+
+
+def _single_seed(row) -> str:
+    """The source article's one-seed Δ against the prediction interval of one paired difference."""
+    if math.isnan(row["seed_delta"]):
+        return ""
+    if math.isnan(row["pi_low"]):
+        return f" The source article's single-seed Δ was {row['seed_delta']:+.4f}; too few random seeds to place it."
+    inside = row["pi_low"] <= row["seed_delta"] <= row["pi_high"]
+    return (f" The source article's single-seed Δ of {row['seed_delta']:+.4f} is a single draw, so its yardstick is where one "
+            f"paired random seed's Δ falls 95% of the time, {row['pi_low']:+.4f} to {row['pi_high']:+.4f}: it lies "
+            f"{'inside, an ordinary draw' if inside else 'outside, an unusual draw for this setup'}.")
+
+
+def headline_sentences(runs: pd.DataFrame, margin: float = MARGIN) -> list[str]:
+    """The conclusions, written from headline_deltas: per size, test accuracy (the headline), best
+    validation accuracy (selected on the validation split, so optimistic), the gaps and time."""
+    deltas = headline_deltas(runs, margin).set_index(["train_rows", "metric"])
     sentences = []
     for train_rows in seed.TRAIN_ROWS:
-        val = deltas.loc[(train_rows, "best_val_accuracy")]
-        if val["n_pairs"] == 0:
-            sentences.append(f"At {train_rows:,} rows there are no seed-paired runs of the seed's ViT and convnet, "
-                             f"so the seed page's single-seed lead of {val['seed_delta']:+.4f} is not re-measured.")
-            continue
-        verdict = lead.get(val["verdict"], "one seed gives no interval, so this cannot be told from seed noise")
-        agrees = (" — the seed page's single-seed lead of {:+.4f} {}".format(
-            val["seed_delta"], {BETTER: "holds", NOISE: "is not distinguishable from seed noise",
-                                WORSE: "is reversed"}.get(val["verdict"], "is neither confirmed nor refuted")))
-        if not math.isnan(val["ci_low"]):
-            inside = val["ci_low"] <= val["seed_delta"] <= val["ci_high"]
-            agrees += f", and its size lies {'inside' if inside else 'outside'} our interval"
-        agrees += "."
-        sentences.append(f"At {train_rows:,} rows the ViT's best validation accuracy was {val['vit_mean']:.4f} against "
-                         f"the convnet's {val['convnet_mean']:.4f} over {_seeds(val['n_pairs'])}: "
-                         f"Δ {val['mean_delta']:+.4f} ({_ci(val)}), {verdict}{agrees}")
         test = deltas.loc[(train_rows, "test_accuracy")]
-        sentences.append(f"On the 10,000-image test split at {train_rows:,} rows: ViT {test['vit_mean']:.4f}, convnet "
-                         f"{test['convnet_mean']:.4f}, Δ {test['mean_delta']:+.4f} ({_ci(test)}): "
-                         f"{lead.get(test['verdict'], 'too few seeds for an interval')}.")
+        if test["n_pairs"] == 0:
+            sentences.append(f"At {train_rows:,} rows there are no paired runs of the article's ViT and convnet.")
+            continue
+        sentences.append(f"At {train_rows:,} rows, test accuracy over {_seeds(test['n_pairs'])}: ViT "
+                         f"{test['vit_mean']:.4f}, convnet {test['convnet_mean']:.4f}, Δ {test['mean_delta']:+.4f} "
+                         f"({_ci(test)}): {_say(LEAD, test, margin)}.")
+        val = deltas.loc[(train_rows, "best_val_accuracy")]
+        sentences.append(f"Best validation accuracy (the maximum over 15 epochs on the split it reports: optimistic): "
+                         f"Δ {val['mean_delta']:+.4f} ({_ci(val)}), {_say(LEAD, val, margin)}.{_single_seed(val)}")
         gap = deltas.loc[(train_rows, "gap")]
-        quoted = seed.seed_value("vit", train_rows, "gap"), seed.seed_value("convnet", train_rows, "gap")
-        said = "" if math.isnan(quoted[0]) else f" (seed page, one seed: {quoted[0]:+.4f} against {quoted[1]:+.4f})"
-        sentences.append(f"The train-val gap at {train_rows:,} rows was {gap['vit_mean']:+.4f} for the ViT against "
-                         f"{gap['convnet_mean']:+.4f} for the convnet{said}: Δ {gap['mean_delta']:+.4f} ({_ci(gap)}), "
-                         f"{overfit.get(gap['verdict'], 'too few seeds for an interval')}.")
+        sentences.append(f"The train-val gap: ViT {gap['vit_mean']:+.4f}, convnet {gap['convnet_mean']:+.4f}, "
+                         f"Δ {gap['mean_delta']:+.4f} ({_ci(gap)}): {_say(OVERFIT, gap, margin)}.")
         secs = deltas.loc[(train_rows, "seconds")]
-        quoted = seed.seed_value("vit", train_rows, "seconds"), seed.seed_value("convnet", train_rows, "seconds")
-        sentences.append(f"Wall time at {train_rows:,} rows: ViT {secs['vit_mean']:.1f} s, convnet "
-                         f"{secs['convnet_mean']:.1f} s, Δ {secs['mean_delta']:+.1f} s ({_ci(secs, 1)}): "
-                         f"{speed.get(secs['verdict'], 'too few seeds for an interval')} (seed page, one seed: "
-                         f"{quoted[0]:.1f} s against {quoted[1]:.1f} s; times depend on the machine and its load).")
+        sentences.append(f"Wall time, pairs timed the same way only ({secs['n_pairs']} pairs): Δ {secs['mean_delta']:+.1f} s "
+                         f"({_ci(secs, 1)}): {_say(SPEED, secs, margin)}; times depend on the machine and its load.")
     return sentences
 
 

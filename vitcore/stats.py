@@ -1,9 +1,10 @@
 """Seed statistics on a runs table: per-config intervals, seed-paired deltas, main effects, interactions.
 
 Every comparison here is paired: two configs are compared only on runs that share (train_rows,
-seed), so the seed's data sample and initialisation cancel out of the difference. Intervals are
-95% t-intervals (scipy); with fewer than two pairs there is no interval (NaN) and the verdict says
-so, rather than pretending one seed is a measurement of seed noise. No TensorFlow here.
+random seed), so the seed's data sample and initialisation cancel out of the difference. Intervals
+are 95% t-intervals (scipy); verdicts come from vitcore.verdicts (margin, Holm within a family).
+With fewer than two pairs there is no interval (NaN) and the verdict says "too few seeds". No
+TensorFlow here; the engine that compares one selection with its baseline is vitcore.compare.
 
 Input is `RunStore.table()`: one row per run; ViT-only fields are None on convnet rows.
 """
@@ -18,59 +19,23 @@ import pandas as pd
 from scipy import stats
 
 from vitcore.config import (NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, SWITCHES, RunConfig)
-from vitcore.data import CLASS_NAMES
+from vitcore.verdicts import (ALPHA, BETTER, CONFIDENCE, EQUIVALENT, HIGHER, HIGHER_IS_BETTER, INCONCLUSIVE, LOWER,  # noqa: F401
+                              MARGIN, NEUTRAL, NOT_COMPARABLE, RESOLVED, TOO_FEW, VERDICTS, WORSE, Estimate, decide,
+                              holm, paired_estimate, t_interval, welch_estimate)
 
 METRICS = ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "gap", "seconds")
-# Which direction is "better" for the verdict words. gap (final train - final val accuracy) measures
-# overfitting and seconds is cost, so lower is better for both; a metric not listed counts as
-# higher-is-better. Final train accuracy has no good direction (more fit can mean more memorising),
-# so its verdicts are the neutral "higher"/"lower".
-HIGHER_IS_BETTER = {"test_accuracy": True, "best_val_accuracy": True, "final_train_accuracy": True,
-                    "gap": False, "seconds": False, "test_loss": False, "params": False}
-NEUTRAL = {"final_train_accuracy"}
-BETTER, WORSE, NOISE, TOO_FEW, NO_PAIRS = "better", "worse", "within seed noise", "too few seeds", "no paired runs"
-HIGHER, LOWER = "higher", "lower"
-CONFIDENCE = 0.95
 LEVELS = {"pos_embedding": POS_EMBEDDINGS, "norm_placement": NORM_PLACEMENTS, "norm": NORMS, "patch_size": PATCH_SIZES}
 REFERENCE = {name: getattr(RunConfig(), name) for name in SWITCHES}  # the seed's ViT: learned, pre, layer, 7
 # Fields that must sit at the seed's defaults for a ViT run to enter main_effects/interactions.
 FIXED = ("width", "depth", "heads", "mlp_dim", "epochs", "batch_size", "lr", "warmup_epochs")
 CONFIG_COLUMNS = [name for name in RunConfig.__dataclass_fields__ if name != "seed"]
-EFFECT_COLUMNS = ["factor", "level", "reference", "train_rows", "metric", "mean_delta", "ci_low", "ci_high",
-                  "n_pairs", "verdict"]
+ESTIMATE_COLUMNS = ["mean_delta", "ci_low", "ci_high", "n_pairs"]
+VERDICT_COLUMNS = ["p_value", "p_holm", "verdict", "seeds_needed"]
+EFFECT_COLUMNS = ["factor", "level", "reference", "train_rows", "metric", *ESTIMATE_COLUMNS, *VERDICT_COLUMNS, "cells"]
 INTERACTION_COLUMNS = ["factor", "level", "reference", "factor_b", "level_b", "reference_b", "train_rows", "metric",
-                       "mean_delta", "ci_low", "ci_high", "n_pairs", "verdict"]
-FLIP_COLUMNS = ["switch", "from", "to", "metric", "mean_delta", "ci_low", "ci_high", "n_pairs", "verdict",
-                "variant_config_id"]
-
-
-def t_interval(values) -> tuple[float, float, float, int]:
-    """(mean, ci_low, ci_high, n) of the non-NaN values; the interval is NaN when n < 2.
-    Zero spread (e.g. a deterministic parameter count) gives the degenerate interval [mean, mean]."""
-    values = np.asarray(values, dtype=float)
-    values = values[~np.isnan(values)]
-    n = len(values)
-    if n == 0:
-        return np.nan, np.nan, np.nan, 0
-    mean = float(values.mean())
-    if n < 2:
-        return mean, np.nan, np.nan, n
-    half = stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * values.std(ddof=1) / np.sqrt(n)
-    return mean, mean - half, mean + half, n
-
-
-def verdict(metric: str, ci_low: float, ci_high: float, n: int) -> str:
-    """"better"/"worse" only when the 95% CI excludes 0, in the metric's good direction (HIGHER_IS_BETTER)."""
-    if n == 0:
-        return NO_PAIRS
-    if n < 2 or np.isnan(ci_low):
-        return TOO_FEW
-    if ci_low <= 0 <= ci_high:
-        return NOISE
-    higher = ci_low > 0
-    if metric in NEUTRAL:
-        return HIGHER if higher else LOWER
-    return BETTER if higher == HIGHER_IS_BETTER.get(metric, True) else WORSE
+                       *ESTIMATE_COLUMNS, *VERDICT_COLUMNS]
+FLIP_COLUMNS = ["switch", "from", "to", "metric", "mean_delta", "ci_low", "ci_high", "n_pairs", "p_value", "p_holm",
+                "verdict", "seeds_needed", "variant_config_id"]
 
 
 def summarize(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
@@ -93,7 +58,8 @@ def summarize(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class Delta:
-    """variant - baseline over seed-paired runs; pairs has train_rows, seed, baseline, variant, delta."""
+    """variant - baseline over runs paired by (train_rows, random seed); pairs has train_rows, seed,
+    baseline, variant, delta (and the two run ids when the frames carry run_id)."""
     metric: str
     mean_delta: float
     ci_low: float
@@ -101,28 +67,43 @@ class Delta:
     n_pairs: int
     verdict: str
     pairs: pd.DataFrame = field(repr=False, compare=False)
+    p_value: float = np.nan
+    seeds_needed: float = np.nan
 
     def row(self) -> dict:
         return {"metric": self.metric, "mean_delta": self.mean_delta, "ci_low": self.ci_low,
-                "ci_high": self.ci_high, "n_pairs": self.n_pairs, "verdict": self.verdict}
+                "ci_high": self.ci_high, "n_pairs": self.n_pairs, "p_value": self.p_value,
+                "verdict": self.verdict, "seeds_needed": self.seeds_needed}
 
 
-def paired_delta(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str) -> Delta:
-    """Pair runs by (train_rows, seed) and take variant - baseline; unmatched runs are left out.
-
-    Each frame should hold one config (one run per train_rows and seed); anything else is ambiguous
-    and raises ValueError. If both frames span several train_rows, the pairs pool them.
-    """
+def pair_runs(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The runs of two configs matched on (train_rows, random seed): train_rows, seed, baseline,
+    variant, delta (+ run ids). For `seconds` only pairs timed the same way (equal timing_group).
+    Each frame must hold one config (one run per train_rows and seed), else ValueError."""
     key = ["train_rows", "seed"]
     for name, frame in (("baseline", baseline), ("variant", variant)):
         if frame.duplicated(key).any():
             raise ValueError(f"{name} has several runs for one (train_rows, seed): pass one config's runs")
-    pairs = pd.merge(baseline[key + [metric]].rename(columns={metric: "baseline"}),
-                     variant[key + [metric]].rename(columns={metric: "variant"}), on=key, how="inner")
+    extra = [c for c in ("run_id", "timing_group") if c in baseline.columns and c in variant.columns]
+    pairs = pd.merge(baseline[key + extra + [metric]].rename(columns={metric: "baseline"}),
+                     variant[key + extra + [metric]].rename(columns={metric: "variant"}),
+                     on=key, how="inner", suffixes=("_baseline", "_variant"))
+    if metric == "seconds" and "timing_group" in extra:
+        pairs = pairs[pairs["timing_group_baseline"] == pairs["timing_group_variant"]]
     pairs = pairs.sort_values(key, ignore_index=True)
     pairs["delta"] = pairs["variant"] - pairs["baseline"]
-    mean, low, high, n = t_interval(pairs["delta"])
-    return Delta(metric, mean, low, high, n, verdict(metric, low, high, n), pairs)
+    return pairs
+
+
+def paired_delta(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, margin: float = MARGIN) -> Delta:
+    """Pair runs by (train_rows, seed) and take variant - baseline; unmatched runs are left out.
+    Seconds with fewer than 2 pairs timed the same way are "not comparable"."""
+    pairs = pair_runs(baseline, variant, metric)
+    est = paired_estimate(pairs["delta"])
+    verdict_, needed = decide(metric, est, margin)
+    if metric == "seconds" and est.n < 2:
+        verdict_ = NOT_COMPARABLE
+    return Delta(metric, est.mean, est.ci_low, est.ci_high, est.n, verdict_, pairs, est.p_value, needed)
 
 
 def runs_of(runs: pd.DataFrame, cfg: RunConfig) -> pd.DataFrame:
@@ -139,8 +120,8 @@ def factorial_runs(runs: pd.DataFrame) -> pd.DataFrame:
     return vit.astype({"patch_size": int})
 
 
-def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, ...], metric: str) -> dict[int, tuple]:
-    """For each train_rows: t_interval over seeds of the seed's mean contrast across other-switch cells.
+def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, ...], metric: str) -> dict[int, Estimate]:
+    """For each train_rows: the Estimate over seeds of the seed's mean contrast across other-switch cells.
 
     weights maps a tuple of levels of `factors` to +1/-1 (main effect: {(L,): +1, (ref,): -1}).
     A cell (one combination of the other switches) contributes only where every weighted level
@@ -157,7 +138,7 @@ def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, 
         table = part.droplevel("train_rows").unstack("seed")  # rows: cells of the other switches, columns: seeds
         table = _balanced(table)
         if table.size:
-            result[rows] = t_interval(table.mean(axis=0))
+            result[rows] = paired_estimate(table.mean(axis=0))
     return result
 
 
@@ -170,33 +151,63 @@ def _balanced(table: pd.DataFrame) -> pd.DataFrame:
     return by_seeds if by_seeds.size > by_cells.size else by_cells
 
 
-def main_effects(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
-    """Each switch's non-reference level minus the reference level (the seed's ViT), per train_rows.
+def _with_verdicts(frame: pd.DataFrame, estimates: list[Estimate], margin: float) -> pd.DataFrame:
+    """Add p_value, p_holm (Holm within each family = one metric at one train_rows) and the verdict
+    decided on p_holm; seeds_needed for the inconclusive ones."""
+    frame = frame.assign(p_value=[e.p_value for e in estimates])
+    frame["p_holm"] = frame.groupby(["metric", "train_rows"])["p_value"].transform(lambda p: holm(p.to_numpy()))
+    decided = [decide(m, e, margin, p) for m, e, p in zip(frame["metric"], estimates, frame["p_holm"])]
+    frame["verdict"] = [v for v, _ in decided]
+    frame["seeds_needed"] = [n for _, n in decided]
+    return frame
+
+
+def _seconds_runs(vit: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """For seconds, only the largest group of runs timed the same way enters a contrast."""
+    if metric != "seconds" or "timing_group" not in vit.columns or vit.empty:
+        return vit
+    return vit[vit["timing_group"] == vit["timing_group"].value_counts().idxmax()]
+
+
+def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN) -> pd.DataFrame:
+    """Each switch's non-reference level minus the reference level (the article's ViT), per train_rows.
 
     The delta is taken within each cell of the other three switches, at the same train_rows and
-    seed, then averaged over those cells within each seed; the 95% t-interval is over seeds, so
+    random seed, then averaged over those cells within each seed; the t-interval is over seeds, so
     n_pairs counts seeds (conservative: cells of one seed share its data sample). Only the cells
-    where both levels were run count, so patch 2 (run only at the seed's other switches, by the
-    `tokens` grid) is an effect at the reference cell, not an average over the grid.
+    where both levels were run count, so patch 2 (run only at the article's other switches, by the
+    `tokens` grid) is an effect at the reference cell, not an average over the grid: `cells` says
+    how many cells of the other switches entered. Verdicts use Holm-adjusted p-values within each
+    family (one metric at one train_rows).
     """
-    vit, rows = factorial_runs(runs), []
+    vit, rows, estimates = factorial_runs(runs), [], []
     for factor in SWITCHES:
         ref = REFERENCE[factor]
         for level in LEVELS[factor]:
             if level == ref:
                 continue
             for metric in metrics:
-                for train_rows, (mean, low, high, n) in _contrast(vit, {level: 1, ref: -1}, (factor,), metric).items():
-                    rows.append([factor, level, ref, train_rows, metric, mean, low, high, n,
-                                 verdict(metric, low, high, n)])
-    return pd.DataFrame(rows, columns=EFFECT_COLUMNS)
+                contrasts = _contrast(_seconds_runs(vit, metric), {level: 1, ref: -1}, (factor,), metric)
+                for train_rows, est in contrasts.items():
+                    rows.append([factor, level, ref, train_rows, metric, est.mean, est.ci_low, est.ci_high, est.n,
+                                 _cells(vit, factor, level, train_rows)])
+                    estimates.append(est)
+    frame = pd.DataFrame(rows, columns=[c for c in EFFECT_COLUMNS if c not in VERDICT_COLUMNS])
+    return _with_verdicts(frame, estimates, margin)[EFFECT_COLUMNS]
 
 
-def interactions(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
+def _cells(vit: pd.DataFrame, factor: str, level, train_rows: int) -> int:
+    """How many cells of the other switches have runs at this level (1 = a single-cell effect)."""
+    others = [s for s in SWITCHES if s != factor]
+    part = vit[(vit[factor] == level) & (vit["train_rows"] == train_rows)]
+    return int(part.drop_duplicates(others).shape[0])
+
+
+def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN) -> pd.DataFrame:
     """2-way interactions: [Y(a, b) - Y(ref_a, b)] - [Y(a, ref_b) - Y(ref_a, ref_b)], a difference of
-    differences; unit and averaging as in main_effects. "better" means the pair does better together
-    than their two main effects added up (in the metric's good direction)."""
-    vit, rows = factorial_runs(runs), []
+    differences; unit, averaging and Holm families as in main_effects. "better" means the pair does
+    better together than their two main effects added up (in the metric's good direction)."""
+    vit, rows, estimates = factorial_runs(runs), [], []
     for factor_a, factor_b in itertools.combinations(SWITCHES, 2):
         ref_a, ref_b = REFERENCE[factor_a], REFERENCE[factor_b]
         for a, b in itertools.product(LEVELS[factor_a], LEVELS[factor_b]):
@@ -204,13 +215,16 @@ def interactions(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
                 continue
             weights = {(a, b): 1, (ref_a, b): -1, (a, ref_b): -1, (ref_a, ref_b): 1}
             for metric in metrics:
-                for train_rows, (mean, low, high, n) in _contrast(vit, weights, (factor_a, factor_b), metric).items():
-                    rows.append([factor_a, a, ref_a, factor_b, b, ref_b, train_rows, metric, mean, low, high, n,
-                                 verdict(metric, low, high, n)])
-    return pd.DataFrame(rows, columns=INTERACTION_COLUMNS)
+                contrasts = _contrast(_seconds_runs(vit, metric), weights, (factor_a, factor_b), metric)
+                for train_rows, est in contrasts.items():
+                    rows.append([factor_a, a, ref_a, factor_b, b, ref_b, train_rows, metric, est.mean, est.ci_low,
+                                 est.ci_high, est.n])
+                    estimates.append(est)
+    frame = pd.DataFrame(rows, columns=[c for c in INTERACTION_COLUMNS if c not in VERDICT_COLUMNS])
+    return _with_verdicts(frame, estimates, margin)[INTERACTION_COLUMNS]
 
 
-def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS) -> pd.DataFrame:
+def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: float = MARGIN) -> pd.DataFrame:
     """The "flip one switch" table: cfg vs cfg with one switch changed, seed-paired at cfg.train_rows.
 
     Switches: the four ViT switches (none apply to the convnet) plus warmup_epochs, whose other
@@ -223,7 +237,7 @@ def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS) -> pd.Data
     present = set(runs["config_id"])
     candidates = [(switch, level) for switch in SWITCHES for level in LEVELS[switch]]
     candidates += [("warmup_epochs", int(w)) for w in sorted(runs["warmup_epochs"].dropna().unique())]
-    rows = []
+    rows, estimates = [], []
     for switch, level in candidates:
         if level == getattr(cfg, switch):
             continue
@@ -235,41 +249,15 @@ def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS) -> pd.Data
             continue
         variant = runs_of(runs, flipped)
         for metric in metrics:
-            delta = paired_delta(base, variant, metric)
+            delta = paired_delta(base, variant, metric, margin)
             rows.append({"switch": switch, "from": getattr(cfg, switch), "to": level, **delta.row(),
                          "variant_config_id": flipped.config_id})
-    return pd.DataFrame(rows, columns=FLIP_COLUMNS)
-
-
-def _matrices(confusions: pd.DataFrame, run_ids) -> np.ndarray:
-    """(runs, 10, 10) count matrices of the given runs, from the long confusions table."""
-    ids = list(dict.fromkeys(run_ids))
-    part = confusions[confusions["run_id"].isin(ids)]
-    found = [i for i in ids if i in set(part["run_id"])]
-    if not found:
-        raise ValueError(f"no confusion matrices for runs {ids}")
-    index = part["run_id"].map({run_id: k for k, run_id in enumerate(found)}).to_numpy()
-    cell = index * 100 + part["true"].to_numpy(int) * 10 + part["predicted"].to_numpy(int)
-    counts = np.bincount(cell, weights=part["count"].to_numpy(float), minlength=len(found) * 100)
-    return counts.reshape(len(found), 10, 10)
-
-
-def _rates(confusions: pd.DataFrame, run_ids) -> np.ndarray:
-    """Seed-averaged row-normalised rates, shape (10, 10): each run's rows sum to 1 before averaging."""
-    counts = _matrices(confusions, run_ids)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (counts / counts.sum(axis=2, keepdims=True)).mean(axis=0)
-
-
-def confusion_delta(confusions: pd.DataFrame, baseline_ids, variant_ids) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(baseline, variant, variant - baseline) seed-averaged 10x10 rates (row = true, column = predicted)."""
-    base, var = _rates(confusions, baseline_ids), _rates(confusions, variant_ids)
-    return base, var, var - base
-
-
-def class_accuracy_delta(confusions: pd.DataFrame, baseline_ids, variant_ids) -> pd.DataFrame:
-    """Per-class test accuracy (the rate's diagonal), seed-averaged: class, name, baseline, variant, delta."""
-    base, var, _ = confusion_delta(confusions, baseline_ids, variant_ids)
-    frame = pd.DataFrame({"class": range(10), "name": CLASS_NAMES, "baseline": np.diag(base), "variant": np.diag(var)})
-    frame["delta"] = frame["variant"] - frame["baseline"]
-    return frame
+            estimates.append(paired_estimate(delta.pairs["delta"]))
+    if not rows:
+        return pd.DataFrame(columns=FLIP_COLUMNS)
+    frame = pd.DataFrame(rows)
+    frame["train_rows"] = cfg.train_rows
+    comparable = frame["verdict"] != NOT_COMPARABLE
+    decided = _with_verdicts(frame[comparable], [e for e, ok in zip(estimates, comparable) if ok], margin)
+    frame.loc[comparable, ["p_holm", "verdict", "seeds_needed"]] = decided[["p_holm", "verdict", "seeds_needed"]]
+    return frame[FLIP_COLUMNS]

@@ -1,0 +1,141 @@
+"""The comparison engine against independent recomputations (plain Python, scipy's t quantile)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sp
+
+from vitcore import compare, stats, verdicts
+from vitcore.config import RunConfig
+
+from fakes import run_row, runs_table
+
+BASE = RunConfig(train_rows=1000)
+SEL = BASE.replace(norm="batch")
+
+
+def confusion_long(run_id: str, matrix: np.ndarray) -> pd.DataFrame:
+    true, predicted = np.divmod(np.arange(100), 10)
+    return pd.DataFrame({"run_id": run_id, "true": true, "predicted": predicted, "count": matrix.ravel()})
+
+
+def random_confusion(rng) -> np.ndarray:
+    """Rows sum to 1,000; a random share of each row is correct."""
+    matrix = rng.multinomial(100, [0.1] * 10, size=10) + np.diag(rng.integers(300, 800, size=10))
+    return (matrix * 1000 / matrix.sum(axis=1, keepdims=True)).round().astype(int)
+
+
+@pytest.fixture
+def world():
+    rng = np.random.default_rng(0)
+    rows, frames, matrices = [], [], {}
+    for cfg, seeds in ((BASE, range(5)), (SEL, range(3))):  # the baseline has 2 unpaired extra seeds
+        for seed in seeds:
+            run = cfg.replace(seed=seed)
+            acc = 0.7 + 0.01 * seed + (0.02 if cfg is SEL else 0) + rng.normal(0, 0.003)
+            rows.append(run_row(run, test_accuracy=acc, seconds=30.0 + seed, timing_group="g1"))
+            matrices[(cfg is SEL, seed)] = random_confusion(rng)
+            frames.append(confusion_long(run.run_id, matrices[(cfg is SEL, seed)]))
+    runs = runs_table(rows).assign(timing_group=[r["timing_group"] for r in rows])
+    return runs, pd.concat(frames, ignore_index=True), matrices
+
+
+def test_per_class_delta_is_paired_seed_by_seed(world):
+    runs, confusions, matrices = world
+    result = compare.compare(runs, SEL, BASE, confusions=confusions)
+    for k in range(10):  # recomputed here: per seed, selection minus baseline class-k accuracy
+        deltas = [matrices[(True, s)][k, k] / matrices[(True, s)][k].sum()
+                  - matrices[(False, s)][k, k] / matrices[(False, s)][k].sum() for s in range(3)]
+        mean = sum(deltas) / 3
+        sd = math.sqrt(sum((d - mean) ** 2 for d in deltas) / 2)
+        half = sp.t.ppf(0.975, 2) * sd / math.sqrt(3)
+        row = result.classes.iloc[k]
+        assert row["n_pairs"] == 3
+        assert row["mean_delta"] == pytest.approx(mean, abs=1e-12)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((mean - half, mean + half), abs=1e-12)
+    cell = result.confusion[(result.confusion["true"] == 2) & (result.confusion["predicted"] == 4)].iloc[0]
+    expected = np.mean([matrices[(True, s)][2, 4] / matrices[(True, s)][2].sum()
+                        - matrices[(False, s)][2, 4] / matrices[(False, s)][2].sum() for s in range(3)])
+    assert cell["mean_delta"] == pytest.approx(expected, abs=1e-9) and cell["n_pairs"] == 3
+
+
+def test_means_beside_a_delta_are_over_the_paired_seeds_only(world):
+    runs, _, _ = world
+    row = compare.compare(runs, SEL, BASE).metrics.set_index("metric").loc["test_accuracy"]
+    base = runs[(runs["config_id"] == BASE.config_id) & (runs["seed"] < 3)]["test_accuracy"].mean()
+    sel = runs[runs["config_id"] == SEL.config_id]["test_accuracy"].mean()
+    assert row["baseline_mean"] == pytest.approx(base) and row["selection_mean"] == pytest.approx(sel)
+    assert row["mean_delta"] == pytest.approx(sel - base) and row["n_pairs"] == 3 and row["paired"]
+    assert compare.compare(runs, SEL, BASE).seeds == [0, 1, 2]
+
+
+def test_other_train_rows_is_unpaired_and_says_so(world):
+    runs, _, _ = world
+    other = runs_table([run_row(BASE.replace(train_rows=4000, seed=s), test_accuracy=0.8 + 0.004 * s ** 1.5) for s in range(4)])
+    result = compare.compare(pd.concat([runs, other.assign(timing_group="g1")]), SEL, BASE.replace(train_rows=4000))
+    row = result.metrics.set_index("metric").loc["test_accuracy"]
+    assert not row["paired"] and row["n_pairs"] == 0
+    welch = sp.ttest_ind(runs[runs["config_id"] == SEL.config_id]["test_accuracy"], other["test_accuracy"], equal_var=False)
+    assert row["p_value"] == pytest.approx(welch.pvalue)
+
+
+def test_seconds_pair_only_within_a_timing_group(world):
+    runs, _, _ = world
+    runs = runs.copy()
+    runs.loc[(runs["config_id"] == SEL.config_id) & (runs["seed"] > 0), "timing_group"] = "g2"
+    row = compare.compare(runs, SEL, BASE).metrics.set_index("metric").loc["seconds"]
+    assert row["n_pairs"] == 1 and row["verdict"] == verdicts.NOT_COMPARABLE
+
+
+@pytest.mark.parametrize("deltas, verdict", [
+    ([0.001, -0.001, 0.002, 0.0, 0.001, -0.002], verdicts.EQUIVALENT),   # 90% CI well inside +-0.01
+    ([0.05, 0.06, 0.055, 0.052], verdicts.BETTER),
+    ([0.02, -0.03, 0.04, -0.01], verdicts.INCONCLUSIVE),
+    ([0.03], verdicts.TOO_FEW),
+])
+def test_verdicts(deltas, verdict):
+    est = verdicts.paired_estimate(deltas)
+    decided, needed = verdicts.decide("test_accuracy", est)
+    assert decided == verdict
+    if verdict == verdicts.INCONCLUSIVE:  # the smallest n whose 95% half-width at this sd is <= 0.01
+        sd = np.std(deltas, ddof=1)
+        assert sp.t.ppf(0.975, needed - 1) * sd / math.sqrt(needed) <= 0.01
+        assert sp.t.ppf(0.975, needed - 2) * sd / math.sqrt(needed - 1) > 0.01
+    assert verdicts.decide("gap", verdicts.paired_estimate([-d for d in deltas]))[0] == verdict  # lower gap is better
+    assert verdicts.decide("final_train_accuracy", est)[0] == (verdicts.HIGHER if verdict == verdicts.BETTER else verdict)
+
+
+def holm_by_definition(p):
+    """p_(i) adjusted = max over j <= i of min(1, (m - j + 1) p_(j)), back in input order."""
+    m, order = len(p), sorted(range(len(p)), key=lambda i: p[i])
+    adjusted, best = [0.0] * m, 0.0
+    for j, i in enumerate(order, start=1):
+        best = max(best, min(1.0, (m - j + 1) * p[i]))
+        adjusted[i] = best
+    return adjusted
+
+
+def test_holm_matches_its_definition():
+    p = [0.01, 0.04, 0.03, 0.005, 0.5]
+    assert verdicts.holm(p) == pytest.approx(holm_by_definition(p))
+
+
+def test_main_effects_use_holm_within_each_family():
+    rng = np.random.default_rng(1)
+    rows = []
+    for patch in (7, 4, 14):
+        for norm in ("layer", "batch"):
+            for seed in range(4):
+                cfg = RunConfig(train_rows=1000, patch_size=patch, norm=norm, seed=seed)
+                acc = 0.75 + (0.03 if norm == "batch" else 0) - (0.01 if patch == 4 else 0) + rng.normal(0, 0.01)
+                rows.append(run_row(cfg, test_accuracy=acc))
+    effects = stats.main_effects(runs_table(rows), metrics=("test_accuracy",))
+    assert len(effects) == 3  # norm batch, patch 4, patch 14: one family
+    assert effects["p_holm"].tolist() == pytest.approx(holm_by_definition(effects["p_value"].tolist()))
+    for _, row in effects.iterrows():  # a direction only where the Holm-adjusted p allows it
+        resolved = row["verdict"] in verdicts.RESOLVED
+        assert not resolved or row["p_holm"] < 0.05
+    batch = effects.set_index("factor").loc["norm"]
+    assert batch["mean_delta"] == pytest.approx(0.03, abs=0.01) and batch["verdict"] == "better"
