@@ -9,6 +9,7 @@ Tests that train, start a server or browser, or spawn a process are marked `slow
 `python -m pytest -m "not slow"` is the inner loop.
 """
 
+import functools
 import os
 import subprocess
 import sys
@@ -38,6 +39,18 @@ def train_command(cfg: RunConfig, store: Path) -> list[str]:
     flags = [item for name in ("pos_embedding", "train_rows", "epochs") if getattr(cfg, name) != getattr(default, name)
              for item in (f"--{name.replace('_', '-')}", str(getattr(cfg, name)))]
     return ["run", *flags, "--store", str(store)]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def scan_streamlit_components_once():
+    """Every AppTest run scans all installed distributions for Streamlit components (~0.6 s of each
+    page test, reading ~600 metadata files); they cannot change during a session, so scan once."""
+    from streamlit.components.v2 import manifest_scanner
+
+    original = manifest_scanner.scan_component_manifests
+    manifest_scanner.scan_component_manifests = functools.cache(original)
+    yield
+    manifest_scanner.scan_component_manifests = original
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,8 @@ from vitcore.seed_reference import CONVNET_PARAMS, VIT_PARAMS_QUOTED, VIT_PARAMS
 from vitcore.store import HISTORY_COLUMNS, METRICS, RunStore
 
 CLASSES = len(CLASS_NAMES)
+TEST_PER_CLASS = 1_000  # the official test split: 1,000 images per class
+TEST_ROWS = CLASSES * TEST_PER_CLASS
 
 
 def params_of(cfg: RunConfig) -> int:
@@ -27,44 +29,46 @@ def params_of(cfg: RunConfig) -> int:
 
 def metrics(cfg: RunConfig, accuracy: float = 0.8, *, val: float | None = None, train: float | None = None,
             seconds: float = 30.0, params: int | None = None) -> dict:
-    """A run's summary metrics: test accuracy `accuracy`; best and final validation accuracy `val`
-    (default: accuracy); final train accuracy `train` (default: val + 0.1); gap = train - val."""
+    """A run's summary metrics: test accuracy `accuracy` (to the 1/10,000 the test split can give);
+    best and final validation accuracy `val` (default: accuracy), reached at the last epoch; final
+    train accuracy `train` (default: val + 0.1, at most 1); gap = train - val."""
     val = accuracy if val is None else val
-    train = val + 0.1 if train is None else train
-    return {"test_loss": 1 - accuracy, "test_accuracy": accuracy, "best_val_accuracy": val,
-            "best_epoch": cfg.epochs, "final_train_accuracy": train, "final_val_accuracy": val, "gap": train - val,
+    train = min(val + 0.1, 1.0) if train is None else train
+    return {"test_loss": 1 - accuracy, "test_accuracy": round(accuracy * TEST_ROWS) / TEST_ROWS,
+            "best_val_accuracy": val, "best_epoch": cfg.epochs, "final_train_accuracy": train,
+            "final_val_accuracy": val, "gap": train - val,
             "params": params_of(cfg) if params is None else params, "seconds": seconds}
 
 
 def history(cfg: RunConfig, summary: dict) -> list[dict]:
-    """One row per epoch, accuracies rising linearly to the summary's final values."""
+    """One row per epoch, accuracies rising linearly to the summary's final values (so the last
+    epoch is the best), as the store's validation requires of a run's files."""
     epochs = cfg.epochs
-    rows = []
-    for epoch in range(1, epochs + 1):
-        share = epoch / epochs
-        rows.append(dict(zip(HISTORY_COLUMNS, [epoch, 2.0 / epoch, summary["final_train_accuracy"] * share,
-                                               2.2 / epoch, summary["final_val_accuracy"] * share, cfg.lr,
-                                               summary["seconds"] / epochs])))
-    return rows
+    return [dict(zip(HISTORY_COLUMNS, [epoch, 2.0 / epoch, summary["final_train_accuracy"] * epoch / epochs,
+                                       2.2 / epoch, summary["final_val_accuracy"] * epoch / epochs, cfg.lr,
+                                       summary["seconds"] / epochs]))
+            for epoch in range(1, epochs + 1)]
 
 
 def confusion(accuracy: float) -> np.ndarray:
-    """(classes, classes) counts of a valid run (vitcore.validate): rows sum to the test split's class
-    counts and the trace is round(accuracy * 10,000), spread over the classes; each row's errors are
-    spread evenly over the other classes."""
-    correct = int(round(accuracy * sum(TEST_CLASS_COUNTS)))
-    diagonal = np.full(CLASSES, correct // CLASSES) + (np.arange(CLASSES) < correct % CLASSES)
+    """(classes, classes) counts: rows are the test split's 1,000 images per class, the trace is
+    round(accuracy x 10,000) (spread over the classes as evenly as whole numbers allow), and each
+    class's errors are spread evenly over the other classes."""
+    base, extra = divmod(round(accuracy * TEST_ROWS), CLASSES)
     counts = np.zeros((CLASSES, CLASSES), dtype=np.int64)
-    for true, (total, right) in enumerate(zip(TEST_CLASS_COUNTS, diagonal)):
-        wrong = total - right
+    for true in range(CLASSES):
+        correct = base + (true < extra)
+        each, left = divmod(TEST_PER_CLASS - correct, CLASSES - 1)
         others = [c for c in range(CLASSES) if c != true]
-        counts[true, others] = wrong // len(others) + (np.arange(len(others)) < wrong % len(others))
-        counts[true, true] = right
+        counts[true, others] = each
+        counts[true, others[:left]] += 1
+        counts[true, true] = correct
     return counts
 
 
 def write_run(store: RunStore, cfg: RunConfig, accuracy: float = 0.8, **options):
-    """Store one complete synthetic run of cfg (no training, no weights); options as `metrics`."""
+    """Store one complete synthetic run of cfg (no training, no weights) whose files agree with its
+    summary; options as `metrics`."""
     summary = metrics(cfg, accuracy, **options)
     return store.save(cfg, history(cfg, summary), confusion(accuracy), summary)
 

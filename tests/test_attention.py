@@ -7,7 +7,7 @@ import pytest
 from vitcore import attention as A
 from vitcore.config import RunConfig
 from vitcore.samples import gallery
-from tiny_runs import tiny_config, tiny_store
+from conftest import TINY
 
 
 def _uniform(rows=2, heads=4, n=16):
@@ -97,14 +97,11 @@ def test_find_weighted_run_prefers_exact_then_most_epochs():
 
 # -- real weights ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def trained():
-    from vitcore.store import RunStore
-
-    store = RunStore(tiny_store())
+def trained(tiny_store):
     models = {}
     for pos in ("none", "learned"):
-        cfg = tiny_config(pos)
-        models[pos] = (cfg, A.build_attention_model(cfg, store.get(cfg).weights_path))
+        cfg = TINY.replace(pos_embedding=pos)
+        models[pos] = (cfg, A.build_attention_model(cfg, tiny_store.get(cfg).weights_path))
     return models
 
 
@@ -114,6 +111,7 @@ def images():
     return sample.images, sample.labels
 
 
+@pytest.mark.slow
 def test_scores_shape_and_rows_sum_to_one(trained, images):
     cfg, model = trained["learned"]
     out = A.forward(model, cfg, images[0][:4])
@@ -122,6 +120,7 @@ def test_scores_shape_and_rows_sum_to_one(trained, images):
     assert np.allclose(out.scores[1].sum(-1), 1, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_trained_weights_are_loaded_not_random(trained, images):
     cfg, model = trained["learned"]
     random = A.build_attention_model(cfg, None, init_seed=0)
@@ -130,6 +129,7 @@ def test_trained_weights_are_loaded_not_random(trained, images):
     assert (ours.predicted == images[1]).mean() > (control.predicted == images[1]).mean()
 
 
+@pytest.mark.slow
 def test_permutation_invariance_without_position_embedding(trained, images):
     cfg, model = trained["none"]
     result = A.permutation_test(model, cfg, images[0], seed=1)
@@ -137,6 +137,7 @@ def test_permutation_invariance_without_position_embedding(trained, images):
     assert result.max_abs_dprob < 1e-5 and result.changed == 0
 
 
+@pytest.mark.slow
 def test_permutation_changes_prediction_with_learned_embedding(trained, images):
     cfg, model = trained["learned"]
     result = A.permutation_test(model, cfg, images[0], seed=1)

@@ -9,7 +9,7 @@ from vitcore.config import FIELD_NAMES, VIT_FIELDS, RunConfig
 from conftest import ROOT
 
 
-def test_defaults_are_the_seeds_vit():
+def test_defaults_are_the_articles_vit():
     cfg = RunConfig()
     assert (cfg.model, cfg.pos_embedding, cfg.norm_placement, cfg.norm, cfg.patch_size) == ("vit", "learned", "pre", "layer", 7)
     assert (cfg.width, cfg.depth, cfg.heads, cfg.mlp_dim, cfg.epochs, cfg.batch_size, cfg.lr) == (64, 2, 4, 128, 15, 64, 1e-3)
@@ -27,6 +27,7 @@ def test_invalid_values_name_what_is_allowed(field, value, allowed):
         RunConfig(**{field: value})
 
 
+@pytest.mark.slow
 def test_run_id_is_stable_across_processes():
     code = "from vitcore.config import RunConfig; print(RunConfig(norm='batch', seed=2).run_id)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

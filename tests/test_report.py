@@ -26,18 +26,19 @@ def save_run(store: RunStore, cfg: RunConfig, accuracy: float, gap: float, secon
 
 def make_store(path: Path, vit_lead: float, seeds=(0, 1, 2)) -> RunStore:
     """The article's ViT, ViT without position embedding (0.03 worse) and convnet at both sizes. The ViT
-    leads the convnet by vit_lead and has a 0.15 gap against 0.01; small per-seed noise."""
+    leads the convnet by vit_lead and has a 0.15 gap against 0.01; small per-seed noise. Accuracies
+    start at 0.70 so that even a 0.10 lead plus its gap stays a valid accuracy (the store checks)."""
     store = RunStore(path)
     rng = np.random.default_rng(7)
     for train_rows in (1000, 4000):
         for seed in seeds:
             shift = 0.01 * seed  # a seed shift shared by all models: pairing removes it
             noise = lambda: rng.normal(0, 0.002)  # noqa: E731
-            save_run(store, RunConfig(train_rows=train_rows, seed=seed), 0.78 + vit_lead + shift + noise(),
+            save_run(store, RunConfig(train_rows=train_rows, seed=seed), 0.70 + vit_lead + shift + noise(),
                      0.15 + noise(), 60 + seed, 71_946)
             save_run(store, RunConfig(pos_embedding="none", train_rows=train_rows, seed=seed),
-                     0.75 + vit_lead + shift + noise(), 0.15 + noise(), 60 + seed, 70_922)
-            save_run(store, RunConfig(model="convnet", train_rows=train_rows, seed=seed), 0.78 + shift + noise(),
+                     0.67 + vit_lead + shift + noise(), 0.15 + noise(), 60 + seed, 70_922)
+            save_run(store, RunConfig(model="convnet", train_rows=train_rows, seed=seed), 0.70 + shift + noise(),
                      0.01 + noise(), 80 + seed, 60_554)
     return store
 

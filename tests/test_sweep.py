@@ -52,6 +52,7 @@ def test_chunks_keep_a_cells_seeds_together():
     assert sorted(c.seed for part in parts[:2] for c in part) == list(range(7))
 
 
+@pytest.mark.slow
 def test_list_and_dry_run(tmp_path):
     listed = run_cli("sweep", "--list")
     assert listed.returncode == 0 and "default   500 runs" in listed.stdout

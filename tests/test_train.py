@@ -12,6 +12,7 @@ from vitcore.store import RunStore
 from conftest import TINY, run_cli
 
 
+@pytest.mark.slow
 def test_tiny_run_is_complete_and_consistent(tiny_store):
     run = tiny_store.get(TINY)
     assert run is not None and tiny_store.check() == []
@@ -27,6 +28,7 @@ def test_tiny_run_is_complete_and_consistent(tiny_store):
     assert summary["test_accuracy"] > 0.3  # it learned something in 2 epochs on 300 rows
 
 
+@pytest.mark.slow
 def test_same_config_in_two_fresh_processes_gives_identical_history(tiny_store, tmp_path):
     done = run_cli("run", "--train-rows", str(TINY.train_rows), "--epochs", str(TINY.epochs), "--store", str(tmp_path))
     assert done.returncode == 0, done.stderr[-2000:]
@@ -37,6 +39,7 @@ def test_same_config_in_two_fresh_processes_gives_identical_history(tiny_store, 
     assert first.summary["test_loss"] == second.summary["test_loss"]
 
 
+@pytest.mark.slow
 def test_cached_run_is_returned_without_training(tiny_store):
     before = (tiny_store.root / TINY.run_id / "summary.json").stat().st_mtime_ns
     done = run_cli("run", "--train-rows", str(TINY.train_rows), "--epochs", str(TINY.epochs), "--store", str(tiny_store.root))
@@ -46,6 +49,7 @@ def test_cached_run_is_returned_without_training(tiny_store):
     assert f"run {TINY.run_id}" in done.stdout
 
 
+@pytest.mark.slow
 def test_stored_weights_reproduce_the_stored_test_accuracy(tiny_store):
     from vitcore.data import load_split
     from vitcore.models import build_vit
@@ -68,6 +72,7 @@ def test_linear_warmup_then_constant():
     assert learning_rate(RunConfig(), 10) == 1e-3
 
 
+@pytest.mark.slow
 def test_summary_is_plain_json(tiny_store):
     text = (tiny_store.root / TINY.run_id / "summary.json").read_text()
     summary = json.loads(text)
@@ -103,6 +108,7 @@ def _step_by_step(model, optimizer, x, y, orders, batch_size, xla):
     return history
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cfg", [
     RunConfig(train_rows=300, patch_size=14, norm="batch", norm_placement="post", warmup_epochs=1, seed=3),
     RunConfig(model="convnet", train_rows=300, seed=3),
