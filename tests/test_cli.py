@@ -1,12 +1,77 @@
-"""The CLI as a user meets it: one-line errors with exit code 2, check's exit code, export's files."""
+"""The CLI as a user meets it: one-line errors with exit code 2 before any work starts, check's
+exit code and counts, export's files."""
+
+import sys
+import types
 
 import pandas as pd
 import pytest
 
-
+import fakes
 from conftest import run_cli
+from vitcore import cli, cost
+from vitcore.config import RunConfig
 
 
+@pytest.fixture
+def no_work(monkeypatch):
+    """Training or benchmarking fails the test: a bad path must be refused before either starts.
+    (A stand-in vitcore.train, so nothing imports TensorFlow either.)"""
+    def started(*args, **kwargs):
+        raise AssertionError("work started before the path was checked")
+
+    monkeypatch.setitem(sys.modules, "vitcore.train", types.SimpleNamespace(train=started, configure_tensorflow=started))
+    monkeypatch.setattr(cost, "bench_attention", started)
+
+
+@pytest.fixture
+def paths(tmp_path, store):
+    """A store with one run, a plain file, a folder, and a path no one can write (not even root)."""
+    fakes.write_run(store, RunConfig())
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "a-folder").mkdir()
+    return {"store": str(store.root), "file": str(tmp_path / "a-file"), "folder": str(tmp_path / "a-folder"),
+            "unwritable": "/proc/vitcore-cannot-write-here", "missing": str(tmp_path / "no-store"),
+            "under-a-file": str(tmp_path / "a-file" / "out")}
+
+
+@pytest.mark.parametrize("args, words", [
+    ("run --seed 5 --store {file}", "--store {file} is a file, not a folder"),
+    ("run --seed 5 --store {unwritable}", "cannot write there"),
+    ("run --seed 5 --store {under-a-file}", "cannot write there"),
+    ("sweep headline --store {file}", "--store {file} is a file, not a folder"),
+    ("export --store {store} --out {file}", "--out {file} is a file, not a folder"),
+    ("export --store {store} --out {unwritable}", "cannot write there"),
+    ("report --store {store} --out {file}", "--out {file} is a file, not a folder"),
+    ("report --store {store} --out {under-a-file}", "cannot write there"),
+    ("effects --store {store} --out {folder}", "--out {folder} is a folder; give a file name"),
+    ("effects --store {store} --out {unwritable}/effects.csv", "cannot write there"),
+    ("bench-attention --out {unwritable}/cost.csv", "cannot write there"),
+    ("bench-attention --out {folder}", "is a folder; give a file name"),
+    ("check --store {missing}", "no store at {missing}"),
+    ("check --store {file}", "--store {file} is a file, not a folder"),
+    ("export --store {missing} --out {folder}", "no store at"),
+    ("effects --store {missing} --out {folder}/e.csv", "no store at"),
+    ("report --store {missing} --out {folder}", "no store at"),
+    ("run --train-rows 9", "train_rows must be a whole number from 10 to 55,000, got 9"),
+    ("run --heads 3", "width (64) must be divisible by heads (3)"),
+    ("bench-attention --repeats 0", "--repeats must be at least 1"),
+])
+def test_bad_paths_and_sizes_exit_2_in_one_line_before_any_work(capsys, no_work, paths, args, words):
+    assert cli.main(args.format(**paths).split()) == 2
+    err = capsys.readouterr().err
+    assert words.format(**paths) in err and len(err.strip().splitlines()) == 1
+
+
+def test_help_states_the_allowed_ranges(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "10 to 55,000; fewer than --batch-size train as one smaller batch per epoch" in text
+    assert "1 to 1,000, default 15" in text and "between 0 and 1, exclusive" in text
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("args, words", [
     (["run", "--patch-size", "5"], "choose from 2, 4, 7, 14"),
     (["run", "--norm", "group"], "choose from 'layer', 'batch'"),
@@ -26,29 +91,35 @@ def test_bad_input_is_one_line_exit_2(args, words):
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_check_is_clean_then_reports_corruption(tiny_store, tmp_path):
     import shutil
 
     store = tmp_path / "store"
     shutil.copytree(tiny_store.root, store)
+    runs = len(tiny_store.table())
     done = run_cli("check", "--store", str(store))
-    assert done.returncode == 0 and "1 complete runs, 0 problems" in done.stdout
-    run_id = next(p.name for p in store.iterdir())
+    assert done.returncode == 0 and f"{runs} valid runs, 0 problems" in done.stdout
+    run_id = next(p.name for p in store.iterdir() if not p.name.startswith("."))
     (store / run_id / "summary.json").write_text("{not json")
     done = run_cli("check", "--store", str(store))
     assert done.returncode == 1 and f"{run_id}: summary.json unreadable" in done.stdout
+    assert f"{runs - 1} valid runs, 1 problems" in done.stdout
 
 
+@pytest.mark.slow
 def test_export_writes_the_same_tables_as_the_store(tiny_store, tmp_path):
     done = run_cli("export", "--store", str(tiny_store.root), "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
     for name, frame in tiny_store.export_frames().items():
         written = (tmp_path / name).read_bytes()
         assert written == frame.to_csv(index=False).encode()
-    assert len(pd.read_csv(tmp_path / "confusions.csv")) == 100
-    assert pd.read_csv(tmp_path / "histories.csv")["epoch"].tolist() == [1, 2]
+    runs = len(tiny_store.table())
+    assert len(pd.read_csv(tmp_path / "confusions.csv")) == 100 * runs
+    assert pd.read_csv(tmp_path / "histories.csv")["epoch"].tolist() == [1, 2] * runs
 
 
+@pytest.mark.slow
 def test_committed_store_is_clean():
     """`python -m vitcore check` on the shipped cached_runs/: every committed run is valid and current."""
     done = run_cli("check")

@@ -1,7 +1,12 @@
+"""RunStore: atomic writes, contents validated once and cached, every kind of damage found by check()
+and skipped by every reader, debris cleaned, files readable by all."""
+
 import json
 import multiprocessing
 import os
+import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -10,78 +15,202 @@ import warnings
 import numpy as np
 import pytest
 
-from vitcore.config import RunConfig
-from vitcore.store import RunStore, StoreWarning, check_run_id
-
+import fakes
 from conftest import ROOT
-
-HISTORY = [{"epoch": 1, "loss": 1.0, "accuracy": 0.5, "val_loss": 1.1, "val_accuracy": 0.45, "lr": 1e-3, "seconds": 1.0}]
-METRICS = {"test_loss": 1.0, "test_accuracy": 0.44, "best_val_accuracy": 0.45, "best_epoch": 1,
-           "final_train_accuracy": 0.5, "final_val_accuracy": 0.45, "gap": 0.05, "params": 71_946, "seconds": 1.0,
-           "per_class_accuracy": [0.44] * 10}
-
-
-def save(store: RunStore, cfg: RunConfig, **metrics):
-    return store.save(cfg, HISTORY, np.eye(10, dtype=int) * 100, {**METRICS, **metrics})
+from damage import RUN_DAMAGE, debris, symlink_run, tamper_index_row
+from vitcore import cli
+from vitcore.config import RunConfig
+from vitcore.spawn import neutral_main
+from vitcore.store import INDEX, RunStore, StoreWarning, check_run_id
 
 
-def test_save_then_read_everything(tmp_path):
-    store = RunStore(tmp_path)
-    run = save(store, RunConfig(seed=1), test_accuracy=0.61)
+def quiet_table(store: RunStore):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StoreWarning)
+        return store.table()
+
+
+def test_save_then_read_everything(store):
+    run = fakes.write_run(store, RunConfig(seed=1), 0.61)
     assert store.get(RunConfig(seed=1)).summary["test_accuracy"] == 0.61
     assert store.get(RunConfig(seed=2)) is None
     assert sorted(os.listdir(run.path)) == ["config.json", "confusion.csv", "history.csv", "summary.json"]
     table = store.table()
-    assert table.loc[0, "run_id"] == run.run_id and table.loc[0, "seed"] == 1 and not table.loc[0, "has_weights"]
+    row = table.iloc[0]
+    assert row["run_id"] == run.run_id and row["seed"] == 1 and not row["has_weights"] and not row["has_predictions"]
+    assert row["timing_group"] == "v1/legacy" and not row["collapsed"]
     assert store.histories().columns.tolist()[:3] == ["run_id", "epoch", "loss"]
-    assert len(store.confusions()) == 100 and store.confusions()["count"].sum() == 1_000
+    assert len(store.confusions()) == 100 and store.confusions()["count"].sum() == 10_000
     assert store.check() == []
 
 
-def test_convnet_rows_leave_vit_fields_empty(tmp_path):
-    store = RunStore(tmp_path)
-    save(store, RunConfig(model="convnet"))
+def test_runs_and_the_index_are_readable_by_everyone(store):
+    run = fakes.write_run(store, RunConfig())
+    store.table()
+    assert stat.S_IMODE(os.stat(run.path).st_mode) == 0o755
+    assert {stat.S_IMODE(os.stat(path).st_mode) for path in run.path.iterdir()} == {0o644}
+    assert stat.S_IMODE(os.stat(store.root / INDEX).st_mode) == 0o644
+
+
+def test_convnet_rows_leave_vit_fields_empty(store):
+    fakes.write_run(store, RunConfig(model="convnet"))
     row = store.table().iloc[0]
     assert row["model"] == "convnet" and row["patch_size"] is None and row["norm"] is None
 
 
-@pytest.mark.parametrize("damage, reason", [
-    (lambda p: (p / "summary.json").write_text('{"schema": 1, "trunc'), "summary.json unreadable"),
-    (lambda p: (p / "summary.json").unlink(), "incomplete"),
-    (lambda p: _edit(p, schema=99), "schema version 99"),
-    (lambda p: _edit(p, training_version=0), "stale"),
-    (lambda p: _edit(p, config={"seed": 7}), "does not match"),
-    (lambda p: _edit(p, test_accuracy="high"), "lacks metrics"),
-    (lambda p: (p / "history.csv").unlink(), "missing history.csv"),
+def write_with(store: RunStore, cfg: RunConfig, accuracy: float = 0.8, **summary_extra):
+    summary = {**fakes.metrics(cfg, accuracy), **summary_extra}
+    return store.save(cfg, fakes.history(cfg, summary), fakes.confusion(accuracy), summary)
+
+
+@pytest.mark.parametrize("extra, group", [
+    ({"timing": {"code": 2, "threads": 1, "workers": 2, "compile": "reused"}, "threads": 1}, "v2/threads1/workers2/reused"),
+    ({"threads": 2}, "v2/threads2/workers2/fresh"),
+    ({}, "v1/legacy"),
 ])
-def test_bad_runs_are_reported_and_skipped(tmp_path, damage, reason):
-    store = RunStore(tmp_path)
-    good, bad = save(store, RunConfig(seed=0)), save(store, RunConfig(seed=1))
+def test_timing_group_says_how_a_run_was_timed(store, extra, group):
+    write_with(store, RunConfig(), **extra)
+    assert store.table()["timing_group"].tolist() == [group]
+
+
+def test_collapsed_runs_learned_their_rows_but_not_the_test_split(store):
+    write_with(store, RunConfig(seed=0), 0.1, final_train_accuracy=0.9, gap=0.8)
+    write_with(store, RunConfig(seed=1), 0.1, final_train_accuracy=0.4, gap=0.3)
+    fakes.write_run(store, RunConfig(seed=2), 0.8)
+    assert store.table().set_index("seed")["collapsed"].to_dict() == {0: True, 1: False, 2: False}
+
+
+@pytest.mark.parametrize("kind", list(RUN_DAMAGE))
+def test_each_kind_of_damage_is_reported_and_skipped_by_every_reader(store, kind):
+    damage, words = RUN_DAMAGE[kind]
+    good, bad = fakes.write_run(store, RunConfig(seed=0)), fakes.write_run(store, RunConfig(seed=1))
+    store.table()  # the index now holds both as valid: damage must still be seen
     damage(bad.path)
     problems = dict(store.check())
-    assert reason in problems[bad.run_id] and good.run_id not in problems
-    if reason not in ("missing history.csv", "does not match"):  # deep checks: check(), histories()
-        with pytest.warns(StoreWarning, match=bad.run_id):
-            assert store.table()["run_id"].tolist() == [good.run_id]
+    assert words in problems[bad.run_id] and good.run_id not in problems
     with pytest.warns(StoreWarning, match=bad.run_id):
-        assert store.histories()["run_id"].unique().tolist() == [good.run_id]
+        assert store.table()["run_id"].tolist() == [good.run_id]
+    assert list(store.scan().skipped) == [bad.run_id]
+    assert store.histories()["run_id"].unique().tolist() == [good.run_id]
+    assert store.confusions()["run_id"].unique().tolist() == [good.run_id]
+    assert store.get(bad.config) is None
 
 
-def _edit(path, **changes):
-    summary = json.loads((path / "summary.json").read_text())
-    summary.update(changes)
-    (path / "summary.json").write_text(json.dumps(summary))
+def test_an_edit_with_its_mtime_put_back_is_still_seen(store):
+    run = fakes.write_run(store, RunConfig())
+    assert len(store.table()) == 1
+    before = os.stat(run.path / "summary.json")
+    summary = json.loads((run.path / "summary.json").read_text())
+    (run.path / "summary.json").write_text(json.dumps({**summary, "test_accuracy": 0.7}).ljust(before.st_size))
+    os.utime(run.path / "summary.json", ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(run.path / "summary.json").st_size == before.st_size
+    assert quiet_table(store).empty  # the ctime moved: re-validated, and 0.7 disagrees with the confusion matrix
 
 
-def test_stray_folders_and_run_id_validation(tmp_path):
-    store = RunStore(tmp_path)
-    (tmp_path / "notes").mkdir()
+def test_a_tampered_index_row_is_rebuilt_not_trusted(store):
+    run = fakes.write_run(store, RunConfig(), 0.8)
+    store.table()
+    assert tamper_index_row(store.root) == run.run_id
+    assert store.table()["test_accuracy"].tolist() == [0.8]
+    tamper_index_row(store.root)
+    assert store.check() == [(INDEX, "checksum mismatch: edited or damaged (rebuilt from the run folders)")]
+    assert store.check() == []  # check rewrote it
+
+
+def test_a_damaged_index_file_is_rebuilt(store):
+    fakes.write_run(store, RunConfig(), 0.5)
+    (store.root / INDEX).write_text("{broken")
+    assert store.table()["test_accuracy"].tolist() == [0.5] and store.check() == []
+    fakes.write_run(store, RunConfig(seed=1))
+    assert len(store.table()) == 2  # a new run appears
+
+
+def test_a_duplicated_folder_is_reported_and_the_run_named_by_its_config_is_kept(store):
+    run = fakes.write_run(store, RunConfig())
+    shutil.copytree(run.path, store.root / "aaaaaaaaaaaa")
+    assert quiet_table(store)["run_id"].tolist() == [run.run_id]
+    [(name, reason)] = store.check()
+    assert name == "aaaaaaaaaaaa" and reason.endswith(f"a duplicate of run {run.run_id}, which is kept")
+
+
+def test_a_symlinked_run_folder_is_never_followed(store, tmp_path):
+    run, other = fakes.write_run(store, RunConfig()), fakes.write_run(store, RunConfig(seed=1))
+    symlink_run(store.root, run.run_id, tmp_path / "elsewhere")
+    assert quiet_table(store)["run_id"].tolist() == [other.run_id]
+    assert dict(store.check())[run.run_id] == "the run folder is a symbolic link (never followed)"
+
+
+def test_predictions_are_checked_against_the_test_labels_in_check(store):
+    run = fakes.write_run(store, RunConfig())
+    labels = np.repeat(np.arange(10, dtype=np.uint8), 1_000)
+    truth = np.concatenate([np.repeat(np.arange(10), row) for row in run.confusion()]).astype(np.uint8)
+    store.add_predictions(run, truth)
+    assert store.table()["has_predictions"].tolist() == [True]  # the new file refreshed the cached row
+    assert store.check(labels) == []
+    swapped = truth.copy()  # a class-0 and a class-1 image swap predictions: same counts, other cells
+    i, j = 0, 1_000 + int(np.argmax(truth[1_000:2_000] == 1))
+    assert (truth[i], truth[j]) == (0, 1)
+    swapped[[i, j]] = swapped[[j, i]]
+    store.add_predictions(run, swapped)
+    assert store.table()["has_predictions"].tolist() == [True]  # table() checks counts only
+    assert "another confusion matrix" in dict(store.check(labels))[run.run_id]
+
+
+def test_save_refuses_a_run_that_would_not_be_valid(store):
+    cfg = RunConfig()
+    summary = {**fakes.metrics(cfg), "test_accuracy": float("nan")}
+    with pytest.raises(ValueError, match="refusing to store"):
+        store.save(cfg, fakes.history(cfg, summary), fakes.confusion(0.8), summary)
+    assert os.listdir(store.root) == []
+
+
+def test_check_counts_stray_folders_apart_from_valid_runs(store, capsys):
+    fakes.write_run(store, RunConfig(seed=0))
+    fakes.write_run(store, RunConfig(seed=1))
+    (store.root / "notes").mkdir()
+    assert cli.main(["check", "--store", str(store.root)]) == 1
+    out = capsys.readouterr().out
+    assert "notes: not a run folder" in out and "2 valid runs, 1 problems" in out
+
+
+def test_debris_is_reported_and_cleaned_only_when_stale_and_unheld(store, capsys):
+    import fcntl
+
+    fakes.write_run(store, RunConfig())
+    fresh, stale = debris(store.root), ".tmp-stale"
+    shutil.copytree(store.root / fresh, store.root / stale)
+    os.utime(store.root / stale, (time.time() - 7200,) * 2)
+    (store.root / ".index-x1").write_text("{")  # a killed index writer's temp file
+    os.utime(store.root / ".index-x1", (time.time() - 7200,) * 2)
+    assert {name for name, _ in store.check()} == {fresh, stale, ".index-x1"}
+    held = os.open(store.root / fresh, os.O_RDONLY)  # as RunStore.save holds its folder
+    fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        assert {name for name, _ in store.check()} == {stale, ".index-x1"}  # a write in progress is no problem
+    finally:
+        os.close(held)
+    assert cli.main(["check", "--fix", "--store", str(store.root)]) == 1  # the fresh one stays: an hour's grace
+    assert "removed" in capsys.readouterr().out
+    assert sorted(n for n in os.listdir(store.root) if n.startswith(".")) == [INDEX, fresh]
+    assert store.clean(older_than=0) == [fresh] and store.check() == []
+
+
+def test_stray_folders_and_run_id_validation(store):
+    store.root.mkdir()
+    (store.root / "notes").mkdir()
     assert store.check() == [("notes", "not a run folder (name is not a run id)")]
     for bad in ("../etc", "ABCDEF012345", "abc", "0123456789abc"):
         with pytest.raises(ValueError, match="12 lowercase hex"):
             check_run_id(bad)
     with pytest.raises(ValueError):
         store.load("../../x")
+
+
+def test_missing_store_is_empty_not_an_error(tmp_path):
+    store = RunStore(tmp_path / "absent")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert store.table().empty and store.histories().empty and store.check() == []
 
 
 KILLED_WRITER = """
@@ -96,56 +225,86 @@ RunStore({store!r}).save(RunConfig(), [], np.eye(10, dtype=int), {{}}, SlowModel
 """
 
 
+@pytest.mark.slow
 def test_sigkill_mid_write_leaves_nothing_that_looks_complete(tmp_path):
     code = KILLED_WRITER.format(root=str(ROOT), store=str(tmp_path))
     writer = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert writer.stdout.readline().strip() == "writing"
+    store = RunStore(tmp_path)
+    assert store.check() == []  # the writer holds its folder: a write in progress is no problem
     writer.send_signal(signal.SIGKILL)
     writer.wait()
-    store = RunStore(tmp_path)
     assert store.get(RunConfig()) is None and len(store.table()) == 0
     [(name, reason)] = store.check()
     assert name.startswith(".tmp-") and "interrupted" in reason
-    save(store, RunConfig())  # a rerun completes despite the debris
+    fakes.write_run(store, RunConfig())  # a rerun completes despite the debris
     assert store.get(RunConfig()) is not None
+    assert store.clean(older_than=0) == [name] and store.check() == []
 
 
-def _concurrent_save(path, accuracy, barrier):
+class SlowWeights:
+    """Stands in for a Keras model: saving its weights takes a while, so a reader has time to look."""
+
+    def save_weights(self, path):
+        with open(path, "wb") as out:
+            out.write(b"\x89HDF\r\n\x1a\n")
+        time.sleep(0.3)
+
+
+class InPlaceStore(RunStore):
+    """A writer without the temp folder and rename: each file straight into the run's folder."""
+
+    def save(self, cfg, history, confusion, metrics, model=None, predictions=None):
+        import pandas as pd
+
+        folder = self.root / cfg.run_id
+        folder.mkdir(parents=True, exist_ok=True)
+        head = {"schema": 1, "training_version": 1, "run_id": cfg.run_id, "config": cfg.identity()}
+        (folder / "config.json").write_text(json.dumps(head))
+        pd.DataFrame(history).to_csv(folder / "history.csv", index=False)
+        np.savetxt(folder / "confusion.csv", confusion, fmt="%d", delimiter=",")
+        model.save_weights(folder / "model.weights.h5")
+        (folder / "summary.json").write_text(json.dumps({**head, **metrics, "has_weights": True}))
+
+
+def _concurrent_save(store_class, path, accuracy, barrier):
+    cfg = RunConfig()
+    summary = fakes.metrics(cfg, accuracy)
     barrier.wait()
-    save(RunStore(path), RunConfig(), test_accuracy=accuracy)
+    store_class(path).save(cfg, fakes.history(cfg, summary), fakes.confusion(accuracy), summary, SlowWeights())
 
 
-def test_concurrent_writers_leave_one_valid_run(tmp_path):
+def race_writers(store_class, path) -> list[str]:
+    """Four spawned writers save the same config (each with its own accuracy) at once, while this
+    process reads it; returns what the reader saw that was neither "no run yet" nor a valid run."""
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(4)
-    writers = [context.Process(target=_concurrent_save, args=(str(tmp_path), 0.1 * i, barrier)) for i in range(4)]
-    for writer in writers:
-        writer.start()
+    writers = [context.Process(target=_concurrent_save, args=(store_class, str(path), 0.6 + 0.1 * i, barrier))
+               for i in range(4)]
+    with neutral_main():  # after a page test, __main__ is app.py: children must not re-run it
+        for writer in writers:
+            writer.start()
+    seen, store = [], RunStore(path)
+    while any(writer.is_alive() for writer in writers):
+        try:
+            store.load(RunConfig().run_id)
+        except Exception as error:  # noqa: BLE001 - anything but "not there yet" is a torn read
+            if "no such run folder" not in str(error):
+                seen.append(str(error))
     for writer in writers:
         writer.join(60)
         assert writer.exitcode == 0
+    return seen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("store_class, torn", [(RunStore, False), (InPlaceStore, True)])
+def test_concurrent_writers_leave_one_valid_run_and_readers_never_see_half(tmp_path, store_class, torn):
+    seen = race_writers(store_class, tmp_path)
     store = RunStore(tmp_path)
+    if torn:  # the same race against an in-place writer is caught: the test can fail
+        assert seen
+        return
+    assert seen == []
     assert store.check() == [] and len(store.table()) == 1
-    assert store.get(RunConfig()).summary["test_accuracy"] in {0.0, 0.1, 0.2, 0.30000000000000004}
-
-
-def test_missing_store_is_empty_not_an_error(tmp_path):
-    store = RunStore(tmp_path / "absent")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert store.table().empty and store.histories().empty and store.check() == []
-
-
-def test_table_index_follows_edits_and_survives_damage(tmp_path):
-    store = RunStore(tmp_path)
-    run = save(store, RunConfig(), test_accuracy=0.5)
-    assert store.table()["test_accuracy"].tolist() == [0.5]
-    assert (tmp_path / ".index.json").exists()
-    summary = json.loads((run.path / "summary.json").read_text())
-    (run.path / "summary.json").write_text(json.dumps({**summary, "test_accuracy": 0.7}))
-    os.utime(run.path / "summary.json", ns=(time.time_ns(), time.time_ns() + 10**9))
-    assert store.table()["test_accuracy"].tolist() == [0.7]  # a changed summary is re-read
-    (tmp_path / ".index.json").write_text("{broken")
-    assert store.table()["test_accuracy"].tolist() == [0.7] and store.check() == []
-    save(store, RunConfig(seed=1))
-    assert len(store.table()) == 2  # a new run appears
+    assert store.get(RunConfig()).summary["test_accuracy"] in {0.6, 0.7, 0.8, 0.9000000000000001}

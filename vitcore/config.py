@@ -34,6 +34,11 @@ POS_EMBEDDINGS = ("learned", "none")  # none: the model sees a bag of patches
 NORM_PLACEMENTS = ("pre", "post")     # pre: norm -> sublayer -> add; post: sublayer -> add -> norm
 NORMS = ("layer", "batch")            # LayerNormalization(eps=1e-6) or BatchNormalization
 PATCH_SIZES = (2, 4, 7, 14)           # 196 / 49 / 16 / 4 tokens on 28x28
+# The allowed whole-number range of each numeric field (the CLI's --help shows them). train_rows
+# below batch_size train one smaller batch per epoch.
+RANGES = {"width": (4, 4096), "depth": (1, 64), "heads": (1, 64), "mlp_dim": (1, 65536),
+          "train_rows": (10, MAX_TRAIN_ROWS), "epochs": (1, 1000), "batch_size": (1, 65536),
+          "warmup_epochs": (0, 1000), "seed": (0, 2**31 - 1)}
 # Fields that only mean something for the ViT; they do not split convnet runs.
 VIT_FIELDS = ("pos_embedding", "norm_placement", "norm", "patch_size", "width", "depth", "heads", "mlp_dim")
 SWITCHES = ("pos_embedding", "norm_placement", "norm", "patch_size")
@@ -50,7 +55,7 @@ class RunConfig:
     depth: int = 2                   # transformer blocks
     heads: int = 4                   # attention heads; key_dim = width // heads
     mlp_dim: int = 128               # hidden size of the block MLP (the seed: 2 * width)
-    train_rows: int = 4_000          # stratified sample of the 55,000 non-validation rows
+    train_rows: int = 4_000          # stratified sample of the 55,000 non-validation rows (< batch_size: one batch)
     epochs: int = 15
     batch_size: int = 64
     lr: float = 1e-3                 # Adam
@@ -63,9 +68,7 @@ class RunConfig:
         _check_choice("norm_placement", self.norm_placement, NORM_PLACEMENTS)
         _check_choice("norm", self.norm, NORMS)
         _check_choice("patch_size", self.patch_size, PATCH_SIZES)
-        for name, low, high in (("width", 4, 4096), ("depth", 1, 64), ("heads", 1, 64), ("mlp_dim", 1, 65536),
-                                ("train_rows", 10, MAX_TRAIN_ROWS), ("epochs", 1, 1000),
-                                ("batch_size", 1, 65536), ("warmup_epochs", 0, 1000), ("seed", 0, 2**31 - 1)):
+        for name, (low, high) in RANGES.items():
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
                 raise ValueError(f"{name} must be a whole number from {low:,} to {high:,}, got {value!r}")

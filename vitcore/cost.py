@@ -86,20 +86,9 @@ def bench_attention(tokens=BENCH_TOKENS, repeats: int = 15, batch: int = 32, wid
     return pd.DataFrame(rows, columns=BENCH_COLUMNS)
 
 
-def bench_attention_command(args) -> int:
-    """CLI: measure and write the CSV (default bench/attention_cost.csv)."""
-    from vitcore.train import configure_tensorflow
-
-    configure_tensorflow()
-    table = bench_attention(repeats=getattr(args, "repeats", 15) or 15)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out, index=False, float_format="%.4f")
-    for row in table.itertuples():
-        print(f"{row.tokens:>4} tokens  {row.attention_entries:>8,} entries  median {row.median_ms:8.3f} ms "
-              f"(min {row.min_ms:.3f}, max {row.max_ms:.3f})")
-    print(f"wrote {out}")
-    return 0
+def write_attention_bench(table: pd.DataFrame, path: str | Path = BENCH_CSV) -> None:
+    """The committed CSV's format: BENCH_COLUMNS, milliseconds to 4 decimals."""
+    table.to_csv(path, index=False, float_format="%.4f")
 
 
 def load_attention_bench(path: str | Path = BENCH_CSV) -> pd.DataFrame | None:

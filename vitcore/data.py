@@ -22,6 +22,7 @@ from vitcore.config import SPLIT_SEED, VAL_ROWS
 
 CLASS_NAMES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
                "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot")
+NUM_CLASSES = len(CLASS_NAMES)
 DEBIAN_DIR = Path("/usr/share/datasets/fashion-mnist")
 FILES = {
     "train_images": "train-images-idx3-ubyte.gz",
@@ -31,7 +32,11 @@ FILES = {
 }
 # IDX magic numbers: 0x00000803 = unsigned byte, 3 dims (images); 0x00000801 = 1 dim (labels).
 _MAGIC = {3: 0x0803, 1: 0x0801}
-_EXPECTED_ROWS = {"train": 60_000, "test": 10_000}
+# The official test split holds 1,000 images of each class: every stored confusion matrix's rows
+# sum to these counts (vitcore.validate checks it; _read_folder checks the files agree).
+TEST_CLASS_COUNTS = (1_000,) * NUM_CLASSES
+TEST_ROWS = sum(TEST_CLASS_COUNTS)
+_EXPECTED_ROWS = {"train": 60_000, "test": TEST_ROWS}
 
 
 class DataError(RuntimeError):
@@ -92,6 +97,9 @@ def _read_folder(folder: Path) -> Raw:
             raise DataError(f"{folder / FILES[f'{part}_labels']}: {len(labels)} labels for {len(images)} images")
         if labels.max() > 9:
             raise DataError(f"{folder / FILES[f'{part}_labels']}: label {labels.max()} outside 0-9")
+    if tuple(np.bincount(arrays["test_labels"], minlength=10)) != TEST_CLASS_COUNTS:
+        raise DataError(f"{folder / FILES['test_labels']}: class counts {np.bincount(arrays['test_labels']).tolist()}, "
+                        f"the official test split has {TEST_CLASS_COUNTS[0]:,} of each class")
     return Raw(arrays["train_images"], arrays["train_labels"], arrays["test_images"], arrays["test_labels"],
                source=str(folder))
 
@@ -100,16 +108,36 @@ def _has_files(folder: Path) -> bool:
     return all((folder / name).exists() for name in FILES.values())
 
 
-@functools.lru_cache(maxsize=1)
-def load_raw() -> Raw:
-    """The full data set from the first source that has it; DataError names all three otherwise."""
+def _local_folder() -> Path | None:
+    """The first local source that has the files ($VITCORE_DATA_DIR, then the Debian package), or None."""
     env = os.environ.get("VITCORE_DATA_DIR")
     if env:
         if not _has_files(Path(env)):
             raise DataError(f"VITCORE_DATA_DIR={env} lacks some of {', '.join(FILES.values())}")
-        return _read_folder(Path(env))
-    if _has_files(DEBIAN_DIR):
-        return _read_folder(DEBIAN_DIR)
+        return Path(env)
+    return DEBIAN_DIR if _has_files(DEBIAN_DIR) else None
+
+
+@functools.lru_cache(maxsize=1)
+def official_test_labels() -> np.ndarray:
+    """The official test labels (10,000 uint8, official order), without parsing any image: `check`
+    compares stored predictions with them."""
+    folder = _local_folder()
+    if folder is None:
+        return load_raw().y_test
+    labels = read_idx(folder / FILES["test_labels"], 1)
+    if labels.shape != (TEST_ROWS,) or labels.max() > 9 or tuple(np.bincount(labels, minlength=10)) != TEST_CLASS_COUNTS:
+        raise DataError(f"{folder / FILES['test_labels']}: not the official test labels ({len(labels)} labels, "
+                        f"class counts {np.bincount(labels).tolist()})")
+    return labels
+
+
+@functools.lru_cache(maxsize=1)
+def load_raw() -> Raw:
+    """The full data set from the first source that has it; DataError names all three otherwise."""
+    folder = _local_folder()
+    if folder is not None:
+        return _read_folder(folder)
     try:  # last resort: needs the internet (fine on Streamlit Community Cloud)
         import keras
 

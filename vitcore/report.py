@@ -1,5 +1,5 @@
-"""The seed page's headline (ViT vs convnet at 1,000 and 4,000 rows) re-measured over seeds, and
-the `effects` / `report` commands.
+"""The seed page's headline (ViT vs convnet at 1,000 and 4,000 rows) re-measured over seeds: what
+`python -m vitcore report` writes (the CLI is vitcore.cli.results).
 
     python -m vitcore effects --store cached_runs --out effects.csv
     python -m vitcore report --store cached_runs --out report/     # headline.csv, headline.md
@@ -20,7 +20,7 @@ import pandas as pd
 from vitcore import seed_reference as seed
 from vitcore.config import RunConfig
 from vitcore.compare import compare
-from vitcore.stats import main_effects, runs_of, summarize
+from vitcore.stats import runs_of, summarize
 from vitcore.verdicts import (BETTER, EQUIVALENT, INCONCLUSIVE, MARGIN, NOT_COMPARABLE, TOO_FEW, WORSE, paired_estimate,
                               prediction_interval)
 from vitcore.store import RunStore
@@ -138,35 +138,16 @@ def headline_sentences(runs: pd.DataFrame, margin: float = MARGIN) -> list[str]:
     return sentences
 
 
-# -- the commands ------------------------------------------------------------------------------
+# -- reading and writing -----------------------------------------------------------------------
 def load_runs(path) -> pd.DataFrame:
-    """The store's runs table, or UsageError (exit 2) when the store is missing or holds no complete run."""
-    from vitcore.cli import UsageError
-
+    """The store's table of valid runs; ValueError when the store is missing or holds none."""
     store = RunStore(path)
     if not store.root.is_dir():
-        raise UsageError(f"no store at {store.root} (train with `python -m vitcore sweep default`, or pass --store)")
+        raise ValueError(f"no store at {store.root} (train with `python -m vitcore sweep default`, or pass --store)")
     runs = store.table()
     if runs.empty:
-        raise UsageError(f"the store at {store.root} holds no complete runs")
+        raise ValueError(f"the store at {store.root} holds no valid runs")
     return runs
-
-
-def effects_command(args) -> int:
-    """Write main_effects of the store to args.out as CSV."""
-    from vitcore.cli import UsageError
-
-    runs = load_runs(args.store)
-    effects = main_effects(runs)
-    if effects.empty:
-        raise UsageError(f"no main effects in {args.store}: it needs ViT runs at the reference switches and at "
-                         f"least one switch flipped, at the same train_rows and seed")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    effects.to_csv(out, index=False)
-    decided = effects["verdict"].isin([BETTER, WORSE]).sum()
-    print(f"{out}: {len(effects)} main effects from {len(runs)} runs, {decided} beyond seed noise")
-    return 0
 
 
 def _cell(mean: float, std: float, n: int, digits: int) -> str:
@@ -215,15 +196,9 @@ def headline_markdown(runs: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
-def report_command(args) -> int:
-    """Write headline.csv, headline_deltas.csv and headline.md into args.out."""
-    runs = load_runs(args.store)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+def write_report(runs: pd.DataFrame, out: Path) -> list[str]:
+    """Write headline.csv, headline_deltas.csv and headline.md into the folder `out`; returns the sentences."""
     headline(runs).to_csv(out / "headline.csv", index=False)
     headline_deltas(runs).to_csv(out / "headline_deltas.csv", index=False)
     (out / "headline.md").write_text(headline_markdown(runs))
-    for sentence in headline_sentences(runs):
-        print(sentence)
-    print(f"wrote {out / 'headline.csv'}, {out / 'headline_deltas.csv'}, {out / 'headline.md'}")
-    return 0
+    return headline_sentences(runs)

@@ -1,4 +1,4 @@
-"""RunStore: every run in a folder named by its run id, written atomically, read defensively.
+"""RunStore: every run in a folder named by its run id, written atomically, validated once.
 
 Layout of one run, `<store>/<run_id>/`:
     config.json        the RunConfig identity, run id, schema and training versions
@@ -9,12 +9,15 @@ Layout of one run, `<store>/<run_id>/`:
                        since predictions were kept, or backfilled by a bit-for-bit retrain)
     summary.json       written last: metrics + config; its presence marks the run complete
 A run is written into `<store>/.tmp-*` and renamed into place in one step, so a reader never
-sees half a run; a killed writer leaves only a `.tmp-*` folder, which `check()` reports.
-No TensorFlow here: the dashboard reads the store without it.
+sees half a run; a killed writer leaves only a `.tmp-*` folder, which `check()` reports and
+`clean()` removes (vitcore.upkeep). Readers see only valid runs (every rule: vitcore.validate);
+each verdict is cached in `<store>/.index.json` with the file stamps it was judged from
+(vitcore.index), so table() re-reads only folders that changed. No TensorFlow here.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -27,23 +30,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from vitcore import index
 from vitcore.config import SCHEMA_VERSION, TRAINING_VERSION, VIT_FIELDS, RunConfig
+from vitcore.index import COLUMNS, CONFIG_FIELDS, stamp, timing_group  # noqa: F401 (re-exported)
+from vitcore.validate import HISTORY_COLUMNS, METRICS, PREDICTIONS, TEMP_PREFIX, WEIGHTS, BadRun, read_run  # noqa: F401
 
-PREDICTIONS = "predictions.npy"
-INDEX = ".index.json"  # a cache of table() rows; safe to delete, never committed
+INDEX = index.NAME
 RUN_ID = re.compile(r"[0-9a-f]{12}")
-HISTORY_COLUMNS = ["epoch", "loss", "accuracy", "val_loss", "val_accuracy", "lr", "seconds"]
-METRICS = ["test_loss", "test_accuracy", "best_val_accuracy", "best_epoch", "final_train_accuracy",
-           "final_val_accuracy", "gap", "params", "seconds"]
-CONFIG_FIELDS = list(RunConfig.__dataclass_fields__)
 
 
 class StoreWarning(UserWarning):
     """A run folder was skipped: partial, corrupt, or from another schema/training version."""
-
-
-class BadRun(Exception):
-    """Why one run folder cannot be read."""
 
 
 @dataclass(frozen=True)
@@ -66,8 +63,15 @@ class Run:
 
     @property
     def weights_path(self) -> Path | None:
-        path = self.path / "model.weights.h5"
+        path = self.path / WEIGHTS
         return path if path.exists() else None
+
+
+@dataclass(frozen=True)
+class Scan:
+    """One pass over the store: the valid runs' table() rows and why each other run folder was skipped."""
+    rows: list[list]  # values in COLUMNS order
+    skipped: dict[str, str]  # run id -> reason
 
 
 def check_run_id(run_id: str) -> str:
@@ -89,36 +93,11 @@ class RunStore:
         return f"RunStore({str(self.root)!r})"
 
     # -- reading ---------------------------------------------------------------------------
-    def load(self, run_id: str, deep: bool = True) -> Run:
-        """One complete, valid run, or BadRun saying what is wrong with it."""
+    def load(self, run_id: str) -> Run:
+        """One complete, valid run (every rule of vitcore.validate), or BadRun saying what is wrong."""
         folder = self.root / check_run_id(run_id)
-        try:
-            summary = json.loads((folder / "summary.json").read_text())
-        except FileNotFoundError:
-            raise BadRun("no summary.json (incomplete run)") from None
-        except (OSError, ValueError) as error:
-            raise BadRun(f"summary.json unreadable ({error})") from None
-        if not isinstance(summary, dict):
-            raise BadRun("summary.json is not an object")
-        if summary.get("schema") != SCHEMA_VERSION:
-            raise BadRun(f"schema version {summary.get('schema')!r}, this code reads {SCHEMA_VERSION}")
-        if summary.get("training_version") != TRAINING_VERSION:
-            raise BadRun(f"trained by training version {summary.get('training_version')!r}, this code is "
-                         f"{TRAINING_VERSION}: stale, retrain it")
-        try:
-            config = RunConfig.from_dict(summary["config"])
-        except (KeyError, TypeError, ValueError) as error:
-            raise BadRun(f"bad config in summary.json ({error})") from None
-        if deep and config.run_id != run_id:  # only a hand-edited config can fail this
-            raise BadRun(f"folder name does not match its config's run id {config.run_id}")
-        missing = [key for key in METRICS if not isinstance(summary.get(key), (int, float))]
-        if missing:
-            raise BadRun(f"summary.json lacks metrics {missing}")
-        if deep:  # the folder is renamed into place whole, so a summary implies the rest; check() looks anyway
-            for name in ("history.csv", "confusion.csv"):
-                if not (folder / name).is_file():
-                    raise BadRun(f"missing {name}")
-        return Run(run_id, config, summary, folder)
+        contents = read_run(folder, run_id)
+        return Run(run_id, contents.config, contents.summary, folder)
 
     def get(self, cfg: RunConfig) -> Run | None:
         """The stored run of cfg if it is complete and valid, else None."""
@@ -128,114 +107,80 @@ class RunStore:
             return None
 
     def run_ids(self) -> list[str]:
-        if not self.root.is_dir():
-            return []
-        return sorted(entry.name for entry in os.scandir(self.root) if entry.is_dir() and RUN_ID.fullmatch(entry.name))
+        """Every entry named like a run (folders, and anything else so named: validation says what is wrong)."""
+        return sorted(self._entries())
 
-    def runs(self, deep: bool = False) -> list[Run]:
-        """Every valid run; each bad one is skipped with a StoreWarning naming it and why."""
-        good = []
-        for run_id in self.run_ids():
-            try:
-                good.append(self.load(run_id, deep))
-            except BadRun as error:
-                warnings.warn(f"skipping run {run_id} in {self.root}: {error}", StoreWarning, stacklevel=2)
-        return good
-
-    def check(self) -> list[tuple[str, str]]:
-        """(folder, reason) for every partial, corrupt, stale or stray entry; [] when all is well."""
-        problems = []
+    def _entries(self) -> dict[str, bool]:
+        """{run id: is a real folder (not a symbolic link)} for every entry named like a run."""
         if not self.root.is_dir():
-            return problems
-        for entry in sorted(os.scandir(self.root), key=lambda e: e.name):
-            if entry.name == INDEX or entry.name.startswith(".index-"):
-                continue
-            if entry.name.startswith(".tmp-"):
-                problems.append((entry.name, "partial write left by an interrupted run (safe to delete)"))
-            elif entry.is_dir() and RUN_ID.fullmatch(entry.name):
-                try:
-                    self.load(entry.name)
-                except BadRun as error:
-                    problems.append((entry.name, str(error)))
-            elif entry.is_dir():
-                problems.append((entry.name, "not a run folder (name is not a run id)"))
-        return problems
+            return {}
+        with os.scandir(self.root) as entries:
+            return {e.name: e.is_dir(follow_symlinks=False) for e in entries if RUN_ID.fullmatch(e.name)}
+
+    def scan(self) -> Scan:
+        """Validate every run folder, reusing the index's verdict for each folder whose files are
+        unchanged (vitcore.index). Costs one listing and a stat per file when nothing changed."""
+        cached, _ = index.read(self.root)
+        verdicts = {}
+        for run_id, is_dir in sorted(self._entries().items()):
+            folder, verdict = self.root / run_id, cached.get(run_id)
+            if verdict is None or verdict[0] is None or verdict[0] != stamp(folder, is_dir):
+                verdict = index.judge(folder, run_id, is_dir=is_dir)
+            verdicts[run_id] = verdict
+        if verdicts != cached and self.root.is_dir():
+            index.write(self.root, verdicts)
+        return Scan([v[1] for v in verdicts.values() if v[1] is not None],
+                    {run_id: v[2] for run_id, v in verdicts.items() if v[1] is None})
 
     def table(self) -> pd.DataFrame:
-        """One row per valid run: run_id, config_id, label, config fields, metrics, has_weights.
-        ViT-only fields are empty (None) for convnet rows.
-
-        Rows are cached in `<store>/.index.json`, keyed by run id and the mtime of its summary.json,
-        so a store of 10,000 runs costs one stat per run instead of parsing and validating 10,000
-        summaries (README, "Speed"). Bad runs are never cached: they are warned about every time."""
-        index = self._read_index()
-        rows, fresh = [], {}
-        for run_id in self.run_ids():
-            try:
-                stamp = os.stat(self.root / run_id / "summary.json").st_mtime_ns
-            except OSError:
-                stamp = None
-            cached = index.get(run_id)
-            if stamp is not None and cached is not None and cached[0] == stamp:
-                row = cached[1]
-            else:
-                try:
-                    row = self._row(self.load(run_id, deep=False))
-                except BadRun as error:
-                    warnings.warn(f"skipping run {run_id} in {self.root}: {error}", StoreWarning, stacklevel=2)
-                    continue
-            fresh[run_id] = (stamp, row)
-            rows.append(row)
-        if fresh != index and self.root.is_dir():
-            self._write_index(fresh)
-        columns = ["run_id", "config_id", "label", *CONFIG_FIELDS, *METRICS, "has_weights"]
-        table = pd.DataFrame(rows, columns=columns)
+        """One row per valid run (COLUMNS): ids, label, config fields, metrics, has_weights,
+        has_predictions, timing_group, collapsed. ViT-only fields are None for convnet rows.
+        Each skipped run folder is warned about (StoreWarning); `scan().skipped` lists them."""
+        scan = self.scan()
+        for run_id, reason in scan.skipped.items():
+            warnings.warn(f"skipping run {run_id} in {self.root}: {reason}", StoreWarning, stacklevel=2)
+        table = pd.DataFrame(scan.rows, columns=COLUMNS)
         for name in VIT_FIELDS:  # keep None (not NaN) for the convnet's inapplicable fields
             table[name] = table[name].astype(object)
         return table
 
-    @staticmethod
-    def _row(run: Run) -> dict:
-        fields = run.config.identity()
-        row = {"run_id": run.run_id, "config_id": run.config.config_id, "label": run.config.label()}
-        row.update({name: fields.get(name) for name in CONFIG_FIELDS})
-        row.update({key: run.summary[key] for key in METRICS})
-        row["has_weights"] = bool(run.summary.get("has_weights"))
-        return row
-
-    def _read_index(self) -> dict:
-        try:
-            data = json.loads((self.root / INDEX).read_text())
-            if data.get("schema") == SCHEMA_VERSION and data.get("training_version") == TRAINING_VERSION:
-                return {run_id: tuple(entry) for run_id, entry in data["rows"].items()}
-        except (OSError, ValueError, AttributeError, KeyError, TypeError):
-            pass  # no index, or a damaged one: rebuild it from the summaries
-        return {}
-
-    def _write_index(self, rows: dict) -> None:
-        try:
-            handle, temp = tempfile.mkstemp(prefix=".index-", dir=self.root)
-            with os.fdopen(handle, "w") as out:
-                json.dump({"schema": SCHEMA_VERSION, "training_version": TRAINING_VERSION, "rows": rows}, out)
-            os.replace(temp, self.root / INDEX)
-        except OSError:  # a read-only store (e.g. a deploy) just stays unindexed
-            pass
+    def runs(self) -> list[Run]:
+        """Every valid run (as table()), in run id order."""
+        runs = []
+        for run_id in self.table()["run_id"]:
+            folder = self.root / run_id
+            summary = json.loads((folder / "summary.json").read_text())
+            runs.append(Run(run_id, RunConfig.from_dict(summary["config"]), summary, folder))
+        return runs
 
     def histories(self) -> pd.DataFrame:
-        """Long format: run_id + HISTORY_COLUMNS, one row per run and epoch."""
-        frames = [run.history().assign(run_id=run.run_id) for run in self.runs(deep=True)]
+        """Long format: run_id + HISTORY_COLUMNS, one row per valid run and epoch."""
+        frames = [run.history().assign(run_id=run.run_id) for run in self.runs()]
         if not frames:
             return pd.DataFrame(columns=["run_id", *HISTORY_COLUMNS])
         return pd.concat(frames, ignore_index=True)[["run_id", *HISTORY_COLUMNS]]
 
     def confusions(self) -> pd.DataFrame:
-        """Long format: run_id, true, predicted, count (100 rows per run)."""
+        """Long format: run_id, true, predicted, count (100 rows per valid run)."""
         true, predicted = np.divmod(np.arange(100), 10)
         frames = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted,
-                                "count": run.confusion().ravel()}) for run in self.runs(deep=True)]
+                                "count": run.confusion().ravel()}) for run in self.runs()]
         if not frames:
             return pd.DataFrame(columns=["run_id", "true", "predicted", "count"])
         return pd.concat(frames, ignore_index=True)
+
+    def check(self, labels: np.ndarray | None = None) -> list[tuple[str, str]]:
+        """(entry, reason) for every invalid run, stray folder, unfinished write and damaged index
+        (vitcore.upkeep.check); [] when all is well."""
+        from vitcore import upkeep
+
+        return upkeep.check(self, labels)
+
+    def clean(self, older_than: float | None = None) -> list[str]:
+        """Remove unfinished writes no writer holds, older than an hour (vitcore.upkeep.clean)."""
+        from vitcore import upkeep
+
+        return upkeep.clean(self, upkeep.STALE_SECONDS if older_than is None else older_than)
 
     def export_frames(self) -> dict[str, pd.DataFrame]:
         """The three CSV exports as DataFrames, shared by the CLI and the dashboard's downloads."""
@@ -244,11 +189,15 @@ class RunStore:
     # -- writing ---------------------------------------------------------------------------
     def save(self, cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: dict, model=None,
              predictions: np.ndarray | None = None) -> Run:
-        """Write a finished run atomically; if another process stored it first, keep theirs."""
+        """Write a finished run atomically; if another process stored it first, keep theirs. A run
+        that would not be valid (vitcore.validate) raises ValueError and leaves nothing behind."""
         self.root.mkdir(parents=True, exist_ok=True)
         run_id = check_run_id(cfg.run_id)
-        temp = Path(tempfile.mkdtemp(prefix=f".tmp-{run_id}-", dir=self.root))
+        temp = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{run_id}-", dir=self.root))
+        lock = os.open(temp, os.O_RDONLY)
         try:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # `check` leaves a held .tmp-* folder alone: a write in progress
+            os.chmod(temp, 0o755)  # mkdtemp makes 0700; a shared store must be readable by all
             config = {"schema": SCHEMA_VERSION, "training_version": TRAINING_VERSION, "run_id": run_id,
                       "config": cfg.identity()}
             _write_json(temp / "config.json", config)
@@ -257,8 +206,12 @@ class RunStore:
             if predictions is not None:
                 np.save(temp / PREDICTIONS, _as_predictions(predictions, confusion), allow_pickle=False)
             if model is not None:
-                model.save_weights(temp / "model.weights.h5")
+                model.save_weights(temp / WEIGHTS)
             _write_json(temp / "summary.json", {**config, **metrics, "has_weights": model is not None})  # last: the completion marker
+            try:
+                read_run(temp, run_id)
+            except BadRun as error:
+                raise ValueError(f"refusing to store run {run_id} ({cfg.label()}): {error}") from None
             try:
                 os.rename(temp, self.root / run_id)
             except OSError:  # the folder exists: a complete twin, or debris of a bad run
@@ -266,6 +219,7 @@ class RunStore:
                     shutil.rmtree(self.root / run_id, ignore_errors=True)
                     os.rename(temp, self.root / run_id)
         finally:
+            os.close(lock)
             shutil.rmtree(temp, ignore_errors=True)
         return self.load(run_id)
 
@@ -273,7 +227,7 @@ class RunStore:
         """Give a complete run its predictions (a backfill): checked against its confusion matrix,
         written to a temp file and renamed into place, so the run never holds half a file."""
         values = _as_predictions(predictions, run.confusion())
-        handle, temp = tempfile.mkstemp(prefix=".tmp-", suffix=".npy", dir=run.path)
+        handle, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".npy", dir=run.path)
         try:
             with os.fdopen(handle, "wb") as out:
                 np.save(out, values, allow_pickle=False)

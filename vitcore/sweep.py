@@ -22,6 +22,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 
 from vitcore.config import RunConfig
+from vitcore.spawn import neutral_main
 from vitcore.store import RunStore
 
 SEEDS = tuple(range(10))       # 10 random seeds per cell: enough to resolve a ~0.005 accuracy effect
@@ -179,7 +180,8 @@ def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, execu
         raise ValueError(f"executor must be 'local' or 'ray'; got {executor!r}")
     results = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(_train_chunk, chunk, str(store.root), threads, workers, backfill) for chunk in tasks]
+        with neutral_main():  # the workers start here; they must not re-run a foreign __main__ (vitcore.spawn)
+            futures = [pool.submit(_train_chunk, chunk, str(store.root), threads, workers, backfill) for chunk in tasks]
         for future in as_completed(futures):
             for result in future.result():
                 results.append(result)

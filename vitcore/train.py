@@ -214,9 +214,11 @@ class _Loop:
     def train_epoch(self, x: np.ndarray, y: np.ndarray, order: np.ndarray, batch_size: int) -> tuple[float, float]:
         """One pass over full batches of a fresh permutation: the last partial batch (32 of 4,000
         rows at batch 64, other rows each epoch) is dropped so every step has one shape and XLA
-        compiles once (a second shape costs ~4 s of compile, more than the 15 epochs it serves)."""
-        steps = max(1, len(order) // batch_size)
-        index = order[:steps * batch_size].reshape(steps, batch_size)
+        compiles once (a second shape costs ~4 s of compile, more than the 15 epochs it serves).
+        Fewer rows than one batch train as one smaller batch (at or above batch_size: unchanged)."""
+        batch_size = min(batch_size, len(order))
+        steps = len(order) // batch_size
+        index = order[:steps * batch_size].reshape(steps, batch_size)  # (steps, batch)
         losses, corrects = self._epoch(x[index], y[index])
         seen = steps * batch_size
         return (float(np.asarray(losses, np.float64).sum() / seen),

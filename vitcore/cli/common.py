@@ -1,0 +1,75 @@
+"""What every command shares: the one-line usage error, and path checks made before any work."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import tempfile
+from pathlib import Path
+
+from vitcore.store import RunStore
+
+
+class UsageError(Exception):
+    """Bad input from the command line: reported as one line, exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse prints usage + message; we want one line, no usage dump
+        raise UsageError(f"{self.prog}: {message}")
+
+
+@contextlib.contextmanager
+def usage():
+    """A library ValueError (a bad value, with what is allowed) becomes a UsageError: exit 2."""
+    try:
+        yield
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def existing_store(path: str) -> RunStore:
+    """The store a read-only command reads: it must be a folder."""
+    store = RunStore(path)
+    if not store.root.is_dir():
+        if store.root.exists():
+            raise UsageError(f"--store {store.root} is a file, not a folder")
+        raise UsageError(f"no store at {store.root} (train with `python -m vitcore sweep default`, or pass --store)")
+    return store
+
+
+def writable_folder(path: str | Path, flag: str) -> Path:
+    """`path` as a folder this command can write into, created if missing, or UsageError. The probe
+    is a real (anonymous) file: permission bits say nothing for root or a read-only mount."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{flag} {folder} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        raise UsageError(f"{flag} {folder}: cannot write there ({error.strerror or error})") from None
+    return folder
+
+
+def writable_file(path: str | Path, flag: str, example: str) -> Path:
+    """`path` as a file this command can (over)write, its folder created if missing, or UsageError."""
+    file = Path(path)
+    if file.is_dir():
+        raise UsageError(f"{flag} {file} is a folder; give a file name (e.g. {file / example})")
+    writable_folder(file.parent, flag + " folder")
+    if file.exists():
+        try:
+            with open(file, "r+b"):
+                pass
+        except OSError as error:
+            raise UsageError(f"{flag} {file}: cannot overwrite it ({error.strerror})") from None
+    return file
+
+
+def files_in(folder: Path, names, flag: str) -> None:
+    """The files a command will write into `folder` must not be folders."""
+    for name in names:
+        if (folder / name).is_dir():
+            raise UsageError(f"{flag} {folder}: {name} there is a folder, so the file cannot be written")

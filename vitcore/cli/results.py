@@ -1,0 +1,76 @@
+"""What the store's runs say: `effects`, `report`; and the attention-cost benchmark `bench-attention`."""
+
+from __future__ import annotations
+
+from vitcore.cli.common import UsageError, existing_store, files_in, usage, writable_file, writable_folder
+
+REPORT_FILES = ("headline.csv", "headline_deltas.csv", "headline.md")
+
+
+def add_parsers(sub) -> None:
+    effects = sub.add_parser("effects", help="seed-paired main effects of the four switches as CSV")
+    effects.add_argument("--store", default="cached_runs")
+    effects.add_argument("--out", default="effects.csv", help="output CSV file (default effects.csv)")
+    effects.set_defaults(handler=_effects)
+
+    report = sub.add_parser("report", help="the seed's headline table re-measured: headline.csv + headline.md")
+    report.add_argument("--store", default="cached_runs")
+    report.add_argument("--out", required=True, help="output folder (created if missing)")
+    report.set_defaults(handler=_report)
+
+    attention = sub.add_parser("bench-attention", help="measure one attention layer's forward time vs tokens")
+    attention.add_argument("--out", default="bench/attention_cost.csv", help="output CSV file")
+    attention.add_argument("--repeats", type=int, default=15, help="timed calls per token count, at least 1")
+    attention.set_defaults(handler=_bench_attention)
+
+
+def _runs(path: str):
+    from vitcore import report
+
+    existing_store(path)
+    with usage():
+        return report.load_runs(path)
+
+
+def _effects(args) -> int:
+    from vitcore import stats
+
+    out = writable_file(args.out, "--out", "effects.csv")
+    runs = _runs(args.store)
+    effects = stats.main_effects(runs)
+    if effects.empty:
+        raise UsageError(f"no main effects in {args.store}: it needs ViT runs at the reference switches and at "
+                         f"least one switch flipped, at the same train_rows and seed")
+    effects.to_csv(out, index=False)
+    decided = effects["verdict"].isin([stats.BETTER, stats.WORSE]).sum()
+    print(f"{out}: {len(effects)} main effects from {len(runs)} runs, {decided} beyond seed noise")
+    return 0
+
+
+def _report(args) -> int:
+    from vitcore import report
+
+    out = writable_folder(args.out, "--out")
+    files_in(out, REPORT_FILES, "--out")
+    runs = _runs(args.store)
+    for sentence in report.write_report(runs, out):
+        print(sentence)
+    print("wrote " + ", ".join(str(out / name) for name in REPORT_FILES))
+    return 0
+
+
+def _bench_attention(args) -> int:
+    if args.repeats < 1:
+        raise UsageError("--repeats must be at least 1")
+    out = writable_file(args.out, "--out", "attention_cost.csv")  # before the benchmark, not after it
+    from vitcore import cost
+    from vitcore.train import configure_tensorflow
+
+    configure_tensorflow()
+    table = cost.bench_attention(repeats=args.repeats)
+    cost.write_attention_bench(table, out)
+    for row in table.itertuples():
+        print(f"{row.tokens:>4} tokens  {row.attention_entries:>8,} entries  median {row.median_ms:8.3f} ms "
+              f"(min {row.min_ms:.3f}, max {row.max_ms:.3f})")
+    print(f"wrote {out}")
+    return 0

@@ -1,0 +1,132 @@
+"""One run and one store: `run`, `check`, `export`, `bench`."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+from vitcore.cli.common import UsageError, existing_store, files_in, usage, writable_folder
+from vitcore.config import MODELS, NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, RANGES, RunConfig
+from vitcore.store import RunStore
+
+EXPORTS = ("runs.csv", "histories.csv", "confusions.csv")
+
+
+def add_parsers(sub) -> None:
+    run = sub.add_parser("run", help="train one config (or print its cached result)")
+    add_config_flags(run)
+    run.add_argument("--store", default="cached_runs", help="run store folder (default cached_runs)")
+    run.set_defaults(handler=_run)
+
+    check = sub.add_parser("check", help="validate every run; report each problem (exit 1 if any)")
+    check.add_argument("--store", default="cached_runs")
+    check.add_argument("--fix", action="store_true",
+                       help="first remove unfinished writes (.tmp-*) that no writer holds and are over an hour old")
+    check.set_defaults(handler=_check)
+
+    export = sub.add_parser("export", help="write runs.csv, histories.csv, confusions.csv")
+    export.add_argument("--store", default="cached_runs")
+    export.add_argument("--out", required=True, help="output folder (created if missing)")
+    export.set_defaults(handler=_export)
+
+    bench = sub.add_parser("bench", help="time the seed's ViT run against a plain model.fit script")
+    bench.add_argument("--repeats", type=int, default=3, help="side-by-side pairs (default 3)")
+    bench.add_argument("--what", choices=("training", "table", "workers"), default="training",
+                       help="training: vs plain model.fit; table: store.table() at 10k runs; workers: sweep runs/hour")
+    bench.set_defaults(handler=_bench)
+
+
+def add_config_flags(parser) -> None:
+    """One flag per RunConfig field, defaults from the dataclass (the seed's ViT), ranges in --help."""
+    defaults = RunConfig()
+    choices = {"model": MODELS, "pos_embedding": POS_EMBEDDINGS, "norm_placement": NORM_PLACEMENTS,
+               "norm": NORMS, "patch_size": PATCH_SIZES}
+    notes = {"train_rows": "; fewer than --batch-size train as one smaller batch per epoch",
+             "lr": "between 0 and 1, exclusive", "warmup_epochs": "; at most --epochs",
+             "heads": "; must divide --width"}
+    for field in dataclasses.fields(RunConfig):
+        default = getattr(defaults, field.name)
+        allowed = (f"{RANGES[field.name][0]:,} to {RANGES[field.name][1]:,}" if field.name in RANGES else "")
+        text = f"{allowed}{notes.get(field.name, '')}".lstrip("; ")
+        parser.add_argument("--" + field.name.replace("_", "-"), dest=field.name, type=type(default),
+                            default=default, choices=choices.get(field.name),
+                            help=f"{text + ', ' if text else ''}default {default}")
+
+
+def config_from_args(args) -> RunConfig:
+    with usage():
+        return RunConfig(**{field.name: getattr(args, field.name) for field in dataclasses.fields(RunConfig)})
+
+
+def _run(args) -> int:
+    cfg = config_from_args(args)
+    store = RunStore(args.store)
+    if store.root.exists() and not store.root.is_dir():
+        raise UsageError(f"--store {store.root} is a file, not a folder")
+    cached = store.get(cfg)
+    if cached is None:
+        writable_folder(store.root, "--store")  # before training, not after it
+        from tqdm import tqdm
+
+        from vitcore.train import train
+
+        print(f"training {cfg.label()} ({cfg.train_rows:,} rows, seed {cfg.seed}) -> {store.root / cfg.run_id}")
+        with tqdm(total=cfg.epochs, unit="epoch", file=sys.stdout) as bar:
+            def progress(epoch, total, row):
+                bar.set_postfix(loss=f"{row['loss']:.4f}", acc=f"{row['accuracy']:.4f}",
+                                val_acc=f"{row['val_accuracy']:.4f}")
+                bar.update(1)
+            run = train(cfg, store, progress)
+    else:
+        run = cached
+        print(f"cached: {cfg.label()} ({cfg.train_rows:,} rows, seed {cfg.seed}) at {run.path}")
+    print(run.history().to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    s = run.summary
+    print(f"run {run.run_id}: params {s['params']:,}  best val {s['best_val_accuracy']:.4f} (epoch {s['best_epoch']})  "
+          f"final train {s['final_train_accuracy']:.4f}  final val {s['final_val_accuracy']:.4f}  "
+          f"gap {s['gap']:+.4f}  test {s['test_accuracy']:.4f}  {s['seconds']:.1f} s")
+    return 0
+
+
+def _check(args) -> int:
+    from vitcore.data import DataError, official_test_labels
+
+    store = existing_store(args.store)
+    if args.fix:
+        for name in store.clean():
+            print(f"{name}: removed (unfinished write)")
+    try:
+        labels = official_test_labels()
+    except DataError:
+        labels = None
+        print("note: Fashion-MNIST not found, so predictions.npy files are checked against confusion.csv only")
+    problems = store.check(labels)
+    for name, reason in problems:
+        print(f"{name}: {reason}")
+    valid = len(store.scan().rows)  # check() just rewrote the index: no run is read again
+    print(f"{store.root}: {valid} valid runs, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+def _export(args) -> int:
+    store = existing_store(args.store)
+    out = writable_folder(args.out, "--out")
+    files_in(out, EXPORTS, "--out")
+    for name, frame in store.export_frames().items():
+        frame.to_csv(out / name, index=False)
+        print(f"{out / name}: {len(frame):,} rows")
+    return 0
+
+
+def _bench(args) -> int:
+    from vitcore import bench
+
+    if args.repeats < 1:
+        raise UsageError("--repeats must be at least 1")
+    if args.what == "table":
+        bench.bench_table()
+        return 0
+    if args.what == "workers":
+        bench.bench_workers()
+        return 0
+    return bench.bench_training(args.repeats)

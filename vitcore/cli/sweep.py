@@ -1,0 +1,105 @@
+"""`sweep`: train a named grid of configs, resumably, on local worker processes or a Ray cluster."""
+
+from __future__ import annotations
+
+import argparse
+
+from vitcore.cli.common import UsageError, usage, writable_folder
+from vitcore.config import MAX_TRAIN_ROWS, MODELS, RANGES
+from vitcore.store import RunStore
+
+
+def add_parsers(sub) -> None:
+    sweep = sub.add_parser("sweep", help="train a named grid of configs, resumably")
+    sweep.add_argument("grid", nargs="?", help="grid name (see --list)")
+    sweep.add_argument("--list", action="store_true", help="list the grids and their sizes")
+    sweep.add_argument("--store", default="cached_runs")
+    sweep.add_argument("--workers", type=int, default=1, help="training processes, at least 1 (default 1)")
+    sweep.add_argument("--executor", choices=("local", "ray"), default="local")
+    sweep.add_argument("--address", default=None, help="Ray cluster address (default: a local ray.init())")
+    sweep.add_argument("--dry-run", action="store_true", help="list what would run, train nothing")
+    sweep.add_argument("--seeds", type=_seed_range, default=None, metavar="A-B",
+                       help=f"only random seeds A to B (e.g. 0-3, or 5; 0 to {RANGES['seed'][1]:,})")
+    sweep.add_argument("--rows", type=_rows_list, default=None, metavar="N[,N...]",
+                       help=f"only these train_rows (e.g. 1000,4000; each {RANGES['train_rows'][0]} to "
+                            f"{MAX_TRAIN_ROWS:,})")
+    sweep.add_argument("--model", choices=MODELS, default=None, help="only this model")
+    sweep.add_argument("--backfill-predictions", action="store_true",
+                       help="retrain stored runs that lack predictions.npy and add it if the retrain matches "
+                            "the stored history bit for bit (same thread count)")
+    sweep.set_defaults(handler=_sweep)
+
+
+def _seed_range(text: str) -> tuple[int, int]:
+    low, _, high = text.partition("-")
+    try:
+        bounds = int(low), int(high or low)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"random seeds are A-B or A with whole numbers, got {text!r}") from None
+    if not 0 <= bounds[0] <= bounds[1]:
+        raise argparse.ArgumentTypeError(f"random seeds A-B need 0 <= A <= B, got {text!r}")
+    return bounds
+
+
+def _rows_list(text: str) -> tuple[int, ...]:
+    try:
+        rows = tuple(int(part.replace("_", "")) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"rows are whole numbers separated by commas, got {text!r}") from None
+    low, high = RANGES["train_rows"]
+    if any(not low <= value <= high for value in rows):
+        raise argparse.ArgumentTypeError(f"rows must each be from {low} to {high:,}, got {text!r}")
+    return rows
+
+
+def _sweep(args) -> int:
+    import time
+
+    from tqdm import tqdm
+
+    from vitcore import sweep
+
+    if args.list:
+        for name in sweep.GRIDS:
+            configs, summary = sweep.grid(name), (sweep.GRIDS[name].__doc__ or "").partition("\n")[0]
+            print(f"{name:8} {len(configs):4} runs  ({len({c.config_id for c in configs})} configs x seeds)  "
+                  f"{summary}".rstrip())
+        return 0
+    if not args.grid:
+        raise UsageError(f"name a grid ({', '.join(sweep.GRIDS)}) or use --list")
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    with usage():
+        configs = sweep.grid(args.grid, args.seeds, args.rows, args.model)
+    store = RunStore(args.store)
+    if store.root.exists() and not store.root.is_dir():
+        raise UsageError(f"--store {store.root} is a file, not a folder")
+    backfill = args.backfill_predictions
+    todo = sweep.missing_predictions(configs, store) if backfill else sweep.pending(configs, store)
+    what = "to backfill with predictions" if backfill else "to train"
+    print(f"grid {args.grid}: {len(configs)} runs, {len(configs) - len(sweep.pending(configs, store))} in {store.root}, "
+          f"{len(todo)} {what}")
+    if args.dry_run:
+        for cfg in todo:
+            print(f"  {cfg.run_id}  {cfg.label():28} rows {cfg.train_rows:5}  seed {cfg.seed}")
+        return 0
+    if todo:
+        writable_folder(store.root, "--store")  # before training, not after it
+    started = time.perf_counter()
+    with tqdm(total=len(todo), unit="run") as bar:
+        def progress(result):
+            note = "" if "backfilled" not in result else (" backfilled" if result["backfilled"] else " MISMATCH")
+            bar.set_postfix_str(f"last: {result['label']} rows {result['train_rows']} seed {result['seed']} "
+                                f"test {result['test_accuracy']:.4f} ({result['seconds']:.0f} s){note}")
+            bar.update(1)
+        with usage():
+            results = sweep.run_sweep(configs, store, args.workers, args.executor, args.address, progress, backfill)
+    hours = (time.perf_counter() - started) / 3600
+    if results:
+        print(f"{'checked' if backfill else 'trained'} {len(results)} runs in {hours * 3600:.0f} s: "
+              f"{len(results) / hours:.0f} runs/hour with {args.workers} worker(s)")
+    mismatched = [r["run_id"] for r in results if r.get("backfilled") is False]
+    if mismatched:
+        print(f"{len(mismatched)} runs did not reproduce (other thread count or machine?), left without "
+              f"predictions: {' '.join(mismatched)}")
+    return 0
