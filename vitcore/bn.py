@@ -157,7 +157,8 @@ def diagnose_run(run: Run) -> dict:
     recalibrated = accuracy(x_test, data.y_test)
     variance = first.moving_variance.numpy()  # (width,): population variance of its input
     summary = run.summary
-    return {"run_id": run.run_id, "label": cfg.label(), "patch_size": cfg.patch_size, "train_rows": cfg.train_rows, "seed": cfg.seed,
+    return {"run_id": run.run_id, "label": cfg.label(), "patch_size": cfg.patch_size, "train_rows": cfg.train_rows,
+            "seed": cfg.seed,
             "test_accuracy": summary["test_accuracy"], "test_accuracy_stored_weights": stored,
             "test_accuracy_debiased": debiased, "test_accuracy_recalibrated": recalibrated,
             "final_train_accuracy": summary["final_train_accuracy"],
@@ -223,10 +224,10 @@ def explain(frame: pd.DataFrame) -> str:
 def _mechanism(frame: pd.DataFrame) -> str:
     """Why the start share matters: the first BatchNorm's input variance is far below the start value 1."""
     cells = frame.groupby(["train_rows", "patch_size"])[["first_bn_variance", "first_bn_sd_ratio"]].median()
-    parts = "; ".join(f"{rows:,} rows, patch {patch}: variance {row.first_bn_variance:.3f}, sd ×{row.first_bn_sd_ratio:.2f}"
-                      for (rows, patch), row in cells.iterrows())
-    return ("Mechanism: the first BatchNorm layer (block0_norm1) normalises the patch projection, whose variance on the "
-            "training rows is far below the moving variance's start value 1; the start value's remaining share "
+    parts = "; ".join(f"{rows:,} rows, patch {patch}: variance {row.first_bn_variance:.3f}, "
+                      f"sd ×{row.first_bn_sd_ratio:.2f}" for (rows, patch), row in cells.iterrows())
+    return ("Mechanism: the first BatchNorm layer (block0_norm1) normalises the patch projection, whose variance on "
+            "the training rows is far below the moving variance's start value 1; the start value's remaining share "
             "inflates the stored variance, so at inference that layer divides by too large a standard deviation "
             f"and shrinks every token. Median input variance and stored ÷ re-estimated sd by cell: {parts}.")
 
