@@ -1,7 +1,7 @@
 """Why do BatchNorm ViTs collapse? Re-estimate their BatchNorm statistics and look again.
 
-A collapsed run (COLLAPSED: test accuracy < 0.2 while final train accuracy > 0.5) learned its
-training rows but predicts test images near chance. Keras' BatchNormalization trains on each
+A collapsed run (`collapsed` in runs.csv, vitcore.index: test accuracy < 0.2 while final train
+accuracy > 0.5) learned its training rows but predicts test images near chance. Keras' BatchNormalization trains on each
 batch's own statistics but predicts with moving averages updated as
     moving = momentum * moving + (1 - momentum) * batch_statistic,   momentum = 0.99,
 starting from mean 0 / variance 1. After T training steps the start values keep a share
@@ -33,19 +33,19 @@ import numpy as np
 import pandas as pd
 
 from vitcore.config import RunConfig
+from vitcore.index import COLLAPSED_TEST, COLLAPSED_TRAIN
 from vitcore.store import Run, RunStore
 
 BN_CSV = Path("analysis") / "bn.csv"  # committed, so the view-only dashboard can show it
-COLLAPSE_TEST, COLLAPSE_TRAIN = 0.2, 0.5  # collapsed: test accuracy below the first, train above the second
 COLUMNS = ["run_id", "label", "patch_size", "train_rows", "seed", "test_accuracy", "test_accuracy_stored_weights",
            "test_accuracy_debiased", "test_accuracy_recalibrated", "final_train_accuracy", "collapsed",
            "bn_steps", "start_share", "first_bn_variance", "first_bn_sd_ratio"]
 
 
 def collapsed(test_accuracy, final_train_accuracy):
-    """True where a run fits its training rows (> 0.5) but not the test split (< 0.2); works on
-    scalars and on pandas columns alike."""
-    return (test_accuracy < COLLAPSE_TEST) & (final_train_accuracy > COLLAPSE_TRAIN)
+    """True where a run fits its training rows but not the test split (the thresholds of runs.csv's
+    `collapsed`, vitcore.index); works on scalars and on pandas columns alike."""
+    return (test_accuracy < COLLAPSED_TEST) & (final_train_accuracy > COLLAPSED_TRAIN)
 
 
 def bn_steps(cfg: RunConfig) -> int:
