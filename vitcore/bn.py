@@ -1,8 +1,8 @@
 """Why do BatchNorm ViTs collapse? Re-estimate their BatchNorm statistics and look again.
 
 A collapsed run (`collapsed` in runs.csv, vitcore.index: test accuracy < 0.2 while final train
-accuracy > 0.5) learned its training rows but predicts test images near chance. Keras' BatchNormalization trains on each
-batch's own statistics but predicts with moving averages updated as
+accuracy > 0.5) learned its training rows but predicts test images near chance. Keras'
+BatchNormalization trains on each batch's own statistics but predicts with moving averages updated as
     moving = momentum * moving + (1 - momentum) * batch_statistic,   momentum = 0.99,
 starting from mean 0 / variance 1. After T training steps the start values keep a share
 momentum**T of the average (1,000 rows: 15 steps x 15 epochs = 225 steps, 0.99**225 = 0.104;
