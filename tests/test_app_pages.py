@@ -40,9 +40,12 @@ def shown_values(table, cfg: RunConfig) -> list[str]:
     return [f"{runs[m].mean():.{1 if m == 'seconds' else 4}f}" for m in stats.METRICS]
 
 
-def app(query: dict | None = None) -> AppTest:
+def app(query: dict | None = None, page: str | None = None) -> AppTest:
+    """A fresh session of the frame, opened on `page` (default: the Ablations page) with `query` in its URL."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update({key: str(value) for key, value in (query or {}).items()})
+    if page is not None:
+        at.switch_page(page)  # before the first run: the session opens on it
     return at.run()
 
 
@@ -149,8 +152,7 @@ def test_other_sessions_see_the_server_busy(monkeypatch):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_every_page_renders(page):
-    at = app()
-    at.switch_page(page).run()
+    at = app(page=page)
     assert not at.exception, [exception.value for exception in at.exception]
 
 
@@ -186,8 +188,7 @@ def test_ablation_and_runs_pages_never_import_tensorflow():
 
 def test_runs_page_lists_every_run_and_offers_the_four_downloads():
     before = len(RunStore(state.STORE_PATH).table())
-    at = app()
-    at.switch_page("pages/runs.py").run()
+    at = app(page="pages/runs.py")
     after = len(RunStore(state.STORE_PATH).table())  # a sweep may be adding runs meanwhile
     assert before <= len(at.dataframe[0].value) <= after
     assert [button.label for button in at.get("download_button")] == list(state.EXPORTS)
