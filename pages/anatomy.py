@@ -1,11 +1,11 @@
-"""Parameter anatomy: what a ViT buys with parameters that a convnet gets free, counted from the
-built model of the sidebar's config (TensorFlow is loaded lazily, on first use)."""
+"""Parameter anatomy: what a ViT buys with parameters that a convnet gets free, for the sidebar's
+config. Counted from the layer shapes (vitcore.anatomy) — no model is built and TensorFlow is never
+imported; tests/test_anatomy.py checks every count against the Keras builder for every switch."""
 
 import streamlit as st
 
 from vitcore import anatomy
 from vitcore.app import fmt, state
-from vitcore.app.probes import param_counts, param_total
 from vitcore.config import RunConfig
 from vitcore.seed_reference import POSITION_EMBEDDING_PARAMS, VIT_PARAMS_QUOTED
 
@@ -23,10 +23,9 @@ if cfg.model == "convnet":
             "with the sidebar's ViT switches, and the convnet's layers below.")
     cfg = cfg.replace(model="vit")
 
-rows = param_counts(cfg)
-table = anatomy.anatomy_table(cfg, rows)
-sums = anatomy.totals(rows)
-convnet_total = param_total(CONVNET)
+table = anatomy.anatomy_table(cfg)
+sums = anatomy.totals(anatomy.breakdown(cfg))
+convnet_total = anatomy.total(CONVNET)
 
 st.subheader(cfg.label())
 a, b, c = st.columns(3)
@@ -37,36 +36,37 @@ b.metric("without position embedding", fmt.rows(sums["without position"]),
 c.metric("convnet (the article's)", fmt.rows(convnet_total))
 
 st.dataframe(table, hide_index=True, width="stretch", column_config={
-    "parameters": st.column_config.NumberColumn(format="localized"),
-    "matches formula": st.column_config.CheckboxColumn(help="Keras' count equals the formula"),
-    "in the article's table": st.column_config.CheckboxColumn()})
-if not table["matches formula"].all():
-    st.warning("A counted row differs from its formula: the model builder and this table disagree.")
+    "component": st.column_config.TextColumn(width="medium"),
+    "parameters": st.column_config.NumberColumn(format="localized", width="small"),
+    "formula": st.column_config.TextColumn(width="large"),
+    "in the article's table": st.column_config.CheckboxColumn(width="small")})
+st.caption("Counted from the layer shapes, as Keras' count_params() counts the built model (a test checks the two "
+           "agree for every switch combination). Total = " + table.set_index("component").loc["total", "formula"] + ".")
 
 position = sums["position embedding"]
-projection = dict(rows)["patch projection"]
+projection = dict(anatomy.breakdown(cfg))["patch projection"]
 where = (f"plus **{fmt.rows(position)}** of position embedding ({cfg.tokens} tokens × {cfg.width})" if position
          else "and nothing for position (the embedding is switched off: the model sees a bag of patches)")
 st.markdown(
     f"The input stage costs the ViT **{fmt.rows(projection)}** parameters of patch projection {where}; "
     "a Conv2D(64, 3) on the same image costs **640**. "
     f"Total **{fmt.rows(sums['total'])}**, or **{fmt.rows(sums['without position'])}** without the position "
-    f"embedding — the source article quotes {fmt.rows(VIT_PARAMS_QUOTED)} for its ViT, which is the total "
+    f"embedding — the source article quotes {fmt.rows(VIT_PARAMS_QUOTED)} for the article's ViT, which is the total "
     f"*excluding* the embedding (its model, like ours, has {fmt.rows(VIT_PARAMS_QUOTED + POSITION_EMBEDDING_PARAMS)}). "
     f"The article's convnet: **{fmt.rows(convnet_total)}**.")
 if cfg.norm == "batch":
     st.caption("BatchNormalization rows include its moving mean and variance (2 × width non-trainable each).")
 
 st.subheader("What each switch adds or removes")
-effects = anatomy.toggle_effects(cfg, param_total)
-st.dataframe(effects, hide_index=True, width="stretch", column_config={
-    "total": st.column_config.NumberColumn(format="localized"),
-    "Δ parameters": st.column_config.NumberColumn(format="%+d")})
+effects = anatomy.toggle_effects(cfg)
+st.dataframe(effects.assign(**{"Δ parameters": effects["Δ parameters"].map(lambda d: fmt.number(d, 0, signed=d != 0)),
+                               "total": effects["total"].map(fmt.rows)}),
+             hide_index=True, width="stretch")
 st.markdown(
     "Norm placement moves layers, it never adds any. The position embedding scales with the token count, "
     "and the patch projection with the patch area — which is why patch 2 (196 tokens) and patch 14 "
     "(4 tokens) both cost more than patch 7: one pays in positions, the other in projection weights.")
 
 with st.expander("The convnet's layers"):
-    st.dataframe([{"layer": name, "parameters": count} for name, count in param_counts(CONVNET)],
-                 hide_index=True)
+    st.dataframe(anatomy.convnet_table(), hide_index=True, width="stretch",
+                 column_config={"parameters": st.column_config.NumberColumn(format="localized")})

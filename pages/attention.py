@@ -1,11 +1,11 @@
-"""What the heads did — for the sidebar's ViT, from its stored seed-0 weights — with the two controls
-the source article only asserts (a random-init model, and shuffled patches) and its temperature sketch.
-TensorFlow is imported only once a stored model is loaded."""
+"""What the heads did — for the sidebar's ViT, from its stored random-seed-0 weights — with the two
+controls the source article only asserts (a random-init model, and shuffled patches) and its temperature
+sketch. The weights run through vitcore.numpy_vit (NumPy + h5py): this page never imports TensorFlow."""
 
 import streamlit as st
 
 from vitcore import attention as A
-from vitcore.app import probes, state
+from vitcore.app import probes, state, walk
 from vitcore.app.charts import spread_bars
 from vitcore.app.pictures import attention_picture
 from vitcore.app.sketch import render_sketch
@@ -38,10 +38,10 @@ if found is None:
 run_cfg, weights = found
 N = run_cfg.tokens
 st.caption(f"Weights: run {run_cfg.run_id} ({run_cfg.label()}, {run_cfg.train_rows:,} rows, {run_cfg.epochs} epochs, "
-           f"random seed 0). Images: {images.source}.")
+           f"random seed 0), run forward in NumPy. Images: {images.source}.")
 
 scan = tuple(int(r) for r in images.indices[:SCAN_ROWS])
-scanned = probes.forward(run_cfg, weights, scan)
+scanned = probes.predictions(run_cfg, weights, scan)
 labels = images.labels[:SCAN_ROWS]
 picked = tuple(scan[i] for i in A.pick_examples(scanned.probs, labels))
 defaults = [r for r in SEED_ROWS if r in images.indices]
@@ -69,10 +69,12 @@ st.dataframe(table, hide_index=True, width="stretch", column_config={
 
 st.subheader("Control (a): the same maps from a randomly initialised model")
 m = st.columns(3)
-m[0].metric("trained vs random init", f"{A.map_distance(scores, control_scores):.3f}", help="Mean total-variation "
-            "distance between matching queries' weight vectors: 0 = identical maps, 1 = no overlap.")
+distance = A.map_distance(scores, control_scores)
+m[0].metric("trained vs random init", f"{distance:.3f}", help="Mean total-variation distance between matching "
+            "queries' weight vectors: 0 = identical maps, 1 = no overlap.")
 m[1].metric("trained vs uniform", f"{A.distance_from_uniform(scores):.3f}")
 m[2].metric("random init vs uniform", f"{A.distance_from_uniform(control_scores):.3f}")
+st.markdown(walk.map_distance_note(distance, scores.shape[1], N, block, probes.CONTROL_SEED))
 spread_labels = [f"row {r}: {CLASS_NAMES[t]}" for r, t in zip(rows, row_labels)]
 st.altair_chart(spread_bars(A.spread_frame(spread_labels, scores, control_scores), 1 / N), width="content")
 ours, theirs = A.head_spread(scores), A.head_spread(control_scores)

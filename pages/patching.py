@@ -9,7 +9,6 @@ import streamlit as st
 from vitcore import patches
 from vitcore.app import fmt, state
 from vitcore.app.pictures import grid_picture, matrix_picture, tiles_picture
-from vitcore.config import PATCH_SIZES
 from vitcore.data import CLASS_NAMES
 
 st.title("Patching is a reshape")
@@ -17,16 +16,18 @@ st.caption("The source article: 28×28 → 16 tokens of 49 values, lossless (max
            "0.00e+00). What is lost is adjacency.")
 
 images = state.load_gallery()
-selected, _ = state.selection()
-left, middle, right = st.columns(3)
+selected, note = state.selection()
+if note:
+    st.warning(note)
+patch = selected.patch_size  # the sidebar's patch size: one control for every page
+left, right = st.columns(2)
 label = left.selectbox("Class", range(len(CLASS_NAMES)), format_func=lambda i: f"{i} · {CLASS_NAMES[i]}",
                        index=9, key="patching_class")
 rows = images.rows_of_class(label)
-index = middle.selectbox("Test row", rows.tolist(), key=f"patching_row_{label}",
-                         help="Row number in the official 10,000-image test split.")
-patch = right.radio("Patch size", PATCH_SIZES, index=PATCH_SIZES.index(selected.patch_size), horizontal=True,
-                    key="patching_patch", help="Starts at the sidebar's patch size.")
-st.caption(f"Images from the {images.source}: {fmt.rows(len(images.indices))} rows.")
+index = right.selectbox("Test row", rows.tolist(), key=f"patching_row_{label}",
+                        help="Row number in the official 10,000-image test split.")
+st.caption(f"Patch size {patch} (the sidebar's Patch size: change it there). Images from the {images.source}: "
+           f"{fmt.rows(len(images.indices))} rows.")
 
 image = images.image(index)
 tokens = patches.patchify(image[None], patch)            # (1, N, patch²)

@@ -1,9 +1,9 @@
-"""The seed's parameter table for any config: counted from the built Keras model, explained by a
-formula, and the two checked against each other.
+"""The seed's parameter table for any config, counted from formulas, without building a model.
 
-TensorFlow is imported only inside `breakdown` (it builds the model); the formulas are pure.
-Counts are Keras' count_params(), so BatchNormalization includes its 2 x width moving statistics
-(non-trainable), which the table says.
+`breakdown(cfg)` returns the rows of `vitcore.models.param_breakdown` (which builds the Keras model
+and counts its layers) from the layer shapes alone, so the dashboard never imports TensorFlow for
+it; tests/test_anatomy.py checks the two agree for every switch combination. Counts follow Keras'
+count_params(), so BatchNormalization includes its 2 x width moving statistics (non-trainable).
 """
 
 from __future__ import annotations
@@ -35,26 +35,40 @@ def formulas(cfg: RunConfig) -> dict[str, tuple[str, int]]:
     per_block = rows["one attention block"][1] + rows["one MLP block"][1] + rows["one block's norms"][1]
     total = (rows["patch projection"][1] + rows["position embedding"][1] + cfg.depth * per_block
              + rows["final norm + classifier"][1])
-    rows["total"] = (f"projection + position + {cfg.depth} × block + head", total)
+    rows["total"] = (f"{rows['patch projection'][1]:,} + {rows['position embedding'][1]:,} + {cfg.depth} × {per_block:,} "
+                     f"+ {rows['final norm + classifier'][1]:,} (projection + position + blocks + head)", total)
     return rows
 
 
+# The seed's convnet (vitcore.models.build_convnet): layer -> (formula, parameters); 60,554 in all.
+CONVNET_LAYERS = {"conv1": ("3×3×1×32 + 32", 3 * 3 * 1 * 32 + 32), "conv2": ("3×3×32×64 + 64", 3 * 3 * 32 * 64 + 64),
+                  "conv3": ("3×3×64×64 + 64", 3 * 3 * 64 * 64 + 64), "dense": ("64×64 + 64", 64 * 64 + 64),
+                  "classifier": ("64×10 + 10", 64 * 10 + 10)}
+VIT_ROWS = ("patch projection", "position embedding", "one attention block", "one MLP block", "one block's norms",
+            "final norm + classifier", "Conv2D(64, 3) on 1 channel, for scale", "total")
+
+
 def breakdown(cfg: RunConfig) -> list[tuple[str, int]]:
-    """vitcore.models.param_breakdown (builds the model: imports TensorFlow)."""
-    from vitcore.models import param_breakdown
+    """(component, parameters) rows as models.param_breakdown(cfg) counts them from the built model:
+    for the ViT its seed table (VIT_ROWS), for the convnet one row per layer; the total last."""
+    if cfg.model == "convnet":
+        rows = [(name, count) for name, (_, count) in CONVNET_LAYERS.items()]
+        return rows + [("total", sum(count for _, count in rows))]
+    values = formulas(cfg)
+    return [(name, values[name][1]) for name in VIT_ROWS]
 
-    return param_breakdown(cfg)
 
-
-def anatomy_table(cfg: RunConfig, counted: list[tuple[str, int]]) -> pd.DataFrame:
-    """Rows: component, parameters (counted), formula, matches (counted == formula), in the article's table."""
+def anatomy_table(cfg: RunConfig) -> pd.DataFrame:
+    """Rows: component, parameters, formula, in the article's table (the ViT's breakdown)."""
     expected = formulas(cfg)
-    rows = []
-    for name, count in counted:
-        text, value = expected.get(name, ("", None))
-        rows.append({"component": name, "parameters": int(count), "formula": text,
-                     "matches formula": value == count, "in the article's table": name in SEED_ROWS})
-    return pd.DataFrame(rows)
+    return pd.DataFrame([{"component": name, "parameters": int(count), "formula": expected[name][0],
+                          "in the article's table": name in SEED_ROWS} for name, count in breakdown(cfg)])
+
+
+def convnet_table() -> pd.DataFrame:
+    """The seed's convnet, layer by layer: layer, parameters, formula."""
+    return pd.DataFrame([{"layer": name, "parameters": count, "formula": text}
+                         for name, (text, count) in CONVNET_LAYERS.items()])
 
 
 def totals(counted: list[tuple[str, int]]) -> dict[str, int]:
@@ -73,9 +87,14 @@ def toggle_variants(cfg: RunConfig) -> list[RunConfig]:
     return variants
 
 
-def toggle_effects(cfg: RunConfig, count_total) -> pd.DataFrame:
+def total(cfg: RunConfig) -> int:
+    """The model's parameter count (Keras' count_params of the built model)."""
+    return dict(breakdown(cfg))["total"]
+
+
+def toggle_effects(cfg: RunConfig, count_total=total) -> pd.DataFrame:
     """What each single switch flip adds or removes: change, total, Δ vs cfg. `count_total(cfg)`
-    returns a model's total parameters (injected, so the formulas can stand in for Keras in tests)."""
+    returns a model's total parameters (default: `total`)."""
     base = count_total(cfg)
     rows = []
     for variant in toggle_variants(cfg):

@@ -1,11 +1,12 @@
 """What the heads did, with the controls the seed only asserts.
 
-Attention scores come from `build_vit(cfg, with_attention=True)` with a stored run's weights:
-per block an array (rows, heads, queries, keys), each query's weights summing to 1, uniform = 1/N.
+Attention scores come from a stored run's weights: per block an array (rows, heads, queries, keys),
+each query's weights summing to 1, uniform = 1/N. The dashboard runs them through the NumPy ViT
+(`numpy_model`, vitcore.numpy_vit: no TensorFlow); `build_attention_model` is the Keras equivalent.
 Two controls make a map count as evidence: the same maps from a randomly initialised model of the
 same config (`map_distance` says how different), and the permutation test (shuffle the patch
-tokens: without a position embedding the prediction cannot change). TensorFlow is imported
-lazily, so importing this module is cheap; the NumPy helpers need no model at all.
+tokens: without a position embedding the prediction cannot change). `forward` and
+`permutation_test` take either model; TensorFlow is imported only by `build_attention_model`.
 """
 
 from __future__ import annotations
@@ -40,6 +41,16 @@ def build_attention_model(cfg: RunConfig, weights_path: str | Path | None = None
     return model
 
 
+def numpy_model(cfg: RunConfig, weights_path: str | Path | None = None, init_seed: int = 0):
+    """The same model in NumPy (vitcore.numpy_vit.NumpyViT): a stored `.weights.h5` if given, else a
+    random initialisation drawn as Keras would, from NumPy's generator seeded with `init_seed`."""
+    from vitcore.numpy_vit import NumpyViT, random_weights
+
+    if weights_path is None:
+        return NumpyViT(cfg, random_weights(cfg, init_seed))
+    return NumpyViT.from_file(cfg, weights_path)
+
+
 @dataclass(frozen=True)
 class Forward:
     probs: np.ndarray          # (rows, 10)
@@ -50,16 +61,23 @@ class Forward:
         return self.probs.argmax(axis=1)
 
 
-def forward_tokens(model, tokens: np.ndarray, batch: int = BATCH) -> Forward:
-    """Inference (training=False, so BatchNorm uses its moving statistics) on patch tokens."""
-    outputs = [model(tokens[start:start + batch], training=False) for start in range(0, len(tokens), batch)]
-    parts = [np.concatenate([out[i].numpy() for out in outputs]) for i in range(len(outputs[0]))]
-    return Forward(parts[0], parts[1:])
+def forward_tokens(model, tokens: np.ndarray, batch: int = BATCH, keep_scores: bool = True) -> Forward:
+    """Inference (training=False, so BatchNorm uses its moving statistics) on patch tokens; `model` is
+    the Keras attention model or a NumpyViT (both return [probs, scores per block]). keep_scores=False
+    keeps only the probabilities (scores are rows x heads x N² floats: 600 MB for 1,000 rows at patch 2)."""
+    probs, scores = [], []
+    light = None if keep_scores else getattr(model, "without_scores", None)  # NumpyViT: skip the scores
+    for start in range(0, len(tokens), batch):
+        out = light(tokens[start:start + batch]) if light else model(tokens[start:start + batch], training=False)
+        probs.append(np.asarray(out[0]))
+        if keep_scores:
+            scores.append([np.asarray(block) for block in out[1:]])
+    return Forward(np.concatenate(probs), [np.concatenate(block) for block in zip(*scores)] if scores else [])
 
 
-def forward(model, cfg: RunConfig, images: np.ndarray, batch: int = BATCH) -> Forward:
-    """(rows, 28, 28) images -> probabilities and every block's attention scores."""
-    return forward_tokens(model, patchify(np.asarray(images, dtype=np.float32), cfg.patch_size), batch)
+def forward(model, cfg: RunConfig, images: np.ndarray, batch: int = BATCH, keep_scores: bool = True) -> Forward:
+    """(rows, 28, 28) images -> probabilities and (keep_scores) every block's attention scores."""
+    return forward_tokens(model, patchify(np.asarray(images, dtype=np.float32), cfg.patch_size), batch, keep_scores)
 
 
 # -- reading the maps (NumPy) -------------------------------------------------------------------
@@ -166,8 +184,8 @@ def permutation_test(model, cfg: RunConfig, images: np.ndarray, seed: int = 0) -
     permutation = rng.permutation(tokens.shape[1])
     while tokens.shape[1] > 1 and np.array_equal(permutation, np.arange(tokens.shape[1])):
         permutation = rng.permutation(tokens.shape[1])
-    original = forward_tokens(model, tokens).probs
-    shuffled = forward_tokens(model, tokens[:, permutation]).probs
+    original = forward_tokens(model, tokens, keep_scores=False).probs
+    shuffled = forward_tokens(model, tokens[:, permutation], keep_scores=False).probs
     return PermutationResult(permutation, float(np.abs(shuffled - original).max()),
                              int((shuffled.argmax(1) != original.argmax(1)).sum()), len(tokens))
 

@@ -1,8 +1,8 @@
-"""Cached model probes for the walkthrough pages: parameter counts and attention forward passes.
+"""Cached model probes for the Attention page: forward passes of a stored run's weights.
 
-These build Keras models, so TensorFlow is imported lazily, inside the cached functions, the first
-time a page asks: the Ablations and Runs pages never pay for it. Models are cached as resources
-(one per config and weights file), their outputs as data.
+The model is the NumPy ViT (vitcore.numpy_vit, reading the run's `.weights.h5` with h5py), so no
+page imports TensorFlow. Models are cached as resources (one per config and weights file), their
+outputs as data.
 """
 
 from __future__ import annotations
@@ -14,17 +14,7 @@ from vitcore.app.state import load_gallery, load_runs, store
 from vitcore.config import RunConfig
 from vitcore.store import BadRun
 
-
-@st.cache_data(show_spinner="Building the model to count its parameters…")
-def param_counts(cfg: RunConfig) -> list[tuple[str, int]]:
-    """anatomy.breakdown(cfg): (component, parameters) rows of the built model."""
-    from vitcore import anatomy
-
-    return anatomy.breakdown(cfg)
-
-
-def param_total(cfg: RunConfig) -> int:
-    return dict(param_counts(cfg))["total"]
+CONTROL_SEED = 0  # the random-init control's NumPy seed
 
 
 def stored_weights(cfg: RunConfig) -> tuple[RunConfig, str] | None:
@@ -38,16 +28,23 @@ def stored_weights(cfg: RunConfig) -> tuple[RunConfig, str] | None:
     return (run.config, str(run.weights_path)) if run and run.weights_path else None
 
 
-@st.cache_resource(show_spinner="Loading the model (TensorFlow)…", max_entries=6)
-def attention_model(cfg: RunConfig, weights: str | None, init_seed: int = 0):
-    """The ViT of cfg that also outputs its attention scores; weights None: a random-init control."""
-    return A.build_attention_model(cfg, weights, init_seed)
+@st.cache_resource(show_spinner="Loading the weights…", max_entries=6)
+def attention_model(cfg: RunConfig, weights: str | None, init_seed: int = CONTROL_SEED):
+    """The NumPy ViT of cfg (outputs: probs, then every block's scores); weights None: a random-init
+    control drawn as Keras initialises the model."""
+    return A.numpy_model(cfg, weights, init_seed)
 
 
 @st.cache_data(show_spinner="Running the model…", max_entries=32)
 def forward(cfg: RunConfig, weights: str | None, rows: tuple[int, ...]) -> A.Forward:
     """Probabilities and per-block attention scores of these test rows (weights None: random init)."""
     return A.forward(attention_model(cfg, weights), cfg, load_gallery().images_of(rows))
+
+
+@st.cache_data(show_spinner="Scanning test rows…", max_entries=16)
+def predictions(cfg: RunConfig, weights: str, rows: tuple[int, ...]) -> A.Forward:
+    """Probabilities only (no attention scores kept) of many test rows: the page's scan."""
+    return A.forward(attention_model(cfg, weights), cfg, load_gallery().images_of(rows), keep_scores=False)
 
 
 @st.cache_data(show_spinner="Shuffling patches…", max_entries=16)

@@ -1,0 +1,43 @@
+"""vitcore.anatomy counts parameters without building a model; the slow test checks every count
+against the Keras builder (vitcore.models.param_breakdown) for every switch combination."""
+
+import itertools
+
+import pytest
+
+from vitcore import anatomy
+from vitcore.config import NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, RunConfig
+
+GRID = [RunConfig(pos_embedding=pos, norm_placement=placement, norm=norm, patch_size=patch)
+        for pos, placement, norm, patch in itertools.product(POS_EMBEDDINGS, NORM_PLACEMENTS, NORMS, PATCH_SIZES)]
+
+
+def test_the_article_numbers():
+    rows = dict(anatomy.breakdown(RunConfig()))
+    assert [rows[name] for name in ("patch projection", "position embedding", "one attention block", "one MLP block",
+                                    "Conv2D(64, 3) on 1 channel, for scale", "total")] == \
+        [3_200, 1_024, 16_640, 16_576, 640, 71_946]
+    assert anatomy.totals(anatomy.breakdown(RunConfig()))["without position"] == 70_922
+    assert anatomy.total(RunConfig(model="convnet")) == 60_554 == anatomy.convnet_table()["parameters"].sum()
+
+
+def test_switch_effects_on_the_count():
+    effects = anatomy.toggle_effects(RunConfig()).set_index(["switch", "to"])
+    assert effects.loc[("pos_embedding", "none"), "Δ parameters"] == -1_024
+    assert effects.loc[("norm_placement", "post"), "Δ parameters"] == 0
+    assert effects.loc[("norm", "batch"), "Δ parameters"] == 5 * 2 * 64  # 5 norms gain moving mean + variance
+    assert effects.loc[("patch_size", "14"), "Δ parameters"] == (196 - 49) * 64 + (4 - 16) * 64
+
+
+def test_the_table_shows_a_formula_for_every_row():
+    table = anatomy.anatomy_table(RunConfig(norm="batch"))
+    assert (table["formula"] != "").all() and table["component"].tolist() == list(anatomy.VIT_ROWS)
+    assert "2 × 4 × 64" in table.set_index("component").loc["one block's norms", "formula"]
+
+
+@pytest.mark.slow
+def test_counts_equal_the_keras_builder_for_every_switch_combination():
+    from vitcore.models import param_breakdown
+
+    for cfg in [*GRID, RunConfig(model="convnet")]:
+        assert anatomy.breakdown(cfg) == param_breakdown(cfg), cfg.label()

@@ -1,0 +1,110 @@
+"""vitcore.numpy_vit: the NumPy forward pass the Attention page uses instead of TensorFlow.
+
+Fast tests run NumPy only (random weights, a committed weights file). The slow test builds the Keras
+ViT for every switch combination, randomises every variable (BatchNorm moving statistics included,
+so a swapped mean/variance would show), saves it as a `.weights.h5` and checks the NumPy pass
+reproduces its probabilities and every block's attention scores to 1e-5. (With N(0, 0.3) weights
+everywhere, Keras' own float32 rounding grows past 1e-5 through post-norm BatchNorm blocks; in
+float64 Keras and NumPy then agree to 1e-7, so the formula is right either way.)
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from vitcore import attention as A
+from vitcore.config import NORM_PLACEMENTS, NORMS, POS_EMBEDDINGS, RunConfig
+from vitcore.numpy_vit import NumpyViT, load_weights, random_weights
+from vitcore.patches import patchify
+
+GRID = list(itertools.product(POS_EMBEDDINGS, NORM_PLACEMENTS, NORMS, (4, 7, 14)))
+
+
+def tokens_of(cfg: RunConfig, rows: int = 6, seed: int = 0) -> np.ndarray:
+    images = np.random.default_rng(seed).random((rows, 28, 28), dtype=np.float32)
+    return patchify(images, cfg.patch_size)
+
+
+@pytest.mark.parametrize("pos, placement, norm, patch", GRID[::5])
+def test_random_model_outputs_are_distributions(pos, placement, norm, patch):
+    cfg = RunConfig(pos_embedding=pos, norm_placement=placement, norm=norm, patch_size=patch)
+    probs, *scores = NumpyViT(cfg, random_weights(cfg, seed=1))(tokens_of(cfg))
+    assert probs.shape == (6, 10) and np.allclose(probs.sum(1), 1, atol=1e-5)
+    assert len(scores) == cfg.depth
+    for block in scores:
+        assert block.shape == (6, cfg.heads, cfg.tokens, cfg.tokens) and np.allclose(block.sum(-1), 1, atol=1e-5)
+
+
+def test_shuffled_tokens_change_nothing_without_position_embedding_and_something_with_it():
+    for pos, moves in (("none", False), ("learned", True)):
+        cfg = RunConfig(pos_embedding=pos)
+        weights = random_weights(cfg, seed=2)
+        if pos == "learned":  # a visible table: N(0, 0.02) barely moves an untrained model's output
+            weights["pos_embedding"] = [weights["pos_embedding"][0] * 50]
+        result = A.permutation_test(NumpyViT(cfg, weights), cfg, np.random.default_rng(0).random((20, 28, 28)), seed=1)
+        assert (result.max_abs_dprob > 1e-4) is moves, (pos, result)
+
+
+def test_random_weights_are_seeded():
+    cfg = RunConfig()
+    a, b, c = (random_weights(cfg, seed) for seed in (0, 0, 1))
+    assert all(np.array_equal(x, y) for name in a for x, y in zip(a[name], b[name]))
+    assert not np.array_equal(a["patch_projection"][0], c["patch_projection"][0])
+
+
+def test_a_committed_weights_file_loads_by_layer_name():
+    files = sorted((ROOT / "cached_runs").glob("*/model.weights.h5"))
+    if not files:
+        pytest.skip("no committed weights")
+    import json
+
+    cfg = RunConfig.from_dict(json.loads((files[0].parent / "config.json").read_text())["config"])
+    weights = load_weights(files[0])
+    assert weights["patch_projection"][0].shape == (cfg.patch_size ** 2, cfg.width)
+    assert weights["block0_attention/query"][0].shape == (cfg.width, cfg.heads, cfg.width // cfg.heads)
+    probs, *_ = NumpyViT(cfg, weights)(tokens_of(cfg))
+    assert np.allclose(probs.sum(1), 1, atol=1e-5)
+
+
+def test_bad_inputs_are_refused():
+    with pytest.raises(ValueError, match="ViT config"):
+        NumpyViT(RunConfig(model="convnet"), {})
+    with pytest.raises(ValueError, match="lack layers"):
+        NumpyViT(RunConfig(), {})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pos, placement, norm, patch", GRID)
+def test_matches_keras_to_1e_5(tmp_path, pos, placement, norm, patch):
+    import keras
+
+    cfg = RunConfig(pos_embedding=pos, norm_placement=placement, norm=norm, patch_size=patch)
+    model = A.build_attention_model(cfg, None, init_seed=3)
+    rng = np.random.default_rng(4)
+    for variable in model.weights:  # every variable moved off its init, about as far as training moves it
+        value = np.asarray(variable) + rng.normal(0, 0.05, variable.shape)
+        if "variance" in variable.path:  # stays positive
+            value = rng.uniform(0.5, 2.0, variable.shape)
+        variable.assign(value.astype(np.float32))
+    path = tmp_path / "model.weights.h5"
+    model.save_weights(str(path))
+    tokens = tokens_of(cfg, rows=8, seed=5)
+    expected = [np.asarray(out) for out in model(tokens, training=False)]
+    ours = NumpyViT.from_file(cfg, path)(tokens)
+    assert len(ours) == len(expected) == 1 + cfg.depth
+    for got, want in zip(ours, expected):
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, atol=1e-5, rtol=0)
+    keras.backend.clear_session()
+
+
+def test_large_token_counts_run_in_chunks_with_the_same_result():
+    cfg = RunConfig(patch_size=2)  # 196 tokens: 13 rows per chunk
+    model = NumpyViT(cfg, random_weights(cfg))
+    tokens = tokens_of(cfg, rows=30)
+    whole = model(tokens)
+    single = [model(tokens[i:i + 1]) for i in range(30)]
+    for index, output in enumerate(whole):
+        np.testing.assert_allclose(output, np.concatenate([s[index] for s in single]), atol=1e-6)
