@@ -83,7 +83,7 @@ def paired_estimate(deltas) -> Estimate:
     sd = float(values.std(ddof=1))
     se = sd / np.sqrt(n)
     mean = float(values.mean())
-    p = float(stats.ttest_1samp(values, 0.0).pvalue) if sd > 0 else (1.0 if mean == 0 else 0.0)
+    p = _two_sided_p(mean, se, n - 1)
     half = stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * se
     return Estimate(mean, mean - half, mean + half, p, n, n - 1, se, sd)
 
@@ -100,7 +100,7 @@ def welch_estimate(selection, baseline) -> Estimate:
     se = float(np.sqrt(va + vb))
     mean = float(a.mean() - b.mean())
     df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if se > 0 else len(a) + len(b) - 2
-    p = float(stats.ttest_ind(a, b, equal_var=False).pvalue) if se > 0 else (1.0 if mean == 0 else 0.0)
+    p = _two_sided_p(mean, se, df)
     half = stats.t.ppf(0.5 + CONFIDENCE / 2, df) * se
     scale = float(np.sqrt(a.var(ddof=1) + b.var(ddof=1)))
     return Estimate(mean, mean - half, mean + half, p, n, df, se, scale, paired=False)
@@ -113,6 +113,13 @@ def prediction_interval(est: Estimate, confidence: float = CONFIDENCE) -> tuple[
         return np.nan, np.nan
     half = stats.t.ppf(0.5 + confidence / 2, est.n - 1) * est.scale * np.sqrt(1 + 1 / est.n)
     return est.mean - half, est.mean + half
+
+
+def _two_sided_p(mean: float, se: float, df: float) -> float:
+    """The t-test's two-sided p-value for mean / se (what scipy's ttest_1samp / Welch ttest_ind give)."""
+    if se == 0:
+        return 1.0 if mean == 0 else 0.0
+    return float(2 * stats.t.sf(abs(mean / se), df))
 
 
 def margin_for(metric: str, margin: float = MARGIN) -> float:

@@ -8,6 +8,7 @@ only by the commands that train or time it. One module per command group:
     runs     run, check, export, bench
     sweep    sweep
     results  effects, report, bench-attention
+    analysis compare, claims, diagnose-bn
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ import argparse
 import os
 import sys
 
-from vitcore.cli import results, runs, sweep
+from vitcore.cli import analysis, results, runs, sweep
 from vitcore.cli.common import UsageError, Parser
 from vitcore.data import DataError
 
-GROUPS = (runs, sweep, results)  # each adds its subcommands; each subcommand sets `handler`
+GROUPS = (runs, sweep, results, analysis)  # each adds its subcommands; each subcommand sets `handler`
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -11,6 +11,8 @@ def add_parsers(sub) -> None:
     effects = sub.add_parser("effects", help="seed-paired main effects of the four switches as CSV")
     effects.add_argument("--store", default="cached_runs")
     effects.add_argument("--out", default="effects.csv", help="output CSV file (default effects.csv)")
+    effects.add_argument("--margin", type=float, default=0.01,
+                         help="equivalence margin for accuracies and the gap, 0 to 1 exclusive (default 0.01)")
     effects.set_defaults(handler=_effects)
 
     report = sub.add_parser("report", help="the seed's headline table re-measured: headline.csv + headline.md")
@@ -35,15 +37,18 @@ def _runs(path: str):
 def _effects(args) -> int:
     from vitcore import stats
 
+    if not 0 < args.margin < 1:
+        raise UsageError(f"--margin must be between 0 and 1 (exclusive), got {args.margin}")
     out = writable_file(args.out, "--out", "effects.csv")
     runs = _runs(args.store)
-    effects = stats.main_effects(runs)
+    effects = stats.main_effects(runs, margin=args.margin)
     if effects.empty:
         raise UsageError(f"no main effects in {args.store}: it needs ViT runs at the reference switches and at "
                          f"least one switch flipped, at the same train_rows and seed")
     effects.to_csv(out, index=False)
-    decided = effects["verdict"].isin([stats.BETTER, stats.WORSE]).sum()
-    print(f"{out}: {len(effects)} main effects from {len(runs)} runs, {decided} beyond seed noise")
+    counts = effects["verdict"].value_counts()
+    print(f"{out}: {len(effects)} main effects from {len(runs)} runs (Holm within one metric at one train_rows): "
+          + ", ".join(f"{counts[v]} {v}" for v in stats.VERDICTS if v in counts))
     return 0
 
 

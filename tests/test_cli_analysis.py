@@ -1,0 +1,70 @@
+"""`compare`, `claims`, `effects --margin` and `diagnose-bn`'s refusals, called in-process."""
+
+import pandas as pd
+import pytest
+
+from vitcore.cli import main
+from vitcore.compare import CLASS_COLUMNS, CONFUSION_COLUMNS, METRIC_COLUMNS
+from vitcore.config import RunConfig
+
+from fakes import write_run
+
+
+@pytest.fixture
+def filled(store):
+    for seed in range(4):
+        write_run(store, RunConfig(train_rows=1000, seed=seed), 0.80 + 0.002 * seed)
+        write_run(store, RunConfig(train_rows=1000, norm="batch", seed=seed), 0.70 + 0.003 * seed)
+        write_run(store, RunConfig(train_rows=4000, seed=seed), 0.85 + 0.001 * seed)
+    return store
+
+
+def test_compare_writes_the_three_tables(filled, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["compare", "--norm", "batch", "--train-rows", "1000", "--store", str(filled.root), "--out", str(out)]) == 0
+    metrics = pd.read_csv(out / "metrics.csv")
+    assert list(metrics.columns) == METRIC_COLUMNS
+    acc = metrics.set_index("metric").loc["test_accuracy"]
+    assert acc["n_pairs"] == 4 and bool(acc["paired"]) and acc["verdict"] == "worse"
+    assert acc["mean_delta"] == pytest.approx(-0.10 + 0.0015, abs=1e-3)
+    assert list(pd.read_csv(out / "classes.csv").columns) == CLASS_COLUMNS
+    assert list(pd.read_csv(out / "confusion_delta.csv").columns) == CONFUSION_COLUMNS
+    assert "paired over random seeds 0, 1, 2, 3" in capsys.readouterr().out
+
+
+def test_compare_against_other_train_rows_is_unpaired(filled, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["compare", "--norm", "batch", "--train-rows", "1000", "--baseline", "train_rows=4000",
+                 "--store", str(filled.root), "--out", str(out)]) == 0
+    metrics = pd.read_csv(out / "metrics.csv")
+    assert not metrics["paired"].any() and (metrics["n_pairs"] == 0).all()
+    assert "UNPAIRED" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--baseline", "colour=red"], "--baseline takes FIELD=VALUE"),
+    (["--baseline", "patch_size=x"], "must be a int"),
+    (["--baseline", "patch_size=5"], "patch_size must be one of"),
+    (["--margin", "2"], "--margin must be between 0 and 1"),
+    (["--norm", "batch", "--train-rows", "2000"], "no stored runs for the selection"),
+])
+def test_compare_refuses_bad_input_in_one_line(filled, tmp_path, capsys, flags, message):
+    assert main(["compare", *flags, "--store", str(filled.root), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o" / "metrics.csv").exists()
+
+
+def test_claims_and_effects_take_a_margin(filled, tmp_path, capsys):
+    assert main(["claims", "--store", str(filled.root), "--out", str(tmp_path / "claims.csv")]) == 0
+    claims = pd.read_csv(tmp_path / "claims.csv")
+    assert set(claims["agrees"]) <= {"yes", "no", "unresolved"} and len(claims) >= 10
+    assert main(["effects", "--store", str(filled.root), "--out", str(tmp_path / "e.csv"), "--margin", "0.5"]) == 0
+    effects = pd.read_csv(tmp_path / "e.csv")
+    assert {"p_value", "p_holm", "seeds_needed"} <= set(effects.columns)
+    assert main(["claims", "--store", str(filled.root), "--margin", "0", "--out", str(tmp_path / "x.csv")]) == 2
+
+
+def test_diagnose_bn_refuses_a_store_without_batchnorm_weights(filled, tmp_path, capsys):
+    assert main(["diagnose-bn", "--store", str(filled.root), "--out", str(tmp_path / "bn")]) == 2
+    assert "no BatchNorm ViT runs with weights" in capsys.readouterr().err

@@ -1,0 +1,123 @@
+"""What the runs mean: `compare` (one selection against its baseline), `claims` (the source
+article's and the papers' claims against our runs) and `diagnose-bn` (why BatchNorm ViTs collapse)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from vitcore.cli.common import UsageError, existing_store, files_in, usage, writable_file, writable_folder
+from vitcore.cli.runs import add_config_flags, config_from_args
+from vitcore.config import RunConfig
+
+COMPARE_FILES = ("metrics.csv", "pairs.csv", "classes.csv", "confusion_delta.csv")
+
+
+def add_parsers(sub) -> None:
+    compare = sub.add_parser("compare", help="paired Δs of one config (RunConfig flags) against a baseline: metrics.csv, "
+                                             "classes.csv, confusion_delta.csv, pairs.csv")
+    add_config_flags(compare)
+    compare.add_argument("--baseline", default="", metavar="FIELD=VALUE,...",
+                         help="the baseline as changes to the article's ViT at the selection's train_rows "
+                              "(e.g. model=convnet or norm=layer,train_rows=4000); default: the article's ViT")
+    _margin(compare)
+    compare.add_argument("--store", default="cached_runs")
+    compare.add_argument("--out", required=True, help="output folder (created if missing)")
+    compare.set_defaults(handler=_compare)
+
+    claims = sub.add_parser("claims", help="the source article's and the papers' claims checked against the runs")
+    _margin(claims)
+    claims.add_argument("--store", default="cached_runs")
+    claims.add_argument("--out", default="claims.csv", help="output CSV file (default claims.csv)")
+    claims.set_defaults(handler=_claims)
+
+    bn = sub.add_parser("diagnose-bn", help="BatchNorm ViT runs with weights: test accuracy with stored vs "
+                                            "re-estimated BatchNorm statistics (bn.csv)")
+    bn.add_argument("--store", default="cached_runs")
+    bn.add_argument("--out", required=True, help="output folder (created if missing)")
+    bn.set_defaults(handler=_diagnose_bn)
+
+
+def _margin(parser) -> None:
+    parser.add_argument("--margin", type=float, default=0.01,
+                        help="equivalence margin for accuracies and the gap, 0 to 1 exclusive (default 0.01)")
+
+
+def _checked_margin(margin: float) -> float:
+    if not 0 < margin < 1:
+        raise UsageError(f"--margin must be between 0 and 1 (exclusive), got {margin}")
+    return margin
+
+
+def parse_baseline(text: str, selection: RunConfig) -> RunConfig:
+    """'field=value,...' applied to the article's ViT at the selection's train_rows."""
+    fields = {f.name: f for f in dataclasses.fields(RunConfig)}
+    changes = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in fields:
+            raise UsageError(f"--baseline takes FIELD=VALUE items with FIELD one of {', '.join(fields)}; got {item!r}")
+        kind = type(getattr(RunConfig(), name))
+        try:
+            changes[name] = kind(value.strip())
+        except ValueError:
+            raise UsageError(f"--baseline {name} must be a {kind.__name__}, got {value.strip()!r}") from None
+    with usage():
+        return RunConfig(train_rows=selection.train_rows).replace(**changes)
+
+
+def _compare(args) -> int:
+    from vitcore.compare import compare, write
+
+    margin = _checked_margin(args.margin)
+    selection = config_from_args(args)
+    baseline = parse_baseline(args.baseline, selection)
+    out = writable_folder(args.out, "--out")
+    files_in(out, COMPARE_FILES, "--out")
+    store = existing_store(args.store)
+    runs = store.table()
+    for side, cfg in (("selection", selection), ("baseline", baseline)):
+        if not (runs["config_id"] == cfg.config_id).any():
+            raise UsageError(f"no stored runs for the {side}, {cfg.label()} at {cfg.train_rows:,} rows, in {store.root} "
+                             f"(`python -m vitcore sweep --list` shows what the grids train)")
+    result = compare(runs, selection, baseline, margin, confusions=store.confusions())
+    write(result, out)
+    how = f"paired over random seeds {', '.join(map(str, result.seeds))}" if result.paired else "UNPAIRED (Welch): the sides differ in train_rows"
+    print(f"{selection.label()} ({selection.train_rows:,} rows) − {baseline.label()} ({baseline.train_rows:,} rows), {how}")
+    for row in result.metrics.itertuples():
+        needed = f", needs {row.seeds_needed:.0f} random seeds" if row.verdict == "inconclusive" else ""
+        print(f"  {row.metric:21} Δ {row.mean_delta:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]  n={row.n_pairs}  "
+              f"{row.verdict}{needed}")
+    print("wrote " + ", ".join(str(out / name) for name in COMPARE_FILES))
+    return 0
+
+
+def _claims(args) -> int:
+    from vitcore.claims import claims_table
+
+    margin = _checked_margin(args.margin)
+    out = writable_file(args.out, "--out", "claims.csv")
+    store = existing_store(args.store)
+    table = claims_table(store.table(), margin)
+    table.to_csv(out, index=False)
+    counts = table["agrees"].value_counts()
+    print(f"{out}: {len(table)} claims — agree {counts.get('yes', 0)}, disagree {counts.get('no', 0)}, "
+          f"unresolved {counts.get('unresolved', 0)}")
+    return 0
+
+
+def _diagnose_bn(args) -> int:
+    out = writable_folder(args.out, "--out")
+    files_in(out, ("bn.csv",), "--out")
+    store = existing_store(args.store)
+    from vitcore import bn
+
+    if not bn.bn_runs(store):
+        raise UsageError(f"no BatchNorm ViT runs with weights in {store.root} (weights are kept for random seed 0)")
+    frame = bn.diagnose_bn(store, progress=lambda done, total, row: print(
+        f"  {done}/{total} {row['label']} rows {row['train_rows']:,}: test {row['test_accuracy']:.4f} stored, "
+        f"{row['test_accuracy_recalibrated']:.4f} recalibrated", flush=True))
+    path = bn.save_diagnosis(frame, out)
+    print(bn.explain(frame))
+    print(f"wrote {path} ({len(frame)} runs)")
+    return 0
