@@ -73,6 +73,13 @@ class Scan:
     rows: list[list]  # values in COLUMNS order
     skipped: dict[str, str]  # run id -> reason
 
+    def table(self) -> pd.DataFrame:
+        """The valid runs as RunStore.table() returns them."""
+        table = pd.DataFrame(self.rows, columns=COLUMNS)
+        for name in VIT_FIELDS:  # keep None (not NaN) for the convnet's inapplicable fields
+            table[name] = table[name].astype(object)
+        return table
+
 
 def check_run_id(run_id: str) -> str:
     """Only 12 lowercase hex digits ever reach a file path."""
@@ -139,10 +146,7 @@ class RunStore:
         scan = self.scan()
         for run_id, reason in scan.skipped.items():
             warnings.warn(f"skipping run {run_id} in {self.root}: {reason}", StoreWarning, stacklevel=2)
-        table = pd.DataFrame(scan.rows, columns=COLUMNS)
-        for name in VIT_FIELDS:  # keep None (not NaN) for the convnet's inapplicable fields
-            table[name] = table[name].astype(object)
-        return table
+        return scan.table()
 
     def runs(self) -> list[Run]:
         """Every valid run (as table()), in run id order."""
