@@ -102,3 +102,41 @@ def bench_workers(runs: int = 6) -> dict[int, float]:
         print(f"{workers} worker(s): {runs} runs in {seconds:.0f} s = {rates[workers]:.0f} runs/hour", flush=True)
     print(f"2 workers / 1 worker: {rates[2] / rates[1]:.2f}x")
     return rates
+
+
+def bench_sweep(rows=(1_000, 4_000), runs: int = 4, repeats: int = 2) -> dict[int, float]:
+    """Runs/hour of the sweep worker (one process, compiled once per cell) against one
+    `python -m vitcore run` process per run, side by side (A B A B) on the same run list: the
+    article's ViT with unused random seeds, at the same thread count. Returns the median ratio
+    (worker runs/hour ÷ process-per-run runs/hour) per row count."""
+    import os
+
+    from vitcore.config import RunConfig
+    from vitcore.store import RunStore
+    from vitcore.sweep import run_sweep
+
+    threads = str(os.cpu_count() or 1)  # what run_sweep gives 1 worker
+    ratios = {}
+    for train_rows in rows:
+        configs = [RunConfig(train_rows=train_rows, seed=2_000 + index) for index in range(runs)]
+        worker, fresh = [], []
+        for _ in range(repeats):
+            with tempfile.TemporaryDirectory() as folder:
+                start = time.perf_counter()
+                run_sweep(configs, RunStore(folder), workers=1)
+                worker.append(runs / (time.perf_counter() - start) * 3600)
+            with tempfile.TemporaryDirectory() as folder:
+                start = time.perf_counter()
+                for cfg in configs:
+                    subprocess.run([sys.executable, "-m", "vitcore", "run", "--train-rows", str(train_rows),
+                                    "--seed", str(cfg.seed), "--store", folder], check=True, capture_output=True,
+                                   env={**os.environ, "VITCORE_THREADS": threads})
+                fresh.append(runs / (time.perf_counter() - start) * 3600)
+            print(f"{train_rows:,} rows: worker {worker[-1]:.0f} runs/hour, one process per run {fresh[-1]:.0f} "
+                  f"runs/hour", flush=True)
+        ratios[train_rows] = statistics.median(w / f for w, f in zip(worker, fresh))
+        print(f"{train_rows:,} rows, {runs} runs x {repeats} side-by-side pairs: worker median "
+              f"{statistics.median(worker):.0f} runs/hour (min {min(worker):.0f}, max {max(worker):.0f}), one process "
+              f"per run {statistics.median(fresh):.0f} (min {min(fresh):.0f}, max {max(fresh):.0f}); median ratio "
+              f"{ratios[train_rows]:.2f}x (goal >= 2x)", flush=True)
+    return ratios

@@ -31,8 +31,9 @@ def add_parsers(sub) -> None:
 
     bench = sub.add_parser("bench", help="time the seed's ViT run against a plain model.fit script")
     bench.add_argument("--repeats", type=int, default=3, help="side-by-side pairs (default 3)")
-    bench.add_argument("--what", choices=("training", "table", "workers"), default="training",
-                       help="training: vs plain model.fit; table: store.table() at 10k runs; workers: sweep runs/hour")
+    bench.add_argument("--what", choices=("training", "table", "workers", "sweep"), default="training",
+                       help="training: vs plain model.fit; table: store.table() at 10k runs; workers: sweep runs/hour; "
+                            "sweep: the compile-once worker vs one process per run")
     bench.set_defaults(handler=_bench)
 
 
@@ -125,6 +126,9 @@ def _bench(args) -> int:
         raise UsageError("--repeats must be at least 1")
     if args.what == "table":
         bench.bench_table()
+        return 0
+    if args.what == "sweep":
+        bench.bench_sweep(repeats=args.repeats)
         return 0
     if args.what == "workers":
         bench.bench_workers()
