@@ -13,6 +13,7 @@ st.set_page_config(page_title="vitcore: ViT ablations", page_icon=":material/gri
 page = st.navigation({
     "Ablations": [
         st.Page("pages/ablations.py", title="Ablations", icon=":material/tune:", default=True),
+        st.Page("pages/claims.py", title="Claims", icon=":material/fact_check:"),
         st.Page("pages/runs.py", title="Runs & downloads", icon=":material/table_view:"),
     ],
     "Walkthrough": [

@@ -1,11 +1,14 @@
-"""Every stored run in one sortable, filterable table, and the CSV downloads (the CLI's bytes)."""
+"""Stored runs: the sidebar's selection (every random seed of it) or all runs with a filter for every
+switch; which cells have runs at which sizes; the CSV downloads (the CLI's bytes), filtered or full."""
 
 import streamlit as st
 
-from vitcore.app import fmt, state
-from vitcore.app.selection import SIDEBAR_KEYS
+from vitcore import stats
+from vitcore.app import fmt, runs_view, state
+from vitcore.app.selection import SIDEBAR_KEYS, cell_name
 
-FILTERS = {"model": "Model", "train_rows": "Training rows", "patch_size": "Patch size", "seed": "Random seed"}
+SIDEBAR, ALL = "The sidebar's selection", "All runs, filtered here"
+OPTIONAL = ("has_predictions", "timing_group", "collapsed")  # newer store columns, shown when present
 
 st.title("Runs & downloads")
 runs = state.load_runs()
@@ -14,29 +17,43 @@ if runs.empty:
             "or run `python -m vitcore sweep default`.")
     st.stop()
 
-st.caption(f"{fmt.rows(len(runs))} runs, {fmt.rows(runs['config_id'].nunique())} configs, from `cached_runs/`. "
-           "Click a column header to sort; use the filters to narrow the table.")
-shown = runs
-for column, (key, label) in zip(st.columns(len(FILTERS)), FILTERS.items()):
-    values = sorted(runs[key].dropna().unique())
-    picked = column.multiselect(label, values, key=f"runs_filter_{key}")
-    if picked:
-        shown = shown[shown[key].isin(picked)]
+cfg, note = state.selection()
+if note:
+    st.warning(note)
+scope = st.radio("Show", (SIDEBAR, ALL), horizontal=True, key="runs_scope",
+                 help="The sidebar's selection: every random seed of the config the sidebar selects. All runs: the "
+                      "whole store, narrowed by the filters below (the sidebar is then ignored).")
+if scope == SIDEBAR:
+    shown = stats.runs_of(runs, cfg)
+    described = (f"every random seed of the sidebar's selection, {cell_name(cfg)}; pick *{ALL}* to see the whole "
+                 "store and filter it")
+else:
+    picked = {}
+    columns = st.columns(4)
+    for index, (key, label) in enumerate(runs_view.FILTERS.items()):
+        picked[key] = columns[index % 4].multiselect(label, runs_view.options(runs, key), key=f"runs_filter_{key}",
+                                                     placeholder="any", format_func=runs_view.option_label)
+    shown = runs_view.apply_filters(runs, picked)
+    described = ("all runs in the store, narrowed by the filters above" if any(picked.values())
+                 else "all runs in the store (no filter set); the sidebar's selection is not applied")
+st.markdown(runs_view.caption(shown, runs, described))
 
 st.dataframe(
-    shown,
+    runs_view.display(shown),
     hide_index=True,
     height=480,
     column_order=["label", "train_rows", "seed", "test_accuracy", "best_val_accuracy", "best_epoch",
                   "final_train_accuracy", "final_val_accuracy", "gap", "test_loss", "params", "seconds",
-                  *SIDEBAR_KEYS, "epochs", "run_id", "config_id", "has_weights"],
+                  *[c for c in OPTIONAL if c in runs.columns], *SIDEBAR_KEYS, "epochs", "run_id", "config_id",
+                  "has_weights"],
     column_config={
         "label": st.column_config.TextColumn("Config", pinned=True),
         "train_rows": st.column_config.NumberColumn("Rows", format="localized"),
         "seed": st.column_config.NumberColumn("Random seed"),
         "test_accuracy": st.column_config.NumberColumn("Test acc", format=fmt.printf("test_accuracy")),
-        "best_val_accuracy": st.column_config.NumberColumn("Best val acc", format=fmt.printf("best_val_accuracy"),
-                                                           help="Highest validation accuracy over the epochs"),
+        "best_val_accuracy": st.column_config.NumberColumn(
+            "Best val acc (optimistic)", format=fmt.printf("best_val_accuracy"),
+            help="Highest validation accuracy over the epochs: selected on the validation split (optimistic)"),
         "best_epoch": st.column_config.NumberColumn("Best epoch"),
         "final_train_accuracy": st.column_config.NumberColumn("Final train acc",
                                                               format=fmt.printf("final_train_accuracy")),
@@ -45,14 +62,34 @@ st.dataframe(
                                              help="Final-epoch train accuracy minus final-epoch validation accuracy"),
         "test_loss": st.column_config.NumberColumn("Test loss", format=fmt.printf("test_loss")),
         "params": st.column_config.NumberColumn("Params", format=fmt.printf("params")),
-        "seconds": st.column_config.NumberColumn("Seconds", format=fmt.printf("seconds")),
+        "seconds": st.column_config.NumberColumn("Seconds", format=fmt.printf("seconds"),
+                                                 help="Compare only within one timing group"),
+        "timing_group": st.column_config.TextColumn("Timing group", help="Runs whose seconds compare: same training "
+                                                    "code, threads, concurrent workers and compile mode"),
+        "collapsed": st.column_config.CheckboxColumn("Collapsed", help="Test accuracy < 0.2 while final train "
+                                                     "accuracy > 0.5: it learned its rows but predicts the test "
+                                                     "split at about chance"),
+        "has_predictions": st.column_config.CheckboxColumn("Predictions"),
+        "patch_size": st.column_config.NumberColumn("patch_size", format="%d"),
         "has_weights": st.column_config.CheckboxColumn("Weights"),
     },
 )
 
+st.subheader("Coverage: random seeds stored per cell and training size")
+st.dataframe(runs_view.coverage(runs), hide_index=True, width="content")
+st.caption("Over the whole store, whatever is shown above: 0 means not trained yet (the Ablations page offers "
+           "to train it).")
+
 st.subheader("Downloads")
-st.caption("The same bytes as `python -m vitcore export --out DIR` (runs, histories, confusions) and "
-           "`python -m vitcore effects` (seed-paired main effects of the four switches).")
+st.caption("Full: the same bytes as `python -m vitcore export --out DIR` (runs, histories, confusions) and "
+           "`python -m vitcore effects` (seed-paired main effects). Shown: the same files restricted to the "
+           f"{fmt.rows(len(shown))} runs shown above (effects.csv: main effects computed from them).")
+ids = tuple(shown["run_id"])
 for column, name in zip(st.columns(len(state.EXPORTS)), state.EXPORTS):
-    column.download_button(name, lambda name=name: state.export_csv(name), file_name=name, mime="text/csv",
-                           icon=":material/download:", on_click="ignore", key=f"download_{name}")
+    column.download_button(f"{name}: shown ({fmt.rows(len(shown))} runs)",
+                           lambda name=name: state.filtered_export_csv(name, ids), file_name=name.replace(".csv", "_shown.csv"),
+                           mime="text/csv", icon=":material/filter_alt:", on_click="ignore", key=f"download_shown_{name}",
+                           disabled=shown.empty)
+    column.download_button(f"{name}: all ({fmt.rows(len(runs))} runs)", lambda name=name: state.export_csv(name),
+                           file_name=name, mime="text/csv", icon=":material/download:", on_click="ignore",
+                           key=f"download_{name}")

@@ -1,10 +1,11 @@
 """Token count is the price: the source article's table computed, next to measured attention cost
-and the sweep's training seconds per patch size. Reads committed files only (no TensorFlow)."""
+and the sweep's training seconds per patch size, within one timing group. Reads committed files only
+(no TensorFlow)."""
 
 import streamlit as st
 
 from vitcore import cost
-from vitcore.app import fmt, state, tables
+from vitcore.app import fmt, state, tables, walk
 from vitcore.app.charts import cost_chart
 
 st.title("Token count is the price")
@@ -41,14 +42,23 @@ else:
     st.markdown(" ".join(tables.bench_sentences(bench)))
 
 st.subheader("Measured: training time per patch size (the sweep's `tokens` grid)")
-grid = cost.tokens_grid_seconds(state.load_runs())
-if grid.empty:
+runs = state.load_runs()
+groups = [g for g in walk.timing_groups(runs) if not cost.tokens_grid_seconds(runs[runs["timing_group"] == g]).empty]
+if not groups:
     st.info("No baseline ViT runs in the store yet: `python -m vitcore sweep tokens` trains the article's ViT at "
             "patch 2, 4, 7 and 14.")
 else:
+    group = st.selectbox("Timing basis", groups, key="token_cost_timing", format_func=walk.timing_basis,
+                         help="Seconds compare only between runs timed the same way: same training code, threads, "
+                              "concurrent workers and compile mode (the store's timing_group).")
+    grid = cost.tokens_grid_seconds(runs[runs["timing_group"] == group])
+    st.markdown(f"**Timing basis:** every second below comes from runs of timing group `{group}` — "
+                f"{walk.timing_basis(group)}. Seconds are compared only within one group: runs timed by other code "
+                "or under other load are not mixed in. Wall time of one run, data loading to test evaluation.")
     st.dataframe(grid, hide_index=True, width="content", column_config={
         "mean_seconds": st.column_config.NumberColumn("mean seconds", format=fmt.printf("seconds")),
         "std_seconds": st.column_config.NumberColumn("std seconds", format=fmt.printf("seconds")),
+        "runs": st.column_config.NumberColumn("random seeds"),
         "mean_test_accuracy": st.column_config.NumberColumn("mean test accuracy", format=fmt.printf("test_accuracy"))})
     for sentence in tables.relative_seconds(grid):
         st.markdown(sentence)

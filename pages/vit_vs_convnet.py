@@ -1,28 +1,66 @@
-"""ViT vs convnet, re-measured: the source article's single-seed table beside mean ± std over our random
-seeds, the seed-paired ViT − convnet differences and the sentences written from them — the report of
-`python -m vitcore report` (vitcore.report), shown as it is. Reads the store only (no TensorFlow)."""
+"""ViT vs convnet, re-measured: the article's ViT against its convnet, paired by random seed — the
+headline (test accuracy), the source article's single-seed differences against the spread of one
+random seed, the data-size curve and the overfitting gap. Reads the store only (no TensorFlow)."""
 
 import streamlit as st
 
-from vitcore import report
-from vitcore.app import fmt, state, tables
-from vitcore.app.charts import gap_chart
+from vitcore.app import state, tables, walk
+from vitcore.app.walk_charts import data_size_curve, gap_bars, paired_delta
 
 st.title("ViT vs convnet, re-measured")
 st.caption(tables.headline_claim())
 
-runs = state.load_runs()
-headline = report.headline(runs)
+margin = state.margin()
+headline, deltas, sentences = state.headline(margin)
 if headline["n_seeds"].sum() == 0:
     st.info("No runs of the article's ViT or convnet (15 epochs, 1,000 or 4,000 rows) are stored yet. "
             "`python -m vitcore sweep default` trains them; until then only the source article's numbers exist.")
 
-st.markdown(fmt.demote_headings(report.headline_markdown(runs)))
-st.caption("The same text as `headline.md` from `python -m vitcore report --out DIR`.")
+st.subheader("The headline: test accuracy, paired by random seed")
+st.markdown("\n".join(f"- {sentence}" for sentence in sentences))
+st.dataframe(walk.headline_table(deltas), hide_index=True, width="stretch")
+st.caption("Each Δ is ViT − convnet within one random seed (same training rows, same data sample), averaged over "
+           "the paired random seeds; both means are over those seeds only. Test accuracy is the headline; best "
+           "validation accuracy is the maximum over 15 epochs on the split it reports, so it is selected on the "
+           f"validation split (optimistic). Verdicts at margin ±{margin:g}: *equivalent* when the 90% interval lies "
+           "inside it, *inconclusive* when the data cannot tell yet. Seconds are compared only between runs timed "
+           "the same way (one timing group); they depend on the machine and its load.")
+
+st.subheader("The source article's single random seed, against the spread of one random seed")
+st.markdown("The source article trained each model once. One run's difference scatters much more than the mean "
+            "of many, so the right yardstick for it is not the confidence interval of our mean Δ but the **95% "
+            "prediction interval of one paired difference**: where a single new random seed's Δ falls 95% of the "
+            "time (mean ± t × sd × √(1 + 1/n) over our paired random seeds).")
+single = walk.single_seed_table(deltas)
+if single.empty:
+    st.caption("No paired runs yet to place the source article's numbers.")
+else:
+    st.markdown("\n".join(f"- {sentence}" for sentence in walk.single_seed_sentences(deltas)))
+    st.dataframe(single, hide_index=True, width="stretch")
+    st.caption("The source article's wall times come from another machine, so its seconds are not placed here.")
+
+st.subheader("How small can the data be before the convnet wins?")
+curve, scaling_deltas, crossover = state.data_size(margin)
+if curve.empty:
+    st.info("No runs of the article's ViT and convnet at any training size yet: "
+            "`python -m vitcore sweep scaling` trains 1,000 to 16,000 rows.")
+else:
+    st.altair_chart(data_size_curve(walk.curve_frame(curve)), width="content")
+    st.caption("Line: mean over random seeds; band: mean ± sd over random seeds (each random seed draws its own "
+               "training rows and initialisation). Test accuracy on the official 10,000 test images; final val "
+               "accuracy at the last epoch on the fixed 5,000-row validation split.")
+    if scaling_deltas.empty:
+        st.caption("No row count has runs of both models yet, so there is no paired Δ.")
+    else:
+        st.altair_chart(paired_delta(walk.delta_frame(scaling_deltas)), width="content")
+        st.markdown(f"**Where the lead changes sides.** {crossover}")
+        with st.expander("The paired Δ per row count, as a table"):
+            st.dataframe(walk.scaling_table(scaling_deltas), hide_index=True, width="stretch")
 
 st.subheader("The overfitting gap")
-gaps = tables.gap_frame(headline)
+gaps = walk.gap_frame(headline)
 if len(gaps):
-    st.altair_chart(gap_chart(gaps), width="content")
-    st.caption("Gap = final train accuracy − final validation accuracy. A large gap means the model is "
-               "memorising its training rows.")
+    st.altair_chart(gap_bars(gaps), width="content")
+    st.caption("Gap = final train accuracy − final validation accuracy: a large gap means the model memorises its "
+               "training rows. Bars: mean over random seeds, whiskers ± sd; the source article's bar is its one "
+               "random seed. The paired Δ of the gaps is in the headline table above.")
