@@ -21,8 +21,8 @@ from vitcore.config import RunConfig
 from vitcore.store import RunStore
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
-PAGES = ["pages/ablations.py", "pages/runs.py", "pages/patching.py", "pages/anatomy.py", "pages/token_cost.py",
-         "pages/attention.py", "pages/vit_vs_convnet.py"]
+PAGES = ["pages/ablations.py", "pages/claims.py", "pages/runs.py", "pages/patching.py", "pages/anatomy.py",
+         "pages/token_cost.py", "pages/attention.py", "pages/vit_vs_convnet.py"]
 # One flip per sidebar switch, each a config the committed sweep holds at 3 seeds.
 FLIPS = [("model", "convnet"), ("pos_embedding", "none"), ("norm_placement", "post"), ("norm", "batch"),
          ("patch_size", 4), ("train_rows", 1_000), ("warmup_epochs", 2)]
@@ -186,12 +186,15 @@ def test_ablation_and_runs_pages_never_import_tensorflow():
     assert done.stdout.strip().splitlines()[-1] == "False False"
 
 
-def test_runs_page_lists_every_run_and_offers_the_four_downloads():
-    before = len(RunStore(state.STORE_PATH).table())
+def test_runs_page_follows_the_sidebar_and_offers_each_download_shown_and_full(table):
     at = app(page="pages/runs.py")
-    after = len(RunStore(state.STORE_PATH).table())  # a sweep may be adding runs meanwhile
-    assert before <= len(at.dataframe[0].value) <= after
-    assert [button.label for button in at.get("download_button")] == list(state.EXPORTS)
+    shown = at.dataframe[0].value
+    assert set(shown["config_id"]) == {BASELINE.config_id}  # the sidebar's selection: the article's ViT
+    assert len(shown) == len(stats.runs_of(table, BASELINE))
+    labels = [button.label for button in at.get("download_button")]
+    assert len(labels) == 2 * len(state.EXPORTS)
+    assert all(any(label.startswith(f"{name}: shown") for label in labels) and
+               any(label.startswith(f"{name}: all") for label in labels) for name in state.EXPORTS)
 
 
 def test_metric_choice_and_interactions_toggle_redraw_the_effects(table):
