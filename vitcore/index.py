@@ -44,19 +44,15 @@ def stamp(folder: str | Path, is_dir: bool = True) -> str | None:
     try:
         if not is_dir:  # a symbolic link or a file where a run folder should be
             return f"entry:{os.lstat(folder).st_ctime_ns}"
-        parts, newest = [], 0
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if not entry.name.startswith(TEMP_PREFIX):
-                    info = entry.stat(follow_symlinks=False)
-                    parts.append(f"{entry.name}:{info.st_size}:{info.st_ctime_ns}")
-                    newest = max(newest, info.st_ctime_ns)
+        with os.scandir(folder) as entries:  # (name, lstat) of each entry: the cost of a warm table()
+            found = [(entry.name, entry.stat(follow_symlinks=False)) for entry in entries
+                     if not entry.name.startswith(TEMP_PREFIX)]
     except OSError:
         return None
-    if time.time_ns() - newest < RACY_NS:
+    if found and time.time_ns() - max(info.st_ctime_ns for _, info in found) < RACY_NS:
         return None
-    parts.sort()
-    return "|".join(parts)
+    found.sort()
+    return "|".join([f"{name}:{info.st_size}:{info.st_ctime_ns}" for name, info in found])
 
 
 def timing_group(summary: dict) -> str:

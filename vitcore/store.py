@@ -129,10 +129,11 @@ class RunStore:
         unchanged (vitcore.index). Costs one listing and a stat per file when nothing changed."""
         cached, _ = index.read(self.root)
         verdicts = {}
+        root = str(self.root)
         for run_id, is_dir in sorted(self._entries().items()):
-            folder, verdict = self.root / run_id, cached.get(run_id)
+            folder, verdict = os.path.join(root, run_id), cached.get(run_id)
             if verdict is None or verdict[0] is None or verdict[0] != stamp(folder, is_dir):
-                verdict = index.judge(folder, run_id, is_dir=is_dir)
+                verdict = index.judge(Path(folder), run_id, is_dir=is_dir)
             verdicts[run_id] = verdict
         if verdicts != cached and self.root.is_dir():
             index.write(self.root, verdicts)
