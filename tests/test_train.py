@@ -139,3 +139,28 @@ def test_one_launch_per_epoch_matches_one_launch_per_step_bit_for_bit(cfg):
     (fused_history, fused_weights), (step_history, step_weights) = results
     assert fused_history == step_history
     assert all(np.array_equal(a, b) for a, b in zip(fused_weights, step_weights))
+
+
+@pytest.mark.slow  # imports TensorFlow
+@pytest.mark.parametrize("rows, batch, shape", [(4_000, 64, (62, 64)), (64, 64, (1, 64)), (50, 64, (1, 50)),
+                                                (10, 64, (1, 10))])
+def test_an_epoch_is_full_batches_or_one_smaller_batch(rows, batch, shape):
+    """At or above batch_size: the full batches of the permutation, the last partial one dropped (as
+    every committed run was trained); below it: all rows as one batch."""
+    from vitcore.train import _Loop
+
+    seen = []
+    loop = _Loop.__new__(_Loop)  # only train_epoch's batching, no model
+    loop._epoch = lambda xs, ys: (seen.append((xs, ys)), (np.zeros(len(xs)), np.zeros(len(xs))))[1]
+    order = np.random.default_rng(0).permutation(rows)
+    loop.train_epoch(np.arange(rows) * 10, np.arange(rows), order, batch)
+    xs, ys = seen[0]
+    assert xs.shape == shape and np.array_equal(ys.ravel(), order[:shape[0] * shape[1]])
+
+
+@pytest.mark.slow
+def test_fewer_rows_than_a_batch_train_and_store_a_valid_run(tmp_path):
+    done = run_cli("run", "--train-rows", "50", "--epochs", "1", "--store", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-2000:]
+    [run] = RunStore(tmp_path).runs()
+    assert run.config.train_rows == 50 and RunStore(tmp_path).check() == []
