@@ -22,10 +22,12 @@ for column, (word, title) in zip(st.columns(3), (("yes", "Agree"), ("no", "Disag
     column.metric(title, f"{found[word]} of {len(table)}", border=True)
 
 links = [claims_view.ablations_link(claim.selection, claim.baseline) for claim in CLAIMS]
-st.dataframe(claims_view.display(table, links), hide_index=True, width="stretch", column_config={
-    "Setting": st.column_config.TextColumn(width="medium"),
-    "Runs": st.column_config.LinkColumn("Runs", display_text="open in Ablations", help="The Ablations page with the "
-                                        "sidebar set to this claim's selection and baseline: every Δ, curve and run")})
+st.dataframe(claims_view.display(table, links), hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3,
+             column_config={"Claim": st.column_config.TextColumn(pinned=True),
+                            "Setting": st.column_config.TextColumn(width="large"),
+                            "Runs": st.column_config.LinkColumn(
+                                "Runs", display_text="open in Ablations", help="The Ablations page with the sidebar "
+                                "set to this claim's selection and baseline: every Δ, curve and run")})
 st.markdown(claims_view.meaning(table, margin))
 
 st.download_button("claims.csv", claims_view.csv_bytes(table), file_name="claims.csv", mime="text/csv",

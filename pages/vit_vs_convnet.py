@@ -18,7 +18,8 @@ if headline["n_seeds"].sum() == 0:
 
 st.subheader("The headline: test accuracy, paired by random seed")
 st.markdown("\n".join(f"- {sentence}" for sentence in sentences))
-st.dataframe(walk.headline_table(deltas), hide_index=True, width="stretch")
+st.dataframe(walk.headline_table(deltas), hide_index=True, width="stretch",
+             column_config={"Metric": st.column_config.TextColumn(width="large")})
 st.caption("Each Δ is ViT − convnet within one random seed (same training rows, same data sample), averaged over "
            "the paired random seeds; both means are over those seeds only. Test accuracy is the headline; best "
            "validation accuracy is the maximum over 15 epochs on the split it reports, so it is selected on the "
@@ -36,7 +37,8 @@ if single.empty:
     st.caption("No paired runs yet to place the source article's numbers.")
 else:
     st.markdown("\n".join(f"- {sentence}" for sentence in walk.single_seed_sentences(deltas)))
-    st.dataframe(single, hide_index=True, width="stretch")
+    st.dataframe(single, hide_index=True, width="stretch", column_config={"Metric": st.column_config.TextColumn(
+        width="large"), "The article's Δ lies": st.column_config.TextColumn(width="large")})
     st.caption("The source article's wall times come from another machine, so its seconds are not placed here.")
 
 st.subheader("How small can the data be before the convnet wins?")

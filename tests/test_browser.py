@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "screenshots"
 # url path (st.Page's default: the file name) -> screenshot name
-PAGES = {"": "ablations", "runs": "runs", "patching": "patching", "anatomy": "anatomy", "token_cost": "token_cost",
-         "attention": "attention", "vit_vs_convnet": "vit_vs_convnet"}
+PAGES = {"": "ablations", "claims": "claims", "runs": "runs", "patching": "patching", "anatomy": "anatomy",
+         "token_cost": "token_cost", "attention": "attention", "vit_vs_convnet": "vit_vs_convnet"}
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} "
                                 "(apt-get install chromium; the test never downloads a browser)")]
@@ -131,3 +131,26 @@ def test_the_server_warms_its_caches_at_start(server):
     text = server.log.read_text()
     assert "vitcore: caches warm in" in text, text[-3000:]
     assert "failed" not in text and "Traceback" not in text, text[-3000:]
+
+
+def test_claims_and_vit_vs_convnet_show_their_tables_and_charts(server, browser):
+    """The Claims table and its download; the ViT vs convnet page's data-size curve, paired Δ and gap bars
+    (screenshots claims_page.png and vit_vs_convnet_page.png)."""
+    page = open_page(browser, f"{server.url}/claims")
+    try:
+        page.screenshot(path=str(SHOTS / "claims_page.png"), full_page=True)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert page.locator('[data-testid="stDataFrame"]').count() >= 2  # the claims, the runs behind one
+        assert page.get_by_text("claims.csv").first.is_visible()
+        nav = page.locator('[data-testid="stSidebarNav"]')  # served through app.py's st.navigation
+        assert nav.get_by_text("Claims", exact=True).count() == 1 and nav.get_by_text("Runs & downloads").count() == 1
+    finally:
+        page.close()
+    page = open_page(browser, f"{server.url}/vit_vs_convnet")
+    try:
+        page.screenshot(path=str(SHOTS / "vit_vs_convnet_page.png"), full_page=True)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 3
+        assert page.get_by_text("How small can the data be before the convnet wins?").first.is_visible()
+    finally:
+        page.close()

@@ -127,8 +127,8 @@ def test_vit_vs_convnet_headline_is_paired_and_places_the_single_seed(empty_stor
     single = at.dataframe[1].value  # the article's one-seed Δ against the 95% prediction interval
     deltas = report.headline_deltas(runs).set_index(["train_rows", "metric"])
     row = deltas.loc[(1_000, "best_val_accuracy")]
-    assert single.iloc[0]["One random seed: 95% prediction interval"] == fmt.ci(row["pi_low"], row["pi_high"])
-    assert single.iloc[0]["The source article (one random seed)"] == "+0.0370"
+    assert single.iloc[0]["95% prediction interval (1 random seed)"] == fmt.ci(row["pi_low"], row["pi_high"])
+    assert single.iloc[0]["Source article Δ (1 random seed)"] == "+0.0370"
     assert "prediction interval of one paired difference" in shown
     assert len(at.get("vega_lite_chart")) == 3  # data-size curve, its paired Δ, the gap bars
 

@@ -30,17 +30,17 @@ def _source(text: str) -> str:
 
 
 def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
-    """One row per claim: Claim, Source, Setting, Δ = comparison, Rows, Metric, Expected, Δ, 95% CI,
-    Pairs, Verdict, Agrees, Runs (a link to the Ablations page with both configs selected)."""
+    """One row per claim, what it says and what we found first: Claim, Rows, Metric, Expected Δ, Δ, 95% CI,
+    Pairs, Verdict, Agrees, Runs (a link to the Ablations page with both configs selected), then the
+    comparison, Source and Setting."""
     places = table["metric"].map(fmt.digits)
     return pd.DataFrame({
-        "Claim": table["claim"], "Source": table["source"].map(_source), "Setting": table["setting"],
-        "Δ = selection − baseline": table["comparison"], "Rows": table["train_rows"].map(fmt.rows),
-        "Metric": table["metric"].map(fmt.title), "Expected Δ": table["expected"],
-        "Δ": [fmt.delta(d, p) for d, p in zip(table["mean_delta"], places)],
+        "Claim": table["claim"], "Rows": table["train_rows"].map(fmt.rows), "Metric": table["metric"].map(fmt.title),
+        "Expected Δ": table["expected"], "Δ": [fmt.delta(d, p) for d, p in zip(table["mean_delta"], places)],
         "95% CI": [fmt.ci(lo, hi, p) for lo, hi, p in zip(table["ci_low"], table["ci_high"], places)],
         "Pairs": table["n_pairs"].astype(int), "Verdict": table["verdict"], "Agrees": table["agrees"],
-        "Runs": links})
+        "Runs": links, "Δ = selection − baseline": table["comparison"], "Source": table["source"].map(_source),
+        "Setting": table["setting"]})
 
 
 def counts(table: pd.DataFrame) -> dict[str, int]:

@@ -54,8 +54,8 @@ def single_seed_table(deltas: pd.DataFrame) -> pd.DataFrame:
     paired difference (where a single random seed's Δ falls) and our mean Δ with its CI."""
     part = deltas[deltas["metric"].isin(SINGLE_SEED_METRICS) & deltas["seed_delta"].notna()]
     rows = [{"Rows": fmt.rows(r.train_rows), "Metric": metric_label(r.metric),
-             "The source article (one random seed)": fmt.delta(r.seed_delta),
-             "One random seed: 95% prediction interval": fmt.ci(r.pi_low, r.pi_high, none="—"),
+             "Source article Δ (1 random seed)": fmt.delta(r.seed_delta),
+             "95% prediction interval (1 random seed)": fmt.ci(r.pi_low, r.pi_high, none="—"),
              "The article's Δ lies": _where(r), "Our mean Δ": fmt.delta(r.mean_delta),
              "95% CI of the mean": fmt.ci(r.ci_low, r.ci_high), "Pairs": int(r.n_pairs)} for r in part.itertuples()]
     return pd.DataFrame(rows)
