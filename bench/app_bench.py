@@ -10,7 +10,9 @@ Measures, on fresh `streamlit run streamlit_app.py` servers with training off:
      sleep), then a second visitor; (b) on a second fresh server, the first visitor after the
      warm-up has finished (a server that started before anyone came);
   3. server RSS after a view-only session opened the Ablations and Runs pages, and whether TensorFlow
-     was loaded into the server (it must not be). Budgets (issue 4): render <= 1.5 s, RSS <= 300 MB.
+     was loaded into the server (it must not be). Budgets (issue 4): render <= 1.5 s, RSS <= 300 MB;
+  4. server RSS after that session then visited every page (Attention runs its stored weights in
+     NumPy, Anatomy counts from formulas), page by page. Budget (issue 11): <= 400 MB.
 """
 
 from __future__ import annotations
@@ -115,13 +117,25 @@ def browser_render_seconds(browser, url: str) -> float:
     return seconds
 
 
-def view_pages(browser, url: str) -> None:
+ALL_PAGES = ("", "claims", "runs", "patching", "anatomy", "token_cost", "attention", "vit_vs_convnet")
+
+
+def view_pages(browser, url: str, paths=("", "runs"), server: psutil.Process | None = None) -> dict[str, float]:
+    """Open each page in turn (one tab, as a visitor clicking through); the server's RSS in MB after each."""
     page = browser.new_page()
-    for path in ("", "runs"):
+    rss = {}
+    for path in paths:
         page.goto(f"{url}/{path}", wait_until="domcontentloaded")
         page.wait_for_selector('[data-testid="stMain"] h1', timeout=120_000)
-        page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000)
+        page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=300_000)
+        if server is not None:
+            rss[path or "ablations"] = server.memory_info().rss / 2**20
     page.close()
+    return rss
+
+
+def tensorflow_loaded(server: psutil.Process) -> bool:
+    return any("tensorflow" in (m.path or "") for m in server.memory_maps())
 
 
 def main() -> int:
@@ -146,7 +160,9 @@ def main() -> int:
             print(f"server: {warm_line(log)}")
             view_pages(browser, url)
             rss = server.memory_info().rss / 2**20
-            tensorflow = any("tensorflow" in (m.path or "") for m in server.memory_maps())
+            tensorflow = tensorflow_loaded(server)
+            every = view_pages(browser, url, ALL_PAGES, server)  # then every page of the dashboard
+            tensorflow_every = tensorflow_loaded(server)
         log = Path(folder) / "b.log"
         with served(log) as (_, url):
             warm_line(log)
@@ -161,6 +177,9 @@ def main() -> int:
         browser.close()
     print(f"server RSS after a view-only session (ablations + runs): {rss:.0f} MB (budget 300 MB); "
           f"TensorFlow loaded in the server: {tensorflow}")
+    print(f"server RSS after visiting every page: {max(every.values()):.0f} MB (budget 400 MB, issue 11); "
+          f"TensorFlow loaded in the server: {tensorflow_every}; after each page: "
+          + ", ".join(f"{name} {mb:.0f}" for name, mb in every.items()))
     return 0
 
 
