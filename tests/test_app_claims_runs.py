@@ -83,7 +83,7 @@ def test_claims_page_renders_every_claim_and_its_verdict(store):
     first = shown.iloc[0]
     assert (first["Claim"], first["Rows"], first["Verdict"], first["Agrees"]) == \
         ("ViT beats the convnet", "1,000", "better", "yes")
-    assert first["Δ"] == "+0.0502" and first["Source"].startswith("the source article")
+    assert first["Δ"] == "+0.0502" and first["Source"].startswith("source article")
     assert (shown["Runs"].str.startswith("./?")).all()  # every row links to its runs on the Ablations page
     assert "baseline=convnet" in first["Runs"]
     assert [m.value for m in at.metric][0].endswith(f"of {len(CLAIMS)}")

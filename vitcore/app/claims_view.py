@@ -24,11 +24,6 @@ def csv_bytes(table: pd.DataFrame) -> bytes:
     return table.to_csv(index=False).encode("utf-8")
 
 
-def _source(text: str) -> str:
-    """The source as this app names it: the page the project is built from is 'the source article'."""
-    return text.replace("seed page", "the source article")
-
-
 def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
     """One row per claim, what it says and what we found first: Claim, Rows, Metric, Expected Δ, Δ, 95% CI,
     Pairs, Verdict, Agrees, Runs (a link to the Ablations page with both configs selected), then the
@@ -39,7 +34,7 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
         "Expected Δ": table["expected"], "Δ": [fmt.delta(d, p) for d, p in zip(table["mean_delta"], places)],
         "95% CI": [fmt.ci(lo, hi, p) for lo, hi, p in zip(table["ci_low"], table["ci_high"], places)],
         "Pairs": table["n_pairs"].astype(int), "Verdict": table["verdict"], "Agrees": table["agrees"],
-        "Runs": links, "Δ = selection − baseline": table["comparison"], "Source": table["source"].map(_source),
+        "Runs": links, "Δ = selection − baseline": table["comparison"], "Source": table["source"],
         "Setting": table["setting"]})
 
 
