@@ -82,7 +82,7 @@ st.caption("Over the whole store, whatever is shown above: 0 means not trained y
 
 st.subheader("Downloads")
 st.caption("Full: the same bytes as `python -m vitcore export --out DIR` (runs, histories, confusions) and "
-           "`python -m vitcore effects` (seed-paired main effects). Shown: the same files restricted to the "
+           "`python -m vitcore effects` (main effects paired by random seed). Shown: the same files restricted to the "
            f"{fmt.rows(len(shown))} runs shown above (effects.csv: main effects computed from them).")
 ids = tuple(shown["run_id"])
 for column, name in zip(st.columns(len(state.EXPORTS)), state.EXPORTS):

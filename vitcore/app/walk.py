@@ -77,7 +77,7 @@ def single_seed_sentences(deltas: pd.DataFrame) -> list[str]:
             f"At {fmt.rows(r.train_rows)} rows the source article's {what} was {fmt.delta(r.seed_delta)} from one "
             f"random seed. Over our {int(r.n_pairs)} paired random seeds, a single seed's Δ falls between "
             f"{fmt.delta(r.pi_low)} and {fmt.delta(r.pi_high)} 95% of the time; {fmt.delta(r.seed_delta)} lies "
-            f"{verdict}, {meaning}. The mean Δ over those seeds is {fmt.delta(r.mean_delta)} "
+            f"{verdict}, {meaning}. The mean Δ over those random seeds is {fmt.delta(r.mean_delta)} "
             f"({fmt.ci(r.ci_low, r.ci_high)}).")
     return sentences
 
