@@ -65,7 +65,7 @@ def test_headline_keeps_missing_cells_visible(tmp_path):
     table = report.headline(runs[runs["train_rows"] == 4000])
     assert list(table["n_seeds"]) == [0, 0, 3, 3]
     sentences = report.headline_sentences(runs[runs["train_rows"] == 4000])
-    assert "no seed-paired runs" in sentences[0] and "+0.0370" in sentences[0]
+    assert "no paired runs" in sentences[0] and "+0.0370" in sentences[0]
 
 
 def test_headline_deltas_are_paired_vit_minus_convnet(tmp_path):

@@ -90,7 +90,7 @@ def query_spread(scores: np.ndarray) -> np.ndarray:
 
 def head_spread(scores: np.ndarray) -> np.ndarray:
     """Per row and head, the spread of its most concentrated query: (rows, heads).
-    This is the seed's 'head spread' (0.6459 for head 0 on the pullover, whose top weight is 0.648)."""
+    This is the source article's 'head spread' (0.6459 for head 0 on the pullover, whose top weight is 0.648)."""
     return query_spread(scores).max(axis=-1)
 
 
@@ -139,7 +139,7 @@ def upsample(grid_map: np.ndarray, patch: int) -> np.ndarray:
 # -- which rows to look at ------------------------------------------------------------------------
 def prediction_table(probs: np.ndarray, labels: np.ndarray, rows: np.ndarray, scores: np.ndarray | None = None,
                      ) -> pd.DataFrame:
-    """The seed's table: row, true -> predicted, confidence, correct, and head spreads if scores given."""
+    """The source article's table: row, true -> predicted, confidence, correct, and head spreads if scores given."""
     probs, labels = np.asarray(probs), np.asarray(labels)
     predicted = probs.argmax(axis=1)
     table = pd.DataFrame({
@@ -155,7 +155,7 @@ def prediction_table(probs: np.ndarray, labels: np.ndarray, rows: np.ndarray, sc
 
 def pick_examples(probs: np.ndarray, labels: np.ndarray, correct: int = 2, wrong: int = 2) -> np.ndarray:
     """Positions of the most confident correct and the most confidently wrong predictions
-    (the seed's 'two correct and two incorrect'), correct ones first."""
+    (the source article's 'two correct and two incorrect'), correct ones first."""
     probs, labels = np.asarray(probs), np.asarray(labels)
     confidence, hit = probs.max(axis=1), probs.argmax(axis=1) == labels
     order = np.argsort(-confidence, kind="stable")
@@ -190,7 +190,7 @@ def permutation_test(model, cfg: RunConfig, images: np.ndarray, seed: int = 0) -
                              int((shuffled.argmax(1) != original.argmax(1)).sum()), len(tokens))
 
 
-# -- the seed's sketch -------------------------------------------------------------------------------
+# -- the source article's sketch -------------------------------------------------------------------------------
 def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
     """softmax(logits / temperature) over the last axis, numerically stable."""
     if not temperature > 0:
@@ -203,7 +203,7 @@ def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
 def content_similarity(image: np.ndarray, patch: int = 7) -> np.ndarray:
     """(N, N) cosine similarity between the mean-centred patch vectors of one image, in [-1, 1]:
     the sketch's 'content similarity' with no trained projections. On this scale temperature 1 gives
-    near-uniform weights, as the seed's sketch does; blank patches get similarity 0 to everything."""
+    near-uniform weights, as the source article's sketch does; blank patches get similarity 0 to everything."""
     tokens = patchify(np.asarray(image, dtype=np.float64)[None], patch)[0]  # (N, patch^2)
     tokens = tokens - tokens.mean(axis=1, keepdims=True)
     tokens = tokens / (np.linalg.norm(tokens, axis=1, keepdims=True) + 1e-9)

@@ -86,7 +86,7 @@ def bench_table(runs: int = 10_000) -> float:
 
 def bench_workers(runs: int = 6) -> dict[int, float]:
     """Runs/hour of the local sweep pool with 1 and with 2 workers, on `runs` fresh configs each
-    (the seed's ViT at 1,000 rows with unused seeds), process start-up and TF import included."""
+    (the article's ViT at 1,000 rows with unused seeds), process start-up and TF import included."""
     from vitcore.config import RunConfig
     from vitcore.store import RunStore
     from vitcore.sweep import run_sweep

@@ -1,4 +1,4 @@
-"""The claims ledger: what the seed page and the published papers claim, and what our runs say.
+"""The claims ledger: what the source article and the published papers claim, and what our runs say.
 
 Each claim is one comparison of two configs on one metric at one train_rows, with the direction the
 source expects for Δ = selection − baseline ("> 0", "< 0" or "≈ 0"). The Δ, its interval and its
@@ -29,7 +29,7 @@ COLUMNS = ["claim", "source", "setting", "comparison", "train_rows", "metric", "
 EXPECTED = ("> 0", "< 0", "≈ 0")
 AGREES = ("yes", "no", "unresolved")
 
-SEED = "seed page (Vision Transformers)"
+SEED = "source article (Vision Transformers)"
 VIT_PAPER = "Dosovitskiy et al. 2021, An Image is Worth 16x16 Words"
 XIONG = "Xiong et al. 2020, On Layer Normalization in the Transformer Architecture"
 BN_PAPERS = "Shen et al. 2020, PowerNorm; Yao et al. 2021, Leveraging Batch Normalization for Vision Transformers"
@@ -57,7 +57,7 @@ class Claim:
 
 
 def _vit(rows: int, **changes) -> RunConfig:
-    return RunConfig(train_rows=rows, **changes)  # the seed page's ViT: patch 7, pre-LN, learned positions
+    return RunConfig(train_rows=rows, **changes)  # the source article's ViT: patch 7, pre-LN, learned positions
 
 
 def _convnet(rows: int) -> RunConfig:

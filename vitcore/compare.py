@@ -111,8 +111,8 @@ def run_rates(confusions: pd.DataFrame, run_ids) -> np.ndarray:
     """(runs, 10, 10) row-normalised rates (row = true class, column = predicted), in run_ids order."""
     ids = list(run_ids)
     part = confusions[confusions["run_id"].isin(ids)]
-    index = part["run_id"].map({run_id: k for k, run_id in enumerate(ids)}).to_numpy()
-    cell = index * NUM_CLASSES ** 2 + part["true"].to_numpy(int) * NUM_CLASSES + part["predicted"].to_numpy(int)
+    index = part["run_id"].map({run_id: k for k, run_id in enumerate(ids)}).to_numpy(np.int64)
+    cell = index * NUM_CLASSES ** 2 + part["true"].to_numpy(np.int64) * NUM_CLASSES + part["predicted"].to_numpy(np.int64)
     counts = np.bincount(cell, weights=part["count"].to_numpy(float), minlength=len(ids) * NUM_CLASSES ** 2)
     counts = counts.reshape(len(ids), NUM_CLASSES, NUM_CLASSES)
     with np.errstate(invalid="ignore", divide="ignore"):

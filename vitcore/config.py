@@ -4,8 +4,8 @@ Every field that changes a result is here; the run id is a hash of all of them (
 schema/training versions and the data split), so a cached run can never be served for a
 config it was not trained with. No TensorFlow import: the dashboard reads configs too.
 
-    python -m vitcore run                      # the seed's ViT: patch 7, 4,000 rows, 15 epochs
-    python -m vitcore run --model convnet      # the seed's convnet, 60,554 parameters
+    python -m vitcore run                      # the article's ViT: patch 7, 4,000 rows, 15 epochs
+    python -m vitcore run --model convnet      # the article's convnet, 60,554 parameters
 """
 
 from __future__ import annotations
@@ -42,11 +42,13 @@ RANGES = {"width": (4, 4096), "depth": (1, 64), "heads": (1, 64), "mlp_dim": (1,
 # Fields that only mean something for the ViT; they do not split convnet runs.
 VIT_FIELDS = ("pos_embedding", "norm_placement", "norm", "patch_size", "width", "depth", "heads", "mlp_dim")
 SWITCHES = ("pos_embedding", "norm_placement", "norm", "patch_size")
+LEVELS = {"pos_embedding": POS_EMBEDDINGS, "norm_placement": NORM_PLACEMENTS, "norm": NORMS,
+          "patch_size": PATCH_SIZES}  # the one switch -> levels map; the model choice is MODELS
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    model: str = "vit"               # "convnet": the seed's plain three-block Conv2D stack
+    model: str = "vit"               # "convnet": the source article's plain three-block Conv2D stack
     pos_embedding: str = "learned"   # "none" tests how much order the model needs
     norm_placement: str = "pre"      # "post" is the original Transformer; said to need warm-up
     norm: str = "layer"              # "batch": batch statistics inside a transformer block

@@ -1,8 +1,8 @@
-"""Token count is the price: the seed's attention-cost table, and the measured cost of one layer.
+"""Token count is the price: the source article's attention-cost table, and the measured cost of one layer.
 
 No TensorFlow at import: the token-cost page reads the table and the committed CSV only.
 `python -m vitcore bench-attention` (TensorFlow, run once) times one MultiHeadAttention layer
-(width 64, 4 heads, the seed's block) at several token counts and writes bench/attention_cost.csv.
+(width 64, 4 heads, the source article's block) at several token counts and writes bench/attention_cost.csv.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH_CSV = ROOT / "bench" / "attention_cost.csv"
-BASE_TOKENS = 16  # the seed's ViT: 28x28 in 7x7 patches
-# (image side, patch side): the seed's table rows, in its order.
+BASE_TOKENS = 16  # the article's ViT: 28x28 in 7x7 patches
+# (image side, patch side): the source article's table rows, in its order.
 SEED_ROWS = ((28, 7), (28, 4), (64, 8), (224, 16), (224, 8))
 BENCH_TOKENS = (4, 16, 49, 64, 196, 400, 784)
 BENCH_COLUMNS = ["tokens", "attention_entries", "median_ms", "min_ms", "max_ms", "repeats", "batch",
@@ -26,7 +26,7 @@ BENCH_COLUMNS = ["tokens", "attention_entries", "median_ms", "min_ms", "max_ms",
 
 
 def token_cost(image: int, patch: int) -> dict:
-    """One row of the seed's table: tokens = (image/patch)^2, entries = tokens^2 per head."""
+    """One row of the source article's table: tokens = (image/patch)^2, entries = tokens^2 per head."""
     if image <= 0 or patch <= 0 or image % patch:
         raise ValueError(f"patch ({patch}) must be a positive divisor of the image side ({image})")
     tokens = (image // patch) ** 2
@@ -36,19 +36,10 @@ def token_cost(image: int, patch: int) -> dict:
 
 
 def token_cost_table(rows=SEED_ROWS) -> pd.DataFrame:
-    """The seed's 'Token count is the price' table, computed (relative to 16 tokens = 256 entries)."""
+    """The source article's 'Token count is the price' table, computed (relative to 16 tokens = 256 entries)."""
     return pd.DataFrame([token_cost(image, patch) for image, patch in rows])
 
 
-def format_cost_table(table: pd.DataFrame) -> pd.DataFrame:
-    """Display strings as the seed prints them: 2,401 and 9.4×, 2,401.0×."""
-    return pd.DataFrame({
-        "Image": table["image"], "Patch": table["patch"], "Tokens": table["tokens"].map("{:,}".format),
-        "Attention entries": table["attention_entries"].map("{:,}".format),
-        "Relative to 16 tokens": table["relative"].map("{:,.1f}×".format)})
-
-
-# -- measured cost ---------------------------------------------------------------------------------
 def time_attention(tokens: int, repeats: int = 15, batch: int = 32, width: int = 64, heads: int = 4,
                    warmup: int = 3) -> list[float]:
     """Wall-clock milliseconds of `repeats` forward passes of one self-attention layer on a

@@ -1,6 +1,6 @@
-"""The seed's ViT (with the four ablation switches) and the seed's convnet, as pure builders.
+"""The article's ViT (with the four ablation switches) and the article's convnet, as pure builders.
 
-ViT, following the seed's diagram (shapes for patch 7):
+ViT, following the source article's diagram (shapes for patch 7):
     tokens (n, 16, 49) -> Dense(64) "patch_projection"            (n, 16, 64)
     -> + learned position embedding "pos_embedding" (or none)    (n, 16, 64)
     -> depth x block                                             (n, 16, 64)
@@ -72,7 +72,7 @@ def block(x, cfg: RunConfig, index: int, attention_scores: list | None = None):
 
 
 def build_vit(cfg: RunConfig, with_attention: bool = False) -> keras.Model:
-    """The seed's ViT for cfg; with_attention=True adds each block's scores as extra outputs
+    """The article's ViT for cfg; with_attention=True adds each block's scores as extra outputs
     (same layers and weights, so a trained run's weights load into it)."""
     if cfg.model != "vit":
         raise ValueError(f"build_vit needs model='vit'; got {cfg.model!r}")
@@ -91,7 +91,7 @@ def build_vit(cfg: RunConfig, with_attention: bool = False) -> keras.Model:
 
 
 def build_convnet(cfg: RunConfig) -> keras.Model:
-    """The seed's plain three-block convnet: exactly 60,554 parameters."""
+    """The source article's plain three-block convnet: exactly 60,554 parameters."""
     images = keras.Input(shape=(28, 28), name="images")
     x = keras.layers.Reshape((28, 28, 1), name="channel")(images)
     x = keras.layers.Conv2D(32, 3, activation="relu", name="conv1")(x)
@@ -114,10 +114,10 @@ def build_model(cfg: RunConfig) -> keras.Model:
 
 
 def param_breakdown(cfg: RunConfig) -> list[tuple[str, int]]:
-    """The seed's parameter table, counted from the built model (not from formulas).
+    """The source article's parameter table, counted from the built model (not from formulas).
 
     Rows: patch projection, position embedding, one attention block, one MLP block, one block's
-    norms, final norm + classifier, the Conv2D(64, 3) comparison row, and the total. The seed's
+    norms, final norm + classifier, the Conv2D(64, 3) comparison row, and the total. The source article's
     "70,922" is the ViT total *without* the 1,024-parameter position embedding (71,946 with it).
     """
     model = build_model(cfg)

@@ -1,4 +1,4 @@
-"""The seed page's headline (ViT vs convnet at 1,000 and 4,000 rows) re-measured over seeds: what
+"""The source article's headline (ViT vs convnet at 1,000 and 4,000 rows) re-measured over seeds: what
 `python -m vitcore report` writes (the CLI is vitcore.cli.results).
 
     python -m vitcore effects --store cached_runs --out effects.csv
@@ -25,7 +25,7 @@ from vitcore.verdicts import (BETTER, EQUIVALENT, INCONCLUSIVE, MARGIN, NOT_COMP
                               prediction_interval)
 from vitcore.store import RunStore
 
-MODELS = {"vit": RunConfig(), "convnet": RunConfig(model="convnet")}  # the seed's two models
+MODELS = {"vit": RunConfig(), "convnet": RunConfig(model="convnet")}  # the article's two models
 HEADLINE_METRICS = ("params", "best_val_accuracy", "final_train_accuracy", "gap", "seconds", "test_accuracy")
 SEED_METRICS = ("params", "best_val_accuracy", "final_train_accuracy", "gap", "seconds")
 DELTA_METRICS = ("test_accuracy", "best_val_accuracy", "final_val_accuracy", "gap", "seconds")
@@ -33,7 +33,7 @@ DELTA_METRICS = ("test_accuracy", "best_val_accuracy", "final_val_accuracy", "ga
 
 def headline(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per (model, train_rows): n_seeds, {m}_mean / {m}_std of HEADLINE_METRICS over seeds,
-    and seed_{m}: the seed page's single-seed number (NaN where it gives none). A cell without runs
+    and seed_{m}: the source article's single-seed number (NaN where it gives none). A cell without runs
     stays in the table with n_seeds 0, so a missing measurement is visible, not dropped."""
     rows = []
     for train_rows in seed.TRAIN_ROWS:
@@ -121,7 +121,10 @@ def headline_sentences(runs: pd.DataFrame, margin: float = MARGIN) -> list[str]:
     for train_rows in seed.TRAIN_ROWS:
         test = deltas.loc[(train_rows, "test_accuracy")]
         if test["n_pairs"] == 0:
-            sentences.append(f"At {train_rows:,} rows there are no paired runs of the article's ViT and convnet.")
+            quoted = deltas.loc[(train_rows, "best_val_accuracy"), "seed_delta"]
+            sentences.append(f"At {train_rows:,} rows there are no paired runs of the article's ViT and convnet, so the "
+                             f"source article's single-seed lead of {quoted:+.4f} (best validation accuracy) is not "
+                             f"re-measured.")
             continue
         sentences.append(f"At {train_rows:,} rows, test accuracy over {_seeds(test['n_pairs'])}: ViT "
                          f"{test['vit_mean']:.4f}, convnet {test['convnet_mean']:.4f}, Δ {test['mean_delta']:+.4f} "
@@ -167,7 +170,7 @@ def _markdown(frame: pd.DataFrame) -> str:
 
 
 def headline_markdown(runs: pd.DataFrame) -> str:
-    """headline.md: the sentences, the table (ours: mean ± std over seeds | seed page: one seed), the Δs."""
+    """headline.md: the sentences, the table (ours: mean ± std over seeds | source article: one seed), the Δs."""
     table, deltas = headline(runs), headline_deltas(runs)
     shown = pd.DataFrame({"model": table["model"], "rows": table["train_rows"].map("{:,}".format),
                           "seeds": table["n_seeds"]})
@@ -175,7 +178,7 @@ def headline_markdown(runs: pd.DataFrame) -> str:
         shown[metric] = [_cell(r[f"{metric}_mean"], r[f"{metric}_std"], r["n_seeds"], DIGITS.get(metric, 4))
                          for _, r in table.iterrows()]
         quoted = table[f"seed_{metric}"]
-        shown[f"{metric} (seed page)"] = quoted.map(lambda v: "—" if math.isnan(v) else f"{v:,.{DIGITS.get(metric, 4)}f}")
+        shown[f"{metric} (source article)"] = quoted.map(lambda v: "—" if math.isnan(v) else f"{v:,.{DIGITS.get(metric, 4)}f}")
     delta_shown = deltas.assign(
         rows=deltas["train_rows"].map("{:,}".format),
         delta=[f"{r['mean_delta']:+.{DIGITS.get(r['metric'], 4)}f}" for _, r in deltas.iterrows()],
@@ -183,14 +186,14 @@ def headline_markdown(runs: pd.DataFrame) -> str:
         seed_page=[f"{r['seed_delta']:+.{DIGITS.get(r['metric'], 4)}f}" if not math.isnan(r["seed_delta"]) else "—"
                    for _, r in deltas.iterrows()],
     )[["rows", "metric", "delta", "ci", "n_pairs", "verdict", "seed_page"]]
-    parts = ["# The seed's headline, re-measured", "",
+    parts = ["# The source article's headline, re-measured", "",
              *[f"- {sentence}" for sentence in headline_sentences(runs)], "",
-             "## ViT vs convnet (ours: mean ± std over seeds; seed page: one seed)", "", _markdown(shown), "",
+             "## ViT vs convnet (ours: mean ± std over seeds; source article: one seed)", "", _markdown(shown), "",
              "## Paired ViT − convnet (pairs share train_rows and seed; 95% t-interval over seeds)", "",
              _markdown(delta_shown), "",
              "Verdicts: \"better\"/\"worse\" only when the interval excludes 0, from the ViT's side; for gap and "
              "seconds lower is better. Gap = final train accuracy − final validation accuracy.",
-             f"The seed page's {seed.VIT_PARAMS_QUOTED:,} ViT parameters exclude the "
+             f"The source article's {seed.VIT_PARAMS_QUOTED:,} ViT parameters exclude the "
              f"{seed.POSITION_EMBEDDING_PARAMS:,}-parameter position embedding "
              f"({seed.VIT_PARAMS_WITH_POSITION:,} with it). It states the gap only at 4,000 rows.", ""]
     return "\n".join(parts)

@@ -1,6 +1,6 @@
 """Test images for the pages: the real test split when it is on disk, else a small shipped sample.
 
-`vitcore/assets/samples.npz` holds a few test images per class (plus the seed's rows 0, 1, 11 and 12)
+`vitcore/assets/samples.npz` holds a few test images per class (plus the source article's rows 0, 1, 11 and 12)
 with their official test indices, so the patching page works on a machine without the data set.
 `gallery()` never triggers Keras' downloader (which would import TensorFlow): it only reads local
 IDX files. Rebuild the sample with `python scripts/make_samples.py`.
@@ -18,7 +18,7 @@ from vitcore.data import CLASS_NAMES, DEBIAN_DIR, FILES
 
 SAMPLES_PATH = Path(__file__).resolve().parent / "assets" / "samples.npz"
 PER_CLASS = 4
-SEED_ROWS = (0, 1, 11, 12)  # the seed's attention table: boot, pullover, sandal->boot, sneaker->bag
+SEED_ROWS = (0, 1, 11, 12)  # the source article's attention table: boot, pullover, sandal->boot, sneaker->bag
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def local_data_available() -> bool:
 
 
 def pick_sample_indices(labels: np.ndarray, per_class: int = PER_CLASS) -> np.ndarray:
-    """The first `per_class` test rows of every class plus the seed's rows, sorted."""
+    """The first `per_class` test rows of every class plus the source article's rows, sorted."""
     labels = np.asarray(labels)
     first = [np.flatnonzero(labels == label)[:per_class] for label in range(len(CLASS_NAMES))]
     return np.unique(np.concatenate([*first, np.asarray(SEED_ROWS)]))

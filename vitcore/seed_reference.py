@@ -1,8 +1,8 @@
-"""The seed page's published numbers, quoted verbatim: the single-seed reference we re-measure.
+"""The source article's published numbers, quoted verbatim: the single-seed reference we re-measure.
 
-Source: the seed page "Vision Transformers (ViT)", its measurement table (Fashion-MNIST, 15 epochs,
+Source: the source article "Vision Transformers (ViT)", its measurement table (Fashion-MNIST, 15 epochs,
 one seed, same optimiser for both models). These are the only hard-coded results in vitcore; every
-page and report shows them labelled "seed page", beside numbers computed from our own runs.
+page and report shows them labelled "source article", beside numbers computed from our own runs.
 
 Two caveats the quotes need:
 - "70,922" is the ViT *without* its 16 x 64 = 1,024-parameter position embedding; the ViT that
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-LABEL = "seed page"
+LABEL = "source article"
 POSITION_EMBEDDING_PARAMS = 1_024
 VIT_PARAMS_QUOTED = 70_922  # as printed; excludes the position embedding
 VIT_PARAMS_WITH_POSITION = VIT_PARAMS_QUOTED + POSITION_EMBEDDING_PARAMS  # 71,946: comparable to our ViT
@@ -41,12 +41,12 @@ TRAIN_ROWS = (1_000, 4_000)
 
 
 def seed_value(model: str, train_rows: int, metric: str) -> float:
-    """The seed page's number, or NaN where the page gives none."""
+    """The source article's number, or NaN where the page gives none."""
     value = SEED_TABLE.get((model, train_rows), {}).get(metric)
     return float("nan") if value is None else float(value)
 
 
 def seed_table() -> pd.DataFrame:
-    """The seed page's measurement table as a DataFrame (one row per model and size)."""
+    """The source article's measurement table as a DataFrame (one row per model and size)."""
     rows = [{"model": model, "train_rows": rows, **values} for (model, rows), values in SEED_TABLE.items()]
     return pd.DataFrame(rows).astype({"gap": float})

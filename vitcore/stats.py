@@ -1,7 +1,7 @@
 """Seed statistics on a runs table: per-config intervals, seed-paired deltas, main effects, interactions.
 
 Every comparison here is paired: two configs are compared only on runs that share (train_rows,
-random seed), so the seed's data sample and initialisation cancel out of the difference. Intervals
+random seed), so the random seed's data sample and initialisation cancel out of the difference. Intervals
 are 95% t-intervals (scipy); verdicts come from vitcore.verdicts (margin, Holm within a family).
 With fewer than two pairs there is no interval (NaN) and the verdict says "too few seeds". No
 TensorFlow here; the engine that compares one selection with its baseline is vitcore.compare.
@@ -18,15 +18,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from vitcore.config import (NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, SWITCHES, RunConfig)
+from vitcore.config import LEVELS, SWITCHES, RunConfig
 from vitcore.verdicts import (ALPHA, BETTER, CONFIDENCE, EQUIVALENT, HIGHER, HIGHER_IS_BETTER, INCONCLUSIVE, LOWER,  # noqa: F401
                               MARGIN, NEUTRAL, NOT_COMPARABLE, RESOLVED, TOO_FEW, VERDICTS, WORSE, Estimate, decide,
                               holm, paired_estimate, t_interval, welch_estimate)
 
 METRICS = ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "gap", "seconds")
-LEVELS = {"pos_embedding": POS_EMBEDDINGS, "norm_placement": NORM_PLACEMENTS, "norm": NORMS, "patch_size": PATCH_SIZES}
-REFERENCE = {name: getattr(RunConfig(), name) for name in SWITCHES}  # the seed's ViT: learned, pre, layer, 7
-# Fields that must sit at the seed's defaults for a ViT run to enter main_effects/interactions.
+REFERENCE = {name: getattr(RunConfig(), name) for name in SWITCHES}  # the article's ViT: learned, pre, layer, 7
+# Fields that must sit at the article's defaults for a ViT run to enter main_effects/interactions.
 FIXED = ("width", "depth", "heads", "mlp_dim", "epochs", "batch_size", "lr", "warmup_epochs")
 CONFIG_COLUMNS = [name for name in RunConfig.__dataclass_fields__ if name != "seed"]
 ESTIMATE_COLUMNS = ["mean_delta", "ci_low", "ci_high", "n_pairs"]
@@ -112,7 +111,7 @@ def runs_of(runs: pd.DataFrame, cfg: RunConfig) -> pd.DataFrame:
 
 
 def factorial_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """The ViT runs that enter main effects: warm-up 0 and every non-switch field at the seed's default."""
+    """The ViT runs that enter main effects: warm-up 0 and every non-switch field at the article's default."""
     default = RunConfig()
     vit = runs[runs["model"] == "vit"]
     for name in FIXED:
@@ -121,7 +120,7 @@ def factorial_runs(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, ...], metric: str) -> dict[int, Estimate]:
-    """For each train_rows: the Estimate over seeds of the seed's mean contrast across other-switch cells.
+    """For each train_rows: the Estimate over seeds of each random seed's mean contrast across other-switch cells.
 
     weights maps a tuple of levels of `factors` to +1/-1 (main effect: {(L,): +1, (ref,): -1}).
     A cell (one combination of the other switches) contributes only where every weighted level

@@ -6,7 +6,7 @@ import dataclasses
 import sys
 
 from vitcore.cli.common import UsageError, existing_store, files_in, usage, writable_folder
-from vitcore.config import MODELS, NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, RANGES, RunConfig
+from vitcore.config import LEVELS, MODELS, RANGES, RunConfig
 from vitcore.store import RunStore
 
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv")
@@ -29,7 +29,7 @@ def add_parsers(sub) -> None:
     export.add_argument("--out", required=True, help="output folder (created if missing)")
     export.set_defaults(handler=_export)
 
-    bench = sub.add_parser("bench", help="time the seed's ViT run against a plain model.fit script")
+    bench = sub.add_parser("bench", help="time the article's ViT run against a plain model.fit script")
     bench.add_argument("--repeats", type=int, default=3, help="side-by-side pairs (default 3)")
     bench.add_argument("--what", choices=("training", "table", "workers", "sweep"), default="training",
                        help="training: vs plain model.fit; table: store.table() at 10k runs; workers: sweep runs/hour; "
@@ -38,10 +38,9 @@ def add_parsers(sub) -> None:
 
 
 def add_config_flags(parser) -> None:
-    """One flag per RunConfig field, defaults from the dataclass (the seed's ViT), ranges in --help."""
+    """One flag per RunConfig field, defaults from the dataclass (the article's ViT), ranges in --help."""
     defaults = RunConfig()
-    choices = {"model": MODELS, "pos_embedding": POS_EMBEDDINGS, "norm_placement": NORM_PLACEMENTS,
-               "norm": NORMS, "patch_size": PATCH_SIZES}
+    choices = {"model": MODELS, **LEVELS}
     notes = {"train_rows": "; fewer than --batch-size train as one smaller batch per epoch",
              "lr": "between 0 and 1, exclusive", "warmup_epochs": "; at most --epochs",
              "heads": "; must divide --width"}
