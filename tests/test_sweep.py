@@ -116,7 +116,7 @@ def test_local_pool_trains_then_resumes(tmp_path):
 
 @pytest.mark.slow
 def test_ray_executor_writes_to_the_same_store(tmp_path):
-    pytest.importorskip("ray", reason="Ray is optional: pip install -r requirements-ray.txt")
+    pytest.importorskip("ray", reason="Ray is optional: pip install -r requirements-dev.txt")
     import ray
 
     store = RunStore(tmp_path)
