@@ -4,7 +4,7 @@ claims.csv byte for byte as `python -m vitcore claims` writes it. Reads the stor
 
 import streamlit as st
 
-from vitcore.app import claims_view, fmt, state
+from vitcore.app import claims_view, fmt, results, state
 from vitcore.claims import CLAIMS
 
 st.title("Claims, checked")
@@ -12,7 +12,7 @@ st.caption("Each row: what a source claims, in which setting it was measured (or
            "of the article's ViT and its variants say on Fashion-MNIST, paired by random seed.")
 
 margin = state.margin()
-table = state.claims(margin)
+table = results.claims(margin)
 if table["n_pairs"].sum() == 0:
     st.info("No stored runs match the claims yet: `python -m vitcore sweep default` trains them.")
 

@@ -4,7 +4,7 @@ switch; which cells have runs at which sizes; the CSV downloads (the CLI's bytes
 import streamlit as st
 
 from vitcore import stats
-from vitcore.app import fmt, runs_view, state
+from vitcore.app import fmt, results, runs_view, state
 from vitcore.app.selection import SIDEBAR_KEYS, cell_name
 
 SIDEBAR, ALL = "The sidebar's selection", "All runs, filtered here"
@@ -87,9 +87,9 @@ st.caption("Full: the same bytes as `python -m vitcore export --out DIR` (runs, 
 ids = tuple(shown["run_id"])
 for column, name in zip(st.columns(len(state.EXPORTS)), state.EXPORTS):
     column.download_button(f"{name}: shown ({fmt.rows(len(shown))} runs)",
-                           lambda name=name: state.filtered_export_csv(name, ids), file_name=name.replace(".csv", "_shown.csv"),
-                           mime="text/csv", icon=":material/filter_alt:", on_click="ignore", key=f"download_shown_{name}",
-                           disabled=shown.empty)
+                           lambda name=name: results.filtered_export_csv(name, ids),
+                           file_name=name.replace(".csv", "_shown.csv"), mime="text/csv", icon=":material/filter_alt:",
+                           on_click="ignore", key=f"download_shown_{name}", disabled=shown.empty)
     column.download_button(f"{name}: all ({fmt.rows(len(runs))} runs)", lambda name=name: state.export_csv(name),
                            file_name=name, mime="text/csv", icon=":material/download:", on_click="ignore",
                            key=f"download_{name}")

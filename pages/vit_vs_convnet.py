@@ -4,14 +4,14 @@ random seed, the data-size curve and the overfitting gap. Reads the store only (
 
 import streamlit as st
 
-from vitcore.app import state, tables, walk
+from vitcore.app import results, state, tables, walk
 from vitcore.app.walk_charts import data_size_curve, gap_bars, paired_delta
 
 st.title("ViT vs convnet, re-measured")
 st.caption(tables.headline_claim())
 
 margin = state.margin()
-headline, deltas, sentences = state.headline(margin)
+headline, deltas, sentences = results.headline(margin)
 if headline["n_seeds"].sum() == 0:
     st.info("No runs of the article's ViT or convnet (15 epochs, 1,000 or 4,000 rows) are stored yet. "
             "`python -m vitcore sweep default` trains them; until then only the source article's numbers exist.")
@@ -42,7 +42,7 @@ else:
     st.caption("The source article's wall times come from another machine, so its seconds are not placed here.")
 
 st.subheader("How small can the data be before the convnet wins?")
-curve, scaling_deltas, crossover = state.data_size(margin)
+curve, scaling_deltas, crossover = results.data_size(margin)
 if curve.empty:
     st.info("No runs of the article's ViT and convnet at any training size yet: "
             "`python -m vitcore sweep scaling` trains 1,000 to 16,000 rows.")

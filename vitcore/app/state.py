@@ -17,7 +17,6 @@ from vitcore.app.selection import (BASELINE_KEY, SIDEBAR_KEYS, baseline_cells, c
                                    resolve_baseline, selection_or_default)
 from vitcore.config import RunConfig
 from vitcore.store import HISTORY_COLUMNS, RunStore
-from vitcore.verdicts import MARGIN
 
 STORE_PATH = os.environ.get("VITCORE_STORE", str(Path(__file__).resolve().parents[2] / "cached_runs"))
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv", "effects.csv")
@@ -190,60 +189,3 @@ def warm_caches() -> dict[str, float]:
     main_effects("test_accuracy")
     lap("flip and main effects")
     return seconds
-
-
-# -- the ViT vs convnet and Claims pages ----------------------------------------------------------
-@st.cache_data(show_spinner=False, max_entries=16)
-def _headline(margin: float, path: str, mtime: float) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    from vitcore import report
-
-    runs = _table(path, mtime)
-    return report.headline(runs), report.headline_deltas(runs, margin), report.headline_sentences(runs, margin)
-
-
-def headline(margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """(report.headline, report.headline_deltas, report.headline_sentences) of the store at this margin."""
-    return _headline(margin, STORE_PATH, store_mtime())
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _scaling(margin: float, path: str, mtime: float) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    from vitcore import scaling
-
-    runs = _table(path, mtime)
-    deltas = scaling.deltas(runs, margin)
-    return scaling.curve(runs), deltas, scaling.crossover(deltas)
-
-
-def data_size(margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    """The data-size curve: (scaling.curve, scaling.deltas, scaling.crossover) of the store."""
-    return _scaling(margin, STORE_PATH, store_mtime())
-
-
-# -- the Runs page's filtered downloads -------------------------------------------------------------
-@st.cache_data(show_spinner="Preparing the download…", max_entries=16)
-def _filtered_csv(name: str, run_ids: tuple[str, ...], path: str, mtime: float) -> bytes:
-    from vitcore.app.runs_view import filtered_csv
-
-    runs = _table(path, mtime)
-    frames = {} if name == "effects.csv" else RunStore(path).export_frames()
-    return filtered_csv(name, frames, runs[runs["run_id"].isin(set(run_ids))])
-
-
-def filtered_export_csv(name: str, run_ids) -> bytes:
-    """One of the Runs page's downloads restricted to these runs (vitcore.app.runs_view.filtered_csv)."""
-    if name not in EXPORTS:
-        raise ValueError(f"unknown export {name!r}; exports: {', '.join(EXPORTS)}")
-    return _filtered_csv(name, tuple(sorted(run_ids)), STORE_PATH, store_mtime())
-
-
-@st.cache_data(show_spinner="Checking the claims…", max_entries=16)
-def _claims(margin: float, path: str, mtime: float) -> pd.DataFrame:
-    from vitcore.claims import claims_table
-
-    return claims_table(_table(path, mtime), margin)
-
-
-def claims(margin: float = MARGIN) -> pd.DataFrame:
-    """vitcore.claims.claims_table of the store at this margin (what `python -m vitcore claims` writes)."""
-    return _claims(margin, STORE_PATH, store_mtime())
