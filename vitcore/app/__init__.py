@@ -1,7 +1,8 @@
 """The Streamlit app around the library: the only package in vitcore that imports Streamlit or Altair.
 
     state        the sidebar's selection and every cached store read (st.cache_data)
-    probes       cached Keras probes for the walkthrough: parameter counts, attention passes
+    probes       cached attention passes of stored weights (the NumPy ViT: no TensorFlow)
+    results      cached library results of the ViT vs convnet, Claims and Runs pages
     selection    the sidebar's choices, URL checks and baseline cells (plain Python)
     training     train-on-demand: the deployment switch, time estimates, the one-training slot
     tables       rows, frames and sentences the pages show, built from library results
@@ -10,6 +11,10 @@
     train_panel  "not cached yet": the estimate, "Train now" and live progress
     charts       every Altair chart
     pictures     NumPy pictures for st.image (patch grids, tiles, attention overlays)
+    walk         frames and sentences of the ViT vs convnet, Token cost and Attention pages
+    walk_charts  the ViT vs convnet page's charts (data-size curve, paired Δ, gap bars)
+    runs_view    the Runs page's filters, coverage grid and filtered CSVs
+    claims_view  the Claims page's table, CSV, verdict meaning and links to the runs
 
 The pages in pages/ call these and render; statistics live in the library (vitcore.stats & co.).
 """
