@@ -12,7 +12,9 @@ pytestmark = pytest.mark.slow  # fresh interpreters: a clean sys.modules to look
 LIGHT = ["vitcore", "vitcore.config", "vitcore.store", "vitcore.stats", "vitcore.report", "vitcore.patches",
          "vitcore.data", "vitcore.cli", "vitcore.sweep", "vitcore.cost", "vitcore.app.state", "vitcore.app.selection",
          "vitcore.app.tables", "vitcore.app.training", "vitcore.app.sidebar", "vitcore.app.train_panel",
-         "vitcore.app.charts", "vitcore.app.probes"]
+         "vitcore.app.charts", "vitcore.app.probes", "vitcore.anatomy", "vitcore.attention", "vitcore.numpy_vit",
+         "vitcore.app.results", "vitcore.app.walk", "vitcore.app.walk_charts", "vitcore.app.runs_view",
+         "vitcore.app.claims_view"]
 
 
 def test_light_modules_do_not_import_tensorflow():
