@@ -64,7 +64,7 @@ def gap_bars(frame: pd.DataFrame) -> alt.Chart:
     """Train − val gap per model and row count (walk.gap_frame): bars, then black ±sd whiskers with caps
     drawn on top of them (the whiskers carry no colour encoding, so they never take the bar's colour)."""
     sources = list(dict.fromkeys(frame["source"]))
-    x = alt.X("model:N", title=None)
+    x = alt.X("model:N", title=None, axis=alt.Axis(labelAngle=0))
     bars = alt.Chart().mark_bar().encode(
         x=x, xOffset=alt.XOffset("source:N", sort=sources),
         y=alt.Y("mean:Q", title="final train − final val accuracy"),
