@@ -6,6 +6,7 @@ The sidebar lives here so its switches persist across pages; every page reads th
 
 import streamlit as st
 
+from vitcore.app import state
 from vitcore.app.sidebar import render_sidebar
 
 st.set_page_config(page_title="vitcore: ViT ablations", page_icon=":material/grid_view:", layout="wide")
@@ -25,4 +26,5 @@ page = st.navigation({
     ],
 })
 render_sidebar()
+state.skipped_note()  # damaged runs are left out of every page: say how many
 page.run()

@@ -254,10 +254,11 @@ def _agree(summary: dict, history: np.ndarray, confusion: np.ndarray) -> None:
     expected = {"best_val_accuracy": val.max(), "final_train_accuracy": accuracy[-1], "final_val_accuracy": val[-1],
                 "gap": summary["final_train_accuracy"] - summary["final_val_accuracy"],
                 "test_accuracy": np.trace(confusion) / TEST_ROWS}
-    wrong = [f"{key} {summary[key]!r} but its files give {value!r}" for key, value in expected.items()
+    wrong = [f"{key} {summary[key]!r} but its files give {float(value)!r}" for key, value in expected.items()
              if not _close(summary[key], float(value))]
-    if not _close(val[summary["best_epoch"] - 1], summary["best_val_accuracy"]):
-        wrong.append(f"best_epoch {summary['best_epoch']} has val_accuracy {val[summary['best_epoch'] - 1]!r}, "
+    at_best = float(val[summary["best_epoch"] - 1])
+    if not _close(at_best, summary["best_val_accuracy"]):
+        wrong.append(f"best_epoch {summary['best_epoch']} has val_accuracy {at_best!r}, "
                      f"not the best {summary['best_val_accuracy']!r}")
     per_class = summary.get("per_class_accuracy")
     if per_class is not None:

@@ -7,6 +7,7 @@ No TensorFlow here. `store_mtime` is part of every cache key, so a run trained f
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -16,10 +17,11 @@ import streamlit as st
 from vitcore.app.selection import (BASELINE_KEY, SIDEBAR_KEYS, baseline_cells, config_from_state,  # noqa: F401
                                    resolve_baseline, selection_or_default)
 from vitcore.config import RunConfig
-from vitcore.store import HISTORY_COLUMNS, RunStore
+from vitcore.store import HISTORY_COLUMNS, BadRun, RunStore
 
 STORE_PATH = os.environ.get("VITCORE_STORE", str(Path(__file__).resolve().parents[2] / "cached_runs"))
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv", "effects.csv")
+log = logging.getLogger(__name__)
 
 
 def store() -> RunStore:
@@ -49,13 +51,29 @@ def baseline(state=None) -> RunConfig:
 
 # -- cached store reads -------------------------------------------------------------------------
 @st.cache_data(show_spinner=False)
+def _scan(path: str, mtime: float) -> tuple[pd.DataFrame, dict[str, str]]:
+    """(the valid runs' table, {skipped run id: why}); why goes to the server log, not to a page."""
+    scan = RunStore(path).scan()
+    for run_id, reason in scan.skipped.items():
+        log.warning("skipping run %s in %s: %s", run_id, path, reason)
+    return scan.table(), scan.skipped
+
+
 def _table(path: str, mtime: float) -> pd.DataFrame:
-    return RunStore(path).table()
+    return _scan(path, mtime)[0]
 
 
 def load_runs() -> pd.DataFrame:
-    """The store's runs table (RunStore.table), cached until the store changes."""
+    """The store's valid runs (RunStore.table), cached until the store changes."""
     return _table(STORE_PATH, store_mtime())
+
+
+def skipped_note() -> None:
+    """One line saying how many damaged runs the pages skip, if any (the reasons are in the server
+    log and in `python -m vitcore check`)."""
+    count = len(_scan(STORE_PATH, store_mtime())[1])
+    if count:
+        st.caption(f"{count} damaged run{'s' if count != 1 else ''} skipped — run `python -m vitcore check`")
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -65,7 +83,12 @@ def _run_frames(run_ids: tuple[str, ...], path: str, mtime: float) -> tuple[pd.D
 
     from vitcore.data import CLASS_NAMES
 
-    runs = [RunStore(path).load(run_id) for run_id in run_ids]
+    runs = []
+    for run_id in run_ids:  # valid when the table was read; a file damaged since is logged and left out
+        try:
+            runs.append(RunStore(path).load(run_id))
+        except BadRun as error:
+            log.warning("skipping run %s in %s: %s", run_id, path, error)
     if not runs:
         return (pd.DataFrame(columns=["run_id", *HISTORY_COLUMNS]),
                 pd.DataFrame(columns=["run_id", "true", "predicted", "count"]))

@@ -1,0 +1,83 @@
+"""A copy of cached_runs/ damaged in every way at once (tests/damage.py), the runs of the default
+view among them: `check` names every damaged entry, and every page of the app renders without an
+exception element and shows how many damaged runs it skipped."""
+
+import ast
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from damage import RUN_DAMAGE, damage_store, tamper_index_row
+from vitcore import stats
+from vitcore.app import state
+from vitcore.app.selection import BASELINE
+from vitcore.data import official_test_labels
+from vitcore.store import INDEX, RunStore
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "app.py"
+SKIPPED = len(RUN_DAMAGE) + 2  # every damaged run, the symlinked run folder and the duplicated folder
+
+
+def pages() -> list[str]:
+    """The pages app.py's st.navigation lists, in its order."""
+    calls = [node for node in ast.walk(ast.parse(APP.read_text())) if isinstance(node, ast.Call)
+             and getattr(node.func, "attr", None) == "Page" and node.args and isinstance(node.args[0], ast.Constant)]
+    return sorted((call.args[0].value for call in calls), key=lambda page: APP.read_text().index(page))
+
+
+@pytest.fixture(scope="module")
+def damaged(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """(the damaged copy, {entry: words check must say}). The default view's runs are damaged
+    first (the landing page must survive them) and one of them is duplicated."""
+    root = tmp_path_factory.mktemp("damaged")
+    store = root / "store"
+    shutil.copytree(ROOT / "cached_runs", store, ignore=shutil.ignore_patterns(INDEX, ".tmp-*", ".index-*"))
+    table = RunStore(store).table()
+    default = list(stats.runs_of(table, BASELINE)["run_id"])
+    convnet = list(stats.runs_of(table, BASELINE.replace(model="convnet"))["run_id"])
+    others = [run_id for run_id in table["run_id"] if run_id not in default + convnet]
+    first = default[:3] + convnet[:2]
+    order = [*first, *others[:len(RUN_DAMAGE) - len(first) + 1], default[3]]  # + a run to symlink, the original
+    expected = damage_store(store, root, order)
+    return store, expected
+
+
+def test_check_names_every_damaged_entry(damaged):
+    store, expected = damaged
+    RunStore(store).scan()  # an index of the damaged store, then one of its valid rows edited
+    expected[INDEX] = "checksum mismatch"
+    tamper_index_row(store)
+    problems = dict(RunStore(store).check(official_test_labels()))
+    assert {name: words for name, words in expected.items() if words not in problems.get(name, "")} == {}
+    assert set(problems) == set(expected)
+
+
+def frame_opening(page: str, folder: Path) -> Path:
+    """app.py with `page` as its default page, in `folder` beside a link to pages/: AppTest shows the
+    frame's own elements (the note) only on the first run of the default page (switch_page runs a
+    page file alone), so each page is reached as the default through the real frame."""
+    text = APP.read_text().replace(", default=True", "")
+    assert text.count(f'st.Page("{page}"') == 1
+    (folder / "pages").symlink_to(ROOT / "pages")
+    (folder / "app.py").write_text(text.replace(f'st.Page("{page}"', f'st.Page("{page}", default=True'))
+    return folder / "app.py"
+
+
+@pytest.mark.parametrize("page", pages())
+def test_every_page_renders_on_a_damaged_store_and_says_what_it_skipped(damaged, monkeypatch, tmp_path, page):
+    store, _ = damaged
+    monkeypatch.setattr(state, "STORE_PATH", str(store))
+    at = AppTest.from_file(str(frame_opening(page, tmp_path)), default_timeout=180).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.title and at.title[0].value == page_title(page)  # the page itself rendered, not just the frame
+    assert f"{SKIPPED} damaged runs skipped — run `python -m vitcore check`" in [c.value for c in at.caption]
+
+
+def page_title(page: str) -> str:
+    """The st.title a page renders (its first, read from the file)."""
+    tree = ast.parse((ROOT / page).read_text())
+    call = next(node for node in ast.walk(tree) if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "title")
+    return call.args[0].value
