@@ -182,3 +182,22 @@ def test_walkthrough_pages_do_not_import_tensorflow():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_token_cost_compares_seconds_within_one_timing_group(empty_store):
+    from fakes import confusion, history, metrics
+
+    store = RunStore(empty_store)
+    reused = {"code": 2, "threads": 1, "workers": 2, "compile": "reused"}  # timing_group v2/threads1/workers2/reused
+    for seed, timing, seconds in ((0, None, (20.0, 80.0)), (1, None, (20.0, 80.0)), (2, reused, (10.0, 30.0))):
+        for patch, secs in zip((7, 2), seconds):
+            cfg = RunConfig(patch_size=patch, train_rows=1000, seed=seed)
+            summary = metrics(cfg, 0.7, seconds=secs) | ({"timing": timing} if timing else {})
+            store.save(cfg, history(cfg, summary), confusion(0.7), summary)
+    at = page("token_cost")
+    assert not at.exception
+    assert "timing group `v1/legacy`" in text(at) and "patch 2 (196 tokens) 4.0×" in text(at)  # the larger group
+    at.selectbox(key="token_cost_timing").set_value("v2/threads1/workers2/reused").run()
+    shown = text(at)
+    assert "timing group `v2/threads1/workers2/reused`" in shown and "patch 2 (196 tokens) 3.0×" in shown
+    assert "compiled once, reused across random seeds" in shown
