@@ -73,3 +73,24 @@ def files_in(folder: Path, names, flag: str) -> None:
     for name in names:
         if (folder / name).is_dir():
             raise UsageError(f"{flag} {folder}: {name} there is a folder, so the file cannot be written")
+
+
+def import_tensorflow_quietly() -> None:
+    """Import TensorFlow with its start-up notices (oneDNN, CPU features, absl) kept off the terminal.
+
+    They are written by native code before any Python logging exists, so TF_CPP_MIN_LOG_LEVEL=2
+    removes only some; the rest goes to file descriptor 2 while the import runs and nowhere else.
+    An import that fails raises as usual, after stderr is back."""
+    import os
+    import sys
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            import tensorflow  # noqa: F401
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from vitcore.cli.common import UsageError, existing_store, files_in, usage, writable_folder
+from vitcore.cli.common import (UsageError, existing_store, files_in, import_tensorflow_quietly, usage,
+                                writable_folder)
 from vitcore.config import LEVELS, MODELS, RANGES, RunConfig
 from vitcore.store import RunStore
 
@@ -68,6 +69,7 @@ def _run(args) -> int:
         writable_folder(store.root, "--store")  # before training, not after it
         from tqdm import tqdm
 
+        import_tensorflow_quietly()
         from vitcore.train import train
 
         print(f"training {cfg.label()} ({cfg.train_rows:,} rows, seed {cfg.seed}) -> {store.root / cfg.run_id}")
