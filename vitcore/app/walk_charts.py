@@ -2,7 +2,7 @@
 
 Pure functions from vitcore.app.walk frames to charts (no Streamlit). Colours follow vitcore.app.fmt:
 the ViT in the selection blue, the convnet (the comparison's baseline) in the baseline grey;
-reference lines orange. Whiskers are layered after the bars, so they are drawn in front of them.
+reference lines orange; verdicts as on every Δ chart (vitcore.app.charts.verdict_scale). Whiskers are layered after the bars, so they are drawn in front of them.
 """
 
 from __future__ import annotations
@@ -10,12 +10,10 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from vitcore.app.charts import verdict_scale
 from vitcore.app.fmt import BASELINE, GUIDE, SELECTION
 
 MODELS = alt.Scale(domain=["ViT", "convnet"], range=[SELECTION, BASELINE])
-# One colour per verdict word (vitcore.verdicts), shared by every Δ chart of these pages.
-VERDICT_COLOURS = {"better": "#2f9e44", "worse": "#e03131", "equivalent": "#1c7ed6", "inconclusive": "#868e96",
-                   "too few seeds": "#adb5bd", "not comparable": "#ced4da", "higher": "#1c7ed6", "lower": "#7048e8"}
 
 
 def _log_rows(frame: pd.DataFrame, title: str = "Training rows (log scale)") -> alt.X:
@@ -41,11 +39,10 @@ def data_size_curve(frame: pd.DataFrame) -> alt.Chart:
 
 
 def paired_delta(frame: pd.DataFrame) -> alt.Chart:
-    """Paired ViT − convnet Δ per row count (walk.delta_frame) with its 95% CI, coloured by verdict,
-    one panel per metric; the dashed line is no difference."""
-    present = [v for v in VERDICT_COLOURS if v in set(frame["verdict"])]
-    colour = alt.Color("verdict:N", title="Verdict",
-                       scale=alt.Scale(domain=present, range=[VERDICT_COLOURS[v] for v in present]))
+    """Paired ViT − convnet Δ per row count (walk.delta_frame) with its 95% CI, coloured by verdict as on
+    every Δ chart of the app (charts.verdict_scale: blue = the ViT more, red = less, dark grey =
+    equivalent, pale = unresolved), one panel per metric; the dashed line is no difference."""
+    colour = alt.Color("verdict:N", title="Verdict", scale=verdict_scale("test_accuracy", frame["verdict"]))
     base = alt.Chart().encode(x=_log_rows(frame))
     zero = base.mark_rule(color=GUIDE, strokeDash=[5, 3]).encode(y=alt.datum(0))
     whiskers = base.mark_rule(strokeWidth=2).encode(y=alt.Y("ci_low:Q", title="Δ accuracy, ViT − convnet"),
