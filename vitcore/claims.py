@@ -135,7 +135,7 @@ def claims_table(runs: pd.DataFrame, margin: float = MARGIN, claims=CLAIMS) -> p
     """One row per claim (COLUMNS), computed with vitcore.compare on `runs` (RunStore.table())."""
     rows = []
     for claim in claims:
-        result = compare(runs, claim.selection, claim.baseline, margin=margin).metrics
+        result = compare(runs, claim.selection, claim.baseline, margin=margin, metrics=(claim.metric,)).metrics
         row = result[result["metric"] == claim.metric].iloc[0]
         rows.append({"claim": claim.claim, "source": claim.source, "setting": claim.setting,
                      "comparison": claim.comparison, "train_rows": claim.selection.train_rows, "metric": claim.metric,

@@ -132,6 +132,19 @@ def official_test_labels() -> np.ndarray:
     return labels
 
 
+def load_test() -> tuple[np.ndarray, np.ndarray, str]:
+    """(test images uint8 (10000, 28, 28), test labels, source) without reading the training files
+    when the data is on disk (the pages need only the test split: ~50 MB less server memory)."""
+    folder = _local_folder()
+    if folder is None:
+        raw = load_raw()
+        return raw.x_test, raw.y_test, raw.source
+    images, labels = read_idx(folder / FILES["test_images"], 3), official_test_labels()
+    if len(images) != len(labels):
+        raise DataError(f"{folder / FILES['test_images']}: {len(images)} images for {len(labels)} labels")
+    return images, labels, str(folder)
+
+
 @functools.lru_cache(maxsize=1)
 def load_raw() -> Raw:
     """The full data set from the first source that has it; DataError names all three otherwise."""

@@ -106,9 +106,9 @@ def _single_seed(row) -> str:
     if math.isnan(row["seed_delta"]):
         return ""
     if math.isnan(row["pi_low"]):
-        return f" The source article's single-seed Δ was {row['seed_delta']:+.4f}; too few random seeds to place it."
+        return f" The source article's Δ from one random seed was {row['seed_delta']:+.4f}; too few random seeds to place it."
     inside = row["pi_low"] <= row["seed_delta"] <= row["pi_high"]
-    return (f" The source article's single-seed Δ of {row['seed_delta']:+.4f} is a single draw, so its yardstick is where one "
+    return (f" The source article's Δ from one random seed of {row['seed_delta']:+.4f} is a single draw, so its yardstick is where one "
             f"paired random seed's Δ falls 95% of the time, {row['pi_low']:+.4f} to {row['pi_high']:+.4f}: it lies "
             f"{'inside, an ordinary draw' if inside else 'outside, an unusual draw for this setup'}.")
 
@@ -170,7 +170,7 @@ def _markdown(frame: pd.DataFrame) -> str:
 
 
 def headline_markdown(runs: pd.DataFrame) -> str:
-    """headline.md: the sentences, the table (ours: mean ± std over seeds | source article: one seed), the Δs."""
+    """headline.md: the sentences, the table (ours: mean ± std over random seeds | source article: one seed), the Δs."""
     table, deltas = headline(runs), headline_deltas(runs)
     shown = pd.DataFrame({"model": table["model"], "rows": table["train_rows"].map("{:,}".format),
                           "seeds": table["n_seeds"]})
@@ -183,16 +183,18 @@ def headline_markdown(runs: pd.DataFrame) -> str:
         rows=deltas["train_rows"].map("{:,}".format),
         delta=[f"{r['mean_delta']:+.{DIGITS.get(r['metric'], 4)}f}" for _, r in deltas.iterrows()],
         ci=[_ci(r, DIGITS.get(r["metric"], 4)).replace("95% CI ", "") for _, r in deltas.iterrows()],
-        seed_page=[f"{r['seed_delta']:+.{DIGITS.get(r['metric'], 4)}f}" if not math.isnan(r["seed_delta"]) else "—"
+        source_article=[f"{r['seed_delta']:+.{DIGITS.get(r['metric'], 4)}f}" if not math.isnan(r["seed_delta"]) else "—"
                    for _, r in deltas.iterrows()],
-    )[["rows", "metric", "delta", "ci", "n_pairs", "verdict", "seed_page"]]
+    )[["rows", "metric", "delta", "ci", "n_pairs", "verdict", "source_article"]]
     parts = ["# The source article's headline, re-measured", "",
              *[f"- {sentence}" for sentence in headline_sentences(runs)], "",
-             "## ViT vs convnet (ours: mean ± std over seeds; source article: one seed)", "", _markdown(shown), "",
-             "## Paired ViT − convnet (pairs share train_rows and seed; 95% t-interval over seeds)", "",
+             "## ViT vs convnet (ours: mean ± std over random seeds; source article: one seed)", "", _markdown(shown), "",
+             "## Paired ViT − convnet (pairs share train_rows and random seed; 95% t-interval over random seeds)", "",
              _markdown(delta_shown), "",
-             "Verdicts: \"better\"/\"worse\" only when the interval excludes 0, from the ViT's side; for gap and "
-             "seconds lower is better. Gap = final train accuracy − final validation accuracy.",
+             "Verdicts (README, \"Verdicts\"), from the ViT's side: better/worse when p < 0.05, equivalent when the "
+             "90% interval lies inside ±margin, otherwise inconclusive (with the random seeds it would need); for "
+             "gap and seconds lower is better, and seconds pair only runs timed the same way. "
+             "Gap = final train accuracy − final validation accuracy.",
              f"The source article's {seed.VIT_PARAMS_QUOTED:,} ViT parameters exclude the "
              f"{seed.POSITION_EMBEDDING_PARAMS:,}-parameter position embedding "
              f"({seed.VIT_PARAMS_WITH_POSITION:,} with it). It states the gap only at 4,000 rows.", ""]

@@ -85,9 +85,9 @@ def load_samples(path: Path = SAMPLES_PATH) -> Gallery:
 def gallery(prefer_full: bool = True) -> Gallery:
     """The full test split if it is on disk (and wanted), else the shipped sample."""
     if prefer_full and local_data_available():
-        from vitcore.data import load_raw
+        from vitcore.data import load_test
 
-        raw = load_raw()
-        return Gallery(raw.x_test.astype(np.float32) / 255.0, raw.y_test.astype(int),
-                       np.arange(len(raw.y_test)), f"test split ({raw.source})")
+        images, labels, source = load_test()
+        return Gallery(images.astype(np.float32) / 255.0, labels.astype(int), np.arange(len(labels)),
+                       f"test split ({source})")
     return load_samples()
