@@ -1,5 +1,5 @@
 """vitcore.app's plain modules (selection: query checks and baselines; training: estimates and the
-slot; tables: metric cards and flip table) and the CSV downloads, on synthetic stores: fast, no
+slot; tables: the flip table; the metric cards are in test_app_cards) and the CSV downloads, on synthetic stores: fast, no
 Streamlit script runs, no TensorFlow."""
 
 import threading
@@ -12,7 +12,6 @@ from fakes import write_run
 from vitcore import cli, stats
 from vitcore.app import selection, state, tables
 from vitcore.app.selection import BASELINE, SAME_ROWS, baseline_cells, cell_name, query_notes, resolve_baseline
-from vitcore.app.tables import metric_cards, metric_rows
 from vitcore.app.training import TrainingSlot, estimate_seconds, training_allowed
 from vitcore.config import RunConfig
 from vitcore.store import RunStore
@@ -92,37 +91,12 @@ def test_training_is_off_by_default_on_community_cloud():
     assert training_allowed({"VITCORE_ALLOW_TRAINING": "1"}, app_path=cloud) is True
 
 
-def test_metric_rows_are_seed_means_and_paired_deltas(store):
-    rows = {row["metric"]: row for row in metric_rows(store.table(), POST, BASELINE)}
-    test = rows["test_accuracy"]
-    assert test["mean"] == pytest.approx(np.mean([0.78, 0.785, 0.772]))
-    assert test["delta"].n_pairs == 3
-    assert test["delta"].mean_delta == pytest.approx(np.mean([-0.02, -0.025, -0.018]))
-    assert test["delta"].verdict == stats.WORSE and rows["seconds"]["higher_is_better"] is False
-    # Different training rows: paired by seed alone (two convnet seeds against seeds 0 and 1).
-    convnet = {row["metric"]: row for row in metric_rows(store.table(), RunConfig(model="convnet", train_rows=1_000),
-                                                          BASELINE)}
-    assert convnet["test_accuracy"]["delta"].n_pairs == 2
-
-
-def test_metric_cards_colour_only_decided_deltas_and_never_the_baseline(store):
-    cards = {card["metric"]: card for card in metric_cards(store.table(), POST, BASELINE)}
-    test = cards["test_accuracy"]
-    assert test["value"] == f"{np.mean([0.78, 0.785, 0.772]):.4f}" and test["delta"].startswith("-0.02")
-    assert test["delta_color"] == "normal" and test["delta_arrow"] == "auto"  # worse, beyond seed noise
-    assert "95% CI [-" in test["caption"] and "3 pairs" in test["caption"] and "**worse**" in test["caption"]
-    assert cards["seconds"]["value"] == "50.0" and cards["seconds"]["delta_color"] == "inverse"  # lower is better
-    itself = metric_cards(store.table(), BASELINE, BASELINE)
-    assert all(card["delta"] is None and "this is the baseline" in card["caption"] for card in itself)
-    convnet = metric_cards(store.table(), RunConfig(model="convnet", train_rows=1_000), BASELINE)
-    assert convnet[0]["caption"].startswith("± 0.0000 sd over 2 seeds")
-
-
 def test_flip_table_is_one_metric_readable(store):
     flips = stats.flip_effects(store.table(), BASELINE)
     table = tables.flip_table(flips, "test_accuracy")
     assert list(table["Change"]) == ["pre → post"] and table.loc[0, "Verdict"] == stats.WORSE
-    assert table.loc[0, "95% CI"].startswith("[-")
+    assert table.loc[0, "95% CI"].startswith("[-") and table.loc[0, "Switch"] == "norm placement"
+    assert table.loc[0, "p (Holm)"] == pytest.approx(flips.loc[flips["metric"] == "test_accuracy", "p_holm"].iloc[0])
 
 
 def test_slot_is_single_flight_and_reports_progress():

@@ -1,7 +1,8 @@
 """Every Altair chart of the app: pure functions from library frames to charts (no Streamlit, no TF).
 
 Colours (vitcore.app.fmt): the selection is always blue and the baseline grey, on every chart, so a
-reader never has to re-learn the legend between sections.
+reader never has to re-learn the legend between sections; on every Δ chart blue = more and red = less
+(a resolved verdict takes its direction's colour, unresolved ones are grey), and every chart has a title.
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from vitcore.app.fmt import BASELINE, GUIDE, SELECTION
+from vitcore.app.fmt import (BASELINE, DELTA_LIMITS, GUIDE, LESS, MORE, PALE, SELECTION, NO_EFFECT, ZERO,
+                             axis_format)
 from vitcore.data import CLASS_NAMES
+from vitcore.verdicts import (BETTER, EQUIVALENT, HIGHER, HIGHER_IS_BETTER, INCONCLUSIVE, LOWER, NOT_COMPARABLE,
+                              RESOLVED, TOO_FEW, VERDICTS, WORSE)
 
 
 def curve_frame(histories: pd.DataFrame, roles: dict[str, str]) -> pd.DataFrame:
@@ -28,22 +32,26 @@ def curve_frame(histories: pd.DataFrame, roles: dict[str, str]) -> pd.DataFrame:
 
 
 def learning_curves(frame: pd.DataFrame, order: list[str]) -> alt.Chart:
-    """Mean train (dashed) and validation (solid) accuracy per epoch, with the seeds' min-max band."""
+    """Mean train (dashed) and validation (solid) accuracy per epoch, with the seeds' min-max band.
+    Both legends draw line samples: they come from the line layer alone (a point overlay or a legend
+    shared with the pale band would replace them with faint swatches, checked by rendering)."""
     scale = alt.Scale(domain=order, range=[SELECTION, BASELINE][:len(order)])
-    colour = alt.Color("role:N", title=None, scale=scale, legend=alt.Legend(orient="top", labelLimit=360,
-                                                                             symbolType="stroke"))
+    lines_legend = dict(orient="top", symbolType="stroke", symbolStrokeWidth=3, symbolSize=500)
     base = alt.Chart(frame).encode(x=alt.X("epoch:Q", title="Epoch", axis=alt.Axis(tickMinStep=1)))
-    band = base.mark_area(opacity=0.15).encode(y=alt.Y("low:Q", title="Accuracy", scale=alt.Scale(zero=False)),
-                                               y2="high:Q", detail="split:N", color=colour)
-    lines = base.mark_line(point=alt.OverlayMarkDef(size=18)).encode(
-        y="mean:Q", color=colour,
+    band = base.mark_area(opacity=0.15).encode(
+        y=alt.Y("low:Q", title="Accuracy", scale=alt.Scale(zero=False)), y2="high:Q", detail="split:N",
+        fill=alt.Fill("role:N", scale=scale, legend=None))
+    lines = base.mark_line(strokeWidth=2).encode(
+        y=alt.Y("mean:Q", title="Accuracy"),
+        color=alt.Color("role:N", title=None, scale=scale, legend=alt.Legend(labelLimit=360, **lines_legend)),
         strokeDash=alt.StrokeDash("split:N", title=None, scale=alt.Scale(domain=["validation", "train"],
-                                                                          range=[[1, 0], [5, 3]]),
-                                  legend=alt.Legend(orient="top", symbolType="stroke", symbolStrokeColor="#495057")),
+                                                                          range=[[1, 0], [6, 3]]),
+                                  legend=alt.Legend(symbolStrokeColor="#495057", **lines_legend)),
         tooltip=["role:N", "split:N", "epoch:Q", alt.Tooltip("mean:Q", format=".4f"),
                  alt.Tooltip("low:Q", format=".4f", title="min over seeds"),
                  alt.Tooltip("high:Q", format=".4f", title="max over seeds"), "seeds:Q"])
-    return (band + lines).properties(height=320)
+    return (band + lines).resolve_scale(fill="independent").properties(
+        height=320, title="Learning curves: accuracy per epoch, mean over random seeds (band: min–max)")
 
 
 def matrix_frame(matrix: np.ndarray) -> pd.DataFrame:
@@ -53,14 +61,22 @@ def matrix_frame(matrix: np.ndarray) -> pd.DataFrame:
                          "value": np.asarray(matrix, dtype=float).ravel()})
 
 
-def heatmap(matrix: np.ndarray, title: str, delta: bool = False) -> alt.Chart:
-    """Confusion rates (row-normalised, seed-averaged); delta=True: a diverging scale centred at 0."""
+def delta_matrix(confusion: pd.DataFrame) -> np.ndarray:
+    """compare.Comparison.confusion (long: true, predicted, mean_delta) as a (classes, classes) matrix."""
+    matrix = np.full((len(CLASS_NAMES), len(CLASS_NAMES)), np.nan)
+    matrix[confusion["true"].astype(int), confusion["predicted"].astype(int)] = confusion["mean_delta"]
+    return matrix
+
+
+def heatmap(matrix: np.ndarray, title: str, delta: bool = False, limit: float = DELTA_LIMITS["confusion rate"]
+            ) -> alt.Chart:
+    """Confusion rates (row-normalised, seed-averaged); delta=True: the fixed symmetric Δ scale
+    (±limit, the same in every view, clipped beyond), red = less, blue = more."""
     frame = matrix_frame(matrix)
     names = list(CLASS_NAMES)
     if delta:
-        limit = max(float(np.nanmax(np.abs(frame["value"]))), 1e-3)
-        scale = alt.Scale(scheme="redblue", domain=[-limit, limit], reverse=False)
-        text_format, label = "+.2f", "Δ rate"
+        scale = alt.Scale(domain=[-limit, 0, limit], range=[LESS, ZERO, MORE], clamp=True)
+        text_format, label = "+.2f", f"Δ rate (fixed ±{limit:.2f})"
     else:
         scale = alt.Scale(scheme="blues", domain=[0, 1])
         text_format, label = ".2f", "rate"
@@ -77,36 +93,91 @@ def heatmap(matrix: np.ndarray, title: str, delta: bool = False) -> alt.Chart:
     return (cells + text).properties(title=title, height=330)
 
 
-def class_delta_bars(frame: pd.DataFrame) -> alt.Chart:
-    """Per-class test accuracy Δ (selection − baseline), seed-averaged; frame from stats.class_accuracy_delta."""
-    return alt.Chart(frame).mark_bar().encode(
-        x=alt.X("delta:Q", title="Δ per-class test accuracy (selection − baseline)", axis=alt.Axis(format="+.3f")),
-        y=alt.Y("name:N", sort=list(CLASS_NAMES), title=None),
-        color=alt.condition(alt.datum.delta >= 0, alt.value(SELECTION), alt.value("#e03131")),
-        tooltip=["name:N", alt.Tooltip("baseline:Q", format=".4f"), alt.Tooltip("variant:Q", format=".4f", title="selection"),
-                 alt.Tooltip("delta:Q", format="+.4f")],
-    ).properties(height=300)
+def verdict_scale(metric: str, present) -> alt.Scale:
+    """Verdict colours for one metric, listing only the verdicts present. A resolved Δ is blue when it
+    is more and red when it is less, as on every Δ chart (so *better* is red for gap and seconds);
+    *equivalent* is dark grey, the unresolved verdicts pale grey."""
+    more_is_better = HIGHER_IS_BETTER.get(metric, True)
+    colour = {BETTER: MORE if more_is_better else LESS, WORSE: LESS if more_is_better else MORE, HIGHER: MORE,
+              LOWER: LESS, EQUIVALENT: NO_EFFECT, INCONCLUSIVE: PALE, TOO_FEW: PALE, NOT_COMPARABLE: PALE}
+    domain = [verdict for verdict in VERDICTS if verdict in set(present)]
+    return alt.Scale(domain=domain, range=[colour[verdict] for verdict in domain])
 
 
-def effect_intervals(frame: pd.DataFrame, y: str, title: str) -> alt.Chart:
-    """Dots at mean_delta with 95% CI whiskers per row label `y`, one column per train_rows; a rule at 0."""
-    frame = frame[[y, "train_rows", "mean_delta", "ci_low", "ci_high", "n_pairs", "verdict"]]
-    frame = frame.assign(rows=frame["train_rows"].map(lambda r: f"{int(r):,} rows"))
-    base = alt.Chart().encode(y=alt.Y(f"{y}:N", title=None, sort=None, axis=alt.Axis(labelLimit=320)))
-    whiskers = base.mark_rule(strokeWidth=2).encode(x=alt.X("ci_low:Q", title=title), x2="ci_high:Q",
-                                                    color=alt.Color("verdict:N", title="Verdict", scale=_VERDICT))
-    dots = base.mark_circle(size=70, opacity=1).encode(
-        x="mean_delta:Q", color=alt.Color("verdict:N", scale=_VERDICT),
-        tooltip=[f"{y}:N", "rows:N", alt.Tooltip("mean_delta:Q", format="+.4f"), alt.Tooltip("ci_low:Q", format="+.4f"),
-                 alt.Tooltip("ci_high:Q", format="+.4f"), "n_pairs:Q", "verdict:N"])
+def _symmetric(frame: pd.DataFrame, steps=(0.02, 0.05, 0.1, 0.2, 0.5, 1.0)) -> alt.Scale:
+    """A symmetric x-scale (0 in the middle) at the first step that holds every interval."""
+    reach = np.nanmax(np.abs(frame[["mean_delta", "ci_low", "ci_high"]].to_numpy(float)), initial=0.0)
+    limit = next((step for step in steps if reach <= step), float(reach))
+    return alt.Scale(domain=[-limit, limit], clamp=True)
+
+
+def class_delta_bars(classes: pd.DataFrame) -> alt.Chart:
+    """Per-class test accuracy Δ, paired, with 95% CI whiskers, coloured by verdict (frame: compare's
+    `classes`: class, mean_delta, ci_low, ci_high, n_pairs, verdict)."""
+    colour = alt.Color("verdict:N", scale=verdict_scale("test_accuracy", classes["verdict"]),
+                       legend=alt.Legend(title="Verdict", orient="bottom"))
+    x = alt.X("mean_delta:Q", title="Δ per-class test accuracy (selection − baseline)", scale=_symmetric(classes),
+              axis=alt.Axis(format="+.2f"))
+    base = alt.Chart(classes).encode(y=alt.Y("class:N", sort=list(CLASS_NAMES), title=None))
+    bars = base.mark_bar(opacity=0.85).encode(
+        x=x, color=colour, tooltip=["class:N", alt.Tooltip("mean_delta:Q", format="+.4f", title="Δ"),
+                                    alt.Tooltip("ci_low:Q", format="+.4f"), alt.Tooltip("ci_high:Q", format="+.4f"),
+                                    "n_pairs:Q", "verdict:N"])
+    whiskers = base.mark_rule(color="#1f2430", strokeWidth=1.5).encode(x="ci_low:Q", x2="ci_high:Q")
+    return alt.layer(bars, whiskers).properties(
+        height=300, title="Per-class test accuracy: Δ paired by random seed, with 95% CIs")
+
+
+def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
+    """One row per switch level (frame: tables.flip_frame): Δ with its 95% CI, coloured by verdict,
+    and the verdict in words beside each row; a dashed rule at 0."""
+    frame = frame[["label", "mean_delta", "ci_low", "ci_high", "n_pairs", "p_holm", "verdict", "verdict_text"]]
+    places = axis_format(metric)
+    y = alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=260, labelFontSize=12))
+    colour = alt.Color("verdict:N", scale=verdict_scale(metric, frame["verdict"]),
+                       legend=alt.Legend(title="Verdict", orient="bottom"))
+    tooltip = ["label:N", alt.Tooltip("mean_delta:Q", format=places.replace("3", "4"), title="Δ"),
+               alt.Tooltip("ci_low:Q", format=places), alt.Tooltip("ci_high:Q", format=places),
+               "n_pairs:Q", alt.Tooltip("p_holm:Q", format=".3f", title="p (Holm)"), "verdict_text:N"]
+    base = alt.Chart(frame).encode(y=y)
+    x = alt.X("ci_low:Q", title="Δ = variant − this config (95% CI)", axis=alt.Axis(format=places, tickCount=6))
+    whiskers = base.mark_rule(strokeWidth=3).encode(x=x, x2="ci_high:Q", color=colour, tooltip=tooltip)
+    dots = base.mark_circle(size=120, opacity=1).encode(x="mean_delta:Q", color=colour, tooltip=tooltip)
+    zero = base.mark_rule(color=BASELINE, strokeDash=[4, 3]).encode(x=alt.datum(0), y=alt.value(0),
+                                                                     y2=alt.value("height"))
+    height = 30 * len(frame) + 10
+    plot = alt.layer(zero, whiskers, dots).properties(width=430, height=height)
+    words = base.mark_text(align="left", fontSize=12).encode(
+        x=alt.value(0), y=alt.Y("label:N", sort=None, axis=None), text="verdict_text:N",
+        color=alt.condition(alt.FieldOneOfPredicate("verdict", list(RESOLVED)), colour, alt.value(NO_EFFECT)))
+    return alt.hconcat(plot, words.properties(width=330, height=height), spacing=8).properties(
+        title=title).configure_view(stroke=None)
+
+
+def effect_intervals(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
+    """Dots at mean_delta with 95% CI whiskers per `effect` (frame: tables.effect_frame), one panel per
+    training size, each with its own x-scale; colours by verdict (only those present), diamonds
+    for single-cell effects; a dashed rule at 0."""
+    frame = frame[["effect", "rows", "train_rows", "basis", "mean_delta", "ci_low", "ci_high", "n_pairs", "p_holm",
+                   "verdict"]]
+    places = axis_format(metric)
+    colour = alt.Color("verdict:N", title="Verdict (Holm)", scale=verdict_scale(metric, frame["verdict"]))
+    bases = [b for b in ("averaged over the grid's cells", "one cell only") if b in set(frame["basis"])]
+    shape = alt.Shape("basis:N", title=None, scale=alt.Scale(domain=bases, range=["circle", "diamond"][:len(bases)]))
+    base = alt.Chart().encode(y=alt.Y("effect:N", title=None, sort=None, axis=alt.Axis(labelLimit=320)))
+    whiskers = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("ci_low:Q", title="Δ (95% CI)", axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy")),
+        x2="ci_high:Q", color=colour)
+    dots = base.mark_point(size=80, filled=True, opacity=1).encode(
+        x="mean_delta:Q", color=colour, shape=shape,
+        tooltip=["effect:N", "rows:N", alt.Tooltip("mean_delta:Q", format=places.replace("3", "4")),
+                 alt.Tooltip("ci_low:Q", format=places), alt.Tooltip("ci_high:Q", format=places), "n_pairs:Q",
+                 alt.Tooltip("p_holm:Q", format=".3f", title="p (Holm)"), "verdict:N", "basis:N"])
     zero = alt.Chart().mark_rule(color="#adb5bd", strokeDash=[3, 3]).encode(x=alt.datum(0))
-    return alt.layer(zero, whiskers, dots, data=frame).properties(width=260).facet(
-        column=alt.Column("rows:N", title=None, sort=sorted(frame["rows"].unique(), key=lambda s: int(s.split()[0].replace(",", ""))))
-    ).resolve_scale(x="shared").configure_legend(orient="bottom")
-
-
-_VERDICT = alt.Scale(domain=["better", "worse", "higher", "lower", "within seed noise", "too few seeds", "no paired runs"],
-                     range=["#2f9e44", "#e03131", "#1c7ed6", "#7048e8", "#868e96", "#adb5bd", "#ced4da"])
+    order = sorted(frame["rows"].unique(), key=lambda s: int(s.split()[0].replace(",", "")))
+    return alt.layer(zero, whiskers, dots, data=frame).properties(width=300).facet(
+        column=alt.Column("rows:N", title=None, sort=order)
+    ).resolve_scale(x="independent").properties(title=title).configure_legend(orient="bottom")
 
 
 # -- the walkthrough pages ------------------------------------------------------------------------

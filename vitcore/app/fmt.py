@@ -110,3 +110,16 @@ def printf(name: str, signed: bool | None = None) -> str:
 def demote_headings(markdown: str, levels: int = 1) -> str:
     """Markdown from the library (a report) shown inside a page: '# x' -> '## x', below the page title."""
     return "\n".join("#" * levels + line if line.startswith("#") else line for line in markdown.splitlines())
+
+
+# -- Δ colours (issue 13): on every Δ chart blue = more, red = less (of the metric or the rate) ----------
+MORE, LESS, ZERO = "#2166ac", "#b2182b", "#f7f7f7"
+NO_EFFECT, PALE = "#495057", "#adb5bd"  # equivalent (resolved: no effect) / inconclusive and the rest
+# One fixed, symmetric colour scale per Δ heatmap, the same in every view (values beyond are clipped
+# to the end colour; the cell text still prints them).
+DELTA_LIMITS = {"confusion rate": 0.2}
+
+
+def axis_format(name: str, signed: bool = True) -> str:
+    """A d3 format for a chart axis or tooltip of this metric: '+.3f' (Δ of accuracy), '+.1f' (seconds)."""
+    return f"{'+' if signed else ''}.{min(digits(name), 3)}f"

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 import pandas as pd
 
 from vitcore.config import MODELS, NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, VIT_FIELDS, RunConfig
+from vitcore.stats import METRICS
+from vitcore.verdicts import MARGIN
 
 # The sidebar's choices per widget key (== RunConfig field). Values appear in the URL as str(value).
 # train_rows/warmup_epochs offer the swept values plus a few that can be trained on demand.
@@ -25,6 +27,11 @@ BASELINE_KEY = "baseline"
 BASELINE = RunConfig()  # the article's ViT: patch 7, pre-LN, learned positions, 4,000 rows
 # The default baseline follows the sidebar's training rows, so a switch is compared like for like.
 SAME_ROWS = "the article's ViT at the selected rows"
+# The Ablations page's own URL-bound controls (Reset returns each to its default).
+MARGIN_KEY, METRIC_KEY, INTERACTIONS_KEY, VIEW_KEY = "margin", "metric", "interactions", "view"
+MARGINS = (0.005, 0.01, 0.02, 0.05)  # the sidebar's equivalence margins; the CLI's --margin takes any value
+VIEWS = ("Learning curves", "Classes & confusions", "Flipped images", "Flip one switch", "Main effects")
+PAGE_DEFAULTS = {MARGIN_KEY: MARGIN, METRIC_KEY: METRICS[0], INTERACTIONS_KEY: False, VIEW_KEY: VIEWS[0]}
 # Fields outside the sidebar that a cached cell might still differ in (named in its cell name).
 _EXTRA_FIELDS = ("width", "depth", "heads", "mlp_dim", "epochs", "batch_size", "lr")
 
@@ -61,7 +68,7 @@ def query_notes(params: Mapping, baselines: list[str] | None = None) -> list[str
     if baselines is not None:
         allowed[BASELINE_KEY] = list(baselines)
         defaults[BASELINE_KEY] = SAME_ROWS
-    notes = []
+    notes = _page_notes(params)
     for key, options in allowed.items():
         if key not in params:
             continue
@@ -72,6 +79,60 @@ def query_notes(params: Mapping, baselines: list[str] | None = None) -> list[str
             notes.append(f"`{key}={_shown(value)}` is not a valid value (allowed: {shown}); "
                          f"showing the default `{defaults[key]}` instead.")
     return notes
+
+
+def _page_notes(params: Mapping) -> list[str]:
+    """Notes for the Ablations page's margin and metric parameters (Streamlit drops bad ones silently)."""
+    notes = []
+    if MARGIN_KEY in params and _shown(params[MARGIN_KEY]) not in map(str, MARGINS):
+        notes.append(f"`{MARGIN_KEY}={_shown(params[MARGIN_KEY])}` is not a valid value (allowed: "
+                     f"{', '.join(map(str, MARGINS))}); showing the default `{MARGIN}` instead.")
+    if METRIC_KEY in params and _shown(params[METRIC_KEY]) not in METRICS:
+        notes.append(f"`{METRIC_KEY}={_shown(params[METRIC_KEY])}` is not a valid value (allowed: "
+                     f"{', '.join(METRICS)}); showing the default `{METRICS[0]}` instead.")
+    return notes
+
+
+# -- coverage: which sidebar options have stored runs ---------------------------------------------
+def seed_counts(table: pd.DataFrame) -> dict[str, int]:
+    """Random seeds stored per config_id."""
+    return table.groupby("config_id")["seed"].nunique().to_dict() if len(table) else {}
+
+
+def current_choices(state: Mapping, params: Mapping) -> dict:
+    """The sidebar's values as they stand before its widgets are drawn: the session's value, else a
+    valid URL value (a session's first run), else the default."""
+    values = {}
+    for key, options in CHOICES.items():
+        if state.get(key) is not None:
+            values[key] = state[key]
+            continue
+        raw = params.get(key)
+        raw = raw[-1] if isinstance(raw, list) and raw else raw
+        values[key] = next((option for option in options if str(option) == str(raw)), DEFAULTS[key])
+    return values
+
+
+def option_seeds(key: str, values: Mapping, counts: Mapping[str, int]) -> dict:
+    """For each option of one sidebar switch: the random seeds stored for the config with that
+    option and every other switch as it stands (0: not trained; None: the switch does not apply)."""
+    out = {}
+    for option in CHOICES[key]:
+        try:
+            cfg = config_from_state({**values, key: option})
+        except ValueError:
+            out[option] = 0
+            continue
+        out[option] = None if cfg.model == "convnet" and key in VIT_FIELDS else counts.get(cfg.config_id, 0)
+    return out
+
+
+def coverage_caption(seeds: int | None) -> str:
+    """What a sidebar option has stored: '10 seeds', '1 seed', 'not trained' ('' where it does not apply).
+    Shown as the radio option's caption, not in its label: a bound widget's URL value is its label."""
+    if seeds is None:
+        return ""
+    return "not trained" if not seeds else f"{seeds} seed{'s' if seeds != 1 else ''}"
 
 
 def cell_name(cfg: RunConfig) -> str:

@@ -1,16 +1,23 @@
-"""The shared sidebar: one widget per ablation switch plus the baseline, all bound to the URL.
+"""The shared sidebar: one widget per ablation switch plus the baseline and the margin, all bound to the URL.
 
 Rendered by app.py (the frame) on every page, so the selection persists across pages; pages read it
-with `vitcore.app.state.selection()` / `vitcore.app.state.baseline()`.
+with `vitcore.app.state.selection()` / `vitcore.app.state.baseline()` / `vitcore.app.state.margin()`.
 The widget keys are the RunConfig field names, and the URL values are str(value): `?patch_size=4`.
+Each option's caption says whether runs exist for it given the other switches ("10 seeds", "not trained");
+captions, not labels, because a bound widget's URL value is its label and must not change with coverage.
 """
 
 from __future__ import annotations
 
+import logging
+
 import streamlit as st
 
 from vitcore.app import state
-from vitcore.app.selection import BASELINE_KEY, CHOICES, DEFAULTS, baseline_cells, query_notes
+from vitcore.app.selection import (BASELINE_KEY, CHOICES, DEFAULTS, MARGIN_KEY, MARGINS, PAGE_DEFAULTS,
+                                   SAME_ROWS, baseline_cells, coverage_caption, current_choices, option_seeds,
+                                   query_notes, resolve_baseline, seed_counts, selection_or_default)
+from vitcore.verdicts import MARGIN
 
 NOTES_KEY = "_vitcore_query_notes"
 HELP = {
@@ -24,41 +31,64 @@ HELP = {
     "train_rows": "Stratified training rows (validation is a fixed 5,000; test is the official 10,000).",
     "warmup_epochs": "Linear learning-rate warm-up over this many epochs (0: none).",
     BASELINE_KEY: "What every Δ is measured against, seed by seed. Default: the article's ViT at the selected rows.",
+    MARGIN_KEY: "An effect smaller than this is no effect: *equivalent* when the 90% interval of the Δ lies inside "
+                "±margin (accuracies and the gap; seconds use ±1 s). Also sets how many random seeds an "
+                "*inconclusive* Δ would need.",
 }
 LABELS = {"model": "Model", "pos_embedding": "Position embedding", "norm_placement": "Norm placement",
           "norm": "Norm", "patch_size": "Patch size", "train_rows": "Training rows",
-          "warmup_epochs": "Warm-up epochs", BASELINE_KEY: "Baseline"}
-_RADIOS = ("model", "pos_embedding", "norm_placement", "norm", "patch_size")
+          "warmup_epochs": "Warm-up epochs", BASELINE_KEY: "Baseline", MARGIN_KEY: "Equivalence margin"}
 _VIT_ONLY = ("pos_embedding", "norm_placement", "norm", "patch_size")
+_RESET_KEYS = (*CHOICES, BASELINE_KEY, *PAGE_DEFAULTS)
 
 
-def _reset() -> None:
-    for key, value in DEFAULTS.items():
+class _QuietReset(logging.Filter):
+    """Reset (and the landing page's "select this variant") set bound widgets through the Session
+    State API, the documented way to move a widget; Streamlit then logs a one-time "created with a
+    default value but also had its value set via the Session State API" warning meant for code that
+    passes a default it never uses. Drop that line for our own keys only."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        return not ("set via the Session State API" in text and any(f'key "{key}"' in text for key in _RESET_KEYS))
+
+
+logging.getLogger("streamlit.elements.lib.policies").addFilter(_QuietReset())
+
+
+def reset() -> None:
+    """Every switch, the baseline, the margin and the Ablations page's controls back to their defaults."""
+    for key, value in {**DEFAULTS, BASELINE_KEY: SAME_ROWS, **PAGE_DEFAULTS}.items():
         st.session_state[key] = value
 
 
 def render_sidebar() -> None:
     """Draw the switches; on a session's first run, note any query value that was not allowed."""
-    cells = baseline_cells(state.load_runs())
+    runs = state.load_runs()
+    cells, counts = baseline_cells(runs), seed_counts(runs)
     if NOTES_KEY not in st.session_state:  # Streamlit drops invalid bound values; say so, once per session
         st.session_state[NOTES_KEY] = query_notes(st.query_params.to_dict(), list(cells))
 
     for note in st.session_state[NOTES_KEY]:  # in the main area, above the page: a phone hides the sidebar
         st.warning(note, icon=":material/link_off:")
+    values = current_choices(st.session_state, st.query_params.to_dict())
     with st.sidebar:
         st.header("Configuration")
-        model = None
         for key in CHOICES:
-            options = CHOICES[key]
-            common = dict(label=LABELS[key], options=options, index=options.index(DEFAULTS[key]), key=key,
-                          help=HELP[key], bind="query-params",
-                          disabled=key in _VIT_ONLY and model == "convnet")
-            value = st.radio(horizontal=True, **common) if key in _RADIOS else st.selectbox(**common)
-            if key == "model":
-                model = value
-                if model == "convnet":
-                    st.caption("The ViT switches below do not apply to the convnet.")
+            options, seeds = CHOICES[key], option_seeds(key, values, counts)
+            st.radio(LABELS[key], options, index=options.index(DEFAULTS[key]), key=key, help=HELP[key],
+                     horizontal=True, captions=[coverage_caption(seeds[option]) for option in options],
+                     disabled=key in _VIT_ONLY and values["model"] == "convnet", bind="query-params")
+            if key == "model" and values["model"] == "convnet":
+                st.caption("The ViT switches below do not apply to the convnet.")
+        selection, _ = selection_or_default(values)
         st.selectbox(LABELS[BASELINE_KEY], list(cells), index=0, key=BASELINE_KEY, help=HELP[BASELINE_KEY],
                      bind="query-params")
-        st.button("Reset to the article's ViT", on_click=_reset, icon=":material/restart_alt:", key="reset_switches")
-        st.caption("The URL holds this selection: copy it to share exactly this view.")
+        chosen = resolve_baseline(st.session_state.get(BASELINE_KEY), cells, selection)
+        st.caption(f"Baseline: {coverage_caption(counts.get(chosen.config_id, 0))} stored.")
+        st.segmented_control(LABELS[MARGIN_KEY], MARGINS, default=MARGIN, required=True, key=MARGIN_KEY,
+                             help=HELP[MARGIN_KEY], bind="query-params")  # the page's metric control: one chunk
+        st.button("Reset everything", on_click=reset, icon=":material/restart_alt:", key="reset_switches",
+                  help="The article's ViT, its default baseline, margin 0.01, and the Ablations page's defaults.")
+        st.caption("Under each option: the random seeds stored for it, given the other switches. "
+                   "The URL holds this selection: copy it to share exactly this view.")

@@ -11,15 +11,18 @@ import logging
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
-from vitcore.app.selection import (BASELINE_KEY, SIDEBAR_KEYS, baseline_cells, config_from_state,  # noqa: F401
-                                   resolve_baseline, selection_or_default)
+from vitcore.app.selection import (BASELINE_KEY, MARGIN_KEY, MARGINS, SIDEBAR_KEYS,  # noqa: F401
+                                   baseline_cells, config_from_state, resolve_baseline, selection_or_default)
 from vitcore.config import RunConfig
-from vitcore.store import HISTORY_COLUMNS, BadRun, RunStore
+from vitcore.store import HISTORY_COLUMNS, PREDICTIONS, BadRun, RunStore
+from vitcore.verdicts import MARGIN
 
-STORE_PATH = os.environ.get("VITCORE_STORE", str(Path(__file__).resolve().parents[2] / "cached_runs"))
+ROOT = Path(__file__).resolve().parents[2]
+STORE_PATH = os.environ.get("VITCORE_STORE", str(ROOT / "cached_runs"))
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv", "effects.csv")
 log = logging.getLogger(__name__)
 
@@ -122,33 +125,33 @@ def export_csv(name: str) -> bytes:
 
 
 @st.cache_data(show_spinner=False)
-def _effects(kind: str, metric: str, path: str, mtime: float) -> pd.DataFrame:
+def _effects(kind: str, metric: str, path: str, mtime: float, margin: float = MARGIN) -> pd.DataFrame:
     from vitcore import stats
 
     compute = stats.main_effects if kind == "main" else stats.interactions
-    return compute(RunStore(path).table(), metrics=(metric,))
+    return compute(_table(path, mtime), metrics=(metric,), margin=margin)
 
 
-def main_effects(metric: str) -> pd.DataFrame:
+def main_effects(metric: str, margin: float = MARGIN) -> pd.DataFrame:
     """stats.main_effects of one metric over the stored factorial grid (cached until the store changes)."""
-    return _effects("main", metric, STORE_PATH, store_mtime())
+    return _effects("main", metric, STORE_PATH, store_mtime(), margin)
 
 
-def interactions(metric: str) -> pd.DataFrame:
+def interactions(metric: str, margin: float = MARGIN) -> pd.DataFrame:
     """stats.interactions of one metric (the slow one: computed only when asked for)."""
-    return _effects("interactions", metric, STORE_PATH, store_mtime())
+    return _effects("interactions", metric, STORE_PATH, store_mtime(), margin)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def _flips(cfg: RunConfig, path: str, mtime: float) -> pd.DataFrame:
+def _flips(cfg: RunConfig, path: str, mtime: float, margin: float = MARGIN) -> pd.DataFrame:
     from vitcore import stats
 
-    return stats.flip_effects(RunStore(path).table(), cfg)
+    return stats.flip_effects(_table(path, mtime), cfg, margin=margin)
 
 
-def flip_effects(cfg: RunConfig) -> pd.DataFrame:
-    """stats.flip_effects of cfg over the store, cached per config."""
-    return _flips(cfg, STORE_PATH, store_mtime())
+def flip_effects(cfg: RunConfig, margin: float = MARGIN) -> pd.DataFrame:
+    """stats.flip_effects of cfg over the store, cached per config and margin."""
+    return _flips(cfg, STORE_PATH, store_mtime(), margin)
 
 
 # -- other committed files ----------------------------------------------------------------------
@@ -197,18 +200,80 @@ def warm_caches() -> dict[str, float]:
         seconds[step], start = now - start, now
 
     from vitcore import stats  # scipy.stats
-    from vitcore.app import charts, tables  # altair
+    from vitcore.app import cards, charts  # altair
 
     lap("imports")
     runs = load_runs()
     cfg, base = RunConfig(), baseline({})
-    tables.metric_cards(runs, cfg, base)
+    cards.metric_cards(comparison(cfg, base), stats.runs_of(runs, cfg), stats.runs_of(runs, base), MARGIN)
     lap("runs table and metric cards")
     ids = [*stats.runs_of(runs, cfg)["run_id"], *stats.runs_of(runs, base)["run_id"]]
     histories, _ = run_frames(ids)
     charts.learning_curves(charts.curve_frame(histories, dict.fromkeys(ids, "runs")), ["runs"]).to_dict()
     lap("curves and confusions")  # to_dict: altair loads and checks its schema once per process
-    flip_effects(cfg)
+    flip_effects(cfg)  # the landing page's forest plot
     main_effects("test_accuracy")
     lap("flip and main effects")
     return seconds
+
+
+# -- the Ablations page's comparison (issue 9) and its flipped images (issue 10) ------------------
+def margin(state=None) -> float:
+    """The sidebar's equivalence margin (verdicts.MARGIN unless one of MARGINS is chosen)."""
+    value = (st.session_state if state is None else state).get(MARGIN_KEY)
+    return value if value in MARGINS else MARGIN
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _comparison(cfg: RunConfig, base: RunConfig, margin: float, path: str, mtime: float):
+    from vitcore import compare, stats
+
+    runs = _table(path, mtime)
+    ids = [*stats.runs_of(runs, cfg)["run_id"], *stats.runs_of(runs, base)["run_id"]]
+    _, confusions = _run_frames(tuple(sorted(set(ids))), path, mtime)
+    return compare.compare(runs, cfg, base, margin, confusions)
+
+
+def comparison(cfg: RunConfig, base: RunConfig, margin: float = MARGIN):
+    """vitcore.compare.compare(cfg, base) over the store, with the per-class and confusion Δs."""
+    return _comparison(cfg, base, margin, STORE_PATH, store_mtime())
+
+
+@st.cache_data(show_spinner="Comparing the runs' per-image predictions…", max_entries=32)
+def _flipped(cfg: RunConfig, base: RunConfig, path: str, mtime: float):
+    from vitcore import flips, stats
+    from vitcore.data import official_test_labels
+    from vitcore.samples import local_data_available
+
+    if not local_data_available():  # the labels would come from Keras' downloader (TensorFlow)
+        return None
+    runs = _table(path, mtime)
+    kept = runs[runs["has_predictions"]] if "has_predictions" in runs.columns else runs
+
+    def predictions(run_id: str):
+        file = Path(path) / run_id / PREDICTIONS
+        return np.load(file, allow_pickle=False) if file.is_file() else None
+
+    pairs = flips.prediction_pairs(predictions, stats.runs_of(kept, cfg), stats.runs_of(kept, base))
+    return flips.flipped_images(pairs, official_test_labels()), len(pairs)
+
+
+def flipped_images(cfg: RunConfig, base: RunConfig) -> tuple[pd.DataFrame, int] | None:
+    """(vitcore.flips.flipped_images of the pairs that kept predictions, pairs used), or None when the
+    test labels are not on this machine."""
+    return _flipped(cfg, base, STORE_PATH, store_mtime())
+
+
+@st.cache_data(show_spinner=False)
+def _bn(path: str, mtime: float) -> pd.DataFrame | None:
+    from vitcore import bn
+
+    return bn.read_diagnosis(path)
+
+
+def bn_diagnosis() -> pd.DataFrame | None:
+    """The committed BatchNorm diagnosis (vitcore.bn.read_diagnosis of analysis/bn.csv), or None."""
+    from vitcore import bn
+
+    path = ROOT / bn.BN_CSV
+    return _bn(str(path), path.stat().st_mtime_ns if path.is_file() else 0)

@@ -9,53 +9,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from vitcore import stats
 from vitcore.app import fmt
 from vitcore.app.selection import BASELINE, cell_name
 from vitcore.config import RunConfig
-
-
-def metric_rows(runs: pd.DataFrame, cfg: RunConfig, baseline: RunConfig) -> list[dict]:
-    """Per metric: the selection's and baseline's seed mean/std and the seed-paired Δ (a stats.Delta,
-    or None when either side has no runs). Runs pair by seed; when the two configs differ in
-    training rows (an explicit baseline), they pair by seed alone."""
-    selected, base = stats.runs_of(runs, cfg), stats.runs_of(runs, baseline)
-    if cfg.train_rows != baseline.train_rows:
-        base = base.assign(train_rows=cfg.train_rows)
-    rows = []
-    for metric in stats.METRICS:
-        delta = stats.paired_delta(base, selected, metric) if len(selected) and len(base) else None
-        rows.append({"metric": metric, "mean": selected[metric].mean(), "std": selected[metric].std(),
-                     "n": len(selected), "baseline_mean": base[metric].mean(), "baseline_std": base[metric].std(),
-                     "baseline_n": len(base), "delta": delta,
-                     "higher_is_better": stats.HIGHER_IS_BETTER.get(metric, True)})
-    return rows
-
-
-def metric_cards(runs: pd.DataFrame, cfg: RunConfig, baseline: RunConfig) -> list[dict]:
-    """One st.metric card per metric: title, value, delta (shown Δ or None), delta_color, delta_arrow
-    and the caption under it. The Δ is coloured only when its verdict is decided (the CI excludes 0);
-    a config against itself shows no Δ at all (it is 0 by construction)."""
-    is_baseline = cfg.config_id == baseline.config_id
-    cards = []
-    for row in metric_rows(runs, cfg, baseline):
-        places, delta = fmt.digits(row["metric"]), row["delta"]
-        card = {"metric": row["metric"], "title": fmt.title(row["metric"]), "value": fmt.number(row["mean"], places),
-                "delta": None, "delta_color": "off", "delta_arrow": "off"}
-        if is_baseline:
-            note = "this is the baseline"
-        elif delta is None or delta.n_pairs == 0:
-            note = "no paired baseline runs"
-        else:
-            decided = delta.verdict in (stats.BETTER, stats.WORSE)
-            interval = "no CI" if fmt.missing(delta.ci_low) else "95% CI " + fmt.ci(delta.ci_low, delta.ci_high, places)
-            card.update(delta=fmt.delta(delta.mean_delta, places),
-                        delta_color=("normal" if row["higher_is_better"] else "inverse") if decided else "off",
-                        delta_arrow="auto" if decided else "off")
-            note = f"Δ vs baseline: {interval} · {delta.n_pairs} pairs · **{delta.verdict}**"
-        card["caption"] = f"{fmt.spread(row['std'], row['n'], places)}  \n{note}"
-        cards.append(card)
-    return cards
+from vitcore.verdicts import MARGIN
 
 
 def curve_roles(selected: pd.DataFrame, base: pd.DataFrame, cfg: RunConfig,
@@ -67,25 +24,68 @@ def curve_roles(selected: pd.DataFrame, base: pd.DataFrame, cfg: RunConfig,
     return roles, order
 
 
-def flip_table(flips: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """stats.flip_effects rows of one metric, readable: Switch, Change, Δ, 95% CI, Pairs, Verdict."""
-    part = flips[flips["metric"] == metric]
+SWITCH_NAMES = {"pos_embedding": "position embedding", "norm_placement": "norm placement", "norm": "norm",
+                "patch_size": "patch size", "warmup_epochs": "warm-up epochs"}
+
+
+def flip_frame(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.DataFrame:
+    """stats.flip_effects rows of one metric, with `label` ('patch size 7 → 4'), the verdict in words
+    (`verdict_text`) and `option` (what the landing page's "select this variant" offers)."""
+    from vitcore.app.cards import verdict_text
+
+    part = flips[flips["metric"] == metric].reset_index(drop=True)
+    labels = [f"{SWITCH_NAMES.get(s, s)} {a} → {b}" for s, a, b in zip(part["switch"], part["from"], part["to"])]
+    words = [verdict_text({**row, "paired": True}, margin) for row in part.to_dict("records")]
+    return part.assign(label=labels, verdict_text=words, option=labels)
+
+
+def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.DataFrame:
+    """stats.flip_effects rows of one metric, readable: Switch, Change, Δ, 95% CI, Pairs, p (Holm), Verdict."""
+    part = flip_frame(flips, metric, margin)
     return pd.DataFrame({
-        "Switch": part["switch"].str.replace("_", " "),
+        "Switch": part["switch"].map(lambda s: SWITCH_NAMES.get(s, s)),
         "Change": [f"{a} → {b}" for a, b in zip(part["from"], part["to"])],
         "Δ": part["mean_delta"].astype(float),
-        "95% CI": [fmt.ci(lo, hi, none="n/a (one seed)") for lo, hi in zip(part["ci_low"], part["ci_high"])],
+        "95% CI": [fmt.ci(lo, hi, fmt.digits(metric), none="n/a (one seed)")
+                   for lo, hi in zip(part["ci_low"], part["ci_high"])],
         "Pairs": part["n_pairs"].astype(int),
-        "Verdict": part["verdict"],
-    }).reset_index(drop=True)
+        "p (Holm)": part["p_holm"].astype(float),
+        "Verdict": part["verdict_text"],
+    })
 
 
-def effect_labels(effects: pd.DataFrame, interaction: bool = False) -> pd.Series:
-    """'patch_size 4 (vs 7)' or 'norm batch × patch_size 4' row names for the effect charts."""
+def effect_frame(effects: pd.DataFrame, interaction: bool = False) -> pd.DataFrame:
+    """Main effects or interactions with the chart's row label `effect`, `rows` ('4,000 rows') and
+    `basis`: how many cells of the other switches entered ('one cell only' for patch 2: the `tokens`
+    grid ran it at the article's other switches only, so it is not a factorial average)."""
     if interaction:
-        return effects["factor"] + " " + effects["level"].astype(str) + " × " + effects["factor_b"] + " " + \
-            effects["level_b"].astype(str)
-    return effects["factor"] + " " + effects["level"].astype(str) + " (vs " + effects["reference"].astype(str) + ")"
+        label = (effects["factor"].map(SWITCH_NAMES) + " " + effects["level"].astype(str) + " × "
+                 + effects["factor_b"].map(SWITCH_NAMES) + " " + effects["level_b"].astype(str))
+    else:
+        label = (effects["factor"].map(SWITCH_NAMES) + " " + effects["level"].astype(str) + " (vs "
+                 + effects["reference"].astype(str) + ")")
+    cells = effects["cells"] if "cells" in effects.columns else pd.Series(0, index=effects.index)
+    single = cells == 1
+    label = label.where(~single, label + " · one cell")
+    basis = cells.map(lambda n: "one cell only" if n == 1 else "averaged over the grid's cells")
+    return effects.assign(effect=label, basis=basis, rows=effects["train_rows"].map(lambda r: f"{fmt.rows(r)} rows"))
+
+
+def single_cell_note(effects: pd.DataFrame) -> str | None:
+    """Why a single-cell effect can disagree with the flip table, or None when there is none."""
+    if "cells" not in effects.columns or not (effects["cells"] == 1).any():
+        return None
+    names = sorted({f"{SWITCH_NAMES[f]} {lvl}" for f, lvl in
+                    effects.loc[effects["cells"] == 1, ["factor", "level"]].itertuples(index=False)})
+    return (f"{', '.join(names)}: measured in one cell only (the article's other switches), marked ◆ — a "
+            "comparison of two configs, not an average over the grid. A main effect averages a level over every "
+            "cell of the other switches, so it can differ in size and even in sign from the flip table, which "
+            "changes one switch of one config.")
+def flip_captions(flips: pd.DataFrame) -> list[str]:
+    """Gallery captions for vitcore.flips.flipped_images rows: '#1234 Shirt → T-shirt/top · 7/10 pairs'
+    (true class → the class the wrong side chose)."""
+    return [f"#{image} {true} → {predicted} · {k}/{n} pairs" for image, true, predicted, k, n in
+            flips[["image", "true_name", "predicted_name", "pairs_flipped", "n_pairs"]].itertuples(index=False)]
 
 
 def headline_claim() -> str:

@@ -1,0 +1,140 @@
+"""vitcore.app.cards, selection's coverage and tables' effect frames: the Ablations page's words, built
+from one vitcore.compare.Comparison on a synthetic store (no Streamlit script runs, no TensorFlow)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fakes import run_row, runs_table, write_run
+from vitcore import compare, stats, verdicts
+from vitcore.app import cards, selection, tables
+from vitcore.app.selection import BASELINE
+from vitcore.config import RunConfig
+from vitcore.store import RunStore
+
+POST = RunConfig(norm_placement="post")
+BASE_ACC = [0.80, 0.81, 0.79, 0.70]        # seeds 0-3: seed 3 has no selection partner
+POST_ACC = [0.78, 0.785, 0.772]            # seeds 0-2: clearly worse
+NONE = RunConfig(pos_embedding="none")
+NONE_ACC = [0.804, 0.805, 0.795]           # seeds 0-2: +0.004, -0.005, +0.005, spread too wide to decide
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    store = RunStore(tmp_path_factory.mktemp("store"))
+    for seed, accuracy in enumerate(BASE_ACC):
+        write_run(store, BASELINE.replace(seed=seed), accuracy, seconds=40 + seed)
+    for seed, (post, none) in enumerate(zip(POST_ACC, NONE_ACC)):
+        write_run(store, POST.replace(seed=seed), post, seconds=50)
+        write_run(store, NONE.replace(seed=seed), none, seconds=41 + seed)
+    for seed in (0, 1):
+        write_run(store, RunConfig(model="convnet", train_rows=1_000, seed=seed), 0.70 + seed / 100, seconds=10)
+    return store.table()
+
+
+def by_metric(cards_: list[dict]) -> dict[str, dict]:
+    return {card["metric"]: card for card in cards_}
+
+
+def test_cards_show_means_over_the_paired_seeds_and_the_verdict_in_their_own_text(table):
+    comparison = compare.compare(table, POST, BASELINE)
+    test = by_metric(cards.metric_cards(comparison, stats.runs_of(table, POST), stats.runs_of(table, BASELINE)))[
+        "test_accuracy"]
+    assert test["value"] == f"{np.mean(POST_ACC):.4f}"
+    assert test["delta"] == f"Δ {np.mean(POST_ACC) - np.mean(BASE_ACC[:3]):+.4f}"
+    text = "\n".join(test["lines"])
+    assert "95% CI [-0.0" in text and "3 pairs" in text and ":red-badge[worse]" in text
+    assert f"baseline {np.mean(BASE_ACC[:3]):.4f} (same random seeds)" in text  # not over seed 3's 0.70 too
+    assert test["delta_color"] == "normal" and test["delta_arrow"] == "auto"
+
+
+def test_inconclusive_says_how_many_more_random_seeds_and_the_margin_can_make_it_equivalent(table):
+    comparison = compare.compare(table, NONE, BASELINE)
+    row = comparison.metrics.iloc[0]  # test accuracy
+    assert row["verdict"] == verdicts.INCONCLUSIVE
+    more = int(row["seeds_needed"]) - 3
+    test = by_metric(cards.metric_cards(comparison, stats.runs_of(table, NONE), stats.runs_of(table, BASELINE)))
+    assert f"inconclusive — needs {more} more random seed" in "\n".join(test["test_accuracy"]["lines"])
+    assert test["test_accuracy"]["delta_color"] == "off"  # undecided: no colour, no arrow
+    wide = compare.compare(table, NONE, BASELINE, margin=0.05).metrics.iloc[0]
+    assert wide["verdict"] == verdicts.EQUIVALENT
+    assert cards.verdict_text(wide, 0.05) == "equivalent (within ±0.050)"
+
+
+def test_seconds_are_not_comparable_across_timing_groups():
+    rows = [run_row(BASELINE.replace(seed=s), seconds=40.0 + s, timing_group="v1") for s in range(3)]
+    rows += [run_row(POST.replace(seed=s), seconds=50.0, timing_group="v2" if s else "v1") for s in range(3)]
+    runs = runs_table(rows).assign(timing_group=[r["timing_group"] for r in rows])
+    comparison = compare.compare(runs, POST, BASELINE)
+    seconds = by_metric(cards.metric_cards(comparison, stats.runs_of(runs, POST), stats.runs_of(runs, BASELINE)))[
+        "seconds"]
+    assert ":gray-badge[not comparable]" in "\n".join(seconds["lines"]) and seconds["value"] == "50.0"
+    assert "Seconds use the 1 of them timed the same way" in cards.header(comparison, POST, BASELINE)
+
+
+def test_header_names_the_paired_random_seeds_and_says_unpaired(table):
+    comparison = compare.compare(table, POST, BASELINE)
+    assert "over random seeds 0, 1, 2 (3 pairs)" in cards.header(comparison, POST, BASELINE)
+    convnet = RunConfig(model="convnet", train_rows=1_000)
+    unpaired = compare.compare(table, convnet, BASELINE)
+    assert "**unpaired**" in cards.header(unpaired, convnet, BASELINE)
+    test = by_metric(cards.metric_cards(unpaired, stats.runs_of(table, convnet), stats.runs_of(table, BASELINE)))[
+        "test_accuracy"]
+    assert "unpaired" in test["lines"][0] and "(its own runs)" in test["lines"][2]
+
+
+def test_each_card_opens_to_its_pairs_with_run_ids(table):
+    comparison = compare.compare(table, POST, BASELINE)
+    seeds = cards.seed_table(comparison, "test_accuracy")
+    assert list(seeds["Random seed"]) == [0, 1, 2]
+    assert set(seeds["Selection run"]) == set(stats.runs_of(table, POST)["run_id"])
+    assert set(seeds["Baseline run"]) <= set(stats.runs_of(table, BASELINE)["run_id"])
+    assert seeds["Δ"].iloc[0] == f"{POST_ACC[0] - BASE_ACC[0]:+.4f}"
+
+
+def test_the_baseline_against_itself_shows_its_own_seeds_and_no_delta(table):
+    comparison = compare.compare(table, BASELINE, BASELINE)
+    itself = cards.metric_cards(comparison, stats.runs_of(table, BASELINE), stats.runs_of(table, BASELINE),
+                                is_baseline=True)
+    assert all(card["delta"] is None and "this is the baseline" in card["lines"][1] for card in itself)
+    assert itself[0]["value"] == f"{np.mean(BASE_ACC):.4f}" and "over 4 random seeds" in itself[0]["lines"][0]
+
+
+def test_collapsed_runs_are_counted_on_the_test_card():
+    frame = pd.DataFrame({"collapsed": [True, False, True]})
+    assert cards.collapsed_note(frame) == "2 of 3 random seeds collapsed"
+    assert cards.collapsed_note(frame.assign(collapsed=False)) is None
+
+
+def test_definitions_use_the_new_verdicts_and_name_the_correction():
+    text = cards.definitions(0.02)
+    for verdict in verdicts.VERDICTS:
+        assert f"**{verdict}**" in text
+    assert "Holm-adjusted within one metric at one training size" in text and "±0.02" in text
+    assert "within seed noise" not in text and "no paired runs" not in text
+
+
+def test_best_val_accuracy_is_labelled_optimistic():
+    assert "optimistic" in cards.title("best_val_accuracy") and "optimistic" in cards.HELP["best_val_accuracy"]
+
+
+def test_coverage_captions_follow_the_other_switches(table):
+    counts = selection.seed_counts(table)
+    values = selection.current_choices({}, {"norm_placement": "post"})
+    assert values["norm_placement"] == "post"
+    patch = selection.option_seeds("patch_size", values, counts)
+    assert [selection.coverage_caption(patch[p]) for p in (2, 7)] == ["not trained", "3 seeds"]
+    rows = selection.option_seeds("train_rows", selection.current_choices({}, {}), counts)
+    assert rows[4_000] == 4 and rows[1_000] == 0
+    convnet = selection.current_choices({"model": "convnet"}, {})
+    assert selection.option_seeds("norm", convnet, counts) == {"layer": None, "batch": None}  # does not apply
+    assert selection.coverage_caption(1) == "1 seed"
+
+
+def test_effect_frame_marks_single_cell_effects():
+    effects = pd.DataFrame({"factor": ["patch_size", "norm"], "level": [2, "batch"], "reference": [7, "layer"],
+                            "train_rows": [1000, 1000], "cells": [1, 12]})
+    frame = tables.effect_frame(effects)
+    assert list(frame["effect"]) == ["patch size 2 (vs 7) · one cell", "norm batch (vs layer)"]
+    assert list(frame["basis"]) == ["one cell only", "averaged over the grid's cells"]
+    assert "patch size 2" in tables.single_cell_note(effects)

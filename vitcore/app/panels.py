@@ -1,0 +1,194 @@
+"""The Ablations page's sections, drawn with Streamlit from vitcore.app.cards / tables / charts.
+
+Each function renders one section of pages/ablations.py, so the page reads as a description of the
+UI: the landing forest plot, the metric cards, the collapse note, and the five views below them.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from vitcore import flips as flip_words
+from vitcore.app import cards, charts, fmt, state, tables
+from vitcore.app.selection import DEFAULTS, INTERACTIONS_KEY, cell_name
+from vitcore.config import RunConfig
+
+PICK_KEY = "variant_pick"
+GALLERY_LIMIT = 40  # images shown per direction (flips.csv has them all)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _spec(key: tuple, _build) -> dict:
+    return _build().to_dict()
+
+
+def chart(key: tuple, build, width: str = "stretch") -> None:
+    """Draw build() (an Altair chart from vitcore.app.charts), its Vega-Lite spec cached under `key` +
+    the store's mtime: Altair's schema validation costs 0.1-0.4 s per chart on every rerun, and the
+    cards must not wait for it (issue 13, first paint)."""
+    st.vega_lite_chart(spec=_spec((*key, state.STORE_PATH, state.store_mtime()), build), width=width)
+
+
+def _select_variant(frame: pd.DataFrame) -> None:
+    """The landing's "select this variant": move the sidebar switch (a callback, before the sidebar draws)."""
+    picked = st.session_state.get(PICK_KEY)
+    row = frame[frame["option"] == picked]
+    if len(row):
+        switch, level = row["switch"].iloc[0], row["to"].iloc[0]
+        st.session_state[switch] = type(DEFAULTS[switch])(level)
+    st.session_state[PICK_KEY] = None
+
+
+def landing(cfg: RunConfig, metric: str, margin: float) -> None:
+    """The answer first: every single-switch effect of the baseline as a forest plot, one click per variant."""
+    frame = tables.flip_frame(state.flip_effects(cfg, margin), metric, margin)
+    if frame.empty:
+        st.info("No stored config differs from this one by a single switch at these rows.")
+        return
+    pairs = int(frame["n_pairs"].max())
+    title = (f"What flipping one switch of {cell_name(cfg)} does to {cards.title(metric).lower()} (paired over up "
+             f"to {pairs} random seeds)")
+    chart(("forest", cfg, metric, margin), lambda: charts.forest(frame, metric, title), width="content")
+    st.caption("Dot: mean paired Δ; bar: its 95% CI. Blue = more, red = less (on every Δ chart of this page; for "
+               "gap and seconds less is better); grey = not resolved. Verdicts are Holm-adjusted within this metric "
+               "at these rows.")
+    st.pills("Select a variant", list(frame["option"]), key=PICK_KEY, on_change=_select_variant, args=(frame,),
+             help="Moves that switch in the sidebar: the cards then compare the variant with this baseline.")
+
+
+def metric_cards(cards_: list[dict], comparison, selected: pd.DataFrame, is_baseline: bool) -> None:
+    """The five cards: value and Δ, then CI, verdict and baseline in the card's own text; each opens to its runs."""
+    for column, card in zip(st.columns(len(cards_)), cards_):
+        with column.container(border=True):
+            st.metric(card["title"], card["value"], card["delta"], delta_color=card["delta_color"],
+                      delta_arrow=card["delta_arrow"], help=card["help"])
+            st.markdown("  \n".join(card["lines"]))
+            with st.popover("Per random seed", icon=":material/list:", width="stretch"):
+                if is_baseline or not len(comparison.pairs):
+                    st.caption("This config's runs: one per random seed.")
+                    st.table(cards.runs_table(selected, card["metric"]))
+                else:
+                    st.caption("Each pair: the same random seed and training rows on both sides; Δ = selection − "
+                               "baseline." if comparison.paired else "Unpaired: every run of each side.")
+                    st.table(cards.seed_table(comparison, card["metric"]))
+
+
+def collapse(cfg: RunConfig, selected: pd.DataFrame, base: pd.DataFrame) -> None:
+    """Collapsed runs (test < 0.2 while train > 0.5) and, for BatchNorm, the measured diagnosis."""
+    notes = [f"{side}: {note}" for side, frame in (("selection", selected), ("baseline", base))
+             if (note := cards.collapsed_note(frame))]
+    if not notes and cfg.norm != "batch":
+        return
+    from vitcore import bn
+
+    diagnosis = state.bn_diagnosis()
+    text = bn.explain(diagnosis) if diagnosis is not None else (
+        "Not measured yet: `python -m vitcore diagnose-bn --out analysis` re-estimates each stored BatchNorm run's "
+        "statistics on its own training rows and writes `analysis/bn.csv`.")
+    if notes:
+        st.error("**Collapsed runs** (test accuracy < 0.2 while final train accuracy > 0.5) — "
+                 + "; ".join(notes) + ". They pull every mean and Δ above down.", icon=":material/warning:")
+    with st.expander("Why BatchNorm ViTs collapse: the measured diagnosis", icon=":material/troubleshoot:",
+                     expanded=bool(notes) and cfg.norm == "batch"):
+        st.markdown(text)
+
+
+def curves(cfg: RunConfig, baseline: RunConfig, selected: pd.DataFrame, base: pd.DataFrame) -> None:
+    def build():
+        histories, _ = state.run_frames([*selected["run_id"], *base["run_id"]])
+        roles, order = tables.curve_roles(selected, base, cfg, baseline)
+        return charts.learning_curves(charts.curve_frame(histories, roles), order)
+
+    chart(("curves", cfg, baseline), build)
+    st.caption("Solid: validation accuracy, dashed: training accuracy; line = mean over random seeds, band = min–max.")
+
+
+def confusions(comparison, selected: pd.DataFrame, is_baseline: bool) -> None:
+    from vitcore.compare import mean_rates
+
+    def rates():
+        _, long = state.run_frames(selected["run_id"])
+        return charts.heatmap(mean_rates(long, selected["run_id"]), "Selection: row-normalised test rates, mean over "
+                              "random seeds")
+
+    left, right = st.columns(2)
+    with left:
+        chart(("rates", comparison.selection), rates)
+    if is_baseline or comparison.confusion is None or (comparison.paired and not comparison.metrics["n_pairs"].any()):
+        right.caption("The Δ heatmap and per-class bars appear when the selection differs from a stored baseline.")
+        return
+    paired = "paired by random seed" if comparison.paired else "unpaired (Welch)"
+    key = (comparison.selection, comparison.baseline, state.margin())
+    with right:
+        chart(("delta", *key), lambda: charts.heatmap(charts.delta_matrix(comparison.confusion), f"Δ vs baseline, "
+                                                      f"{paired}: blue = more of that cell, red = less", delta=True))
+    chart(("classes", *key), lambda: charts.class_delta_bars(comparison.classes))
+    st.caption(f"Per-class Δ {paired}, with 95% CIs and verdicts at margin ±{state.margin():g}; the Δ heatmap's colour "
+               f"scale is fixed at ±{fmt.DELTA_LIMITS['confusion rate']:.2f} in every view (cells beyond are clipped; "
+               "their text gives the value).")
+
+
+def flipped_images(cfg: RunConfig, baseline: RunConfig, comparison, is_baseline: bool) -> None:
+    """The test images the selection gets wrong and the baseline right in most pairs, and the reverse."""
+    if is_baseline:
+        st.caption("Flipped images appear when the selection differs from its baseline.")
+        return
+    result = state.flipped_images(cfg, baseline)
+    if result is None:
+        st.info("The flipped images need the official test labels, which are not on this machine.")
+        return
+    frame, used = result
+    missing = len(comparison.seeds) - used
+    if not used:
+        st.info("No pair of runs kept its per-image predictions (`predictions.npy`, kept by runs trained since "
+                "issue 10), so there is nothing to compare image by image.")
+        return
+    st.caption(f"From **{used} pairs** of runs (same random seed and rows) that kept their per-image predictions"
+               + (f"; {missing} paired random seeds without predictions are not counted" if missing > 0 else "")
+               + ". An image is listed when it flips in more than half of the pairs.")
+    st.download_button("flips.csv", frame.to_csv(index=False).encode(), file_name="flips.csv", mime="text/csv",
+                       icon=":material/download:", on_click="ignore", key="download_flips")
+    gallery = state.load_gallery()
+    for direction in (flip_words.BROKEN, flip_words.FIXED):
+        part = frame[frame["direction"] == direction]
+        st.markdown(f"**{direction.capitalize()}**: {len(part)} images"
+                    + (f" (the {GALLERY_LIMIT} most often flipped shown)" if len(part) > GALLERY_LIMIT else ""))
+        part = part.head(GALLERY_LIMIT)
+        if len(part):
+            st.image(list(gallery.images_of(part["image"])), width=84, clamp=True, caption=tables.flip_captions(part))
+
+
+def flip_table(cfg: RunConfig, metric: str, margin: float) -> None:
+    flips = state.flip_effects(cfg, margin)
+    if flips.empty:
+        st.caption("No stored config differs from this one by a single switch"
+                   + (" (the ViT switches do not apply to the convnet)." if cfg.model == "convnet" else "."))
+        return
+    st.caption(f"Each row: this config with one switch changed, minus this config, paired by random seed at "
+               f"{fmt.rows(cfg.train_rows)} rows. p-values Holm-adjusted within this metric at these rows.")
+    st.dataframe(tables.flip_table(flips, metric, margin), hide_index=True, width="stretch",
+                 column_config={"Δ": st.column_config.NumberColumn(format=fmt.printf(metric, signed=True)),
+                                "p (Holm)": st.column_config.NumberColumn(format="%.3f")})
+
+
+def main_effects(metric: str, margin: float) -> None:
+    main = state.main_effects(metric, margin)
+    if main.empty:
+        st.caption("The factorial grid has no complete cells yet.")
+        return
+    seeds = ", ".join(f"{fmt.rows(r)} rows: {int(n)}" for r, n in main.groupby("train_rows")["n_pairs"].max().items())
+    chart(("main", metric, margin), lambda: charts.effect_intervals(
+        tables.effect_frame(main), metric, f"Main effects on {cards.title(metric).lower()}: a level minus the "
+        "article's, averaged over the other switches"), width="content")
+    st.caption(f"Within each cell of the other switches, same training rows and random seed, then averaged per random "
+               f"seed; the 95% CI is over random seeds (up to {seeds}). Holm correction within this metric at each "
+               "training size; each panel has its own x-scale.")
+    if note := tables.single_cell_note(main):
+        st.caption(note)
+    if st.toggle("Show the two-way interactions (difference of differences)", key=INTERACTIONS_KEY,
+                 bind="query-params"):
+        pairs = state.interactions(metric, margin)
+        chart(("interactions", metric, margin), lambda: charts.effect_intervals(
+            tables.effect_frame(pairs, True), metric, f"Two-way interactions on {cards.title(metric).lower()}"),
+            width="content")
