@@ -8,7 +8,7 @@ import streamlit as st
 
 from vitcore import stats
 from vitcore.app import cards, fmt, panels, state
-from vitcore.app.selection import METRIC_KEY, VIEW_KEY, VIEWS, cell_name
+from vitcore.app.selection import METRIC_KEY, METRIC_LABELS, PAGE_DEFAULTS, VIEW_KEY, VIEWS, cell_name
 from vitcore.app.train_panel import render_train_offer
 
 cfg, note = state.selection()
@@ -19,8 +19,9 @@ is_baseline = cfg.config_id == baseline.config_id
 
 
 def metric_control() -> str:
-    return st.segmented_control("Metric for the effects", stats.METRICS, default=stats.METRICS[0], key=METRIC_KEY,
-                                format_func=cards.title, bind="query-params") or stats.METRICS[0]
+    label = st.segmented_control("Metric for the effects", list(METRIC_LABELS), default=PAGE_DEFAULTS[METRIC_KEY],
+                                 required=True, key=METRIC_KEY, bind="query-params")
+    return METRIC_LABELS.get(label, stats.METRICS[0])
 
 
 st.title("What is each part of a ViT worth?")

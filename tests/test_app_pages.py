@@ -14,8 +14,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fakes import write_run
-from vitcore import stats
-from vitcore.app import fmt, state
+from vitcore import compare, stats
+from vitcore.app import state
 from vitcore.app.selection import BASELINE, SIDEBAR_KEYS
 from vitcore.config import RunConfig
 from vitcore.store import RunStore
@@ -34,10 +34,24 @@ def table():
 
 
 def shown_values(table, cfg: RunConfig) -> list[str]:
-    """The metric cards' values (seed means) for cfg, computed from the store as the page prints them."""
+    """The metric cards' values for cfg as the page prints them: the means over the random seeds paired
+    with its default baseline (vitcore.compare), or over all its seeds when cfg is that baseline."""
     runs = stats.runs_of(table, cfg)
     assert len(runs), f"{cfg.label()} at {cfg.train_rows} rows is not in {state.STORE_PATH}"
-    return [f"{runs[m].mean():.{1 if m == 'seconds' else 4}f}" for m in stats.METRICS]
+    if cfg == compare.default_baseline(cfg):
+        means = [runs[m].mean() for m in stats.METRICS]
+    else:
+        means = compare.compare(table, cfg).metrics["selection_mean"]
+    return [f"{mean:.{1 if m == 'seconds' else 4}f}" for m, mean in zip(stats.METRICS, means)]
+
+
+def uncached(table) -> dict:
+    """A sidebar selection with no stored runs (the background sweep fills the store as tests run)."""
+    for query in ({"patch_size": 2, "norm": "batch"}, {"patch_size": 2, "pos_embedding": "none"},
+                  {"warmup_epochs": 5, "patch_size": 14}):
+        if stats.runs_of(table, BASELINE.replace(**query)).empty:
+            return query
+    pytest.skip("every candidate selection has runs now")
 
 
 def app(query: dict | None = None, page: str | None = None) -> AppTest:
@@ -54,16 +68,15 @@ def test_default_view_is_the_article_vit_against_itself(table):
     assert not at.exception
     assert [metric.value for metric in at.metric] == shown_values(table, BASELINE)
     base = stats.runs_of(table, BASELINE)["test_accuracy"]
-    assert any(fmt.mean_sd(base.mean(), base.std()) in caption.value for caption in at.caption)
-    assert at.caption[1].value.startswith(f"± {base.std():.4f} sd over {len(base)} seeds")  # under the first card
+    assert at.metric[0].value == f"{base.mean():.4f}"
+    under_first_card = [md.value for md in at.markdown if "this is the baseline" in md.value][0]
+    assert under_first_card.startswith(f"± {base.std():.4f} sd over {len(base)} random seeds")
 
 
 @pytest.mark.parametrize("key, value", FLIPS)
 def test_each_sidebar_switch_shows_the_matching_cached_run(table, key, value):
     at = app()
-    widget = at.radio(key=key) if key in ("model", "pos_embedding", "norm_placement", "norm", "patch_size") \
-        else at.selectbox(key=key)
-    widget.set_value(value).run()
+    at.radio(key=key).set_value(value).run()
     assert not at.exception
     expected = shown_values(table, BASELINE.replace(**{key: value}))
     assert [metric.value for metric in at.metric] == expected
@@ -81,7 +94,7 @@ def test_convnet_disables_the_vit_switches_without_hiding_them():
     at = app({"model": "convnet"})
     disabled = {radio.key: radio.disabled for radio in at.radio if radio.key in SIDEBAR_KEYS}
     assert disabled == {"model": False, "pos_embedding": True, "norm_placement": True, "norm": True,
-                        "patch_size": True}
+                        "patch_size": True, "train_rows": False, "warmup_epochs": False}
 
 
 @pytest.mark.parametrize("query, key", [({"patch_size": "5"}, "patch_size"),
@@ -94,18 +107,18 @@ def test_invalid_query_value_falls_back_with_a_visible_note(table, query, key):
     assert [metric.value for metric in at.metric] == shown_values(table, BASELINE)
 
 
-def test_uncached_config_offers_training_with_an_estimate(monkeypatch):
+def test_uncached_config_offers_training_with_an_estimate(table, monkeypatch):
     monkeypatch.delenv("VITCORE_ALLOW_TRAINING", raising=False)
-    at = app({"train_rows": 2_000})
+    at = app(uncached(table))
     assert not at.exception and not at.metric
     assert any("no stored runs yet" in warning.value for warning in at.warning)
     assert any("Estimated training time" in caption.value for caption in at.caption)
     assert "Train now" in [button.label for button in at.button]
 
 
-def test_training_switched_off_removes_the_button(monkeypatch):
+def test_training_switched_off_removes_the_button(table, monkeypatch):
     monkeypatch.setenv("VITCORE_ALLOW_TRAINING", "0")
-    at = app({"train_rows": 2_000})
+    at = app(uncached(table))
     assert "Train now" not in [button.label for button in at.button]
     assert any("VITCORE_ALLOW_TRAINING=0" in info.value for info in at.info)
 
@@ -135,14 +148,14 @@ def test_train_now_trains_stores_and_shows_the_run(tmp_path, monkeypatch):
     assert at.metric[0].value == "0.7777"
 
 
-def test_other_sessions_see_the_server_busy(monkeypatch):
+def test_other_sessions_see_the_server_busy(table, monkeypatch):
     import threading
 
     release = threading.Event()
     slot = state.training_slot()
     assert slot.start(RunConfig(train_rows=8_000), lambda cfg, progress: release.wait(30))
     try:
-        at = app({"train_rows": 2_000})
+        at = app(uncached(table))
         assert "Train now" not in [button.label for button in at.button]
         assert any("started by another session" in info.value for info in at.info)
     finally:
@@ -197,17 +210,22 @@ def test_runs_page_follows_the_sidebar_and_offers_each_download_shown_and_full(t
                any(label.startswith(f"{name}: all") for label in labels) for name in state.EXPORTS)
 
 
-def test_metric_choice_and_interactions_toggle_redraw_the_effects(table):
-    at = app({"norm": "batch"})
+def test_metric_choice_redraws_the_flip_table(table):
+    at = app({"norm": "batch", "view": "Flip one switch"})
+    expected = stats.flip_effects(table, BASELINE.replace(norm="batch"))
     flips = at.dataframe[0].value
+    assert list(flips["Δ"]) == pytest.approx(list(expected[expected["metric"] == "test_accuracy"]["mean_delta"]))
+    at.button_group(key="metric").set_value("gap").run()
+    assert not at.exception
+    assert list(at.dataframe[0].value["Δ"]) == pytest.approx(list(expected[expected["metric"] == "gap"]["mean_delta"]))
+
+
+def test_interactions_toggle_adds_its_chart():
+    at = app({"view": "Main effects"})
     charts = len(at.get("vega_lite_chart"))
-    at.toggle(key="show_interactions").set_value(True).run()
+    at.toggle(key="interactions").set_value(True).run()
     assert not at.exception
     assert len(at.get("vega_lite_chart")) == charts + 1
-    expected = stats.flip_effects(table, BASELINE.replace(norm="batch"))
-    assert list(flips["Δ"]) == pytest.approx(list(expected[expected["metric"] == "test_accuracy"]["mean_delta"]))
-    at.button_group(key="effects_metric").set_value("gap").run()
-    assert list(at.dataframe[0].value["Δ"]) == pytest.approx(list(expected[expected["metric"] == "gap"]["mean_delta"]))
 
 
 def test_reset_returns_every_switch_to_the_article_vit(table):

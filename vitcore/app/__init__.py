@@ -9,7 +9,9 @@
     fmt          how every number is printed (mean ± sd, CI, Δ, seconds, thousands) and the colours
     sidebar      the shared sidebar (drawn by app.py on every page)
     train_panel  "not cached yet": the estimate, "Train now" and live progress
-    charts       every Altair chart
+    charts       the Ablations page's Altair charts (and the shared verdict colours), the walkthrough's first ones
+    cards        the Ablations page's words: metric cards, per-seed tables, header, verdict definitions
+    panels       the Ablations page's sections drawn with Streamlit (landing forest plot, cards, views)
     pictures     NumPy pictures for st.image (patch grids, tiles, attention overlays)
     walk         frames and sentences of the ViT vs convnet, Token cost and Attention pages
     walk_charts  the ViT vs convnet page's charts (data-size curve, paired Δ, gap bars)

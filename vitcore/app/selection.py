@@ -31,7 +31,10 @@ SAME_ROWS = "the article's ViT at the selected rows"
 MARGIN_KEY, METRIC_KEY, INTERACTIONS_KEY, VIEW_KEY = "margin", "metric", "interactions", "view"
 MARGINS = (0.005, 0.01, 0.02, 0.05)  # the sidebar's equivalence margins; the CLI's --margin takes any value
 VIEWS = ("Learning curves", "Classes & confusions", "Flipped images", "Flip one switch", "Main effects")
-PAGE_DEFAULTS = {MARGIN_KEY: MARGIN, METRIC_KEY: METRICS[0], INTERACTIONS_KEY: False, VIEW_KEY: VIEWS[0]}
+# The metric control's options are also its URL values (a bound widget's URL value is its label): `?metric=gap`.
+METRIC_LABELS = {metric.replace("_", " "): metric for metric in METRICS}
+PAGE_DEFAULTS = {MARGIN_KEY: MARGIN, METRIC_KEY: next(iter(METRIC_LABELS)), INTERACTIONS_KEY: False,
+                 VIEW_KEY: VIEWS[0]}
 # Fields outside the sidebar that a cached cell might still differ in (named in its cell name).
 _EXTRA_FIELDS = ("width", "depth", "heads", "mlp_dim", "epochs", "batch_size", "lr")
 
@@ -87,9 +90,9 @@ def _page_notes(params: Mapping) -> list[str]:
     if MARGIN_KEY in params and _shown(params[MARGIN_KEY]) not in map(str, MARGINS):
         notes.append(f"`{MARGIN_KEY}={_shown(params[MARGIN_KEY])}` is not a valid value (allowed: "
                      f"{', '.join(map(str, MARGINS))}); showing the default `{MARGIN}` instead.")
-    if METRIC_KEY in params and _shown(params[METRIC_KEY]) not in METRICS:
+    if METRIC_KEY in params and _shown(params[METRIC_KEY]) not in METRIC_LABELS:
         notes.append(f"`{METRIC_KEY}={_shown(params[METRIC_KEY])}` is not a valid value (allowed: "
-                     f"{', '.join(METRICS)}); showing the default `{METRICS[0]}` instead.")
+                     f"{', '.join(METRIC_LABELS)}); showing the default `{PAGE_DEFAULTS[METRIC_KEY]}` instead.")
     return notes
 
 

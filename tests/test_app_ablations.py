@@ -1,0 +1,182 @@
+"""AppTest of the Ablations page on a small synthetic store whose runs keep predictions.npy: the landing
+forest plot and its one-click variants, coverage captions, the URL-bound metric / margin / view, the
+verdict words in the cards, the unpaired note, the flipped images and flips.csv, and a quiet Reset.
+
+The store: the article's ViT and its post-norm variant at 4,000 rows (random seeds 0-2, predictions
+kept, post-norm clearly worse), a no-position variant whose effect is small, and the ViT at 1,000 rows
+(for an unpaired comparison). Predictions follow each run's confusion matrix; post-norm misses the
+first 30 test images of every class that the article's ViT gets right, in every pair.
+"""
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from fakes import confusion, history, metrics, write_run
+from vitcore import flips, stats
+from vitcore.app import state
+from vitcore.app.selection import BASELINE, cell_name
+from vitcore.data import official_test_labels
+from vitcore.samples import local_data_available
+from vitcore.store import RunStore
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+POST = BASELINE.replace(norm_placement="post")
+NONE = BASELINE.replace(pos_embedding="none")
+SMALL = BASELINE.replace(train_rows=1_000)
+ACCURACY = {BASELINE: (0.80, 0.81, 0.79), POST: (0.78, 0.785, 0.772), NONE: (0.804, 0.805, 0.795),
+            SMALL: (0.70, 0.71, 0.72)}
+OFFSET = {BASELINE: 0, POST: 30}  # which images of each class a run gets right (see predictions_for)
+
+pytestmark = pytest.mark.skipif(not local_data_available(), reason="needs the official test labels")
+
+
+def predictions_for(labels: np.ndarray, accuracy: float, offset: int) -> np.ndarray:
+    """Predictions whose confusion matrix is fakes.confusion(accuracy): of each class's images (in test
+    order, rolled by `offset`), the first ones are right, the rest take the matrix's wrong classes."""
+    counts = confusion(accuracy)
+    predicted = np.empty_like(labels)
+    for true in range(10):
+        images = np.roll(np.flatnonzero(labels == true), -offset)
+        right = counts[true, true]
+        predicted[images[:right]] = true
+        others = [c for c in range(10) if c != true]
+        predicted[images[right:]] = np.repeat(others, counts[true, others])
+    return predicted
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> RunStore:
+    store = RunStore(tmp_path_factory.mktemp("ablations_store"))
+    labels = official_test_labels()
+    for cfg, accuracies in ACCURACY.items():
+        for seed, accuracy in enumerate(accuracies):
+            run = cfg.replace(seed=seed)
+            if cfg in OFFSET:
+                summary = metrics(run, accuracy)
+                store.save(run, history(run, summary), confusion(accuracy), summary,
+                           predictions=predictions_for(labels, accuracy, OFFSET[cfg]))
+            else:
+                write_run(store, run, accuracy)
+    return store
+
+
+@pytest.fixture
+def app(store, monkeypatch):
+    monkeypatch.setattr(state, "STORE_PATH", str(store.root))
+
+    def run(query: dict | None = None) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.query_params.update({key: str(value) for key, value in (query or {}).items()})
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        return at
+    return run
+
+
+def titles(at: AppTest) -> list[str]:
+    """Every chart's title (each chart of the page has one)."""
+    return [json.loads(chart.proto.spec)["title"] for chart in at.get("vega_lite_chart")]
+
+
+def card_text(at: AppTest) -> str:
+    return "\n".join(md.value for md in at.markdown)
+
+
+def test_landing_leads_with_the_forest_plot_of_every_single_switch_effect(app):
+    at = app()
+    assert "What flipping one switch of ViT p7 pre-LN pos · 4,000 rows" in titles(at)[0]
+    pills = at.button_group(key="variant_pick")
+    assert sorted(option.content for option in pills.proto.options) == [
+        "norm placement pre → post", "position embedding learned → none"]
+    assert [metric.value for metric in at.metric][0] == f"{np.mean(ACCURACY[BASELINE]):.4f}"
+    assert "this is the baseline" in card_text(at)
+
+
+def test_one_click_selects_a_variant_and_the_cards_lead_with_verdicts(app):
+    at = app()
+    at.button_group(key="variant_pick").set_value("norm placement pre → post").run()
+    assert not at.exception and at.session_state["norm_placement"] == "post"
+    text = card_text(at)
+    assert ":red-badge[worse]" in text and "over random seeds 0, 1, 2 (3 pairs)" in text
+    delta = np.mean(ACCURACY[POST]) - np.mean(ACCURACY[BASELINE])
+    assert at.metric[0].value == f"{np.mean(ACCURACY[POST]):.4f}" and at.metric[0].delta == f"Δ {delta:+.4f}"
+    assert not any("What flipping one switch" in spec for spec in titles(at))  # the cards lead now
+
+
+def test_sidebar_options_say_what_is_stored(app):
+    at = app()
+    assert list(at.radio(key="patch_size").proto.captions) == ["not trained", "not trained", "3 seeds", "not trained"]
+    assert list(at.radio(key="train_rows").proto.captions) == ["3 seeds", "not trained", "3 seeds", "not trained"]
+    assert list(at.radio(key="model").proto.captions) == ["3 seeds", "not trained"]
+
+
+def test_metric_margin_and_view_come_from_the_url(app):
+    at = app({"pos_embedding": "none", "metric": "gap", "margin": "0.05", "view": "Flip one switch"})
+    assert at.button_group(key="metric").value == "gap" and at.button_group(key="margin").value == 0.05
+    assert "equivalent (within ±0.050)" in card_text(at)
+    (table,) = [frame.value for frame in at.dataframe]
+    assert list(table["Switch"]) == ["position embedding"]  # none → learned, the one stored flip
+    expected = stats.flip_effects(RunStore(state.STORE_PATH).table(), NONE, margin=0.05)
+    assert table["Δ"].iloc[0] == pytest.approx(expected.loc[expected["metric"] == "gap", "mean_delta"].iloc[0])
+
+
+def test_inconclusive_cards_say_how_many_more_random_seeds(app):
+    at = app({"pos_embedding": "none"})
+    assert "inconclusive — needs" in card_text(at) and "more random seed" in card_text(at)
+
+
+def test_a_baseline_at_other_rows_is_unpaired_and_says_so(app):
+    at = app({"train_rows": 1000, "baseline": cell_name(BASELINE)})
+    assert "**unpaired**" in card_text(at) and "(its own runs)" in card_text(at)
+
+
+def test_flipped_images_and_flips_csv(app):
+    at = app({"norm_placement": "post", "view": "Flipped images"})
+    assert any("From **3 pairs**" in caption.value for caption in at.caption)
+    assert [button.proto.label for button in at.get("download_button")] == ["flips.csv"]
+    store = RunStore(state.STORE_PATH)
+    table = store.table()
+    pairs = flips.prediction_pairs(lambda run_id: store.load(run_id).predictions(), stats.runs_of(table, POST),
+                                   stats.runs_of(table, BASELINE))
+    expected = flips.flipped_images(pairs, official_test_labels())
+    broken = expected[expected["direction"] == flips.BROKEN]
+    assert len(broken) == 300 and set(broken["pairs_flipped"]) == {3}  # 30 images of each class, every pair
+    shown, used = state.flipped_images(POST, BASELINE)  # what the page draws and offers as flips.csv
+    assert used == 3
+    pd.testing.assert_frame_equal(shown, expected)
+    assert len(at.get("image")) == 2  # one gallery per direction
+
+
+def test_reset_returns_everything_to_the_defaults_without_a_warning(app, caplog):
+    from streamlit.elements.lib import policies
+
+    query = {"norm_placement": "post", "margin": "0.05", "metric": "gap", "baseline": cell_name(BASELINE),
+             "view": "Main effects"}
+    at = app(query)
+    policies._shown_default_value_warning = False  # Streamlit logs it once per process: make this run count
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logging.getLogger("streamlit.elements.lib.policies").addHandler(handler)
+    try:
+        at.button(key="reset_switches").click().run()
+    finally:
+        logging.getLogger("streamlit.elements.lib.policies").removeHandler(handler)
+    assert not at.exception
+    assert not [r for r in records if "Session State API" in r.getMessage()]
+    assert at.session_state["norm_placement"] == "pre" and at.session_state["margin"] == 0.01
+    assert at.session_state["metric"] == "test accuracy" and at.session_state["view"] == "Learning curves"
+    assert at.session_state["baseline"] == "the article's ViT at the selected rows"
+    assert not set(query) & set(at.query_params)  # defaults leave the URL clean
+
+
+def test_main_effects_view_and_interactions_toggle(app):
+    at = app({"view": "Main effects", "interactions": "true"})
+    assert any("Main effects on test accuracy" in spec for spec in titles(at))
+    assert at.toggle(key="interactions").value
