@@ -15,7 +15,7 @@ def add_parsers(sub) -> None:
                          help="equivalence margin for accuracies and the gap, 0 to 1 exclusive (default 0.01)")
     effects.set_defaults(handler=_effects)
 
-    report = sub.add_parser("report", help="the seed's headline table re-measured: headline.csv + headline.md")
+    report = sub.add_parser("report", help="the source article's headline table re-measured: headline.csv + headline.md")
     report.add_argument("--store", default="cached_runs")
     report.add_argument("--out", required=True, help="output folder (created if missing)")
     report.set_defaults(handler=_report)
