@@ -52,3 +52,39 @@ def test_the_budget_stops_a_training_that_runs_long():
     assert finished.start(RunConfig(epochs=3), fake_trainer(done := []), budget_seconds=60)
     finished.join(5)
     assert finished.status.cancelled is None and done == [1, 2, 3]
+
+
+def test_the_page_refuses_a_click_over_budget_and_says_why(monkeypatch):
+    from test_app_pages import app, uncached
+
+    from vitcore.app import state
+    from vitcore.store import RunStore
+
+    monkeypatch.delenv("VITCORE_ALLOW_TRAINING", raising=False)
+    monkeypatch.setenv("VITCORE_MAX_TRAIN_MINUTES", "0.001")
+    at = app(uncached(RunStore(state.STORE_PATH).table()))
+    assert not at.exception and "Train now" not in [button.label for button in at.button]
+    assert any("over this server's budget of 0.001 minutes" in info.value for info in at.info)
+
+
+def test_a_running_training_offers_cancel_and_cancel_stops_it(monkeypatch):
+    from test_app_pages import app, uncached
+
+    from vitcore.app import state
+    from vitcore.store import RunStore
+
+    query = uncached(RunStore(state.STORE_PATH).table())
+    cfg = RunConfig(**{key: int(value) if key in ("patch_size", "warmup_epochs") else value
+                       for key, value in query.items()})
+    gate, done = threading.Event(), []
+    slot = state.training_slot()
+    assert slot.start(cfg, fake_trainer(done, gate))
+    try:
+        at = app(query)
+        assert not at.exception
+        at.button(key="train_cancel").click().run()
+        assert slot.status.cancel_requested
+    finally:
+        gate.set()
+        slot.join(10)
+    assert slot.status.cancelled == "cancelled" and not slot.busy

@@ -12,7 +12,7 @@ import streamlit as st
 
 from vitcore.app import fmt, state
 from vitcore.app.selection import cell_name
-from vitcore.app.training import TrainingStatus, estimate_seconds, training_allowed
+from vitcore.app.training import TrainingStatus, budget_minutes, estimate_seconds, over_budget, training_allowed
 from vitcore.attention import train_command
 from vitcore.config import RunConfig
 
@@ -37,6 +37,9 @@ def render_train_offer(cfg: RunConfig, runs: pd.DataFrame) -> None:
     st.warning(f"**{cell_name(cfg)}** has no stored runs yet.", icon=":material/hourglass_empty:")
     if status is not None and status.cfg.config_id == cfg.config_id and status.error:
         st.error(f"The last training of this config failed: {status.error}")
+    if status is not None and status.cfg.config_id == cfg.config_id and status.cancelled:
+        st.info(f"The last training of this config was {status.cancelled} after epoch {status.epoch}; "
+                "nothing was stored.")
     estimate = estimate_seconds(runs, cfg)
     if estimate is None:
         st.caption("No similar runs are stored, so there is no time estimate.")
@@ -51,8 +54,15 @@ def render_train_offer(cfg: RunConfig, runs: pd.DataFrame) -> None:
         return
     seeds = st.radio("Random seeds to train", (1, 3), horizontal=True, key="train_seeds",
                      help="One random seed shows the numbers; three give the seed-paired 95% intervals.")
+    budget = budget_minutes()
+    refused = over_budget(None if estimate is None else estimate[0], seeds, budget)
+    if refused:
+        st.info(f"Not from this page: {refused}. To train it on your own machine: `{train_command(cfg)}`")
+        return
+    st.caption(f"One click may start at most {budget:g} minutes of training on this server; a training "
+               "that runs longer stops between epochs and stores nothing, and Cancel stops it the same way.")
     if st.button("Train now", type="primary", icon=":material/play_arrow:", key="train_now"):
-        if slot.start(cfg, lambda c, progress: _train_seeds(c, progress, seeds)):
+        if slot.start(cfg, lambda c, progress: _train_seeds(c, progress, seeds), budget_seconds=budget * 60):
             st.rerun()
         st.warning("Another session started a training a moment ago; this one will wait its turn.")
 
@@ -74,6 +84,11 @@ def _progress(cfg: RunConfig) -> None:
             + ("" if mine else "One training runs at a time on this server; yours can start when it finishes."),
             icon=":material/model_training:")
     st.progress(status.epoch / max(status.total, 1))
+    if status.cancel_requested:
+        st.caption("Cancelling: the training stops after the current epoch.")
+    elif st.button("Cancel", icon=":material/stop:", key="train_cancel",
+                   help="Stops after the current epoch; the unfinished run is not stored."):
+        slot.cancel()
     if status.history:
         history = pd.DataFrame(status.history)
         history["step"] = range(1, len(history) + 1)
