@@ -12,7 +12,12 @@ Measures, on fresh `streamlit run streamlit_app.py` servers with training off:
   3. server RSS after a view-only session opened the Ablations and Runs pages, and whether TensorFlow
      was loaded into the server (it must not be). Budgets (issue 4): render <= 1.5 s, RSS <= 300 MB;
   4. server RSS after that session then visited every page (Attention runs its stored weights in
-     NumPy, Anatomy counts from formulas), page by page. Budget (issue 11): <= 400 MB.
+     NumPy, Anatomy counts from formulas), page by page. Budget (issue 11): <= 400 MB;
+  5. first paint (issue 13): the Ablations page against a trivial one-metric page in the same browser,
+     servers side by side and visits interleaved, median of 5: the landing (time to its forest plot
+     and to its cards) and a flipped switch (time to the cards). Goal: <= 1.5x the trivial page.
+
+    python bench/app_bench.py --paint    # only 5 (about a minute)
 """
 
 from __future__ import annotations
@@ -106,11 +111,15 @@ def warm_line(log: Path, timeout: float = 120) -> str:
     raise RuntimeError(f"no warm-up line in {log}")
 
 
-def browser_render_seconds(browser, url: str) -> float:
+CARDS = '[data-testid="stMetric"]'
+CHART = '[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg'  # a chart drawn, not its box
+
+
+def browser_render_seconds(browser, url: str, selector: str = CARDS) -> float:
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     start = time.perf_counter()
     page.goto(url, wait_until="domcontentloaded")
-    page.wait_for_selector('[data-testid="stMetric"]', timeout=120_000)
+    page.wait_for_selector(selector, timeout=120_000, state="visible")
     seconds = time.perf_counter() - start
     page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000)
     page.close()
@@ -138,11 +147,43 @@ def tensorflow_loaded(server: psutil.Process) -> bool:
     return any("tensorflow" in (m.path or "") for m in server.memory_maps())
 
 
+def first_paint(browser, folder: Path, rounds: int = 5) -> None:
+    """Issue 13's first paint: the Ablations page (landing, flipped switch) against a trivial page,
+    each server warm, visits interleaved round by round so the machine's load hits all alike."""
+    import statistics
+
+    trivial = folder / "trivial_paint.py"
+    trivial.write_text(TRIVIAL)
+    with served(folder / "paint_app.log") as (_, url), served(folder / "paint_trivial.log", str(trivial)) as (_, floor):
+        warm_line(folder / "paint_app.log")
+        visits = {"trivial page, to its metric": (floor, CARDS),
+                  "landing, to the forest plot": (url, CHART), "landing, to the cards": (url, CARDS),
+                  "flipped switch (?norm=batch), to the cards": (f"{url}/?norm=batch", CARDS)}
+        for target, selector in visits.values():  # one visit each first: browser and server caches
+            browser_render_seconds(browser, target, selector)
+        seconds = {name: [] for name in visits}
+        for _ in range(rounds):
+            for name, (target, selector) in visits.items():
+                seconds[name].append(browser_render_seconds(browser, target, selector))
+    base = statistics.median(seconds["trivial page, to its metric"])
+    print(f"first paint, median of {rounds} (load average {os.getloadavg()[0]:.1f}):")
+    for name, values in seconds.items():
+        median = statistics.median(values)
+        print(f"  {name}: {median:.2f} s = {median / base:.2f}x the trivial page (goal <= 1.5x); "
+              + " ".join(f"{value:.2f}" for value in values))
+
+
 def main() -> int:
     import tempfile
 
     from playwright.sync_api import sync_playwright
 
+    if "--paint" in sys.argv[1:]:
+        with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            first_paint(browser, Path(folder))
+            browser.close()
+        return 0
     first, second = script_seconds()
     warmed, _ = script_seconds(warm=True)
     print(f"ablations page script (AppTest on app.py, fresh process): first session {first:.2f} s without the "
@@ -174,6 +215,7 @@ def main() -> int:
             floor = [browser_render_seconds(browser, url) for _ in range(3)]
             print(f"browser floor: a trivial page (title + one st.metric) takes {sorted(floor)[1]:.2f} s "
                   f"(median of 3) from navigation to its metric")
+        first_paint(browser, Path(folder))
         browser.close()
     print(f"server RSS after a view-only session (ablations + runs): {rss:.0f} MB (budget 300 MB); "
           f"TensorFlow loaded in the server: {tensorflow}")

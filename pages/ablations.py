@@ -2,12 +2,13 @@
 
 Landing (the selection is the baseline): what flipping each switch does, as a forest plot, then the
 baseline's own numbers. A flipped switch: the cards lead. Below, five views; only the open one runs.
+A session's first visit paints the cards first and the rest a moment later (sidebar._then_the_rest).
 """
 
 import streamlit as st
 
 from vitcore import stats
-from vitcore.app import cards, fmt, panels, state
+from vitcore.app import cards, fmt, panels, selection, state
 from vitcore.app.selection import METRIC_KEY, METRIC_LABELS, PAGE_DEFAULTS, VIEW_KEY, VIEWS, cell_name
 from vitcore.app.train_panel import render_train_offer
 
@@ -27,7 +28,7 @@ def metric_control() -> str:
 st.title("What is each part of a ViT worth?")
 if note:
     st.warning(note)
-comparison = state.comparison(cfg, baseline, margin)
+comparison = None if is_baseline else state.comparison(cfg, baseline, margin)
 if is_baseline:
     st.markdown(f"**{cell_name(cfg)}** is the baseline. First, what flipping each of its switches does, paired by "
                 f"random seed at {fmt.rows(cfg.train_rows)} rows; then its own numbers. Pick a variant (below the "
@@ -44,13 +45,20 @@ if selected.empty:
     panels.main_effects(metric, margin)
     st.stop()
 
+painted = panels.painted()  # False on a session's first visit: the answer paints alone, the rest follows
 if is_baseline:
-    metric = metric_control()
-    panels.landing(cfg, metric, margin)
+    variants = selection.variants(cfg, selection.seed_counts(runs))
+    metric = panels.landing(cfg, variants, metric_control, margin)
+    if not painted:  # the plot is the first paint; the rest follows below it (sidebar._then_the_rest)
+        st.stop()
+    if variants:
+        panels.variant_picker(cfg, metric, margin)
     st.subheader(f"The baseline's own numbers ({len(selected)} random seeds)")
 panels.metric_cards(cards.metric_cards(comparison, selected, base, margin, is_baseline), comparison, selected,
-                    is_baseline)
+                    is_baseline, runs_button=painted)
 panels.collapse(cfg, selected, base)
+if not painted:  # the sidebar's fragment reruns the app once the browser has the cards
+    st.stop()
 if not is_baseline:
     metric = metric_control()
 
@@ -61,7 +69,7 @@ if curves.open:
         panels.curves(cfg, baseline, selected, base)
 if confusions.open:
     with confusions:
-        panels.confusions(comparison, selected, is_baseline)
+        panels.confusions(cfg, comparison, selected, is_baseline)
 if flipped.open:
     with flipped:
         panels.flipped_images(cfg, baseline, comparison, is_baseline)

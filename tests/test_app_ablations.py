@@ -20,6 +20,7 @@ from streamlit.testing.v1 import AppTest
 from fakes import confusion, history, metrics, write_run
 from vitcore import flips, stats
 from vitcore.app import state
+from vitcore.app.sidebar import PAINTED
 from vitcore.app.selection import BASELINE, cell_name
 from vitcore.data import official_test_labels
 from vitcore.samples import local_data_available
@@ -70,9 +71,10 @@ def store(tmp_path_factory) -> RunStore:
 def app(store, monkeypatch):
     monkeypatch.setattr(state, "STORE_PATH", str(store.root))
 
-    def run(query: dict | None = None) -> AppTest:
+    def run(query: dict | None = None, painted: bool = True) -> AppTest:
         at = AppTest.from_file(APP, default_timeout=120)
         at.query_params.update({key: str(value) for key, value in (query or {}).items()})
+        at.session_state[PAINTED] = painted  # AppTest fires no fragment timers: say where the session is
         at.run()
         assert not at.exception, [e.value for e in at.exception]
         return at
@@ -180,3 +182,21 @@ def test_main_effects_view_and_interactions_toggle(app):
     at = app({"view": "Main effects", "interactions": "true"})
     assert any("Main effects on test accuracy" in spec for spec in titles(at))
     assert at.toggle(key="interactions").value
+
+
+def test_a_first_visit_paints_the_cards_before_the_sidebar_and_any_chart(app):
+    at = app({"norm_placement": "post"}, painted=False)
+    assert len(at.metric) == 5 and not at.get("vega_lite_chart") and not at.tabs and not at.radio
+    assert at.metric[0].value == f"{np.mean(ACCURACY[POST]):.4f}"  # the URL's selection, before the sidebar
+    at.session_state[PAINTED] = True  # what the sidebar fragment's timed rerun does
+    at.run()
+    assert at.get("vega_lite_chart") and [tab.label for tab in at.tabs][0] == "Learning curves"
+
+
+def test_a_first_visit_to_the_landing_paints_its_forest_plot_first(app):
+    at = app(painted=False)
+    assert [title.startswith("What flipping one switch") for title in titles(at)] == [True]
+    assert not at.metric and not at.radio  # the cards and the sidebar follow on the next run
+    at.session_state[PAINTED] = True
+    at.run()
+    assert len(at.metric) == 5

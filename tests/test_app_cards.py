@@ -138,3 +138,10 @@ def test_effect_frame_marks_single_cell_effects():
     assert list(frame["effect"]) == ["patch size 2 (vs 7) · one cell", "norm batch (vs layer)"]
     assert list(frame["basis"]) == ["one cell only", "averaged over the grid's cells"]
     assert "patch size 2" in tables.single_cell_note(effects)
+
+
+def test_variants_count_the_flip_table_rows_without_statistics(table):
+    counts = selection.seed_counts(table)
+    for cfg in (BASELINE, POST, NONE, RunConfig(model="convnet", train_rows=1_000)):
+        flips = stats.flip_effects(table, cfg)
+        assert selection.variants(cfg, counts) == len(flips.drop_duplicates(["switch", "to"])), cfg.label()

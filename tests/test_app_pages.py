@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from fakes import write_run
 from vitcore import compare, stats
 from vitcore.app import state
+from vitcore.app.sidebar import PAINTED
 from vitcore.app.selection import BASELINE, SIDEBAR_KEYS
 from vitcore.config import RunConfig
 from vitcore.store import RunStore
@@ -58,6 +59,7 @@ def app(query: dict | None = None, page: str | None = None) -> AppTest:
     """A fresh session of the frame, opened on `page` (default: the Ablations page) with `query` in its URL."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update({key: str(value) for key, value in (query or {}).items()})
+    at.session_state[PAINTED] = True  # as after the first paint's second run (AppTest fires no timers)
     if page is not None:
         at.switch_page(page)  # before the first run: the session opens on it
     return at.run()

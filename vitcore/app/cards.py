@@ -13,6 +13,7 @@ from vitcore import verdicts as v
 from vitcore.app import fmt
 from vitcore.app.selection import cell_name
 from vitcore.config import RunConfig
+from vitcore.stats import METRICS
 
 HELP = {
     "test_accuracy": "Accuracy on the official 10,000-image test split, with the weights after the last epoch. "
@@ -93,14 +94,16 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
                  is_baseline: bool = False) -> list[dict]:
     """One card per metric: metric, title, value, delta, delta_color, delta_arrow, help, lines (markdown,
     the card's own text). Paired: the selection's mean over the paired random seeds and the paired Δ;
-    a config against itself shows its own seed mean and no Δ; no pairs: the mean over its runs."""
+    a config against itself (comparison None) shows its own seed mean and no Δ; no pairs: the mean over
+    its runs."""
     cards = []
-    for _, row in comparison.metrics.iterrows():
+    rows = comparison.metrics.to_dict("records") if comparison is not None else [{"metric": m} for m in METRICS]
+    for row in rows:
         metric, places = row["metric"], fmt.digits(row["metric"])
         card = {"metric": metric, "title": title(metric), "help": HELP.get(metric), "delta": None,
                 "delta_color": "off", "delta_arrow": "off"}
         values = selected[metric]
-        if is_baseline or (row["paired"] and row["n_pairs"] == 0):
+        if is_baseline or comparison is None or (row["paired"] and row["n_pairs"] == 0):
             card["value"] = fmt.number(values.mean(), places)
             lines = [fmt.spread(values.std(), len(values), places).replace("seeds", "random seeds")]
             lines.append("this is the baseline: flip a switch to see a Δ" if is_baseline else

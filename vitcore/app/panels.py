@@ -12,22 +12,33 @@ import streamlit as st
 from vitcore import flips as flip_words
 from vitcore.app import cards, charts, fmt, state, tables
 from vitcore.app.selection import DEFAULTS, INTERACTIONS_KEY, cell_name
+from vitcore.app.sidebar import painted  # noqa: F401 (the page asks here: is this the first paint?)
 from vitcore.config import RunConfig
 
 PICK_KEY = "variant_pick"
 GALLERY_LIMIT = 40  # images shown per direction (flips.csv has them all)
-
-
 @st.cache_data(show_spinner=False, max_entries=256)
 def _spec(key: tuple, _build) -> dict:
     return _build().to_dict()
 
 
+def spec(key: tuple, build) -> dict:
+    """The Vega-Lite spec of build() (an Altair chart from vitcore.app.charts), cached under `key` + the
+    store's mtime: Altair's schema validation costs 0.1-0.4 s per chart on every rerun, and the first
+    paint must not wait for it (issue 13)."""
+    return _spec((*key, state.STORE_PATH, state.store_mtime()), build)
+
+
 def chart(key: tuple, build, width: str = "stretch") -> None:
-    """Draw build() (an Altair chart from vitcore.app.charts), its Vega-Lite spec cached under `key` +
-    the store's mtime: Altair's schema validation costs 0.1-0.4 s per chart on every rerun, and the
-    cards must not wait for it (issue 13, first paint)."""
-    st.vega_lite_chart(spec=_spec((*key, state.STORE_PATH, state.store_mtime()), build), width=width)
+    st.vega_lite_chart(spec=spec(key, build), width=width)
+
+
+def forest_spec(cfg: RunConfig, metric: str, margin: float) -> dict:
+    """The landing's forest plot (also built by state.warm_caches at server start)."""
+    frame = tables.flip_frame(state.flip_effects(cfg, margin), metric, margin)
+    title = (f"What flipping one switch of {cell_name(cfg)} does to {cards.title(metric).lower()} (paired over up "
+             f"to {int(frame['n_pairs'].max())} random seeds)")
+    return spec(("forest", cfg, metric, margin), lambda: charts.forest(frame, metric, title))
 
 
 def _select_variant(frame: pd.DataFrame) -> None:
@@ -40,16 +51,22 @@ def _select_variant(frame: pd.DataFrame) -> None:
     st.session_state[PICK_KEY] = None
 
 
-def landing(cfg: RunConfig, metric: str, margin: float) -> None:
-    """The answer first: every single-switch effect of the baseline as a forest plot, one click per variant."""
-    frame = tables.flip_frame(state.flip_effects(cfg, margin), metric, margin)
-    if frame.empty:
+def landing(cfg: RunConfig, variants: int, metric_control, margin: float) -> str:
+    """The answer first: every single-switch effect of the baseline as a forest plot (one click per
+    variant below it: variant_picker). `variants`: how many single-switch variants are stored
+    (selection.variants). Returns the metric picked with `metric_control()`, drawn above the plot."""
+    metric = metric_control()
+    if variants:
+        st.vega_lite_chart(spec=forest_spec(cfg, metric, margin), width="content")
+    else:
         st.info("No stored config differs from this one by a single switch at these rows.")
-        return
-    pairs = int(frame["n_pairs"].max())
-    title = (f"What flipping one switch of {cell_name(cfg)} does to {cards.title(metric).lower()} (paired over up "
-             f"to {pairs} random seeds)")
-    chart(("forest", cfg, metric, margin), lambda: charts.forest(frame, metric, title), width="content")
+    return metric
+
+
+def variant_picker(cfg: RunConfig, metric: str, margin: float) -> None:
+    """Under the landing's forest plot (from the first paint's second run on): how to read it, and one
+    click per variant."""
+    frame = tables.flip_frame(state.flip_effects(cfg, margin), metric, margin)
     st.caption("Dot: mean paired Δ; bar: its 95% CI. Blue = more, red = less (on every Δ chart of this page; for "
                "gap and seconds less is better); grey = not resolved. Verdicts are Holm-adjusted within this metric "
                "at these rows.")
@@ -57,15 +74,19 @@ def landing(cfg: RunConfig, metric: str, margin: float) -> None:
              help="Moves that switch in the sidebar: the cards then compare the variant with this baseline.")
 
 
-def metric_cards(cards_: list[dict], comparison, selected: pd.DataFrame, is_baseline: bool) -> None:
-    """The five cards: value and Δ, then CI, verdict and baseline in the card's own text; each opens to its runs."""
+def metric_cards(cards_: list[dict], comparison, selected: pd.DataFrame, is_baseline: bool,
+                 runs_button: bool = True) -> None:
+    """The five cards: value and Δ, then CI, verdict and baseline in the card's own text; each opens to
+    its runs (the "Per random seed" popover, from the first paint's second run on)."""
     for column, card in zip(st.columns(len(cards_)), cards_):
         with column.container(border=True):
             st.metric(card["title"], card["value"], card["delta"], delta_color=card["delta_color"],
                       delta_arrow=card["delta_arrow"], help=card["help"])
             st.markdown("  \n".join(card["lines"]))
+            if not runs_button:
+                continue
             with st.popover("Per random seed", icon=":material/list:", width="stretch"):
-                if is_baseline or not len(comparison.pairs):
+                if is_baseline or comparison is None or not len(comparison.pairs):
                     st.caption("This config's runs: one per random seed.")
                     st.table(cards.runs_table(selected, card["metric"]))
                 else:
@@ -104,7 +125,7 @@ def curves(cfg: RunConfig, baseline: RunConfig, selected: pd.DataFrame, base: pd
     st.caption("Solid: validation accuracy, dashed: training accuracy; line = mean over random seeds, band = min–max.")
 
 
-def confusions(comparison, selected: pd.DataFrame, is_baseline: bool) -> None:
+def confusions(cfg: RunConfig, comparison, selected: pd.DataFrame, is_baseline: bool) -> None:
     from vitcore.compare import mean_rates
 
     def rates():
@@ -114,7 +135,7 @@ def confusions(comparison, selected: pd.DataFrame, is_baseline: bool) -> None:
 
     left, right = st.columns(2)
     with left:
-        chart(("rates", comparison.selection), rates)
+        chart(("rates", cfg), rates)
     if is_baseline or comparison.confusion is None or (comparison.paired and not comparison.metrics["n_pairs"].any()):
         right.caption("The Δ heatmap and per-class bars appear when the selection differs from a stored baseline.")
         return
@@ -139,7 +160,7 @@ def flipped_images(cfg: RunConfig, baseline: RunConfig, comparison, is_baseline:
         st.info("The flipped images need the official test labels, which are not on this machine.")
         return
     frame, used = result
-    missing = len(comparison.seeds) - used
+    missing = (len(comparison.seeds) if comparison is not None else 0) - used
     if not used:
         st.info("No pair of runs kept its per-image predictions (`predictions.npy`, kept by runs trained since "
                 "issue 10), so there is nothing to compare image by image.")

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from vitcore.config import MODELS, NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, VIT_FIELDS, RunConfig
+from vitcore.config import (MODELS, NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, SWITCHES, VIT_FIELDS,
+                            RunConfig)
 from vitcore.stats import METRICS
 from vitcore.verdicts import MARGIN
 
@@ -116,6 +117,14 @@ def current_choices(state: Mapping, params: Mapping) -> dict:
     return values
 
 
+def bound(state: Mapping, params: Mapping, key: str):
+    """A URL-bound widget's value before the widget is drawn: the session's, else the URL's (a str), else None."""
+    if state.get(key) is not None:
+        return state[key]
+    raw = params.get(key)
+    return raw[-1] if isinstance(raw, list) and raw else raw
+
+
 def option_seeds(key: str, values: Mapping, counts: Mapping[str, int]) -> dict:
     """For each option of one sidebar switch: the random seeds stored for the config with that
     option and every other switch as it stands (0: not trained; None: the switch does not apply)."""
@@ -128,6 +137,22 @@ def option_seeds(key: str, values: Mapping, counts: Mapping[str, int]) -> dict:
             continue
         out[option] = None if cfg.model == "convnet" and key in VIT_FIELDS else counts.get(cfg.config_id, 0)
     return out
+
+
+def variants(cfg: RunConfig, counts: Mapping[str, int]) -> int:
+    """How many configs with one switch of cfg changed (the four ViT switches, warm-up) have runs: the
+    rows of its flip table, counted without any statistics."""
+    if cfg.model != "vit":
+        return 0
+    total = 0
+    for key in (*SWITCHES, "warmup_epochs"):
+        for option in CHOICES[key]:
+            try:
+                other = cfg.replace(**{key: option})
+            except ValueError:
+                continue
+            total += option != getattr(cfg, key) and counts.get(other.config_id, 0) > 0
+    return total
 
 
 def coverage_caption(seeds: int | None) -> str:

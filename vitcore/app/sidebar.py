@@ -20,6 +20,7 @@ from vitcore.app.selection import (BASELINE_KEY, CHOICES, DEFAULTS, MARGIN_KEY, 
 from vitcore.verdicts import MARGIN
 
 NOTES_KEY = "_vitcore_query_notes"
+PAINTED, _TICKS = "_vitcore_painted", "_vitcore_paint_ticks"
 HELP = {
     "model": "The article's ViT (patch → Dense 64 → 2 transformer blocks) or its 60,554-parameter convnet.",
     "pos_embedding": "`learned`: a trainable 16×64 (for patch 7) table added to the tokens. "
@@ -62,8 +63,33 @@ def reset() -> None:
         st.session_state[key] = value
 
 
+def painted() -> bool:
+    """Whether this session's browser has drawn its first page (see `_then_the_rest`)."""
+    return bool(st.session_state.get(PAINTED))
+
+
+def _then_the_rest(delay: float = 1.0) -> None:
+    """Progressive rendering (issue 13, first paint): a session's first run draws the page's header and
+    cards but not the sidebar's widgets (or the Ablations page's charts), whose setup holds a browser's
+    paint back ~0.4 s; this invisible fragment's first timed rerun, `delay` s after the browser got
+    the page, marks the session painted and reruns the app, which draws everything (from then on at
+    once). Streamlit has no "after paint" hook: a run_every fragment is its public stand-in. Until
+    then the pages read the selection from the URL (state.selection)."""
+    st.session_state[_TICKS] = 0
+
+    @st.fragment(run_every=delay)
+    def rest() -> None:
+        st.session_state[_TICKS] += 1
+        if st.session_state[_TICKS] > 1:  # a timed rerun, not the full run that drew the page
+            st.session_state[PAINTED] = True
+            st.rerun()
+
+    rest()
+
+
 def render_sidebar() -> None:
-    """Draw the switches; on a session's first run, note any query value that was not allowed."""
+    """Draw the switches (from a session's second run on: `_then_the_rest`); on a session's first run,
+    note any query value that was not allowed."""
     runs = state.load_runs()
     cells, counts = baseline_cells(runs), seed_counts(runs)
     if NOTES_KEY not in st.session_state:  # Streamlit drops invalid bound values; say so, once per session
@@ -71,6 +97,10 @@ def render_sidebar() -> None:
 
     for note in st.session_state[NOTES_KEY]:  # in the main area, above the page: a phone hides the sidebar
         st.warning(note, icon=":material/link_off:")
+    if not painted():
+        with st.sidebar:
+            _then_the_rest()
+        return
     values = current_choices(st.session_state, st.query_params.to_dict())
     with st.sidebar:
         st.header("Configuration")

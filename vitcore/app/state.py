@@ -16,7 +16,8 @@ import pandas as pd
 import streamlit as st
 
 from vitcore.app.selection import (BASELINE_KEY, MARGIN_KEY, MARGINS, SIDEBAR_KEYS,  # noqa: F401
-                                   baseline_cells, config_from_state, resolve_baseline, selection_or_default)
+                                   baseline_cells, bound, config_from_state, current_choices, resolve_baseline,
+                                   selection_or_default)
 from vitcore.config import RunConfig
 from vitcore.store import HISTORY_COLUMNS, PREDICTIONS, BadRun, RunStore
 from vitcore.verdicts import MARGIN
@@ -40,16 +41,21 @@ def store_mtime() -> float:
 
 
 # -- the sidebar's selection --------------------------------------------------------------------
+def _params() -> dict:
+    return st.query_params.to_dict()
+
+
 def selection() -> tuple[RunConfig, str | None]:
-    """(the sidebar's config, None), or (the article's ViT, a note to show) if the state is not valid."""
-    return selection_or_default(st.session_state)
+    """(the sidebar's config, None), or (the article's ViT, a note to show) if the state is not valid.
+    Before the sidebar is drawn (a session's first paint) its values come from the URL."""
+    return selection_or_default(current_choices(st.session_state, _params()))
 
 
 def baseline(state=None) -> RunConfig:
     """The RunConfig of the sidebar's baseline cell (the article's ViT unless another is chosen)."""
-    state = st.session_state if state is None else state
-    cfg, _ = selection_or_default(state)
-    return resolve_baseline(state.get(BASELINE_KEY), baseline_cells(load_runs()), cfg)
+    state, params = (st.session_state, _params()) if state is None else (state, {})
+    cfg, _ = selection_or_default(current_choices(state, params))
+    return resolve_baseline(bound(state, params, BASELINE_KEY), baseline_cells(load_runs()), cfg)
 
 
 # -- cached store reads -------------------------------------------------------------------------
@@ -200,18 +206,18 @@ def warm_caches() -> dict[str, float]:
         seconds[step], start = now - start, now
 
     from vitcore import stats  # scipy.stats
-    from vitcore.app import cards, charts  # altair
+    from vitcore.app import cards, charts, panels  # altair
 
     lap("imports")
     runs = load_runs()
     cfg, base = RunConfig(), baseline({})
-    cards.metric_cards(comparison(cfg, base), stats.runs_of(runs, cfg), stats.runs_of(runs, base), MARGIN)
+    cards.metric_cards(None, stats.runs_of(runs, cfg), stats.runs_of(runs, base), MARGIN, is_baseline=True)
     lap("runs table and metric cards")
     ids = [*stats.runs_of(runs, cfg)["run_id"], *stats.runs_of(runs, base)["run_id"]]
     histories, _ = run_frames(ids)
     charts.learning_curves(charts.curve_frame(histories, dict.fromkeys(ids, "runs")), ["runs"]).to_dict()
     lap("curves and confusions")  # to_dict: altair loads and checks its schema once per process
-    flip_effects(cfg)  # the landing page's forest plot
+    panels.forest_spec(cfg, "test_accuracy", MARGIN)  # the landing's forest plot: its flip effects and spec
     main_effects("test_accuracy")
     lap("flip and main effects")
     return seconds
@@ -220,8 +226,9 @@ def warm_caches() -> dict[str, float]:
 # -- the Ablations page's comparison (issue 9) and its flipped images (issue 10) ------------------
 def margin(state=None) -> float:
     """The sidebar's equivalence margin (verdicts.MARGIN unless one of MARGINS is chosen)."""
-    value = (st.session_state if state is None else state).get(MARGIN_KEY)
-    return value if value in MARGINS else MARGIN
+    state, params = (st.session_state, _params()) if state is None else (state, {})
+    value = bound(state, params, MARGIN_KEY)
+    return next((m for m in MARGINS if str(m) == str(value)), MARGIN)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
