@@ -132,4 +132,4 @@ def test_missing_store_exits_2_with_one_line(tmp_path, command):
 def test_empty_store_exits_2(tmp_path):
     (tmp_path / "empty").mkdir()
     done = cli("effects", "--store", str(tmp_path / "empty"), "--out", str(tmp_path / "x.csv"))
-    assert done.returncode == 2 and "no complete runs" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "no valid runs" in done.stderr and "Traceback" not in done.stderr

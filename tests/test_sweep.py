@@ -11,6 +11,7 @@ from vitcore.store import RunStore
 from vitcore.sweep import chunks, grid, run_sweep
 
 from conftest import run_cli
+from fakes import write_run
 
 TINY = dict(train_rows=100, epochs=1)
 
@@ -88,20 +89,16 @@ def test_sweep_worker_matches_a_fresh_run_bit_for_bit(cell, tmp_path):
 @pytest.mark.slow
 def test_backfill_adds_predictions_only_when_the_retrain_reproduces_the_run(tmp_path):
     store = RunStore(tmp_path)
-    configs = [RunConfig(seed=seed, **TINY) for seed in (0, 1)]
-    run_sweep(configs, store, workers=os.cpu_count() or 1)
-    for cfg in configs:
-        (store.get(cfg).path / "predictions.npy").unlink()
-    history = store.get(configs[1]).path / "history.csv"  # make seed 1's stored history differ
-    frame = pd.read_csv(history)
-    frame.loc[0, "accuracy"] += 1 / 4096
-    frame.to_csv(history, index=False)
-    results = {r["seed"]: r for r in run_sweep(configs, store, workers=os.cpu_count() or 1, backfill=True)}
+    trained, invented = RunConfig(seed=0, **TINY), RunConfig(seed=1, **TINY)
+    run_sweep([trained], store, workers=os.cpu_count() or 1)
+    (store.get(trained).path / "predictions.npy").unlink()
+    write_run(store, invented, 0.5)  # a valid run that no training of this config reproduces
+    results = {r["seed"]: r for r in run_sweep([trained, invented], store, workers=os.cpu_count() or 1, backfill=True)}
     assert results[0]["backfilled"] and not results[1]["backfilled"]
-    run = store.get(configs[0])
+    run = store.get(trained)
     assert run.predictions().dtype == np.uint8 and len(run.predictions()) == 10_000
     assert np.array_equal(np.bincount(run.predictions(), minlength=10), run.confusion().sum(axis=0))
-    assert store.get(configs[1]).predictions() is None
+    assert store.get(invented).predictions() is None
 
 
 @pytest.mark.slow

@@ -72,9 +72,9 @@ def _compare(args) -> int:
     margin = _checked_margin(args.margin)
     selection = config_from_args(args)
     baseline = parse_baseline(args.baseline, selection)
+    store = existing_store(args.store)  # the store first: a bad --store leaves no output folder behind
     out = writable_folder(args.out, "--out")
     files_in(out, COMPARE_FILES, "--out")
-    store = existing_store(args.store)
     runs = store.table()
     for side, cfg in (("selection", selection), ("baseline", baseline)):
         if not (runs["config_id"] == cfg.config_id).any():
@@ -96,8 +96,8 @@ def _claims(args) -> int:
     from vitcore.claims import claims_table
 
     margin = _checked_margin(args.margin)
-    out = writable_file(args.out, "--out", "claims.csv")
     store = existing_store(args.store)
+    out = writable_file(args.out, "--out", "claims.csv")
     table = claims_table(store.table(), margin)
     table.to_csv(out, index=False)
     counts = table["agrees"].value_counts()
@@ -107,9 +107,9 @@ def _claims(args) -> int:
 
 
 def _diagnose_bn(args) -> int:
+    store = existing_store(args.store)
     out = writable_folder(args.out, "--out")
     files_in(out, ("bn.csv",), "--out")
-    store = existing_store(args.store)
     from vitcore import bn
 
     if not bn.bn_runs(store):

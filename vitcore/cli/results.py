@@ -39,8 +39,8 @@ def _effects(args) -> int:
 
     if not 0 < args.margin < 1:
         raise UsageError(f"--margin must be between 0 and 1 (exclusive), got {args.margin}")
+    runs = _runs(args.store)  # the store first: a bad --store leaves no output folder behind
     out = writable_file(args.out, "--out", "effects.csv")
-    runs = _runs(args.store)
     effects = stats.main_effects(runs, margin=args.margin)
     if effects.empty:
         raise UsageError(f"no main effects in {args.store}: it needs ViT runs at the reference switches and at "
@@ -55,9 +55,9 @@ def _effects(args) -> int:
 def _report(args) -> int:
     from vitcore import report
 
+    runs = _runs(args.store)  # the store first: a bad --store leaves no output folder behind
     out = writable_folder(args.out, "--out")
     files_in(out, REPORT_FILES, "--out")
-    runs = _runs(args.store)
     for sentence in report.write_report(runs, out):
         print(sentence)
     print("wrote " + ", ".join(str(out / name) for name in REPORT_FILES))
