@@ -107,7 +107,7 @@ def test_one_click_selects_a_variant_and_the_cards_lead_with_verdicts(app):
     text = card_text(at)
     assert ":red-badge[worse]" in text and "over random seeds 0, 1, 2 (3 pairs)" in text
     delta = np.mean(ACCURACY[POST]) - np.mean(ACCURACY[BASELINE])
-    assert at.metric[0].value == f"{np.mean(ACCURACY[POST]):.4f}" and at.metric[0].delta == f"Δ {delta:+.4f}"
+    assert at.metric[0].value == f"{np.mean(ACCURACY[POST]):.4f}" and at.metric[0].delta == f"{delta:+.4f}"
     assert not any("What flipping one switch" in spec for spec in titles(at))  # the cards lead now
 
 
@@ -121,7 +121,7 @@ def test_sidebar_options_say_what_is_stored(app):
 def test_metric_margin_and_view_come_from_the_url(app):
     at = app({"pos_embedding": "none", "metric": "gap", "margin": "0.05", "view": "Flip one switch"})
     assert at.button_group(key="metric").value == "gap" and at.button_group(key="margin").value == 0.05
-    assert "equivalent (within ±0.050)" in card_text(at)
+    assert ":gray-badge[equivalent] within ±0.050" in card_text(at)
     (table,) = [frame.value for frame in at.dataframe]
     assert list(table["Switch"]) == ["position embedding"]  # none → learned, the one stored flip
     expected = stats.flip_effects(RunStore(state.STORE_PATH).table(), NONE, margin=0.05)
@@ -130,7 +130,7 @@ def test_metric_margin_and_view_come_from_the_url(app):
 
 def test_inconclusive_cards_say_how_many_more_random_seeds(app):
     at = app({"pos_embedding": "none"})
-    assert "inconclusive — needs" in card_text(at) and "more random seed" in card_text(at)
+    assert ":orange-badge[inconclusive] needs" in card_text(at) and "more random seed" in card_text(at)
 
 
 def test_a_baseline_at_other_rows_is_unpaired_and_says_so(app):

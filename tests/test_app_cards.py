@@ -41,7 +41,7 @@ def test_cards_show_means_over_the_paired_seeds_and_the_verdict_in_their_own_tex
     test = by_metric(cards.metric_cards(comparison, stats.runs_of(table, POST), stats.runs_of(table, BASELINE)))[
         "test_accuracy"]
     assert test["value"] == f"{np.mean(POST_ACC):.4f}"
-    assert test["delta"] == f"Δ {np.mean(POST_ACC) - np.mean(BASE_ACC[:3]):+.4f}"
+    assert test["delta"] == f"{np.mean(POST_ACC) - np.mean(BASE_ACC[:3]):+.4f}"
     text = "\n".join(test["lines"])
     assert "95% CI [-0.0" in text and "3 pairs" in text and ":red-badge[worse]" in text
     assert f"baseline {np.mean(BASE_ACC[:3]):.4f} (same random seeds)" in text  # not over seed 3's 0.70 too
@@ -54,11 +54,11 @@ def test_inconclusive_says_how_many_more_random_seeds_and_the_margin_can_make_it
     assert row["verdict"] == verdicts.INCONCLUSIVE
     more = int(row["seeds_needed"]) - 3
     test = by_metric(cards.metric_cards(comparison, stats.runs_of(table, NONE), stats.runs_of(table, BASELINE)))
-    assert f"inconclusive — needs {more} more random seed" in "\n".join(test["test_accuracy"]["lines"])
+    assert f":orange-badge[inconclusive] needs {more} more random seed" in "\n".join(test["test_accuracy"]["lines"])
     assert test["test_accuracy"]["delta_color"] == "off"  # undecided: no colour, no arrow
     wide = compare.compare(table, NONE, BASELINE, margin=0.05).metrics.iloc[0]
     assert wide["verdict"] == verdicts.EQUIVALENT
-    assert cards.verdict_text(wide, 0.05) == "equivalent (within ±0.050)"
+    assert cards.verdict_text(wide, 0.05) == "equivalent — within ±0.050"
 
 
 def test_seconds_are_not_comparable_across_timing_groups():

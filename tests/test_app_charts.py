@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vitcore.app import charts, pictures
+from vitcore.app import charts, fmt, pictures, tables
 from vitcore.patches import patchify
 
 
@@ -41,10 +41,54 @@ def test_charts_build():
     frame = pd.DataFrame({"label": ["a"] * 2, "head": ["head 0"] * 2, "model": ["trained", "random init"],
                           "spread": [0.3, 0.2]})
     charts.spread_bars(frame, 0.0625).to_dict()
-    gaps = pd.DataFrame({"model": ["vit"], "rows": ["4,000"], "source": ["ours"], "mean": [0.1], "low": [0.05],
-                         "high": [0.15]})
-    charts.gap_chart(gaps).to_dict()
     charts.heatmap(np.eye(10) - 0.1, "Δ", delta=True).to_dict()
     curve = pd.DataFrame({"tokens": [4, 16, 4, 16], "ms": [1.0, 2.0, 1.1, 1.9],
                           "series": ["measured median"] * 2 + ["fit a + b·N²"] * 2})
     charts.cost_chart(curve).to_dict()
+
+
+def test_verdict_colours_say_more_or_less_and_list_only_the_verdicts_present():
+    test = charts.verdict_scale("test_accuracy", ["worse", "inconclusive", "worse"]).to_dict()
+    assert test["domain"] == ["worse", "inconclusive"] and test["range"][0] == fmt.LESS
+    gap = charts.verdict_scale("gap", ["better", "worse"]).to_dict()  # less gap is better: red, like every "less"
+    assert gap["range"] == [fmt.LESS, fmt.MORE]
+
+
+def test_delta_heatmap_has_one_fixed_symmetric_scale_whatever_the_values():
+    for size in (0.01, 0.5):
+        spec = charts.heatmap(np.full((10, 10), size), "Δ", delta=True).to_dict()
+        colour = spec["layer"][0]["encoding"]["color"]
+        assert colour["scale"]["domain"] == [-0.2, 0, 0.2] and colour["scale"]["clamp"]
+        assert "±0.20" in colour["title"]
+
+
+def effects(cells):
+    return pd.DataFrame({"factor": ["patch_size", "norm"] * 2, "level": [2, "batch"] * 2, "reference": [7, "layer"] * 2,
+                         "train_rows": [1000, 1000, 4000, 4000], "metric": "test_accuracy",
+                         "mean_delta": [0.02, -0.2, 0.01, -0.02], "ci_low": [-0.01, -0.25, 0.0, -0.05],
+                         "ci_high": [0.05, -0.15, 0.02, 0.01], "n_pairs": 10, "p_holm": 0.01,
+                         "verdict": ["inconclusive", "worse", "better", "inconclusive"], "cells": cells})
+
+
+def test_main_effect_panels_have_their_own_x_scales_and_mark_single_cell_effects():
+    spec = charts.effect_intervals(tables.effect_frame(effects([1, 12, 1, 12])), "test_accuracy", "Main").to_dict()
+    assert spec["resolve"]["scale"]["x"] == "independent" and spec["title"] == "Main"
+    dots = spec["spec"]["layer"][2]["encoding"]
+    assert dots["shape"]["scale"]["range"] == ["circle", "diamond"] and dots["shape"]["legend"] is not None
+    assert sorted(dots["color"]["scale"]["domain"]) == ["better", "inconclusive", "worse"]
+    plain = charts.effect_intervals(tables.effect_frame(effects([12] * 4)), "test_accuracy", "Main").to_dict()
+    assert plain["spec"]["layer"][2]["encoding"]["shape"]["legend"] is None  # nothing to tell apart
+
+
+def test_forest_and_class_bars_have_titles_and_the_verdict_in_words():
+    flips = pd.DataFrame({"switch": ["norm"], "from": ["layer"], "to": ["batch"], "metric": ["test_accuracy"],
+                          "mean_delta": [-0.02], "ci_low": [-0.03], "ci_high": [-0.01], "n_pairs": [10],
+                          "p_value": [0.001], "p_holm": [0.001], "verdict": ["worse"], "seeds_needed": [np.nan]})
+    spec = charts.forest(tables.flip_frame(flips, "test_accuracy"), "test_accuracy", "What flipping does").to_dict()
+    assert spec["title"] == "What flipping does" and spec["hconcat"][1]["mark"]["type"] == "text"
+    assert spec["datasets"][next(iter(spec["datasets"]))][0]["verdict_text"] == "worse"
+    classes = pd.DataFrame({"class": ["Shirt"], "mean_delta": [0.1], "ci_low": [0.0], "ci_high": [0.2],
+                            "n_pairs": [3], "verdict": ["inconclusive"]})
+    bars = charts.class_delta_bars(classes).to_dict()
+    assert bars["title"].startswith("Per-class test accuracy")
+    assert bars["layer"][0]["encoding"]["x"]["scale"]["domain"] == [-0.2, 0.2]  # symmetric, the first step that holds

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 from vitcore import stats
-from vitcore.app import fmt, state
+from vitcore.app import state
 from vitcore.app.selection import BASELINE
 from vitcore.store import RunStore
 
@@ -86,7 +86,16 @@ def open_page(browser, url: str):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(url, wait_until="domcontentloaded")
     page.wait_for_selector('[data-testid="stMain"] h1', timeout=60_000)
-    # Streamlit shows a status widget while the script runs; wait until it is gone.
+    # A session's first run paints the page alone; the sidebar (and the Ablations page's charts) follow
+    # a second later (vitcore.app.sidebar._then_the_rest): wait for its switches, then for that run.
+    page.wait_for_selector('[data-testid="stSidebar"] [data-testid="stRadio"]', timeout=60_000)
+    settle(page)
+    return page
+
+
+def settle(page) -> None:
+    """Wait for the script run to end (Streamlit shows a status widget meanwhile), then size the
+    viewport to the page for a full screenshot."""
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000)
     page.wait_for_timeout(800)  # let charts lay out
@@ -94,13 +103,12 @@ def open_page(browser, url: str):
     height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
     page.set_viewport_size({"width": 1400, "height": max(1000, min(int(height) + 40, 12_000))})
     page.wait_for_timeout(800)
-    return page
 
 
 def test_every_page_renders_in_a_real_browser(server, browser):
     SHOTS.mkdir(exist_ok=True)
     base = stats.runs_of(RunStore(state.STORE_PATH).table(), BASELINE)["test_accuracy"]
-    expected = fmt.mean_sd(base.mean(), base.std())
+    expected = f"{base.mean():.4f}"  # the landing's first card: the baseline's mean over its random seeds
     for path, name in PAGES.items():
         page = open_page(browser, f"{server.url}/{path}")
         try:
@@ -152,5 +160,38 @@ def test_claims_and_vit_vs_convnet_show_their_tables_and_charts(server, browser)
         assert page.locator('[data-testid="stException"]').count() == 0
         assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 3
         assert page.get_by_text("How small can the data be before the convnet wins?").first.is_visible()
+    finally:
+        page.close()
+
+
+def test_ablations_landing_a_flipped_switch_and_flipped_images(server, browser):
+    """Issue 13's landing (the forest plot, then the cards) and one click to a variant (the cards lead,
+    with their verdicts); issue 9's collapse note with the BatchNorm diagnosis and issue 10's flipped
+    images (screenshots ablations_landing.png, ablations_flipped.png, ablations_collapse_flips.png)."""
+    page = open_page(browser, server.url)
+    try:
+        page.screenshot(path=str(SHOTS / "ablations_landing.png"), full_page=True)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        first = page.locator('[data-testid="stVegaLiteChart"], [data-testid="stMetric"]').first
+        assert first.get_attribute("data-testid") == "stVegaLiteChart"  # the forest plot leads
+        assert page.locator('[data-testid="stMetric"]').count() == 5
+        page.get_by_role("button", name="norm layer → batch").click()  # a pill under the plot
+        page.get_by_text("paired by random seed at 4,000 rows").first.wait_for(timeout=60_000)
+        settle(page)
+        page.screenshot(path=str(SHOTS / "ablations_flipped.png"), full_page=True)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        first = page.locator('[data-testid="stVegaLiteChart"], [data-testid="stMetric"]').first
+        assert first.get_attribute("data-testid") == "stMetric"  # the cards lead
+        assert "norm=batch" in page.url and page.get_by_text("95% CI").count() >= 5
+    finally:
+        page.close()
+    page = open_page(browser, f"{server.url}/?norm=batch&patch_size=4&train_rows=1000&view=Flipped+images")
+    try:
+        page.screenshot(path=str(SHOTS / "ablations_collapse_flips.png"), full_page=True)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert page.get_by_text("random seeds collapsed").first.is_visible()
+        assert page.get_by_text("re-estimating").count() + page.get_by_text("recalibrat").count() >= 1
+        assert page.get_by_text("pairs of runs").count() >= 1
+        assert page.locator('[data-testid="stMain"] img').count() > 0  # the gallery (charts draw on canvas)
     finally:
         page.close()

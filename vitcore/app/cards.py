@@ -26,7 +26,7 @@ HELP = {
     "seconds": "Wall-clock training time of one run, data loading to test evaluation. Compared only between runs "
                "timed the same way (same training code, thread count and concurrent workers: `timing_group`).",
 }
-TITLES = {"best_val_accuracy": "Best val accuracy (optimistic)"}
+TITLES = {"best_val_accuracy": "Best val (optimistic)"}  # short: five cards share a row
 # The badge colour of each verdict (Streamlit markdown badges); direction words stay neutral colours.
 BADGES = {v.BETTER: "green", v.WORSE: "red", v.HIGHER: "blue", v.LOWER: "violet", v.EQUIVALENT: "gray",
           v.INCONCLUSIVE: "orange", v.TOO_FEW: "gray", v.NOT_COMPARABLE: "gray"}
@@ -63,7 +63,7 @@ def needs(row) -> str:
         return "needs far more random seeds than a sweep can give"
     more = int(total) - int(row["n_pairs"]) if row["paired"] else int(total)
     if more <= 0:
-        return "the interval is already ±margin wide; the Δ sits near the margin"
+        return "Δ near the ±margin edge"  # the interval is as narrow as the margin asks
     return f"needs {more} more random seed{'s' if more != 1 else ''}" if row["paired"] else \
         f"needs about {more} runs per side"
 
@@ -74,7 +74,7 @@ def verdict_text(row, margin: float = v.MARGIN) -> str:
     if verdict == v.INCONCLUSIVE:
         return f"{verdict} — {needs(row)}"
     if verdict == v.EQUIVALENT:
-        return f"{verdict} (within ±{fmt.number(v.margin_for(row['metric'], margin), 3)})"
+        return f"{verdict} — within ±{fmt.number(v.margin_for(row['metric'], margin), 3)}"
     return verdict
 
 
@@ -107,16 +107,17 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
             card["value"] = fmt.number(values.mean(), places)
             lines = [fmt.spread(values.std(), len(values), places).replace("seeds", "random seeds")]
             lines.append("this is the baseline: flip a switch to see a Δ" if is_baseline else
-                         badge(v.TOO_FEW, "no baseline run shares a random seed"))
+                         f"{badge(v.TOO_FEW, v.TOO_FEW)} no baseline run shares a random seed")
         else:
             resolved = row["verdict"] in v.RESOLVED
             card.update(value=fmt.number(row["selection_mean"], places),
-                        delta=f"Δ {fmt.delta(row['mean_delta'], places)}",
+                        delta=fmt.delta(row["mean_delta"], places),  # st.metric reads the direction off its sign
                         delta_color=("normal" if v.HIGHER_IS_BETTER.get(metric, True) else "inverse") if resolved
                         else "off", delta_arrow="auto" if resolved else "off")
             interval = fmt.ci(row["ci_low"], row["ci_high"], places, none="no interval")
             pairs = f"{int(row['n_pairs'])} pairs" if row["paired"] else "unpaired"
-            lines = [f"95% CI {interval} · {pairs}", badge(row["verdict"], verdict_text(row, margin)),
+            word, _, detail = verdict_text(row, margin).partition(" — ")
+            lines = [f"95% CI {interval} · {pairs}", f"{badge(row['verdict'], word)} {detail}".strip(),
                      f"baseline {fmt.number(row['baseline_mean'], places)}"
                      + (" (same random seeds)" if row["paired"] else " (its own runs)")]
         note = collapsed_note(selected)

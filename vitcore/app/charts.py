@@ -118,14 +118,15 @@ def class_delta_bars(classes: pd.DataFrame) -> alt.Chart:
                        legend=alt.Legend(title="Verdict", orient="bottom"))
     x = alt.X("mean_delta:Q", title="Δ per-class test accuracy (selection − baseline)", scale=_symmetric(classes),
               axis=alt.Axis(format="+.2f"))
-    base = alt.Chart(classes).encode(y=alt.Y("class:N", sort=list(CLASS_NAMES), title=None))
+    base = alt.Chart(classes).encode(y=alt.Y("class:N", sort=list(CLASS_NAMES), title=None,
+                                             axis=alt.Axis(labelOverlap=False)))
     bars = base.mark_bar(opacity=0.85).encode(
         x=x, color=colour, tooltip=["class:N", alt.Tooltip("mean_delta:Q", format="+.4f", title="Δ"),
                                     alt.Tooltip("ci_low:Q", format="+.4f"), alt.Tooltip("ci_high:Q", format="+.4f"),
                                     "n_pairs:Q", "verdict:N"])
     whiskers = base.mark_rule(color="#1f2430", strokeWidth=1.5).encode(x="ci_low:Q", x2="ci_high:Q")
     return alt.layer(bars, whiskers).properties(
-        height=300, title="Per-class test accuracy: Δ paired by random seed, with 95% CIs")
+        height=340, title="Per-class test accuracy: Δ paired by random seed, with 95% CIs")
 
 
 def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
@@ -162,8 +163,9 @@ def effect_intervals(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
                    "verdict"]]
     places = axis_format(metric)
     colour = alt.Color("verdict:N", title="Verdict (Holm)", scale=verdict_scale(metric, frame["verdict"]))
-    bases = [b for b in ("averaged over the grid's cells", "one cell only") if b in set(frame["basis"])]
-    shape = alt.Shape("basis:N", title=None, scale=alt.Scale(domain=bases, range=["circle", "diamond"][:len(bases)]))
+    bases = ["averaged over the grid's cells", "one cell only"]  # a shape legend only when both occur
+    shape = alt.Shape("basis:N", title=None, scale=alt.Scale(domain=bases, range=["circle", "diamond"]),
+                      legend=alt.Legend(labelLimit=300) if set(bases) <= set(frame["basis"]) else None)
     base = alt.Chart().encode(y=alt.Y("effect:N", title=None, sort=None, axis=alt.Axis(labelLimit=320)))
     whiskers = base.mark_rule(strokeWidth=2).encode(
         x=alt.X("ci_low:Q", title="Δ (95% CI)", axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy")),
@@ -219,16 +221,3 @@ def cost_chart(curve: pd.DataFrame) -> alt.Chart:
         tooltip=["tokens:Q", alt.Tooltip("ms:Q", format=".3f")])
     line = alt.Chart(fitted).mark_line(color=BASELINE, strokeDash=[5, 3]).encode(x=x, y="ms:Q")
     return (line + points).properties(height=320)
-
-
-def gap_chart(frame: pd.DataFrame) -> alt.Chart:
-    """Train − val gap per model and training size, mean with ±std whiskers (frame: model, rows,
-    mean, low, high, source)."""
-    base = alt.Chart(frame).encode(x=alt.X("model:N", title=None), xOffset="source:N",
-                                   color=alt.Color("source:N", scale=alt.Scale(range=[SELECTION, BASELINE]),
-                                                   legend=alt.Legend(orient="top", title=None)))
-    bars = base.mark_bar().encode(y=alt.Y("mean:Q", title="final train − final val accuracy"),
-                                  tooltip=["model:N", "source:N", alt.Tooltip("mean:Q", format="+.4f")])
-    whiskers = base.mark_rule(color="black").encode(y="low:Q", y2="high:Q")
-    return alt.layer(bars, whiskers).properties(width=220, height=260).facet(
-        facet=alt.Facet("rows:N", title="training rows"))

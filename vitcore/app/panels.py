@@ -109,7 +109,7 @@ def collapse(cfg: RunConfig, selected: pd.DataFrame, base: pd.DataFrame) -> None
         "statistics on its own training rows and writes `analysis/bn.csv`.")
     if notes:
         st.error("**Collapsed runs** (test accuracy < 0.2 while final train accuracy > 0.5) — "
-                 + "; ".join(notes) + ". They pull every mean and Δ above down.", icon=":material/warning:")
+                 + "; ".join(notes) + ". Every mean and Δ above includes them.", icon=":material/warning:")
     with st.expander("Why BatchNorm ViTs collapse: the measured diagnosis", icon=":material/troubleshoot:",
                      expanded=bool(notes) and cfg.norm == "batch"):
         st.markdown(text)
@@ -122,7 +122,8 @@ def curves(cfg: RunConfig, baseline: RunConfig, selected: pd.DataFrame, base: pd
         return charts.learning_curves(charts.curve_frame(histories, roles), order)
 
     chart(("curves", cfg, baseline), build)
-    st.caption("Solid: validation accuracy, dashed: training accuracy; line = mean over random seeds, band = min–max.")
+    st.caption("Solid: validation accuracy, dashed: training accuracy; line = mean over random seeds, "
+               "band = min–max.")
 
 
 def confusions(cfg: RunConfig, comparison, selected: pd.DataFrame, is_baseline: bool) -> None:
@@ -130,8 +131,7 @@ def confusions(cfg: RunConfig, comparison, selected: pd.DataFrame, is_baseline: 
 
     def rates():
         _, long = state.run_frames(selected["run_id"])
-        return charts.heatmap(mean_rates(long, selected["run_id"]), "Selection: row-normalised test rates, mean over "
-                              "random seeds")
+        return charts.heatmap(mean_rates(long, selected["run_id"]), "Selection: test rates (row-normalised)")
 
     left, right = st.columns(2)
     with left:
@@ -142,12 +142,13 @@ def confusions(cfg: RunConfig, comparison, selected: pd.DataFrame, is_baseline: 
     paired = "paired by random seed" if comparison.paired else "unpaired (Welch)"
     key = (comparison.selection, comparison.baseline, state.margin())
     with right:
-        chart(("delta", *key), lambda: charts.heatmap(charts.delta_matrix(comparison.confusion), f"Δ vs baseline, "
-                                                      f"{paired}: blue = more of that cell, red = less", delta=True))
+        chart(("delta", *key), lambda: charts.heatmap(charts.delta_matrix(comparison.confusion),
+                                                      "Δ vs baseline: blue = more, red = less", delta=True))
     chart(("classes", *key), lambda: charts.class_delta_bars(comparison.classes))
-    st.caption(f"Per-class Δ {paired}, with 95% CIs and verdicts at margin ±{state.margin():g}; the Δ heatmap's colour "
-               f"scale is fixed at ±{fmt.DELTA_LIMITS['confusion rate']:.2f} in every view (cells beyond are clipped; "
-               "their text gives the value).")
+    st.caption(f"Left: the selection's row-normalised test rates, mean over its random seeds. Right and below: Δ "
+               f"{paired}, per cell and per class (95% CIs, verdicts at margin ±{state.margin():g}); the Δ heatmap's "
+               f"colour scale is fixed at ±{fmt.DELTA_LIMITS['confusion rate']:.2f} in every view (cells beyond are "
+               "clipped; their text gives the value).")
 
 
 def flipped_images(cfg: RunConfig, baseline: RunConfig, comparison, is_baseline: bool) -> None:
@@ -173,7 +174,7 @@ def flipped_images(cfg: RunConfig, baseline: RunConfig, comparison, is_baseline:
     gallery = state.load_gallery()
     for direction in (flip_words.BROKEN, flip_words.FIXED):
         part = frame[frame["direction"] == direction]
-        st.markdown(f"**{direction.capitalize()}**: {len(part)} images"
+        st.markdown(f"**{direction.capitalize()}**: {fmt.rows(len(part))} images"
                     + (f" (the {GALLERY_LIMIT} most often flipped shown)" if len(part) > GALLERY_LIMIT else ""))
         part = part.head(GALLERY_LIMIT)
         if len(part):
@@ -198,7 +199,7 @@ def main_effects(metric: str, margin: float) -> None:
     if main.empty:
         st.caption("The factorial grid has no complete cells yet.")
         return
-    seeds = ", ".join(f"{fmt.rows(r)} rows: {int(n)}" for r, n in main.groupby("train_rows")["n_pairs"].max().items())
+    seeds = ", ".join(f"{int(n)} at {fmt.rows(r)} rows" for r, n in main.groupby("train_rows")["n_pairs"].max().items())
     chart(("main", metric, margin), lambda: charts.effect_intervals(
         tables.effect_frame(main), metric, f"Main effects on {cards.title(metric).lower()}: a level minus the "
         "article's, averaged over the other switches"), width="content")
