@@ -175,8 +175,9 @@ def test_ablations_landing_a_flipped_switch_and_flipped_images(server, browser):
         first = page.locator('[data-testid="stVegaLiteChart"], [data-testid="stMetric"]').first
         assert first.get_attribute("data-testid") == "stVegaLiteChart"  # the forest plot leads
         assert page.locator('[data-testid="stMetric"]').count() == 5
-        page.get_by_role("button", name="norm layer → batch").click()  # a pill under the plot
-        page.get_by_text("paired by random seed at 4,000 rows").first.wait_for(timeout=60_000)
+        picker = page.locator('[data-testid="stButtonGroup"]', has_text="Select a variant")  # pills: role radio
+        picker.get_by_text("norm layer → batch", exact=True).click()
+        page.get_by_text("against the baseline").first.wait_for(timeout=60_000)  # the flipped state's header
         settle(page)
         page.screenshot(path=str(SHOTS / "ablations_flipped.png"), full_page=True)
         assert page.locator('[data-testid="stException"]').count() == 0
