@@ -36,7 +36,7 @@ from vitcore.config import RunConfig
 from vitcore.index import COLLAPSED_TEST, COLLAPSED_TRAIN
 from vitcore.store import Run, RunStore
 
-BN_CSV = Path("analysis") / "bn.csv"  # committed, so the view-only dashboard can show it
+BN_CSV = Path(__file__).resolve().parents[1] / "analysis" / "bn.csv"  # committed, so the view-only dashboard can show it
 COLUMNS = ["run_id", "label", "patch_size", "train_rows", "seed", "test_accuracy", "test_accuracy_stored_weights",
            "test_accuracy_debiased", "test_accuracy_recalibrated", "final_train_accuracy", "collapsed",
            "bn_steps", "start_share", "first_bn_variance", "first_bn_sd_ratio"]

@@ -126,15 +126,19 @@ def margin_for(metric: str, margin: float = MARGIN) -> float:
     return FIXED_MARGINS.get(metric, margin)
 
 
-def seeds_needed(est: Estimate, margin: float) -> float:
+def seeds_needed(est: Estimate, margin: float, most: int = 100_000) -> float:
     """Random seeds (pairs, or runs per side when unpaired) for a 95% CI half-width <= margin at the
-    observed spread; NaN when it cannot be said (no spread measured)."""
+    observed spread; NaN when it cannot be said (no spread measured), inf beyond `most`. Starts at
+    the normal-approximation n (t > z, so the answer is never below it) and steps up."""
     if not np.isfinite(est.scale) or margin <= 0:
         return np.nan
-    for n in range(2, 100_001):
+    z = stats.norm.ppf(0.5 + CONFIDENCE / 2)
+    n = max(2, int(np.ceil((z * est.scale / margin) ** 2)))
+    while n <= most:
         df = n - 1 if est.paired else 2 * n - 2
         if stats.t.ppf(0.5 + CONFIDENCE / 2, df) * est.scale / np.sqrt(n) <= margin:
-            return n
+            return float(n)
+        n += 1
     return np.inf
 
 
