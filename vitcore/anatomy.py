@@ -1,4 +1,4 @@
-"""The seed's parameter table for any config, counted from formulas, without building a model.
+"""The source article's parameter table for any config, counted from formulas, without building a model.
 
 `breakdown(cfg)` returns the rows of `vitcore.models.param_breakdown` (which builds the Keras model
 and counts its layers) from the layer shapes alone, so the dashboard never imports TensorFlow for
@@ -40,7 +40,7 @@ def formulas(cfg: RunConfig) -> dict[str, tuple[str, int]]:
     return rows
 
 
-# The seed's convnet (vitcore.models.build_convnet): layer -> (formula, parameters); 60,554 in all.
+# The article's convnet (vitcore.models.build_convnet): layer -> (formula, parameters); 60,554 in all.
 CONVNET_LAYERS = {"conv1": ("3×3×1×32 + 32", 3 * 3 * 1 * 32 + 32), "conv2": ("3×3×32×64 + 64", 3 * 3 * 32 * 64 + 64),
                   "conv3": ("3×3×64×64 + 64", 3 * 3 * 64 * 64 + 64), "dense": ("64×64 + 64", 64 * 64 + 64),
                   "classifier": ("64×10 + 10", 64 * 10 + 10)}
@@ -66,13 +66,13 @@ def anatomy_table(cfg: RunConfig) -> pd.DataFrame:
 
 
 def convnet_table() -> pd.DataFrame:
-    """The seed's convnet, layer by layer: layer, parameters, formula."""
+    """The article's convnet, layer by layer: layer, parameters, formula."""
     return pd.DataFrame([{"layer": name, "parameters": count, "formula": text}
                          for name, (text, count) in CONVNET_LAYERS.items()])
 
 
 def totals(counted: list[tuple[str, int]]) -> dict[str, int]:
-    """total, position embedding, and total without it (the seed's quoted 70,922 for the default)."""
+    """total, position embedding, and total without it (the source article's quoted 70,922 for the default)."""
     values = dict(counted)
     position = values.get("position embedding", 0)
     return {"total": values["total"], "position embedding": position, "without position": values["total"] - position}

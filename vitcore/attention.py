@@ -1,4 +1,4 @@
-"""What the heads did, with the controls the seed only asserts.
+"""What the heads did, with the controls the source article only asserts.
 
 Attention scores come from a stored run's weights: per block an array (rows, heads, queries, keys),
 each query's weights summing to 1, uniform = 1/N. The dashboard runs them through the NumPy ViT
