@@ -61,7 +61,7 @@ def _row(metric: str, est: Estimate, sel_mean: float, base_mean: float, margin: 
             "verdict": verdict, "seeds_needed": needed, "paired": est.paired}
 
 
-def _unpaired_side(frame: pd.DataFrame, metric: str, group: str | None) -> pd.DataFrame:
+def _unpaired_side(frame: pd.DataFrame, group: str | None) -> pd.DataFrame:
     return frame if group is None else frame[frame["timing_group"] == group]
 
 
@@ -93,7 +93,7 @@ def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None
                 "variant": "selection", "run_id_variant": "selection_run_id", "run_id_baseline": "baseline_run_id"}))
         else:
             group = _common_timing_group(sel, base) if metric == "seconds" else None
-            a, b = _unpaired_side(sel, metric, group), _unpaired_side(base, metric, group)
+            a, b = _unpaired_side(sel, group), _unpaired_side(base, group)
             est = welch_estimate(a[metric], b[metric])
             rows.append(_row(metric, est, a[metric].mean(), b[metric].mean(), margin))
             both = pd.concat([a.assign(side="selection"), b.assign(side="baseline")])

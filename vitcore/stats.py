@@ -21,7 +21,7 @@ from scipy import stats
 from vitcore.config import LEVELS, SWITCHES, RunConfig
 from vitcore.verdicts import (ALPHA, BETTER, CONFIDENCE, EQUIVALENT, HIGHER, HIGHER_IS_BETTER, INCONCLUSIVE, LOWER,  # noqa: F401
                               MARGIN, NEUTRAL, NOT_COMPARABLE, RESOLVED, TOO_FEW, VERDICTS, WORSE, Estimate, decide,
-                              holm, paired_estimate, t_interval, welch_estimate)
+                              holm, paired_estimate, welch_estimate)
 
 METRICS = ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "gap", "seconds")
 REFERENCE = {name: getattr(RunConfig(), name) for name in SWITCHES}  # the article's ViT: learned, pre, layer, 7

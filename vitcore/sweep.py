@@ -23,7 +23,7 @@ from multiprocessing import get_context
 
 from vitcore.config import RunConfig
 from vitcore.spawn import neutral_main
-from vitcore.store import RunStore
+from vitcore.store import PREDICTIONS, RunStore
 
 SEEDS = tuple(range(10))       # 10 random seeds per cell: enough to resolve a ~0.005 accuracy effect
 TOKEN_SEEDS = tuple(range(5))  # patch 2 (196 tokens) costs ~10 min a run: 5 random seeds
@@ -100,7 +100,7 @@ def pending(configs: list[RunConfig], store: RunStore) -> list[RunConfig]:
 def missing_predictions(configs: list[RunConfig], store: RunStore) -> list[RunConfig]:
     """Stored configs whose run has no predictions.npy (trained before predictions were kept)."""
     runs = (store.get(cfg) for cfg in configs)
-    return sorted((run.config for run in runs if run is not None and not (run.path / "predictions.npy").exists()),
+    return sorted((run.config for run in runs if run is not None and not (run.path / PREDICTIONS).exists()),
                   key=lambda c: (_cost(c), c.config_id, c.seed))
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from vitcore.cli.common import UsageError, existing_store, files_in, usage, writable_file, writable_folder
+from vitcore.cli.common import (UsageError, add_margin_flag, checked_margin, existing_store, files_in, usage,
+                                writable_file, writable_folder)
 from vitcore.cli.runs import add_config_flags, config_from_args
 from vitcore.config import RunConfig
 
@@ -19,13 +20,13 @@ def add_parsers(sub) -> None:
     compare.add_argument("--baseline", default="", metavar="FIELD=VALUE,...",
                          help="the baseline as changes to the article's ViT at the selection's train_rows "
                               "(e.g. model=convnet or norm=layer,train_rows=4000); default: the article's ViT")
-    _margin(compare)
+    add_margin_flag(compare)
     compare.add_argument("--store", default="cached_runs")
     compare.add_argument("--out", required=True, help="output folder (created if missing)")
     compare.set_defaults(handler=_compare)
 
     claims = sub.add_parser("claims", help="the source article's and the papers' claims checked against the runs")
-    _margin(claims)
+    add_margin_flag(claims)
     claims.add_argument("--store", default="cached_runs")
     claims.add_argument("--out", default="claims.csv", help="output CSV file (default claims.csv)")
     claims.set_defaults(handler=_claims)
@@ -35,17 +36,6 @@ def add_parsers(sub) -> None:
     bn.add_argument("--store", default="cached_runs")
     bn.add_argument("--out", required=True, help="output folder (created if missing)")
     bn.set_defaults(handler=_diagnose_bn)
-
-
-def _margin(parser) -> None:
-    parser.add_argument("--margin", type=float, default=0.01,
-                        help="equivalence margin for accuracies and the gap, 0 to 1 exclusive (default 0.01)")
-
-
-def _checked_margin(margin: float) -> float:
-    if not 0 < margin < 1:
-        raise UsageError(f"--margin must be between 0 and 1 (exclusive), got {margin}")
-    return margin
 
 
 def parse_baseline(text: str, selection: RunConfig) -> RunConfig:
@@ -69,7 +59,7 @@ def parse_baseline(text: str, selection: RunConfig) -> RunConfig:
 def _compare(args) -> int:
     from vitcore.compare import compare, write
 
-    margin = _checked_margin(args.margin)
+    margin = checked_margin(args.margin)
     selection = config_from_args(args)
     baseline = parse_baseline(args.baseline, selection)
     store = existing_store(args.store)  # the store first: a bad --store leaves no output folder behind
@@ -95,7 +85,7 @@ def _compare(args) -> int:
 def _claims(args) -> int:
     from vitcore.claims import claims_table
 
-    margin = _checked_margin(args.margin)
+    margin = checked_margin(args.margin)
     store = existing_store(args.store)
     out = writable_file(args.out, "--out", "claims.csv")
     table = claims_table(store.table(), margin)

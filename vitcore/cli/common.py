@@ -75,6 +75,18 @@ def files_in(folder: Path, names, flag: str) -> None:
             raise UsageError(f"{flag} {folder}: {name} there is a folder, so the file cannot be written")
 
 
+def add_margin_flag(parser) -> None:
+    """--margin: the equivalence margin of the verdicts (vitcore.verdicts), shared by every command that judges."""
+    parser.add_argument("--margin", type=float, default=0.01,
+                        help="equivalence margin for accuracies and the gap, 0 to 1 exclusive (default 0.01)")
+
+
+def checked_margin(margin: float) -> float:
+    if not 0 < margin < 1:
+        raise UsageError(f"--margin must be between 0 and 1 (exclusive), got {margin}")
+    return margin
+
+
 def import_tensorflow_quietly() -> None:
     """Import TensorFlow with its start-up notices (oneDNN, CPU features, absl) kept off the terminal.
 

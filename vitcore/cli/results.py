@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from vitcore.cli.common import UsageError, existing_store, files_in, usage, writable_file, writable_folder
+from vitcore.cli.common import (UsageError, add_margin_flag, checked_margin, existing_store, files_in, usage,
+                                writable_file, writable_folder)
 
 REPORT_FILES = ("headline.csv", "headline_deltas.csv", "headline.md")
 
@@ -11,8 +12,7 @@ def add_parsers(sub) -> None:
     effects = sub.add_parser("effects", help="seed-paired main effects of the four switches as CSV")
     effects.add_argument("--store", default="cached_runs")
     effects.add_argument("--out", default="effects.csv", help="output CSV file (default effects.csv)")
-    effects.add_argument("--margin", type=float, default=0.01,
-                         help="equivalence margin for accuracies and the gap, 0 to 1 exclusive (default 0.01)")
+    add_margin_flag(effects)
     effects.set_defaults(handler=_effects)
 
     report = sub.add_parser("report", help="the source article's headline table re-measured: headline.csv + headline.md")
@@ -37,8 +37,7 @@ def _runs(path: str):
 def _effects(args) -> int:
     from vitcore import stats
 
-    if not 0 < args.margin < 1:
-        raise UsageError(f"--margin must be between 0 and 1 (exclusive), got {args.margin}")
+    checked_margin(args.margin)
     runs = _runs(args.store)  # the store first: a bad --store leaves no output folder behind
     out = writable_file(args.out, "--out", "effects.csv")
     effects = stats.main_effects(runs, margin=args.margin)
