@@ -101,6 +101,22 @@ def test_backfill_adds_predictions_only_when_the_retrain_reproduces_the_run(tmp_
     assert store.get(invented).predictions() is None
 
 
+def test_backfill_replaces_an_unreproducible_run_and_logs_its_old_numbers(tmp_path):
+    store = RunStore(tmp_path)
+    invented = RunConfig(seed=2, **TINY)
+    write_run(store, invented, 0.5)  # a valid run that no training of this config reproduces
+    old = store.get(invented).summary
+    [result] = run_sweep([invented], store, workers=1, backfill=True, replace=True)
+    assert not result["backfilled"] and result["replaced"]
+    run = store.get(invented)
+    assert run.predictions() is not None and run.summary["test_accuracy"] != old["test_accuracy"]
+    log = pd.read_csv(tmp_path / "replaced_runs.csv")
+    assert list(log["run_id"]) == [invented.run_id]
+    assert log["old_test_accuracy"][0] == old["test_accuracy"]
+    assert log["new_test_accuracy"][0] == run.summary["test_accuracy"]
+    assert store.check() == [] and run_sweep([invented], store, backfill=True, replace=True) == []
+
+
 @pytest.mark.slow
 def test_local_pool_trains_then_resumes(tmp_path):
     store = RunStore(tmp_path)

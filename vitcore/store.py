@@ -196,10 +196,22 @@ class RunStore:
              predictions: np.ndarray | None = None) -> Run:
         """Write a finished run atomically; if another process stored it first, keep theirs. A run
         that would not be valid (vitcore.validate) raises ValueError and leaves nothing behind."""
+        return self._write(cfg, history, confusion, metrics, model, predictions, replace=False)
+
+    def replace(self, cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: dict, model=None,
+                predictions: np.ndarray | None = None) -> Run:
+        """Swap the stored run of cfg for a retrain of it (a backfill that could not reproduce the
+        stored run on this machine): the new run is written and validated in full first, then the
+        old folder is moved aside and the new one renamed into place (readers see one or the other,
+        or for an instant neither, never a mix)."""
+        return self._write(cfg, history, confusion, metrics, model, predictions, replace=True)
+
+    def _write(self, cfg, history, confusion, metrics, model, predictions, replace: bool) -> Run:
         self.root.mkdir(parents=True, exist_ok=True)
         run_id = check_run_id(cfg.run_id)
         temp = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{run_id}-", dir=self.root))
         lock = os.open(temp, os.O_RDONLY)
+        aside = None
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)  # `check` leaves a held .tmp-* folder alone: a write in progress
             os.chmod(temp, 0o755)  # mkdtemp makes 0700; a shared store must be readable by all
@@ -217,6 +229,9 @@ class RunStore:
                 read_run(temp, run_id)
             except BadRun as error:
                 raise ValueError(f"refusing to store run {run_id} ({cfg.label()}): {error}") from None
+            if replace and (self.root / run_id).exists():
+                aside = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}old-{run_id}-", dir=self.root))
+                os.rename(self.root / run_id, aside / run_id)
             try:
                 os.rename(temp, self.root / run_id)
             except OSError:  # the folder exists: a complete twin, or debris of a bad run
@@ -226,6 +241,8 @@ class RunStore:
         finally:
             os.close(lock)
             shutil.rmtree(temp, ignore_errors=True)
+            if aside is not None:
+                shutil.rmtree(aside, ignore_errors=True)
         return self.load(run_id)
 
     def add_predictions(self, run: Run, predictions: np.ndarray) -> None:

@@ -128,13 +128,13 @@ def _trainer(threads: int, workers: int):
 
 
 def _train_chunk(configs: list[RunConfig], store_path: str, threads: int, workers: int,
-                 backfill: bool = False) -> list[dict]:
+                 backfill: bool = False, replace: bool = False) -> list[dict]:
     """Runs in a worker process: train (or backfill) each config of one cell and return headlines."""
     trainer, store = _trainer(threads, workers), RunStore(store_path)
     results = []
     for cfg in configs:
         if backfill:
-            results.append(backfill_predictions(trainer, cfg, store))
+            results.append(backfill_predictions(trainer, cfg, store, replace))
             continue
         run = trainer.train(cfg, store)
         results.append({"run_id": run.run_id, "label": cfg.label(), "train_rows": cfg.train_rows, "seed": cfg.seed,
@@ -142,14 +142,16 @@ def _train_chunk(configs: list[RunConfig], store_path: str, threads: int, worker
     return results
 
 
-def backfill_predictions(trainer, cfg: RunConfig, store: RunStore) -> dict:
+def backfill_predictions(trainer, cfg: RunConfig, store: RunStore, replace: bool = False) -> dict:
     """Retrain a stored run in memory and store its predictions if the retrain reproduces the run:
     the same confusion matrix, the same per-epoch accuracies, losses within LOSS_TOLERANCE.
+    Otherwise, with replace=True, the retrain (current code, this machine) replaces the stored run
+    and the result carries the old run's numbers (the sweep logs them in REPLACED_LOG).
 
     Why not bit for bit: on this machine a retrain at the same thread count is bit for bit (tests),
     but the committed runs were trained on another machine of the same kind, whose XLA code for
-    the same graph rounds a float32 loss differently in its last bit (~1e-7), while every
-    prediction count and accuracy agree. Otherwise nothing is stored and the result says why."""
+    the same graph rounds a float32 loss differently in its last bit (~1e-7), which at 4,000 rows
+    can grow into different predictions."""
     import numpy as np
 
     run = store.get(cfg)
@@ -158,32 +160,63 @@ def backfill_predictions(trainer, cfg: RunConfig, store: RunStore) -> dict:
     loss_gap = max(float(np.abs(stored[name].to_numpy() - fresh[name]).max()) for name in ("loss", "val_loss"))
     same = (np.array_equal(run.confusion(), fit["confusion"]) and loss_gap <= LOSS_TOLERANCE
             and all(np.array_equal(stored[name].to_numpy(), fresh[name]) for name in ("accuracy", "val_accuracy")))
+    result = {"run_id": cfg.run_id, "label": cfg.label(), "train_rows": cfg.train_rows, "seed": cfg.seed,
+              "test_accuracy": run.summary["test_accuracy"], "seconds": fit["summary"]["seconds"],
+              "backfilled": same, "replaced": False, "loss_gap": loss_gap}
     if same:
         store.add_predictions(run, fit["predictions"])
-    return {"run_id": cfg.run_id, "label": cfg.label(), "train_rows": cfg.train_rows, "seed": cfg.seed,
-            "test_accuracy": run.summary["test_accuracy"], "seconds": fit["summary"]["seconds"],
-            "backfilled": same, "loss_gap": loss_gap}
+    elif replace:
+        store.replace(cfg, fit["history"], fit["confusion"], fit["summary"],
+                      fit["model"] if run.weights_path is not None else None, predictions=fit["predictions"])
+        result.update(replaced=True, **{f"old_{name}": run.summary[name] for name in REPLACED_METRICS},
+                      **{f"new_{name}": fit["summary"][name] for name in REPLACED_METRICS})
+    return result
+
+
+REPLACED_LOG = "replaced_runs.csv"  # in the store: one row per run a backfill replaced, old and new numbers
+REPLACED_METRICS = ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "test_loss", "seconds")
+
+
+def log_replaced(store: RunStore, result: dict) -> None:
+    """Append one replaced run's old and new numbers to <store>/replaced_runs.csv (header once)."""
+    import csv
+    import datetime
+
+    columns = ["run_id", "label", "train_rows", "seed", "replaced_on",
+               *(f"{age}_{name}" for name in REPLACED_METRICS for age in ("old", "new"))]
+    path = store.root / REPLACED_LOG
+    row = {**result, "replaced_on": datetime.date.today().isoformat()}
+    new_file = not path.exists()
+    with open(path, "a", newline="") as out:
+        writer = csv.DictWriter(out, columns, extrasaction="ignore")
+        if new_file:
+            writer.writeheader()
+        writer.writerow(row)
 
 
 def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, executor: str = "local",
-              address: str | None = None, progress=None, backfill: bool = False) -> list[dict]:
+              address: str | None = None, progress=None, backfill: bool = False,
+              replace: bool = False) -> list[dict]:
     """Train every config not yet in the store (backfill=True: add predictions to stored runs that
-    lack them); returns the results of the runs trained now."""
+    lack them; replace=True: replace those a retrain cannot reproduce, logged in REPLACED_LOG);
+    returns the results of the runs trained now."""
     todo = missing_predictions(configs, store) if backfill else pending(configs, store)
     if not todo:
         return []
     threads = max(1, (os.cpu_count() or 1) // workers)
     tasks = chunks(todo)
     if executor == "ray":
-        return _run_ray(tasks, store, address, threads, workers, progress, backfill)
+        return _run_ray(tasks, store, address, threads, workers, progress, backfill, replace)
     if executor != "local":
         raise ValueError(f"executor must be 'local' or 'ray'; got {executor!r}")
     results = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
         with neutral_main():  # the workers start here; they must not re-run a foreign __main__ (vitcore.spawn)
-            futures = [pool.submit(_train_chunk, chunk, str(store.root), threads, workers, backfill) for chunk in tasks]
+            futures = [pool.submit(_train_chunk, chunk, str(store.root), threads, workers, backfill, replace) for chunk in tasks]
         for future in as_completed(futures):
             for result in future.result():
+                if result.get("replaced"):
+                    log_replaced(store, result)
                 results.append(result)
                 if progress:
                     progress(result)
@@ -191,18 +224,20 @@ def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, execu
 
 
 def _run_ray(tasks, store: RunStore, address: str | None, threads: int, workers: int, progress,
-             backfill: bool) -> list[dict]:
+             backfill: bool, replace: bool = False) -> list[dict]:
     try:
         import ray
     except ImportError:
         raise ValueError("--executor ray needs Ray: pip install -r requirements-dev.txt") from None
     ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
     task = ray.remote(num_cpus=threads)(_train_chunk)
-    waiting = [task.remote(chunk, str(store.root.resolve()), threads, workers, backfill) for chunk in tasks]
+    waiting = [task.remote(chunk, str(store.root.resolve()), threads, workers, backfill, replace) for chunk in tasks]
     results = []
     while waiting:
         done, waiting = ray.wait(waiting, num_returns=1)
         for result in ray.get(done[0]):
+            if result.get("replaced"):
+                log_replaced(store, result)
             results.append(result)
             if progress:
                 progress(result)

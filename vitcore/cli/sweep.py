@@ -27,6 +27,9 @@ def add_parsers(sub) -> None:
     sweep.add_argument("--backfill-predictions", action="store_true",
                        help="retrain stored runs that lack predictions.npy and add it if the retrain matches "
                             "the stored history bit for bit (same thread count)")
+    sweep.add_argument("--replace-unreproducible", action="store_true",
+                       help="with --backfill-predictions: a stored run the retrain does not reproduce is replaced "
+                            "by the retrain (its old numbers go to <store>/replaced_runs.csv)")
     sweep.set_defaults(handler=_sweep)
 
 
@@ -75,6 +78,8 @@ def _sweep(args) -> int:
     if store.root.exists() and not store.root.is_dir():
         raise UsageError(f"--store {store.root} is a file, not a folder")
     backfill = args.backfill_predictions
+    if args.replace_unreproducible and not backfill:
+        raise UsageError("--replace-unreproducible only goes with --backfill-predictions")
     todo = sweep.missing_predictions(configs, store) if backfill else sweep.pending(configs, store)
     what = "to backfill with predictions" if backfill else "to train"
     print(f"grid {args.grid}: {len(configs)} runs, {len(configs) - len(sweep.pending(configs, store))} in {store.root}, "
@@ -88,17 +93,24 @@ def _sweep(args) -> int:
     started = time.perf_counter()
     with tqdm(total=len(todo), unit="run") as bar:
         def progress(result):
-            note = "" if "backfilled" not in result else (" backfilled" if result["backfilled"] else " MISMATCH")
+            note = ("" if "backfilled" not in result else " backfilled" if result["backfilled"]
+                    else " replaced" if result["replaced"] else " MISMATCH")
             bar.set_postfix_str(f"last: {result['label']} rows {result['train_rows']} seed {result['seed']} "
                                 f"test {result['test_accuracy']:.4f} ({result['seconds']:.0f} s){note}")
             bar.update(1)
         with usage():
-            results = sweep.run_sweep(configs, store, args.workers, args.executor, args.address, progress, backfill)
+            results = sweep.run_sweep(configs, store, args.workers, args.executor, args.address, progress, backfill,
+                                      args.replace_unreproducible)
     hours = (time.perf_counter() - started) / 3600
     if results:
         print(f"{'checked' if backfill else 'trained'} {len(results)} runs in {hours * 3600:.0f} s: "
               f"{len(results) / hours:.0f} runs/hour with {args.workers} worker(s)")
-    mismatched = [r["run_id"] for r in results if r.get("backfilled") is False]
+    replaced = [r for r in results if r.get("replaced")]
+    if replaced:
+        moved = max(abs(r["new_test_accuracy"] - r["old_test_accuracy"]) for r in replaced)
+        print(f"{len(replaced)} runs replaced by their retrain (largest test accuracy change {moved:.4f}); "
+              f"old numbers in {store.root / sweep.REPLACED_LOG}")
+    mismatched = [r["run_id"] for r in results if r.get("backfilled") is False and not r.get("replaced")]
     if mismatched:
         print(f"{len(mismatched)} runs did not reproduce (other thread count or machine?), left without "
               f"predictions: {' '.join(mismatched)}")
