@@ -15,10 +15,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import keras  # noqa: E402
 
-from vitcore.config import RunConfig  # noqa: E402
-from vitcore.data import load_split  # noqa: E402
-from vitcore.models import build_model  # noqa: E402
-from vitcore.patches import model_inputs  # noqa: E402
+from vitcore.config.run import RunConfig  # noqa: E402
+from vitcore.data.fashion import load_split  # noqa: E402
+from vitcore.data.patches import model_inputs  # noqa: E402
+from vitcore.model.build import build_model  # noqa: E402
 
 start = time.perf_counter()
 cfg = RunConfig(seed=int(sys.argv[1]) if len(sys.argv) > 1 else 0)

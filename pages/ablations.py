@@ -7,10 +7,11 @@ A session's first visit paints the cards first and the rest a moment later (side
 
 import streamlit as st
 
-from vitcore import stats
-from vitcore.app import cards, fmt, panels, selection, state
+from vitcore.app import fmt, selection, state
+from vitcore.app.ablations import cards, panels
 from vitcore.app.selection import METRIC_KEY, METRIC_LABELS, PAGE_DEFAULTS, VIEW_KEY, VIEWS, cell_name
-from vitcore.app.train_panel import render_train_offer
+from vitcore.app.training.train_panel import render_train_offer
+from vitcore.stats import summaries as stats
 
 cfg, note = state.selection()
 baseline, margin = state.baseline(), state.margin()

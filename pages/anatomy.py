@@ -1,13 +1,13 @@
 """Parameter anatomy: what a ViT buys with parameters that a convnet gets free, for the sidebar's
-config. Counted from the layer shapes (vitcore.anatomy) — no model is built and TensorFlow is never
+config. Counted from the layer shapes (vitcore.model.anatomy) — no model is built and TensorFlow is never
 imported; tests/test_anatomy.py checks every count against the Keras builder for every switch."""
 
 import streamlit as st
 
-from vitcore import anatomy
 from vitcore.app import fmt, state
-from vitcore.config import RunConfig
-from vitcore.seed_reference import POSITION_EMBEDDING_PARAMS, VIT_PARAMS_QUOTED
+from vitcore.article.seed_reference import POSITION_EMBEDDING_PARAMS, VIT_PARAMS_QUOTED
+from vitcore.config.run import RunConfig
+from vitcore.model import anatomy
 
 CONVNET = RunConfig(model="convnet")
 

@@ -1,20 +1,18 @@
 """What the heads did — for the sidebar's ViT, from its stored random-seed-0 weights — with the two
 controls the source article only asserts (a random-init model, and shuffled patches) and its temperature
-sketch. The weights run through vitcore.numpy_vit (NumPy + h5py): this page never imports TensorFlow."""
+sketch. The weights run through vitcore.model.numpy_vit (NumPy + h5py): this page never imports TensorFlow."""
 
 import streamlit as st
 
-from vitcore import attention as A
-from vitcore.app import probes, state, walk
+from vitcore.analysis import attention as A
+from vitcore.app import state
 from vitcore.app.charts import spread_bars
-from vitcore.app.pictures import attention_picture
-from vitcore.app.sketch import render_sketch
-from vitcore.config import RunConfig
-from vitcore.data import CLASS_NAMES
-from vitcore.samples import SEED_ROWS
-
-SCAN_ROWS = 1_000      # test rows scanned for the most confident right and wrong predictions
-PERMUTED_ROWS = 200    # images fed shuffled in the permutation test
+from vitcore.app.walkthrough import probes, walk
+from vitcore.app.walkthrough.pictures import attention_picture
+from vitcore.app.walkthrough.sketch import render_sketch
+from vitcore.config.run import RunConfig
+from vitcore.data.fashion import CLASS_NAMES
+from vitcore.data.samples import SEED_ROWS
 
 st.title("What the attention heads did")
 st.caption("The source article claims: heads are mostly diffuse (spreads 0.15–0.29 against a uniform 0.0625) "
@@ -40,9 +38,9 @@ N = run_cfg.tokens
 st.caption(f"Weights: run {run_cfg.run_id} ({run_cfg.label()}, {run_cfg.train_rows:,} rows, {run_cfg.epochs} epochs, "
            f"random seed 0), run forward in NumPy. Images: {images.source}.")
 
-scan = tuple(int(r) for r in images.indices[:SCAN_ROWS])
+scan = tuple(int(r) for r in images.indices[:probes.SCAN_ROWS])
 scanned = probes.predictions(run_cfg, weights, scan)
-labels = images.labels[:SCAN_ROWS]
+labels = images.labels[:probes.SCAN_ROWS]
 picked = tuple(scan[i] for i in A.pick_examples(scanned.probs, labels))
 defaults = [r for r in SEED_ROWS if r in images.indices]
 controls = st.columns([3, 1])
@@ -106,7 +104,7 @@ st.markdown("The two most confident correct and the two most confidently wrong p
             "not show the failure — the source article's point that attention is not an explanation.")
 
 st.subheader("Control (b): shuffle the patches")
-rows_used = min(PERMUTED_ROWS, len(images.indices))
+rows_used = min(probes.PERMUTED_ROWS, len(images.indices))
 st.markdown(f"The first {rows_used} test images, patch tokens fed in one random order. Attention is "
             "permutation-equivariant and the pooling is a mean: only the position embedding can notice.")
 for pos in ("none", "learned"):

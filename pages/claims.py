@@ -1,11 +1,12 @@
 """Claims, checked: what the source article and the published papers claim, and what our runs say —
-vitcore.claims.claims_table, with its verdict, whether it agrees, the runs behind each row, and
+vitcore.article.claims.claims_table, with its verdict, whether it agrees, the runs behind each row, and
 claims.csv byte for byte as `python -m vitcore claims` writes it. Reads the store only."""
 
 import streamlit as st
 
-from vitcore.app import claims_view, fmt, results, state
-from vitcore.claims import CLAIMS
+from vitcore.app import fmt, results, state
+from vitcore.app.claims import claims_view
+from vitcore.article.claims import CLAIMS
 
 st.title("Claims, checked")
 st.caption("Each row: what a source claims, in which setting it was measured (or only stated), and what our runs "

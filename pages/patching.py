@@ -6,10 +6,10 @@ import inspect
 import numpy as np
 import streamlit as st
 
-from vitcore import patches
 from vitcore.app import fmt, state
-from vitcore.app.pictures import grid_picture, matrix_picture, tiles_picture
-from vitcore.data import CLASS_NAMES
+from vitcore.app.walkthrough.pictures import grid_picture, matrix_picture, tiles_picture
+from vitcore.data import patches
+from vitcore.data.fashion import CLASS_NAMES
 
 st.title("Patching is a reshape")
 st.caption("The source article: 28×28 → 16 tokens of 49 values, lossless (max |rebuilt − original| = "
@@ -56,7 +56,7 @@ st.markdown(
     f"error **{error:.2e}**. The right panel is all the transformer gets: token 0 and token 1 are just two rows "
     "of a matrix, and nothing says they were neighbours. That is what the position embedding has to buy back.")
 if error != 0:
-    st.error(f"The round trip is not exact (max error {error:.2e}): vitcore.patches is broken.")
+    st.error(f"The round trip is not exact (max error {error:.2e}): vitcore.data.patches is broken.")
 
 with st.expander("The code (vitcore/patches.py)"):
     st.code(inspect.getsource(patches.patchify), language="python")

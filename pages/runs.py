@@ -3,9 +3,10 @@ switch; which cells have runs at which sizes; the CSV downloads (the CLI's bytes
 
 import streamlit as st
 
-from vitcore import stats
-from vitcore.app import fmt, results, runs_view, state
+from vitcore.app import fmt, results, state
+from vitcore.app.runs import runs_view
 from vitcore.app.selection import SIDEBAR_KEYS, cell_name
+from vitcore.stats import summaries as stats
 
 SIDEBAR, ALL = "The sidebar's selection", "All runs, filtered here"
 OPTIONAL = ("has_predictions", "timing_group", "collapsed")  # newer store columns, shown when present

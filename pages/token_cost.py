@@ -4,9 +4,10 @@ and the sweep's training seconds per patch size, within one timing group. Reads 
 
 import streamlit as st
 
-from vitcore import cost
-from vitcore.app import fmt, state, tables, walk
+from vitcore.analysis import cost
+from vitcore.app import fmt, state, tables
 from vitcore.app.charts import cost_chart
+from vitcore.app.walkthrough import walk
 
 st.title("Token count is the price")
 st.caption("The source article: self-attention compares every token with every other, so cost grows as N²; "

@@ -4,8 +4,9 @@ random seed, the data-size curve and the overfitting gap. Reads the store only (
 
 import streamlit as st
 
-from vitcore.app import results, state, tables, walk
-from vitcore.app.walk_charts import data_size_curve, gap_bars, paired_delta
+from vitcore.app import results, state, tables
+from vitcore.app.walkthrough import walk
+from vitcore.app.walkthrough.walk_charts import data_size_curve, gap_bars, paired_delta
 
 st.title("ViT vs convnet, re-measured")
 st.caption(tables.headline_claim())

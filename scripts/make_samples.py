@@ -5,7 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 
-from vitcore.samples import make_samples, load_samples
+from vitcore.data.samples import load_samples, make_samples
 
 if __name__ == "__main__":
     path = make_samples()

@@ -20,8 +20,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from vitcore.config import RunConfig  # noqa: E402
-from vitcore.store import RunStore  # noqa: E402
+from vitcore.config.run import RunConfig  # noqa: E402
+from vitcore.store.runs import RunStore  # noqa: E402
 
 TINY = RunConfig(train_rows=300, epochs=2)  # the article's ViT on 300 rows: ~15 s with compile
 TINY_VARIANTS = (TINY, TINY.replace(pos_embedding="none"))  # what tiny_store holds

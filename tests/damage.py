@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vitcore.index import COLUMNS
+from vitcore.store.index import COLUMNS
 
 
 def _summary(path: Path, **changes) -> None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from vitcore.config import FIELD_NAMES, RunConfig
-from vitcore.data import CLASS_NAMES, TEST_CLASS_COUNTS
-from vitcore.seed_reference import CONVNET_PARAMS, VIT_PARAMS_QUOTED, VIT_PARAMS_WITH_POSITION
-from vitcore.store import HISTORY_COLUMNS, METRICS, RunStore
+from vitcore.article.seed_reference import CONVNET_PARAMS, VIT_PARAMS_QUOTED, VIT_PARAMS_WITH_POSITION
+from vitcore.config.run import FIELD_NAMES, RunConfig
+from vitcore.data.fashion import CLASS_NAMES
+from vitcore.store.runs import HISTORY_COLUMNS, METRICS, RunStore
 
 CLASSES = len(CLASS_NAMES)
 TEST_PER_CLASS = 1_000  # the official test split: 1,000 images per class

@@ -1,12 +1,12 @@
-"""vitcore.anatomy counts parameters without building a model; the slow test checks every count
-against the Keras builder (vitcore.models.param_breakdown) for every switch combination."""
+"""vitcore.model.anatomy counts parameters without building a model; the slow test checks every count
+against the Keras builder (vitcore.model.build.param_breakdown) for every switch combination."""
 
 import itertools
 
 import pytest
 
-from vitcore import anatomy
-from vitcore.config import NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, RunConfig
+from vitcore.config.run import NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, RunConfig
+from vitcore.model import anatomy
 
 GRID = [RunConfig(pos_embedding=pos, norm_placement=placement, norm=norm, patch_size=patch)
         for pos, placement, norm, patch in itertools.product(POS_EMBEDDINGS, NORM_PLACEMENTS, NORMS, PATCH_SIZES)]
@@ -37,7 +37,7 @@ def test_the_table_shows_a_formula_for_every_row():
 
 @pytest.mark.slow
 def test_counts_equal_the_keras_builder_for_every_switch_combination():
-    from vitcore.models import param_breakdown
+    from vitcore.model.build import param_breakdown
 
     for cfg in [*GRID, RunConfig(model="convnet")]:
         assert anatomy.breakdown(cfg) == param_breakdown(cfg), cfg.label()

@@ -15,16 +15,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from fakes import confusion, history, metrics, write_run
 from streamlit.testing.v1 import AppTest
 
-from fakes import confusion, history, metrics, write_run
-from vitcore import flips, stats
+from vitcore.analysis import flips
 from vitcore.app import state
-from vitcore.app.sidebar import PAINTED
 from vitcore.app.selection import BASELINE, cell_name
-from vitcore.data import official_test_labels
-from vitcore.samples import local_data_available
-from vitcore.store import RunStore
+from vitcore.app.sidebar import PAINTED
+from vitcore.data.fashion import official_test_labels
+from vitcore.data.samples import local_data_available
+from vitcore.stats import summaries as stats
+from vitcore.store.runs import RunStore
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 POST = BASELINE.replace(norm_placement="post")

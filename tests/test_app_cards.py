@@ -1,16 +1,19 @@
-"""vitcore.app.cards, selection's coverage and tables' effect frames: the Ablations page's words, built
-from one vitcore.compare.Comparison on a synthetic store (no Streamlit script runs, no TensorFlow)."""
+"""vitcore.app.ablations.cards, selection's coverage and tables' effect frames: the Ablations page's words, built
+from one vitcore.stats.compare.Comparison on a synthetic store (no Streamlit script runs, no TensorFlow)."""
 
 import numpy as np
 import pandas as pd
 import pytest
-
 from fakes import run_row, runs_table, write_run
-from vitcore import compare, stats, verdicts
-from vitcore.app import cards, selection, tables
+
+from vitcore.app import selection, tables
+from vitcore.app.ablations import cards
 from vitcore.app.selection import BASELINE
-from vitcore.config import RunConfig
-from vitcore.store import RunStore
+from vitcore.config.run import RunConfig
+from vitcore.stats import compare
+from vitcore.stats import estimates as verdicts
+from vitcore.stats import summaries as stats
+from vitcore.store.runs import RunStore
 
 POST = RunConfig(norm_placement="post")
 BASE_ACC = [0.80, 0.81, 0.79, 0.70]        # seeds 0-3: seed 3 has no selection partner

@@ -1,12 +1,13 @@
-"""vitcore.app.pictures and vitcore.app.charts: the pictures keep every pixel and draw the grid where
+"""vitcore.app.walkthrough.pictures and vitcore.app.charts: the pictures keep every pixel and draw the grid where
 the patches meet; every chart builds a valid Vega-Lite spec."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from vitcore.app import charts, fmt, pictures, tables
-from vitcore.patches import patchify
+from vitcore.app import charts, fmt, tables
+from vitcore.app.walkthrough import pictures
+from vitcore.data.patches import patchify
 
 
 @pytest.mark.parametrize("patch", [2, 4, 7, 14])

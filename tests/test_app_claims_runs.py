@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from fakes import write_run
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
-from fakes import write_run
 from vitcore import cli
 from vitcore.app import state
-from vitcore.claims import CLAIMS
-from vitcore.config import RunConfig
-from vitcore.store import RunStore
+from vitcore.article.claims import CLAIMS
+from vitcore.config.run import RunConfig
+from vitcore.store.runs import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 NOISE = (0.0, 0.004, -0.003)  # three random seeds

@@ -7,14 +7,14 @@ import shutil
 from pathlib import Path
 
 import pytest
+from damage import RUN_DAMAGE, damage_store, tamper_index_row
 from streamlit.testing.v1 import AppTest
 
-from damage import RUN_DAMAGE, damage_store, tamper_index_row
-from vitcore import stats
 from vitcore.app import state
 from vitcore.app.selection import BASELINE
-from vitcore.data import official_test_labels
-from vitcore.store import INDEX, RunStore
+from vitcore.data.fashion import official_test_labels
+from vitcore.stats import summaries as stats
+from vitcore.store.runs import INDEX, RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"

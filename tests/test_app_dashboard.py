@@ -7,14 +7,15 @@ import threading
 import numpy as np
 import pandas as pd
 import pytest
-
 from fakes import write_run
-from vitcore import cli, stats
+
+from vitcore import cli
 from vitcore.app import selection, state, tables
 from vitcore.app.selection import BASELINE, SAME_ROWS, baseline_cells, cell_name, query_notes, resolve_baseline
-from vitcore.app.training import TrainingSlot, estimate_seconds, training_allowed
-from vitcore.config import RunConfig
-from vitcore.store import RunStore
+from vitcore.app.training.slot import TrainingSlot, estimate_seconds, training_allowed
+from vitcore.config.run import RunConfig
+from vitcore.stats import summaries as stats
+from vitcore.store.runs import RunStore
 
 POST = RunConfig(norm_placement="post")
 

@@ -11,15 +11,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from fakes import write_run
 from streamlit.testing.v1 import AppTest
 
-from fakes import write_run
-from vitcore import compare, stats
 from vitcore.app import state
-from vitcore.app.sidebar import PAINTED
 from vitcore.app.selection import BASELINE, SIDEBAR_KEYS
-from vitcore.config import RunConfig
-from vitcore.store import RunStore
+from vitcore.app.sidebar import PAINTED
+from vitcore.config.run import RunConfig
+from vitcore.stats import compare
+from vitcore.stats import summaries as stats
+from vitcore.store.runs import RunStore
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ["pages/ablations.py", "pages/claims.py", "pages/runs.py", "pages/patching.py", "pages/anatomy.py",
@@ -36,7 +37,7 @@ def table():
 
 def shown_values(table, cfg: RunConfig) -> list[str]:
     """The metric cards' values for cfg as the page prints them: the means over the random seeds paired
-    with its default baseline (vitcore.compare), or over all its seeds when cfg is that baseline."""
+    with its default baseline (vitcore.stats.compare), or over all its seeds when cfg is that baseline."""
     runs = stats.runs_of(table, cfg)
     assert len(runs), f"{cfg.label()} at {cfg.train_rows} rows is not in {state.STORE_PATH}"
     if cfg == compare.default_baseline(cfg):
@@ -128,7 +129,7 @@ def test_training_switched_off_removes_the_button(table, monkeypatch):
 
 def test_train_now_trains_stores_and_shows_the_run(tmp_path, monkeypatch):
     """The whole train-on-demand path with a fake trainer (no TensorFlow) on a scratch store."""
-    from vitcore.app import train_panel
+    from vitcore.app.training import train_panel
 
     store = RunStore(tmp_path)
     for seed in range(3):

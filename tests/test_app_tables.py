@@ -2,11 +2,12 @@
 
 import pandas as pd
 import pytest
-
 from fakes import run_row, runs_table
-from vitcore import cost, report
+
+from vitcore.analysis import cost
 from vitcore.app import tables
-from vitcore.config import RunConfig
+from vitcore.article import report
+from vitcore.config.run import RunConfig
 
 
 def test_cost_table_prints_as_the_article():

@@ -4,8 +4,8 @@ import threading
 
 import pytest
 
-from vitcore.app.training import (DEFAULT_BUDGET_MINUTES, TrainingSlot, budget_minutes, over_budget)
-from vitcore.config import RunConfig
+from vitcore.app.training.slot import DEFAULT_BUDGET_MINUTES, TrainingSlot, budget_minutes, over_budget
+from vitcore.config.run import RunConfig
 
 
 @pytest.mark.parametrize("value, minutes", [(None, DEFAULT_BUDGET_MINUTES), ("3", 3.0), ("0.5", 0.5),
@@ -58,7 +58,7 @@ def test_the_page_refuses_a_click_over_budget_and_says_why(monkeypatch):
     from test_app_pages import app, uncached
 
     from vitcore.app import state
-    from vitcore.store import RunStore
+    from vitcore.store.runs import RunStore
 
     monkeypatch.delenv("VITCORE_ALLOW_TRAINING", raising=False)
     monkeypatch.setenv("VITCORE_MAX_TRAIN_MINUTES", "0.001")
@@ -71,7 +71,7 @@ def test_a_running_training_offers_cancel_and_cancel_stops_it(monkeypatch):
     from test_app_pages import app, uncached
 
     from vitcore.app import state
-    from vitcore.store import RunStore
+    from vitcore.store.runs import RunStore
 
     query = uncached(RunStore(state.STORE_PATH).table())
     cfg = RunConfig(**{key: int(value) if key in ("patch_size", "warmup_epochs") else value

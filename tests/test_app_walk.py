@@ -1,16 +1,18 @@
-"""vitcore.app.walk, runs_view and claims_view: the frames and sentences of the ViT vs convnet, Runs,
+"""vitcore.app.walkthrough.walk, runs_view and claims_view: the frames and sentences of the ViT vs convnet, Runs,
 Token cost and Claims pages, checked without Streamlit."""
 
 from urllib.parse import parse_qsl, urlparse
 
 import numpy as np
 import pandas as pd
-
 from fakes import run_row
-from vitcore.app import claims_view, runs_view, walk
+
+from vitcore.app.claims import claims_view
+from vitcore.app.runs import runs_view
 from vitcore.app.selection import BASELINE_KEY, baseline_cells, resolve_baseline, selection_or_default
-from vitcore.claims import CLAIMS
-from vitcore.config import RunConfig
+from vitcore.app.walkthrough import walk
+from vitcore.article.claims import CLAIMS
+from vitcore.config.run import RunConfig
 
 
 def deltas(seed_delta: float, pi=(0.008, 0.047)) -> pd.DataFrame:

@@ -1,13 +1,13 @@
-"""vitcore.attention: the maps' NumPy helpers, and the controls on real trained weights."""
+"""vitcore.analysis.attention: the maps' NumPy helpers, and the controls on real trained weights."""
 
 import numpy as np
 import pandas as pd
 import pytest
-
-from vitcore import attention as A
-from vitcore.config import RunConfig
-from vitcore.samples import gallery
 from conftest import TINY
+
+from vitcore.analysis import attention as A
+from vitcore.config.run import RunConfig
+from vitcore.data.samples import gallery
 
 
 def _uniform(rows=2, heads=4, n=16):

@@ -1,4 +1,4 @@
-"""vitcore.bn: stored BatchNorm statistics reproduce the stored accuracy; recalibration and debiasing
+"""vitcore.analysis.bn: stored BatchNorm statistics reproduce the stored accuracy; recalibration and debiasing
 set the moving statistics to what they claim (checked against statistics computed independently,
 on a probe model of the layer's input); the explanation states the numbers it is given."""
 
@@ -8,18 +8,18 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import ROOT, TINY
-from vitcore import bn
-from vitcore.config import RunConfig
+
+from vitcore.analysis import bn
+from vitcore.config.run import RunConfig
 
 TINY_BN = TINY.replace(norm="batch")  # 300 rows, 2 epochs: 8 steps, so the start values keep 0.99**8 = 92%
 
 
 @pytest.fixture(scope="module")
 def bn_store(tmp_path_factory):
-    from vitcore.store import RunStore
-    from vitcore.train import train
+    from vitcore.run.train import train
+    from vitcore.store.runs import RunStore
 
     store = RunStore(tmp_path_factory.mktemp("bn_store"))
     train(TINY_BN, store)  # seed 0: weights kept
@@ -42,8 +42,8 @@ def test_stored_weights_reproduce_the_stored_accuracy(bn_store):
 def test_recalibration_sets_the_population_statistics_and_keeps_the_weights(bn_store):
     import keras
 
-    from vitcore.data import load_split
-    from vitcore.patches import model_inputs
+    from vitcore.data.fashion import load_split
+    from vitcore.data.patches import model_inputs
 
     run = bn_store.get(TINY_BN)
     model = bn.load_model(run)
@@ -117,7 +117,7 @@ def test_the_committed_diagnosis_reads_without_tensorflow():
 
 @pytest.mark.slow
 def test_importing_bn_does_not_import_tensorflow():
-    code = "import sys, vitcore.bn; print([m for m in ('tensorflow', 'keras') if m in sys.modules])"
+    code = "import sys, vitcore.analysis.bn; print([m for m in ('tensorflow', 'keras') if m in sys.modules])"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "[]", done.stderr[-1000:]
 

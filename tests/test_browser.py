@@ -16,10 +16,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from vitcore import stats
 from vitcore.app import state
 from vitcore.app.selection import BASELINE
-from vitcore.store import RunStore
+from vitcore.stats import summaries as stats
+from vitcore.store.runs import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"

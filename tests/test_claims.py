@@ -4,13 +4,13 @@ committed store gets a verdict. Synthetic runs only (tests/fakes.py), no trainin
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import ROOT
 from fakes import run_row, runs_table
-from vitcore import claims
-from vitcore.config import RunConfig
-from vitcore.store import RunStore
-from vitcore.verdicts import VERDICTS
+
+from vitcore.article import claims
+from vitcore.config.run import RunConfig
+from vitcore.stats.estimates import VERDICTS
+from vitcore.store.runs import RunStore
 
 VIT, CONVNET = RunConfig(train_rows=1000), RunConfig(model="convnet", train_rows=1000)
 

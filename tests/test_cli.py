@@ -4,23 +4,24 @@ exit code and counts, export's files."""
 import sys
 import types
 
+import fakes
 import pandas as pd
 import pytest
-
-import fakes
 from conftest import run_cli
-from vitcore import cli, cost
-from vitcore.config import RunConfig
+
+from vitcore import cli
+from vitcore.analysis import cost
+from vitcore.config.run import RunConfig
 
 
 @pytest.fixture
 def no_work(monkeypatch):
     """Training or benchmarking fails the test: a bad path must be refused before either starts.
-    (A stand-in vitcore.train, so nothing imports TensorFlow either.)"""
+    (A stand-in vitcore.run.train, so nothing imports TensorFlow either.)"""
     def started(*args, **kwargs):
         raise AssertionError("work started before the path was checked")
 
-    monkeypatch.setitem(sys.modules, "vitcore.train", types.SimpleNamespace(train=started, configure_tensorflow=started))
+    monkeypatch.setitem(sys.modules, "vitcore.run.train", types.SimpleNamespace(train=started, configure_tensorflow=started))
     monkeypatch.setattr(cost, "bench_attention", started)
 
 

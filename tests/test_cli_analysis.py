@@ -2,12 +2,11 @@
 
 import pandas as pd
 import pytest
+from fakes import write_run
 
 from vitcore.cli import main
-from vitcore.compare import CLASS_COLUMNS, CONFUSION_COLUMNS, METRIC_COLUMNS
-from vitcore.config import RunConfig
-
-from fakes import write_run
+from vitcore.config.run import RunConfig
+from vitcore.stats.compare import CLASS_COLUMNS, CONFUSION_COLUMNS, METRIC_COLUMNS
 
 
 @pytest.fixture

@@ -5,12 +5,13 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from fakes import run_row, runs_table
 from scipy import stats as sp
 
-from vitcore import compare, stats, verdicts
-from vitcore.config import RunConfig
-
-from fakes import run_row, runs_table
+from vitcore.config.run import RunConfig
+from vitcore.stats import compare
+from vitcore.stats import estimates as verdicts
+from vitcore.stats import summaries as stats
 
 BASE = RunConfig(train_rows=1000)
 SEL = BASE.replace(norm="batch")

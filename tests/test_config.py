@@ -3,10 +3,9 @@ import subprocess
 import sys
 
 import pytest
-
-from vitcore.config import FIELD_NAMES, VIT_FIELDS, RunConfig
-
 from conftest import ROOT
+
+from vitcore.config.run import FIELD_NAMES, VIT_FIELDS, RunConfig
 
 
 def test_defaults_are_the_articles_vit():
@@ -29,7 +28,7 @@ def test_invalid_values_name_what_is_allowed(field, value, allowed):
 
 @pytest.mark.slow
 def test_run_id_is_stable_across_processes():
-    code = "from vitcore.config import RunConfig; print(RunConfig(norm='batch', seed=2).run_id)"
+    code = "from vitcore.config.run import RunConfig; print(RunConfig(norm='batch', seed=2).run_id)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == RunConfig(norm="batch", seed=2).run_id
     assert len(RunConfig().run_id) == 12

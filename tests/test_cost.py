@@ -1,10 +1,10 @@
-"""vitcore.cost: the seed's token-cost table, the committed measurements and their N^2 fit."""
+"""vitcore.analysis.cost: the seed's token-cost table, the committed measurements and their N^2 fit."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from vitcore import cost
+from vitcore.analysis import cost
 
 
 def test_seed_table_numbers_exactly():

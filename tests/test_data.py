@@ -5,8 +5,8 @@ import struct
 import numpy as np
 import pytest
 
-from vitcore import data
-from vitcore.config import VAL_ROWS
+from vitcore.config.run import VAL_ROWS
+from vitcore.data import fashion as data
 
 
 @pytest.fixture()

@@ -2,11 +2,10 @@
 
 import numpy as np
 import pandas as pd
-
-from vitcore import flips, scaling
-from vitcore.config import RunConfig
-
 from fakes import run_row, runs_table
+
+from vitcore.analysis import flips, scaling
+from vitcore.config.run import RunConfig
 
 
 def test_flipped_images_count_pairs_in_each_direction():

@@ -4,17 +4,16 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
 
 pytestmark = pytest.mark.slow  # fresh interpreters: a clean sys.modules to look at
 
-LIGHT = ["vitcore", "vitcore.config", "vitcore.store", "vitcore.stats", "vitcore.report", "vitcore.patches",
-         "vitcore.data", "vitcore.cli", "vitcore.sweep", "vitcore.cost", "vitcore.app.state", "vitcore.app.selection",
-         "vitcore.app.tables", "vitcore.app.training", "vitcore.app.sidebar", "vitcore.app.train_panel",
-         "vitcore.app.charts", "vitcore.app.probes", "vitcore.anatomy", "vitcore.attention", "vitcore.numpy_vit",
-         "vitcore.app.results", "vitcore.app.walk", "vitcore.app.walk_charts", "vitcore.app.runs_view",
-         "vitcore.app.claims_view"]
+LIGHT = ["vitcore", "vitcore.config.run", "vitcore.store.runs", "vitcore.stats.summaries", "vitcore.article.report", "vitcore.data.patches",
+         "vitcore.data.fashion", "vitcore.cli", "vitcore.run.sweep", "vitcore.analysis.cost", "vitcore.app.state", "vitcore.app.selection",
+         "vitcore.app.tables", "vitcore.app.training.slot", "vitcore.app.sidebar", "vitcore.app.training.train_panel",
+         "vitcore.app.charts", "vitcore.app.walkthrough.probes", "vitcore.model.anatomy", "vitcore.analysis.attention", "vitcore.model.numpy_vit",
+         "vitcore.app.results", "vitcore.app.walkthrough.walk", "vitcore.app.walkthrough.walk_charts", "vitcore.app.runs.runs_view",
+         "vitcore.app.claims.claims_view"]
 
 
 def test_light_modules_do_not_import_tensorflow():
@@ -29,6 +28,6 @@ def test_light_modules_do_not_import_tensorflow():
 
 
 def test_the_training_module_does_import_it():  # proves the probe above can see an import
-    code = "import sys, vitcore.train; print('tensorflow' in sys.modules)"
+    code = "import sys, vitcore.run.train; print('tensorflow' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "True"

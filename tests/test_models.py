@@ -5,9 +5,9 @@ import pytest
 
 keras = pytest.importorskip("keras")
 
-from vitcore.config import RunConfig  # noqa: E402
-from vitcore.models import build_model, build_vit, param_breakdown  # noqa: E402
-from vitcore.patches import model_inputs  # noqa: E402
+from vitcore.config.run import RunConfig  # noqa: E402
+from vitcore.data.patches import model_inputs  # noqa: E402
+from vitcore.model.build import build_model, build_vit, param_breakdown  # noqa: E402
 
 
 def test_seed_parameter_table_exactly():

@@ -1,4 +1,4 @@
-"""vitcore.numpy_vit: the NumPy forward pass the Attention page uses instead of TensorFlow.
+"""vitcore.model.numpy_vit: the NumPy forward pass the Attention page uses instead of TensorFlow.
 
 Fast tests run NumPy only (random weights, a committed weights file). The slow test builds the Keras
 ViT for every switch combination, randomises every variable (BatchNorm moving statistics included,
@@ -12,12 +12,12 @@ import itertools
 
 import numpy as np
 import pytest
-
 from conftest import ROOT
-from vitcore import attention as A
-from vitcore.config import NORM_PLACEMENTS, NORMS, POS_EMBEDDINGS, RunConfig
-from vitcore.numpy_vit import NumpyViT, load_weights, random_weights
-from vitcore.patches import patchify
+
+from vitcore.analysis import attention as A
+from vitcore.config.run import NORM_PLACEMENTS, NORMS, POS_EMBEDDINGS, RunConfig
+from vitcore.data.patches import patchify
+from vitcore.model.numpy_vit import NumpyViT, load_weights, random_weights
 
 GRID = list(itertools.product(POS_EMBEDDINGS, NORM_PLACEMENTS, NORMS, (4, 7, 14)))
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from conftest import TINY
 from fakes import write_run
-from vitcore import report
+from streamlit.testing.v1 import AppTest
+
 from vitcore.app import fmt, state
-from vitcore.config import RunConfig
-from vitcore.store import RunStore
+from vitcore.article import report
+from vitcore.config.run import RunConfig
+from vitcore.store.runs import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 120
@@ -101,7 +101,7 @@ def test_token_cost_training_seconds_from_store(empty_store):
 def test_vit_vs_convnet_empty_store_says_how(empty_store):
     at = page("vit_vs_convnet")
     assert not at.exception and "sweep default" in at.info[0].value
-    assert "0.7160 / 0.7970" in text(at)  # the article's claim, written from vitcore.seed_reference
+    assert "0.7160 / 0.7970" in text(at)  # the article's claim, written from vitcore.article.seed_reference
     assert "sweep scaling" in at.info[1].value  # no data-size curve yet either
 
 
@@ -134,7 +134,7 @@ def test_vit_vs_convnet_headline_is_paired_and_places_the_single_seed(empty_stor
 
 
 def test_gap_whiskers_are_drawn_in_front_of_the_bars():
-    from vitcore.app.walk_charts import gap_bars
+    from vitcore.app.walkthrough.walk_charts import gap_bars
 
     frame = pd.DataFrame({"model": ["vit", "convnet"], "rows": ["4,000"] * 2, "source": ["ours"] * 2,
                           "mean": [0.12, 0.01], "low": [0.11, 0.005], "high": [0.13, 0.015]})

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from vitcore.config import RunConfig
-from vitcore.patches import model_inputs, patchify, unpatchify
+from vitcore.config.run import RunConfig
+from vitcore.data.patches import model_inputs, patchify, unpatchify
 
 
 @pytest.mark.parametrize("patch, tokens", [(2, 196), (4, 49), (7, 16), (14, 4)])

@@ -1,4 +1,4 @@
-"""vitcore.report and the `effects` / `report` commands, on small synthetic stores (no TensorFlow)."""
+"""vitcore.article.report and the `effects` / `report` commands, on small synthetic stores (no TensorFlow)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from fakes import write_run
-from vitcore import report, seed_reference
-from vitcore.config import RunConfig
-from vitcore.stats import EFFECT_COLUMNS
-from vitcore.store import RunStore
+
+from vitcore.article import report, seed_reference
+from vitcore.config.run import RunConfig
+from vitcore.stats.summaries import EFFECT_COLUMNS
+from vitcore.store.runs import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 

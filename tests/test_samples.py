@@ -1,10 +1,10 @@
-"""vitcore.samples: the shipped sample holds every class and the article's rows, looked up by test index."""
+"""vitcore.data.samples: the shipped sample holds every class and the article's rows, looked up by test index."""
 
 import numpy as np
 import pytest
 
-from vitcore.data import CLASS_NAMES
-from vitcore.samples import SEED_ROWS, gallery
+from vitcore.data.fashion import CLASS_NAMES
+from vitcore.data.samples import SEED_ROWS, gallery
 
 
 def test_shipped_sample_has_every_class_and_the_article_rows():

@@ -1,4 +1,4 @@
-"""vitcore.spawn: spawn children do not re-run a script that Streamlit's AppTest left as __main__."""
+"""vitcore.run.spawn: spawn children do not re-run a script that Streamlit's AppTest left as __main__."""
 
 import multiprocessing
 import os
@@ -6,8 +6,7 @@ import sys
 
 import pytest
 
-from vitcore.spawn import foreign_main, neutral_main
-
+from vitcore.run.spawn import foreign_main, neutral_main
 
 SCRIPT = """
 import streamlit as st

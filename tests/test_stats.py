@@ -1,4 +1,4 @@
-"""vitcore.stats on synthetic runs tables with planted effects (no TensorFlow, no training)."""
+"""vitcore.stats.summaries on synthetic runs tables with planted effects (no TensorFlow, no training)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats as scipy_stats
-
 from fakes import run_row
 from fakes import runs_table as table
-from vitcore import stats
-from vitcore.config import RunConfig
+from scipy import stats as scipy_stats
+
+from vitcore.config.run import RunConfig
+from vitcore.stats import summaries as stats
 
 BASE = 0.80
 
@@ -179,7 +179,7 @@ def confusion_frame(matrices: dict[str, np.ndarray]) -> pd.DataFrame:
 
 @pytest.mark.slow
 def test_stats_and_report_do_not_import_tensorflow():
-    code = "import sys, vitcore.stats, vitcore.report; print('tensorflow' in sys.modules)"
+    code = "import sys, vitcore.stats.summaries, vitcore.article.report; print('tensorflow' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 

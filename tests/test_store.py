@@ -12,16 +12,16 @@ import sys
 import time
 import warnings
 
+import fakes
 import numpy as np
 import pytest
-
-import fakes
 from conftest import ROOT
 from damage import RUN_DAMAGE, debris, symlink_run, tamper_index_row
+
 from vitcore import cli
-from vitcore.config import RunConfig
-from vitcore.spawn import neutral_main
-from vitcore.store import INDEX, RunStore, StoreWarning, check_run_id
+from vitcore.config.run import RunConfig
+from vitcore.run.spawn import neutral_main
+from vitcore.store.runs import INDEX, RunStore, StoreWarning, check_run_id
 
 
 def quiet_table(store: RunStore):
@@ -216,8 +216,8 @@ def test_missing_store_is_empty_not_an_error(tmp_path):
 KILLED_WRITER = """
 import sys, time, numpy as np
 sys.path.insert(0, {root!r})
-from vitcore.config import RunConfig
-from vitcore.store import RunStore
+from vitcore.config.run import RunConfig
+from vitcore.store.runs import RunStore
 class SlowModel:  # stands in for Keras: the writer is killed while "saving weights"
     def save_weights(self, path):
         open(path, "wb").write(b"partial"); print("writing", flush=True); time.sleep(60)

@@ -5,13 +5,12 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
-
-from vitcore.config import RunConfig
-from vitcore.store import RunStore
-from vitcore.sweep import chunks, grid, run_sweep
-
 from conftest import run_cli
 from fakes import write_run
+
+from vitcore.config.run import RunConfig
+from vitcore.run.sweep import chunks, grid, run_sweep
+from vitcore.store.runs import RunStore
 
 TINY = dict(train_rows=100, epochs=1)
 

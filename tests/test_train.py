@@ -5,11 +5,10 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
-from vitcore.config import RunConfig
-from vitcore.store import RunStore
-
 from conftest import TINY, run_cli
+
+from vitcore.config.run import RunConfig
+from vitcore.store.runs import RunStore
 
 
 @pytest.mark.slow
@@ -52,9 +51,9 @@ def test_cached_run_is_returned_without_training(tiny_store):
 
 @pytest.mark.slow
 def test_stored_weights_reproduce_the_stored_test_accuracy(tiny_store):
-    from vitcore.data import load_split
-    from vitcore.models import build_vit
-    from vitcore.patches import model_inputs
+    from vitcore.data.fashion import load_split
+    from vitcore.data.patches import model_inputs
+    from vitcore.model.build import build_vit
 
     run = tiny_store.get(TINY)
     model = build_vit(TINY, with_attention=True)
@@ -65,7 +64,7 @@ def test_stored_weights_reproduce_the_stored_test_accuracy(tiny_store):
 
 
 def test_linear_warmup_then_constant():
-    from vitcore.train import learning_rate
+    from vitcore.run.train import learning_rate
 
     schedule = learning_rate(RunConfig(warmup_epochs=2, lr=1e-3), steps_per_epoch=10)
     values = [float(schedule(step)) for step in (0, 5, 10, 20, 100)]
@@ -117,10 +116,10 @@ def _step_by_step(model, optimizer, x, y, orders, batch_size, xla):
 def test_one_launch_per_epoch_matches_one_launch_per_step_bit_for_bit(cfg):
     import keras
 
-    from vitcore.data import load_split
-    from vitcore.models import build_model
-    from vitcore.patches import model_inputs
-    from vitcore.train import _Loop, _optimizer, configure_tensorflow
+    from vitcore.data.fashion import load_split
+    from vitcore.data.patches import model_inputs
+    from vitcore.model.build import build_model
+    from vitcore.run.train import _Loop, _optimizer, configure_tensorflow
 
     configure_tensorflow()
     data = load_split(cfg.train_rows, cfg.seed)
@@ -148,7 +147,7 @@ def test_one_launch_per_epoch_matches_one_launch_per_step_bit_for_bit(cfg):
 def test_an_epoch_is_full_batches_or_one_smaller_batch(rows, batch, shape):
     """At or above batch_size: the full batches of the permutation, the last partial one dropped (as
     every committed run was trained); below it: all rows as one batch."""
-    from vitcore.train import _Loop
+    from vitcore.run.train import _Loop
 
     seen = []
     loop = _Loop.__new__(_Loop)  # only train_epoch's batching, no model

@@ -10,9 +10,9 @@ import threading
 
 import pytest
 
-from vitcore.app import training
-from vitcore.app.training import TrainingSlot
-from vitcore.config import RunConfig
+from vitcore.app.training import slot as training
+from vitcore.app.training.slot import TrainingSlot
+from vitcore.config.run import RunConfig
 
 RACERS = 8
 

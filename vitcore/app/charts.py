@@ -11,11 +11,21 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from vitcore.app.fmt import (BASELINE, DELTA_LIMITS, GUIDE, LESS, MORE, PALE, SELECTION, NO_EFFECT, ZERO,
-                             axis_format)
-from vitcore.data import CLASS_NAMES
-from vitcore.verdicts import (BETTER, EQUIVALENT, HIGHER, HIGHER_IS_BETTER, INCONCLUSIVE, LOWER, NOT_COMPARABLE,
-                              RESOLVED, TOO_FEW, VERDICTS, WORSE)
+from vitcore.app.fmt import BASELINE, DELTA_LIMITS, GUIDE, LESS, MORE, NO_EFFECT, PALE, SELECTION, ZERO, axis_format
+from vitcore.data.fashion import CLASS_NAMES
+from vitcore.stats.estimates import (
+    BETTER,
+    EQUIVALENT,
+    HIGHER,
+    HIGHER_IS_BETTER,
+    INCONCLUSIVE,
+    LOWER,
+    NOT_COMPARABLE,
+    RESOLVED,
+    TOO_FEW,
+    VERDICTS,
+    WORSE,
+)
 
 
 def curve_frame(histories: pd.DataFrame, roles: dict[str, str]) -> pd.DataFrame:

@@ -1,5 +1,5 @@
 """Cached library results for the ViT vs convnet, Claims and Runs pages: the headline and the
-data-size curve (vitcore.report, vitcore.scaling), the claims ledger (vitcore.claims) and the Runs
+data-size curve (vitcore.article.report, vitcore.analysis.scaling), the claims ledger (vitcore.article.claims) and the Runs
 page's filtered downloads.
 
 Each is cached per margin (and per run list) and keyed on the store's path and mtime, like every
@@ -12,13 +12,13 @@ import pandas as pd
 import streamlit as st
 
 from vitcore.app import state
-from vitcore.store import RunStore
-from vitcore.verdicts import MARGIN
+from vitcore.stats.estimates import MARGIN
+from vitcore.store.runs import RunStore
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _headline(margin: float, path: str, mtime: float) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    from vitcore import report
+    from vitcore.article import report
 
     runs = state.load_runs()
     return report.headline(runs), report.headline_deltas(runs, margin), report.headline_sentences(runs, margin)
@@ -31,7 +31,7 @@ def headline(margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, list[s
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _scaling(margin: float, path: str, mtime: float) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    from vitcore import scaling
+    from vitcore.analysis import scaling
 
     runs = state.load_runs()
     deltas = scaling.deltas(runs, margin)
@@ -46,7 +46,7 @@ def data_size(margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, str]:
 # -- the Runs page's filtered downloads -------------------------------------------------------------
 @st.cache_data(show_spinner="Preparing the download…", max_entries=16)
 def _filtered_csv(name: str, run_ids: tuple[str, ...], path: str, mtime: float) -> bytes:
-    from vitcore.app.runs_view import filtered_csv
+    from vitcore.app.runs.runs_view import filtered_csv
 
     runs = state.load_runs()
     frames = {} if name == "effects.csv" else RunStore(path).export_frames()
@@ -54,7 +54,7 @@ def _filtered_csv(name: str, run_ids: tuple[str, ...], path: str, mtime: float) 
 
 
 def filtered_export_csv(name: str, run_ids) -> bytes:
-    """One of the Runs page's downloads restricted to these runs (vitcore.app.runs_view.filtered_csv)."""
+    """One of the Runs page's downloads restricted to these runs (vitcore.app.runs.runs_view.filtered_csv)."""
     if name not in state.EXPORTS:
         raise ValueError(f"unknown export {name!r}; exports: {', '.join(state.EXPORTS)}")
     return _filtered_csv(name, tuple(sorted(run_ids)), state.STORE_PATH, state.store_mtime())
@@ -62,11 +62,11 @@ def filtered_export_csv(name: str, run_ids) -> bytes:
 
 @st.cache_data(show_spinner="Checking the claims…", max_entries=16)
 def _claims(margin: float, path: str, mtime: float) -> pd.DataFrame:
-    from vitcore.claims import claims_table
+    from vitcore.article.claims import claims_table
 
     return claims_table(state.load_runs(), margin)
 
 
 def claims(margin: float = MARGIN) -> pd.DataFrame:
-    """vitcore.claims.claims_table of the store at this margin (what `python -m vitcore claims` writes)."""
+    """vitcore.article.claims.claims_table of the store at this margin (what `python -m vitcore claims` writes)."""
     return _claims(margin, state.STORE_PATH, state.store_mtime())

@@ -10,10 +10,18 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from vitcore.config import (MODELS, NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, SWITCHES, VIT_FIELDS,
-                            RunConfig)
-from vitcore.stats import METRICS
-from vitcore.verdicts import MARGIN
+from vitcore.config.run import (
+    MODELS,
+    NORM_PLACEMENTS,
+    NORMS,
+    PATCH_SIZES,
+    POS_EMBEDDINGS,
+    SWITCHES,
+    VIT_FIELDS,
+    RunConfig,
+)
+from vitcore.stats.estimates import MARGIN
+from vitcore.stats.summaries import METRICS
 
 # The sidebar's choices per widget key (== RunConfig field). Values appear in the URL as str(value).
 # train_rows/warmup_epochs offer the swept values plus a few that can be trained on demand.

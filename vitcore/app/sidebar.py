@@ -14,10 +14,24 @@ import logging
 import streamlit as st
 
 from vitcore.app import state
-from vitcore.app.selection import (BASELINE_KEY, CHOICES, DEFAULTS, MARGIN_KEY, MARGINS, PAGE_DEFAULTS,
-                                   SAME_ROWS, baseline_cells, coverage_caption, current_choices, option_seeds,
-                                   query_notes, resolve_baseline, seed_counts, selection_or_default)
-from vitcore.verdicts import MARGIN
+from vitcore.app.selection import (
+    BASELINE_KEY,
+    CHOICES,
+    DEFAULTS,
+    MARGIN_KEY,
+    MARGINS,
+    PAGE_DEFAULTS,
+    SAME_ROWS,
+    baseline_cells,
+    coverage_caption,
+    current_choices,
+    option_seeds,
+    query_notes,
+    resolve_baseline,
+    seed_counts,
+    selection_or_default,
+)
+from vitcore.stats.estimates import MARGIN
 
 NOTES_KEY = "_vitcore_query_notes"
 PAINTED, _TICKS = "_vitcore_painted", "_vitcore_paint_ticks"

@@ -15,12 +15,21 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from vitcore.app.selection import (BASELINE_KEY, MARGIN_KEY, MARGINS, SIDEBAR_KEYS,  # noqa: F401
-                                   baseline_cells, bound, config_from_state, current_choices, resolve_baseline,
-                                   selection_or_default)
-from vitcore.config import RunConfig
-from vitcore.store import HISTORY_COLUMNS, PREDICTIONS, BadRun, RunStore
-from vitcore.verdicts import MARGIN
+from vitcore.app.selection import (  # noqa: F401
+    BASELINE_KEY,
+    MARGIN_KEY,
+    MARGINS,
+    SIDEBAR_KEYS,
+    baseline_cells,
+    bound,
+    config_from_state,
+    current_choices,
+    resolve_baseline,
+    selection_or_default,
+)
+from vitcore.config.run import RunConfig
+from vitcore.stats.estimates import MARGIN
+from vitcore.store.runs import HISTORY_COLUMNS, PREDICTIONS, BadRun, RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
 STORE_PATH = os.environ.get("VITCORE_STORE", str(ROOT / "cached_runs"))
@@ -90,7 +99,7 @@ def _run_frames(run_ids: tuple[str, ...], path: str, mtime: float) -> tuple[pd.D
     """histories() and confusions() restricted to a few runs: a page needs ~6 runs, not the store."""
     import numpy as np
 
-    from vitcore.data import CLASS_NAMES
+    from vitcore.data.fashion import CLASS_NAMES
 
     runs = []
     for run_id in run_ids:  # valid when the table was read; a file damaged since is logged and left out
@@ -115,7 +124,7 @@ def run_frames(run_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 @st.cache_data(show_spinner=False)
 def _export_csv(name: str, path: str, mtime: float) -> bytes:
-    from vitcore import stats
+    from vitcore.stats import summaries as stats
 
     store = RunStore(path)
     if name == "effects.csv":  # as `python -m vitcore effects`
@@ -132,7 +141,7 @@ def export_csv(name: str) -> bytes:
 
 @st.cache_data(show_spinner=False)
 def _effects(kind: str, metric: str, path: str, mtime: float, margin: float = MARGIN) -> pd.DataFrame:
-    from vitcore import stats
+    from vitcore.stats import summaries as stats
 
     compute = stats.main_effects if kind == "main" else stats.interactions
     return compute(_table(path, mtime), metrics=(metric,), margin=margin)
@@ -150,7 +159,7 @@ def interactions(metric: str, margin: float = MARGIN) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def _flips(cfg: RunConfig, path: str, mtime: float, margin: float = MARGIN) -> pd.DataFrame:
-    from vitcore import stats
+    from vitcore.stats import summaries as stats
 
     return stats.flip_effects(_table(path, mtime), cfg, margin=margin)
 
@@ -163,10 +172,10 @@ def flip_effects(cfg: RunConfig, margin: float = MARGIN) -> pd.DataFrame:
 # -- other committed files ----------------------------------------------------------------------
 @st.cache_resource(show_spinner="Loading test images…")
 def load_gallery():
-    """vitcore.samples.gallery(): the test split if it is on disk, else the shipped sample. One shared,
+    """vitcore.data.samples.gallery(): the test split if it is on disk, else the shipped sample. One shared,
     read-only copy (cache_resource): as cache_data, every call unpickled another 31 MB copy of the
     float32 images (server RSS after the Patching page alone: 382 MB as cache_data, 328 MB shared)."""
-    from vitcore.samples import gallery
+    from vitcore.data.samples import gallery
 
     shared = gallery()
     for array in (shared.images, shared.labels, shared.indices):
@@ -177,7 +186,7 @@ def load_gallery():
 @st.cache_data(show_spinner=False)
 def attention_bench() -> pd.DataFrame | None:
     """bench/attention_cost.csv (cost.load_attention_bench), or None before it is measured."""
-    from vitcore import cost
+    from vitcore.analysis import cost
 
     return cost.load_attention_bench()
 
@@ -185,7 +194,7 @@ def attention_bench() -> pd.DataFrame | None:
 @st.cache_resource
 def training_slot():
     """The server's single training slot, shared by every session."""
-    from vitcore.app.training import TrainingSlot
+    from vitcore.app.training.slot import TrainingSlot
 
     return TrainingSlot()
 
@@ -205,8 +214,9 @@ def warm_caches() -> dict[str, float]:
         now = time.perf_counter()
         seconds[step], start = now - start, now
 
-    from vitcore import stats  # scipy.stats
-    from vitcore.app import cards, charts, panels  # altair
+    from vitcore.app import charts  # altair
+    from vitcore.app.ablations import cards, panels
+    from vitcore.stats import summaries as stats  # scipy.stats
 
     lap("imports")
     runs = load_runs()
@@ -233,7 +243,8 @@ def margin(state=None) -> float:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _comparison(cfg: RunConfig, base: RunConfig, margin: float, path: str, mtime: float):
-    from vitcore import compare, stats
+    from vitcore.stats import compare
+    from vitcore.stats import summaries as stats
 
     runs = _table(path, mtime)
     ids = [*stats.runs_of(runs, cfg)["run_id"], *stats.runs_of(runs, base)["run_id"]]
@@ -242,15 +253,16 @@ def _comparison(cfg: RunConfig, base: RunConfig, margin: float, path: str, mtime
 
 
 def comparison(cfg: RunConfig, base: RunConfig, margin: float = MARGIN):
-    """vitcore.compare.compare(cfg, base) over the store, with the per-class and confusion Δs."""
+    """vitcore.stats.compare.compare(cfg, base) over the store, with the per-class and confusion Δs."""
     return _comparison(cfg, base, margin, STORE_PATH, store_mtime())
 
 
 @st.cache_data(show_spinner="Comparing the runs' per-image predictions…", max_entries=32)
 def _flipped(cfg: RunConfig, base: RunConfig, path: str, mtime: float):
-    from vitcore import flips, stats
-    from vitcore.data import official_test_labels
-    from vitcore.samples import local_data_available
+    from vitcore.analysis import flips
+    from vitcore.data.fashion import official_test_labels
+    from vitcore.data.samples import local_data_available
+    from vitcore.stats import summaries as stats
 
     if not local_data_available():  # the labels would come from Keras' downloader (TensorFlow)
         return None
@@ -266,21 +278,21 @@ def _flipped(cfg: RunConfig, base: RunConfig, path: str, mtime: float):
 
 
 def flipped_images(cfg: RunConfig, base: RunConfig) -> tuple[pd.DataFrame, int] | None:
-    """(vitcore.flips.flipped_images of the pairs that kept predictions, pairs used), or None when the
+    """(vitcore.analysis.flips.flipped_images of the pairs that kept predictions, pairs used), or None when the
     test labels are not on this machine."""
     return _flipped(cfg, base, STORE_PATH, store_mtime())
 
 
 @st.cache_data(show_spinner=False)
 def _bn(path: str, mtime: float) -> pd.DataFrame | None:
-    from vitcore import bn
+    from vitcore.analysis import bn
 
     return bn.read_diagnosis(path)
 
 
 def bn_diagnosis() -> pd.DataFrame | None:
-    """The committed BatchNorm diagnosis (vitcore.bn.read_diagnosis of analysis/bn.csv), or None."""
-    from vitcore import bn
+    """The committed BatchNorm diagnosis (vitcore.analysis.bn.read_diagnosis of analysis/bn.csv), or None."""
+    from vitcore.analysis import bn
 
     path = ROOT / bn.BN_CSV
     return _bn(str(path), path.stat().st_mtime_ns if path.is_file() else 0)

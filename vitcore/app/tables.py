@@ -1,6 +1,6 @@
 """What the pages show, as plain rows, frames and sentences built from library results.
 
-The statistics come from vitcore.stats / vitcore.report / vitcore.cost; this module only picks,
+The statistics come from vitcore.stats.summaries / vitcore.article.report / vitcore.analysis.cost; this module only picks,
 labels and formats them (through vitcore.app.fmt). No Streamlit and no TensorFlow, so the pages
 stay a description of the UI and this is unit-tested directly.
 """
@@ -11,8 +11,8 @@ import pandas as pd
 
 from vitcore.app import fmt
 from vitcore.app.selection import BASELINE, cell_name
-from vitcore.config import RunConfig
-from vitcore.verdicts import MARGIN
+from vitcore.config.run import RunConfig
+from vitcore.stats.estimates import MARGIN
 
 
 def curve_roles(selected: pd.DataFrame, base: pd.DataFrame, cfg: RunConfig,
@@ -31,7 +31,7 @@ SWITCH_NAMES = {"pos_embedding": "position embedding", "norm_placement": "norm p
 def flip_frame(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.DataFrame:
     """stats.flip_effects rows of one metric, with `label` ('patch size 7 → 4'), the verdict in words
     (`verdict_text`) and `option` (what the landing page's "select this variant" offers)."""
-    from vitcore.app.cards import verdict_text
+    from vitcore.app.ablations.cards import verdict_text
 
     part = flips[flips["metric"] == metric].reset_index(drop=True)
     labels = [f"{SWITCH_NAMES.get(s, s)} {a} → {b}" for s, a, b in zip(part["switch"], part["from"], part["to"])]
@@ -82,15 +82,15 @@ def single_cell_note(effects: pd.DataFrame) -> str | None:
             "cell of the other switches, so it can differ in size and even in sign from the flip table, which "
             "changes one switch of one config.")
 def flip_captions(flips: pd.DataFrame) -> list[str]:
-    """Gallery captions for vitcore.flips.flipped_images rows: '#1234 Shirt → T-shirt/top · 7/10 pairs'
+    """Gallery captions for vitcore.analysis.flips.flipped_images rows: '#1234 Shirt → T-shirt/top · 7/10 pairs'
     (true class → the class the wrong side chose)."""
     return [f"#{image} {true} → {predicted} · {k}/{n} pairs" for image, true, predicted, k, n in
             flips[["image", "true_name", "predicted_name", "pairs_flipped", "n_pairs"]].itertuples(index=False)]
 
 
 def headline_claim() -> str:
-    """The source article's headline, written from vitcore.seed_reference (never typed twice)."""
-    from vitcore import seed_reference as article
+    """The source article's headline, written from vitcore.article.seed_reference (never typed twice)."""
+    from vitcore.article import seed_reference as article
 
     def quoted(model: str, metric: str, rows: tuple[int, ...], signed: bool = False) -> str:
         return " / ".join(fmt.number(article.seed_value(model, r, metric), signed=signed) for r in rows)
@@ -130,7 +130,7 @@ def cost_table(table: pd.DataFrame) -> pd.DataFrame:
 
 def bench_sentences(bench: pd.DataFrame) -> list[str]:
     """What bench/attention_cost.csv says: the setup, the 16 -> 196 token ratio, the N² fit and slope."""
-    from vitcore import cost
+    from vitcore.analysis import cost
 
     a, b, r2 = cost.quadratic_fit(bench["tokens"], bench["median_ms"])
     slope = cost.loglog_slope(bench["tokens"], bench["median_ms"])

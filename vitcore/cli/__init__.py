@@ -18,8 +18,8 @@ import os
 import sys
 
 from vitcore.cli import analysis, results, runs, sweep
-from vitcore.cli.common import UsageError, Parser
-from vitcore.data import DataError
+from vitcore.cli.common import Parser, UsageError
+from vitcore.data.fashion import DataError
 
 GROUPS = (runs, sweep, results, analysis)  # each adds its subcommands; each subcommand sets `handler`
 

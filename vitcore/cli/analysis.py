@@ -5,10 +5,18 @@ from __future__ import annotations
 
 import dataclasses
 
-from vitcore.cli.common import (UsageError, add_margin_flag, checked_margin, existing_store, files_in, usage,
-                                writable_file, writable_folder)
+from vitcore.cli.common import (
+    UsageError,
+    add_margin_flag,
+    checked_margin,
+    existing_store,
+    files_in,
+    usage,
+    writable_file,
+    writable_folder,
+)
 from vitcore.cli.runs import add_config_flags, config_from_args
-from vitcore.config import RunConfig
+from vitcore.config.run import RunConfig
 
 COMPARE_FILES = ("metrics.csv", "pairs.csv", "classes.csv", "confusion_delta.csv")
 
@@ -57,7 +65,7 @@ def parse_baseline(text: str, selection: RunConfig) -> RunConfig:
 
 
 def _compare(args) -> int:
-    from vitcore.compare import compare, write
+    from vitcore.stats.compare import compare, write
 
     margin = checked_margin(args.margin)
     selection = config_from_args(args)
@@ -83,7 +91,7 @@ def _compare(args) -> int:
 
 
 def _claims(args) -> int:
-    from vitcore.claims import claims_table
+    from vitcore.article.claims import claims_table
 
     margin = checked_margin(args.margin)
     store = existing_store(args.store)
@@ -100,7 +108,7 @@ def _diagnose_bn(args) -> int:
     store = existing_store(args.store)
     out = writable_folder(args.out, "--out")
     files_in(out, ("bn.csv",), "--out")
-    from vitcore import bn
+    from vitcore.analysis import bn
 
     if not bn.bn_runs(store):
         raise UsageError(f"no BatchNorm ViT runs with weights in {store.root} (weights are kept for random seed 0)")

@@ -7,7 +7,7 @@ import contextlib
 import tempfile
 from pathlib import Path
 
-from vitcore.store import RunStore
+from vitcore.store.runs import RunStore
 
 
 class UsageError(Exception):
@@ -76,7 +76,7 @@ def files_in(folder: Path, names, flag: str) -> None:
 
 
 def add_margin_flag(parser) -> None:
-    """--margin: the equivalence margin of the verdicts (vitcore.verdicts), shared by every command that judges."""
+    """--margin: the equivalence margin of the verdicts (vitcore.stats.estimates), shared by every command that judges."""
     parser.add_argument("--margin", type=float, default=0.01,
                         help="equivalence margin for accuracies and the gap, 0 to 1 exclusive (default 0.01)")
 

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from vitcore.cli.common import (UsageError, add_margin_flag, checked_margin, existing_store, files_in, usage,
-                                writable_file, writable_folder)
+from vitcore.cli.common import (
+    UsageError,
+    add_margin_flag,
+    checked_margin,
+    existing_store,
+    files_in,
+    usage,
+    writable_file,
+    writable_folder,
+)
 
 REPORT_FILES = ("headline.csv", "headline_deltas.csv", "headline.md")
 
@@ -27,7 +35,7 @@ def add_parsers(sub) -> None:
 
 
 def _runs(path: str):
-    from vitcore import report
+    from vitcore.article import report
 
     existing_store(path)
     with usage():
@@ -35,7 +43,7 @@ def _runs(path: str):
 
 
 def _effects(args) -> int:
-    from vitcore import stats
+    from vitcore.stats import summaries as stats
 
     checked_margin(args.margin)
     runs = _runs(args.store)  # the store first: a bad --store leaves no output folder behind
@@ -52,7 +60,7 @@ def _effects(args) -> int:
 
 
 def _report(args) -> int:
-    from vitcore import report
+    from vitcore.article import report
 
     runs = _runs(args.store)  # the store first: a bad --store leaves no output folder behind
     out = writable_folder(args.out, "--out")
@@ -67,8 +75,8 @@ def _bench_attention(args) -> int:
     if args.repeats < 1:
         raise UsageError("--repeats must be at least 1")
     out = writable_file(args.out, "--out", "attention_cost.csv")  # before the benchmark, not after it
-    from vitcore import cost
-    from vitcore.train import configure_tensorflow
+    from vitcore.analysis import cost
+    from vitcore.run.train import configure_tensorflow
 
     configure_tensorflow()
     table = cost.bench_attention(repeats=args.repeats)

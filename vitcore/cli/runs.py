@@ -5,10 +5,9 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from vitcore.cli.common import (UsageError, existing_store, files_in, import_tensorflow_quietly, usage,
-                                writable_folder)
-from vitcore.config import LEVELS, MODELS, RANGES, RunConfig
-from vitcore.store import RunStore
+from vitcore.cli.common import UsageError, existing_store, files_in, import_tensorflow_quietly, usage, writable_folder
+from vitcore.config.run import LEVELS, MODELS, RANGES, RunConfig
+from vitcore.store.runs import RunStore
 
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv")
 
@@ -70,7 +69,7 @@ def _run(args) -> int:
         from tqdm import tqdm
 
         import_tensorflow_quietly()
-        from vitcore.train import train
+        from vitcore.run.train import train
 
         print(f"training {cfg.label()} ({cfg.train_rows:,} rows, seed {cfg.seed}) -> {store.root / cfg.run_id}")
         with tqdm(total=cfg.epochs, unit="epoch", file=sys.stdout) as bar:
@@ -91,7 +90,7 @@ def _run(args) -> int:
 
 
 def _check(args) -> int:
-    from vitcore.data import DataError, official_test_labels
+    from vitcore.data.fashion import DataError, official_test_labels
 
     store = existing_store(args.store)
     if args.fix:
@@ -121,7 +120,7 @@ def _export(args) -> int:
 
 
 def _bench(args) -> int:
-    from vitcore import bench
+    from vitcore.run import bench
 
     if args.repeats < 1:
         raise UsageError("--repeats must be at least 1")

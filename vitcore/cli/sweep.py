@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from vitcore.cli.common import UsageError, usage, writable_folder
-from vitcore.config import MAX_TRAIN_ROWS, MODELS, RANGES
-from vitcore.store import RunStore
+from vitcore.config.run import MAX_TRAIN_ROWS, MODELS, RANGES
+from vitcore.store.runs import RunStore
 
 
 def add_parsers(sub) -> None:
@@ -60,7 +60,7 @@ def _sweep(args) -> int:
 
     from tqdm import tqdm
 
-    from vitcore import sweep
+    from vitcore.run import sweep
 
     if args.list:
         for name in sweep.GRIDS:

@@ -1,0 +1,1 @@
+"""Analyses of stored runs: flipped images, the data-size curve, BatchNorm, token cost, attention."""

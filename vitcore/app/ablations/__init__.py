@@ -1,0 +1,1 @@
+"""The Ablations page: verdict cards and the panels below them."""

@@ -1,0 +1,195 @@
+"""The Ablations page's words: metric cards, their per-seed tables, the header and the verdict definitions.
+
+Everything comes from one `vitcore.stats.compare.Comparison` (the engine the CLI's `compare` writes), so a
+card says what `metrics.csv` says: means over the paired random seeds only, the paired Δ with its
+95% CI and the verdict, in the card's own text. No Streamlit and no TensorFlow (tests/test_app_cards.py).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from vitcore.app import fmt
+from vitcore.app.selection import cell_name
+from vitcore.config.run import RunConfig
+from vitcore.stats import estimates as v
+from vitcore.stats.summaries import METRICS
+
+HELP = {
+    "test_accuracy": "Accuracy on the official 10,000-image test split, with the weights after the last epoch. "
+                     "The headline metric.",
+    "best_val_accuracy": "Highest accuracy on the fixed 5,000-row validation split over all epochs: the epoch is "
+                         "selected on the same split it is reported on, so it is optimistic. Test accuracy is the "
+                         "honest figure.",
+    "final_train_accuracy": "Mean training accuracy over the last epoch (training mode, as seen while fitting).",
+    "gap": "Final train accuracy − final validation accuracy, both at the last epoch: how hard it overfits.",
+    "seconds": "Wall-clock training time of one run, data loading to test evaluation. Compared only between runs "
+               "timed the same way (same training code, thread count and concurrent workers: `timing_group`).",
+}
+TITLES = {"best_val_accuracy": "Best val (optimistic)"}  # short: five cards share a row
+# The badge colour of each verdict (Streamlit markdown badges); direction words stay neutral colours.
+BADGES = {v.BETTER: "green", v.WORSE: "red", v.HIGHER: "blue", v.LOWER: "violet", v.EQUIVALENT: "gray",
+          v.INCONCLUSIVE: "orange", v.TOO_FEW: "gray", v.NOT_COMPARABLE: "gray"}
+DEFINITIONS = {
+    v.BETTER: "**better** / **worse** — the effect is resolved: its p-value is below 5% (Holm-adjusted where a "
+              "family of effects is tested) in the metric's good direction — higher test and validation accuracy, "
+              "a smaller train − val gap, fewer seconds.",
+    v.HIGHER: "**higher** / **lower** — the same for final train accuracy, which has no good direction: fitting "
+              "the training rows more closely can mean memorising them.",
+    v.EQUIVALENT: "**equivalent** — the 90% interval of the Δ lies inside ±margin (two one-sided tests at 5%): "
+                  "whatever the effect is, it is smaller than the margin (0.01 accuracy by default, set in the "
+                  "sidebar; seconds use ±1 s). This is a finding of *no effect*, not a lack of data.",
+    v.INCONCLUSIVE: "**inconclusive** — neither: the data cannot yet tell a small effect from none. The card says "
+                    "how many more random seeds would make the 95% interval as narrow as ±margin at the spread "
+                    "observed.",
+    v.TOO_FEW: "**too few seeds** — fewer than two pairs: one random seed measures no spread, so there is no "
+               "interval and no verdict.",
+    v.NOT_COMPARABLE: "**not comparable** — seconds from runs not timed the same way (another version of the "
+                      "training code, thread count or number of concurrent workers): fewer than two pairs share a "
+                      "`timing_group`.",
+}
+
+
+def title(metric: str) -> str:
+    return TITLES.get(metric, fmt.title(metric))
+
+
+def needs(row) -> str:
+    """'needs 7 more random seeds' for an inconclusive row (seeds_needed counts pairs in all)."""
+    total = row["seeds_needed"]
+    if fmt.missing(total):
+        return "spread unknown"
+    if total == float("inf"):
+        return "needs far more random seeds than a sweep can give"
+    more = int(total) - int(row["n_pairs"]) if row["paired"] else int(total)
+    if more <= 0:
+        return "Δ near the ±margin edge"  # the interval is as narrow as the margin asks
+    return f"needs {more} more random seed{'s' if more != 1 else ''}" if row["paired"] else \
+        f"needs about {more} runs per side"
+
+
+def verdict_text(row, margin: float = v.MARGIN) -> str:
+    """The verdict in words a card can carry: 'worse', 'inconclusive — needs 7 more random seeds', …"""
+    verdict = row["verdict"]
+    if verdict == v.INCONCLUSIVE:
+        return f"{verdict} — {needs(row)}"
+    if verdict == v.EQUIVALENT:
+        return f"{verdict} — within ±{fmt.number(v.margin_for(row['metric'], margin), 3)}"
+    return verdict
+
+
+def badge(verdict: str, text: str) -> str:
+    """Markdown badge, brackets escaped (a badge ends at the first ']')."""
+    return f":{BADGES.get(verdict, 'gray')}-badge[{text.replace('[', '(').replace(']', ')')}]"
+
+
+def collapsed_note(runs: pd.DataFrame) -> str | None:
+    """'3 of 10 random seeds collapsed' (RunStore.table's `collapsed`), or None when none did."""
+    if "collapsed" not in runs.columns or not runs["collapsed"].fillna(False).astype(bool).any():
+        return None
+    return f"{int(runs['collapsed'].fillna(False).astype(bool).sum())} of {len(runs)} random seeds collapsed"
+
+
+def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin: float = v.MARGIN,
+                 is_baseline: bool = False) -> list[dict]:
+    """One card per metric: metric, title, value, delta, delta_color, delta_arrow, help, lines (markdown,
+    the card's own text). Paired: the selection's mean over the paired random seeds and the paired Δ;
+    a config against itself (comparison None) shows its own seed mean and no Δ; no pairs: the mean over
+    its runs."""
+    cards = []
+    rows = comparison.metrics.to_dict("records") if comparison is not None else [{"metric": m} for m in METRICS]
+    for row in rows:
+        metric, places = row["metric"], fmt.digits(row["metric"])
+        card = {"metric": metric, "title": title(metric), "help": HELP.get(metric), "delta": None,
+                "delta_color": "off", "delta_arrow": "off"}
+        values = selected[metric]
+        if is_baseline or comparison is None or (row["paired"] and row["n_pairs"] == 0):
+            card["value"] = fmt.number(values.mean(), places)
+            lines = [fmt.spread(values.std(), len(values), places).replace("seeds", "random seeds")]
+            lines.append("this is the baseline: flip a switch to see a Δ" if is_baseline else
+                         f"{badge(v.TOO_FEW, v.TOO_FEW)} no baseline run shares a random seed")
+        else:
+            resolved = row["verdict"] in v.RESOLVED
+            card.update(value=fmt.number(row["selection_mean"], places),
+                        delta=fmt.delta(row["mean_delta"], places),  # st.metric reads the direction off its sign
+                        delta_color=("normal" if v.HIGHER_IS_BETTER.get(metric, True) else "inverse") if resolved
+                        else "off", delta_arrow="auto" if resolved else "off")
+            interval = fmt.ci(row["ci_low"], row["ci_high"], places, none="no interval")
+            pairs = f"{int(row['n_pairs'])} pairs" if row["paired"] else "unpaired"
+            word, _, detail = verdict_text(row, margin).partition(" — ")
+            lines = [f"95% CI {interval} · {pairs}", f"{badge(row['verdict'], word)} {detail}".strip(),
+                     f"baseline {fmt.number(row['baseline_mean'], places)}"
+                     + (" (same random seeds)" if row["paired"] else " (its own runs)")]
+        note = collapsed_note(selected)
+        if note and metric == "test_accuracy":
+            lines.append(f":red[{note}]")
+        card["lines"] = lines
+        cards.append(card)
+    return cards
+
+
+def seed_table(comparison, metric: str) -> pd.DataFrame:
+    """The runs behind one card: per pair (random seed, both values, Δ, both run ids), or per run
+    when unpaired (side, random seed, value, run id). Numbers as the card prints them."""
+    part = comparison.pairs[comparison.pairs["metric"] == metric] if len(comparison.pairs) else comparison.pairs
+    places = fmt.digits(metric)
+    if not comparison.paired:
+        return pd.DataFrame({"Side": part["side"], "Rows": part["train_rows"].map(fmt.rows),
+                             "Random seed": part["seed"].astype(int),
+                             "Value": part["value"].map(lambda x: fmt.number(x, places)), "Run": part["run_id"]})
+    table = pd.DataFrame({"Random seed": part["seed"].astype(int),
+                          "Selection": part["selection"].map(lambda x: fmt.number(x, places)),
+                          "Baseline": part["baseline"].map(lambda x: fmt.number(x, places)),
+                          "Δ": part["delta"].map(lambda x: fmt.delta(x, places)),
+                          "Selection run": part["selection_run_id"], "Baseline run": part["baseline_run_id"]})
+    if metric == "seconds" and "timing_group_variant" in part.columns:
+        table["Timed as"] = part["timing_group_variant"]
+    return table.reset_index(drop=True)
+
+
+def runs_table(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """One config's runs behind a card: random seed, value, run id (and whether it collapsed)."""
+    runs = runs.sort_values("seed")
+    table = pd.DataFrame({"Random seed": runs["seed"].astype(int),
+                          "Value": runs[metric].map(lambda x: fmt.number(x, fmt.digits(metric))),
+                          "Run": runs["run_id"]})
+    if "collapsed" in runs.columns and runs["collapsed"].fillna(False).astype(bool).any():
+        table["Collapsed"] = runs["collapsed"].map(lambda c: "yes" if c else "")
+    return table.reset_index(drop=True)
+
+
+def header(comparison, cfg: RunConfig, baseline: RunConfig) -> str:
+    """Who is compared with whom, and over which random seeds (those actually paired)."""
+    who = f"**{cell_name(cfg)}** against the baseline **{cell_name(baseline)}**"
+    if not comparison.paired:
+        return (f"{who}: **unpaired** — the two sides differ in training rows ({fmt.rows(cfg.train_rows)} vs "
+                f"{fmt.rows(baseline.train_rows)}), so no run shares a data sample; each Δ is a difference of the "
+                "two sides' means over all their runs (Welch's interval).")
+    seeds = comparison.seeds
+    if not seeds:
+        return f"{who}: no random seed has runs on both sides yet, so there is no paired Δ."
+    timed = comparison.metrics.set_index("metric")["n_pairs"].get("seconds")
+    extra = (f" Seconds use the {int(timed)} of them timed the same way." if timed is not None and timed < len(seeds)
+             else "")
+    return (f"{who}, paired by random seed at {fmt.rows(cfg.train_rows)} rows over random seeds "
+            f"{', '.join(map(str, seeds))} ({len(seeds)} pairs): every mean and Δ below uses those seeds only.{extra}")
+
+
+CORRECTION = ("**Multiplicity.** A card is one comparison: no correction. The landing forest plot, the flip table, "
+              "the main effects and the interactions each test a family of effects: their p-values are "
+              "**Holm-adjusted within one metric at one training size** (every switch level in that family), and "
+              "their verdicts use the adjusted p.")
+DELTA = ("**Δ**: selection − baseline per random seed (the same seed means the same training sample and "
+         "initialisation), then averaged; the **95% CI** is a t-interval over those paired differences. Sides at "
+         "different training rows share no seed: that comparison is **unpaired** (Welch's interval).")
+SPLITS = ("Splits: 5,000 stratified validation rows held out of the 60k training split (fixed for every run); "
+          "training rows drawn from the other 55,000; the test split is the official 10,000.")
+
+
+def definitions(margin: float = v.MARGIN) -> str:
+    """The definitions expander: metrics, Δ and interval, one paragraph per verdict (README-ready), the
+    correction, the splits."""
+    metrics = "\n".join(f"- **{title(m)}**: {text}" for m, text in HELP.items())
+    verdict_lines = "\n".join(f"- {text}" for text in DEFINITIONS.values())
+    return (f"{metrics}\n- {DELTA}\n\n**Verdicts** (margin now ±{margin:g}):\n{verdict_lines}\n\n{CORRECTION}\n\n"
+            f"{SPLITS}")

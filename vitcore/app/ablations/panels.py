@@ -1,0 +1,217 @@
+"""The Ablations page's sections, drawn with Streamlit from vitcore.app.ablations.cards / tables / charts.
+
+Each function renders one section of pages/ablations.py, so the page reads as a description of the
+UI: the landing forest plot, the metric cards, the collapse note, and the five views below them.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from vitcore.analysis import flips as flip_words
+from vitcore.app import charts, fmt, state, tables
+from vitcore.app.ablations import cards
+from vitcore.app.selection import DEFAULTS, INTERACTIONS_KEY, cell_name
+from vitcore.app.sidebar import painted  # noqa: F401 (the page asks here: is this the first paint?)
+from vitcore.config.run import RunConfig
+
+PICK_KEY = "variant_pick"
+GALLERY_LIMIT = 40  # images shown per direction (flips.csv has them all)
+@st.cache_data(show_spinner=False, max_entries=256)
+def _spec(key: tuple, _build) -> dict:
+    return _build().to_dict()
+
+
+def spec(key: tuple, build) -> dict:
+    """The Vega-Lite spec of build() (an Altair chart from vitcore.app.charts), cached under `key` + the
+    store's mtime: Altair's schema validation costs 0.1-0.4 s per chart on every rerun, and the first
+    paint must not wait for it (issue 13)."""
+    return _spec((*key, state.STORE_PATH, state.store_mtime()), build)
+
+
+def chart(key: tuple, build, width: str = "stretch") -> None:
+    st.vega_lite_chart(spec=spec(key, build), width=width)
+
+
+def forest_spec(cfg: RunConfig, metric: str, margin: float) -> dict:
+    """The landing's forest plot (also built by state.warm_caches at server start)."""
+    frame = tables.flip_frame(state.flip_effects(cfg, margin), metric, margin)
+    title = (f"What flipping one switch of {cell_name(cfg)} does to {cards.title(metric).lower()} (paired over up "
+             f"to {int(frame['n_pairs'].max())} random seeds)")
+    return spec(("forest", cfg, metric, margin), lambda: charts.forest(frame, metric, title))
+
+
+def _select_variant(frame: pd.DataFrame) -> None:
+    """The landing's "select this variant": move the sidebar switch (a callback, before the sidebar draws)."""
+    picked = st.session_state.get(PICK_KEY)
+    row = frame[frame["option"] == picked]
+    if len(row):
+        switch, level = row["switch"].iloc[0], row["to"].iloc[0]
+        st.session_state[switch] = type(DEFAULTS[switch])(level)
+    st.session_state[PICK_KEY] = None
+
+
+def landing(cfg: RunConfig, variants: int, metric_control, margin: float) -> str:
+    """The answer first: every single-switch effect of the baseline as a forest plot (one click per
+    variant below it: variant_picker). `variants`: how many single-switch variants are stored
+    (selection.variants). Returns the metric picked with `metric_control()`, drawn above the plot."""
+    metric = metric_control()
+    if variants:
+        st.vega_lite_chart(spec=forest_spec(cfg, metric, margin), width="content")
+    else:
+        st.info("No stored config differs from this one by a single switch at these rows.")
+    return metric
+
+
+def variant_picker(cfg: RunConfig, metric: str, margin: float) -> None:
+    """Under the landing's forest plot (from the first paint's second run on): how to read it, and one
+    click per variant."""
+    frame = tables.flip_frame(state.flip_effects(cfg, margin), metric, margin)
+    st.caption("Dot: mean paired Δ; bar: its 95% CI. Blue = more, red = less (on every Δ chart of this page; for "
+               "gap and seconds less is better); grey = not resolved. Verdicts are Holm-adjusted within this metric "
+               "at these rows.")
+    st.pills("Select a variant", list(frame["option"]), key=PICK_KEY, on_change=_select_variant, args=(frame,),
+             help="Moves that switch in the sidebar: the cards then compare the variant with this baseline.")
+
+
+def metric_cards(cards_: list[dict], comparison, selected: pd.DataFrame, is_baseline: bool,
+                 runs_button: bool = True) -> None:
+    """The five cards: value and Δ, then CI, verdict and baseline in the card's own text; each opens to
+    its runs (the "Per random seed" popover, from the first paint's second run on)."""
+    for column, card in zip(st.columns(len(cards_)), cards_):
+        with column.container(border=True):
+            st.metric(card["title"], card["value"], card["delta"], delta_color=card["delta_color"],
+                      delta_arrow=card["delta_arrow"], help=card["help"])
+            st.markdown("  \n".join(card["lines"]))
+            if not runs_button:
+                continue
+            with st.popover("Per random seed", icon=":material/list:", width="stretch"):
+                if is_baseline or comparison is None or not len(comparison.pairs):
+                    st.caption("This config's runs: one per random seed.")
+                    st.table(cards.runs_table(selected, card["metric"]))
+                else:
+                    st.caption("Each pair: the same random seed and training rows on both sides; Δ = selection − "
+                               "baseline." if comparison.paired else "Unpaired: every run of each side.")
+                    st.table(cards.seed_table(comparison, card["metric"]))
+
+
+def collapse(cfg: RunConfig, selected: pd.DataFrame, base: pd.DataFrame) -> None:
+    """Collapsed runs (test < 0.2 while train > 0.5) and, for BatchNorm, the measured diagnosis."""
+    notes = [f"{side}: {note}" for side, frame in (("selection", selected), ("baseline", base))
+             if (note := cards.collapsed_note(frame))]
+    if not notes and cfg.norm != "batch":
+        return
+    from vitcore.analysis import bn
+
+    diagnosis = state.bn_diagnosis()
+    text = bn.explain(diagnosis) if diagnosis is not None else (
+        "Not measured yet: `python -m vitcore diagnose-bn --out analysis` re-estimates each stored BatchNorm run's "
+        "statistics on its own training rows and writes `analysis/bn.csv`.")
+    if notes:
+        st.error("**Collapsed runs** (test accuracy < 0.2 while final train accuracy > 0.5) — "
+                 + "; ".join(notes) + ". Every mean and Δ above includes them.", icon=":material/warning:")
+    with st.expander("Why BatchNorm ViTs collapse: the measured diagnosis", icon=":material/troubleshoot:",
+                     expanded=bool(notes) and cfg.norm == "batch"):
+        st.markdown(text)
+
+
+def curves(cfg: RunConfig, baseline: RunConfig, selected: pd.DataFrame, base: pd.DataFrame) -> None:
+    def build():
+        histories, _ = state.run_frames([*selected["run_id"], *base["run_id"]])
+        roles, order = tables.curve_roles(selected, base, cfg, baseline)
+        return charts.learning_curves(charts.curve_frame(histories, roles), order)
+
+    chart(("curves", cfg, baseline), build)
+    st.caption("Solid: validation accuracy, dashed: training accuracy; line = mean over random seeds, "
+               "band = min–max.")
+
+
+def confusions(cfg: RunConfig, comparison, selected: pd.DataFrame, is_baseline: bool) -> None:
+    from vitcore.stats.compare import mean_rates
+
+    def rates():
+        _, long = state.run_frames(selected["run_id"])
+        return charts.heatmap(mean_rates(long, selected["run_id"]), "Selection: test rates (row-normalised)")
+
+    left, right = st.columns(2)
+    with left:
+        chart(("rates", cfg), rates)
+    if is_baseline or comparison.confusion is None or (comparison.paired and not comparison.metrics["n_pairs"].any()):
+        right.caption("The Δ heatmap and per-class bars appear when the selection differs from a stored baseline.")
+        return
+    paired = "paired by random seed" if comparison.paired else "unpaired (Welch)"
+    key = (comparison.selection, comparison.baseline, state.margin())
+    with right:
+        chart(("delta", *key), lambda: charts.heatmap(charts.delta_matrix(comparison.confusion),
+                                                      "Δ vs baseline: blue = more, red = less", delta=True))
+    chart(("classes", *key), lambda: charts.class_delta_bars(comparison.classes))
+    st.caption(f"Left: the selection's row-normalised test rates, mean over its random seeds. Right and below: Δ "
+               f"{paired}, per cell and per class (95% CIs, verdicts at margin ±{state.margin():g}); the Δ heatmap's "
+               f"colour scale is fixed at ±{fmt.DELTA_LIMITS['confusion rate']:.2f} in every view (cells beyond are "
+               "clipped; their text gives the value).")
+
+
+def flipped_images(cfg: RunConfig, baseline: RunConfig, comparison, is_baseline: bool) -> None:
+    """The test images the selection gets wrong and the baseline right in most pairs, and the reverse."""
+    if is_baseline:
+        st.caption("Flipped images appear when the selection differs from its baseline.")
+        return
+    result = state.flipped_images(cfg, baseline)
+    if result is None:
+        st.info("The flipped images need the official test labels, which are not on this machine.")
+        return
+    frame, used = result
+    missing = (len(comparison.seeds) if comparison is not None else 0) - used
+    if not used:
+        st.info("No pair of runs kept its per-image predictions (`predictions.npy`, kept by runs trained since "
+                "issue 10), so there is nothing to compare image by image.")
+        return
+    st.caption(f"From **{used} pairs** of runs (same random seed and rows) that kept their per-image predictions"
+               + (f"; {missing} paired random seeds without predictions are not counted" if missing > 0 else "")
+               + ". An image is listed when it flips in more than half of the pairs.")
+    st.download_button("flips.csv", frame.to_csv(index=False).encode(), file_name="flips.csv", mime="text/csv",
+                       icon=":material/download:", on_click="ignore", key="download_flips")
+    gallery = state.load_gallery()
+    for direction in (flip_words.BROKEN, flip_words.FIXED):
+        part = frame[frame["direction"] == direction]
+        st.markdown(f"**{direction.capitalize()}**: {fmt.rows(len(part))} images"
+                    + (f" (the {GALLERY_LIMIT} most often flipped shown)" if len(part) > GALLERY_LIMIT else ""))
+        part = part.head(GALLERY_LIMIT)
+        if len(part):
+            st.image(list(gallery.images_of(part["image"])), width=84, clamp=True, caption=tables.flip_captions(part))
+
+
+def flip_table(cfg: RunConfig, metric: str, margin: float) -> None:
+    flips = state.flip_effects(cfg, margin)
+    if flips.empty:
+        st.caption("No stored config differs from this one by a single switch"
+                   + (" (the ViT switches do not apply to the convnet)." if cfg.model == "convnet" else "."))
+        return
+    st.caption(f"Each row: this config with one switch changed, minus this config, paired by random seed at "
+               f"{fmt.rows(cfg.train_rows)} rows. p-values Holm-adjusted within this metric at these rows.")
+    st.dataframe(tables.flip_table(flips, metric, margin), hide_index=True, width="stretch",
+                 column_config={"Δ": st.column_config.NumberColumn(format=fmt.printf(metric, signed=True)),
+                                "p (Holm)": st.column_config.NumberColumn(format="%.3f")})
+
+
+def main_effects(metric: str, margin: float) -> None:
+    main = state.main_effects(metric, margin)
+    if main.empty:
+        st.caption("The factorial grid has no complete cells yet.")
+        return
+    seeds = ", ".join(f"{int(n)} at {fmt.rows(r)} rows" for r, n in main.groupby("train_rows")["n_pairs"].max().items())
+    chart(("main", metric, margin), lambda: charts.effect_intervals(
+        tables.effect_frame(main), metric, f"Main effects on {cards.title(metric).lower()}: a level minus the "
+        "article's, averaged over the other switches"), width="content")
+    st.caption(f"Within each cell of the other switches, same training rows and random seed, then averaged per random "
+               f"seed; the 95% CI is over random seeds (up to {seeds}). Holm correction within this metric at each "
+               "training size; each panel has its own x-scale.")
+    if note := tables.single_cell_note(main):
+        st.caption(note)
+    if st.toggle("Show the two-way interactions (difference of differences)", key=INTERACTIONS_KEY,
+                 bind="query-params"):
+        pairs = state.interactions(metric, margin)
+        chart(("interactions", metric, margin), lambda: charts.effect_intervals(
+            tables.effect_frame(pairs, True), metric, f"Two-way interactions on {cards.title(metric).lower()}"),
+            width="content")

@@ -1,0 +1,1 @@
+"""The Claims page."""

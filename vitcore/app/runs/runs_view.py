@@ -1,0 +1,97 @@
+"""The Runs page's frames: its filters, the table as shown, the coverage grid and the filtered downloads.
+
+No Streamlit: tests/test_app_walk.py checks these directly. The CSVs are the CLI's: the full set is
+byte for byte `python -m vitcore export` / `effects`; a filtered set is the same frame restricted to
+the shown runs (effects.csv: `stats.main_effects` of the shown runs).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from vitcore.app import fmt
+from vitcore.app.selection import cell_name, config_of_row
+
+# Every switch of a run, as (table column, filter label); patch size etc. are integers (convnet rows: none).
+FILTERS = {"model": "Model", "pos_embedding": "Position embedding", "norm_placement": "Norm placement",
+           "norm": "Norm", "patch_size": "Patch size", "train_rows": "Training rows", "warmup_epochs": "Warm-up epochs",
+           "seed": "Random seed"}
+INTEGER_COLUMNS = ("patch_size", "width", "depth", "heads", "mlp_dim", "train_rows", "epochs", "batch_size",
+                   "warmup_epochs", "seed", "best_epoch", "params")
+NOT_APPLICABLE = "n/a"  # a ViT switch on a convnet row
+
+
+def options(runs: pd.DataFrame, column: str) -> list:
+    """A filter's choices: the column's stored values, sorted, as ints where the column is an integer
+    (convnet rows leave None in the ViT columns, which pandas would otherwise print as 2.0, 4.0, …),
+    plus NOT_APPLICABLE when some rows have none."""
+    values = runs[column].dropna().unique().tolist()
+    values = sorted(int(v) for v in values) if column in INTEGER_COLUMNS else sorted(map(str, values))
+    return values + ([NOT_APPLICABLE] if runs[column].isna().any() else [])
+
+
+def option_label(value) -> str:
+    """A filter choice as shown: 4,000 for a row count, the value itself otherwise."""
+    return fmt.rows(value) if isinstance(value, int) and value >= 1_000 else str(value)
+
+
+def apply_filters(runs: pd.DataFrame, picked: dict[str, list]) -> pd.DataFrame:
+    """The rows matching every non-empty filter (an empty filter keeps everything)."""
+    keep = pd.Series(True, index=runs.index)
+    for column, values in picked.items():
+        if not values:
+            continue
+        wanted = [v for v in values if v != NOT_APPLICABLE]
+        column_values = runs[column].map(lambda v: None if v is None or pd.isna(v) else
+                                         (int(v) if column in INTEGER_COLUMNS else str(v)))
+        keep &= column_values.isin(wanted) | (column_values.isna() if NOT_APPLICABLE in values else False)
+    return runs[keep]
+
+
+def display(runs: pd.DataFrame) -> pd.DataFrame:
+    """The table as shown: integer columns as nullable integers (4, not 4.0; blank for the convnet)."""
+    shown = runs.copy()
+    for column in INTEGER_COLUMNS:
+        if column in shown.columns:
+            shown[column] = pd.to_numeric(shown[column], errors="coerce").astype("Int64")
+    return shown
+
+
+def caption(shown: pd.DataFrame, runs: pd.DataFrame, scope: str) -> str:
+    """'Showing 10 of 285 runs (1 config): …'."""
+    configs = shown["config_id"].nunique()
+    collapsed = int(shown["collapsed"].sum()) if "collapsed" in shown.columns else 0
+    text = (f"Showing **{fmt.rows(len(shown))} of {fmt.rows(len(runs))} runs** ({fmt.rows(configs)} "
+            f"config{'s' if configs != 1 else ''}): {scope}.")
+    if collapsed:
+        text += f" {collapsed} of them collapsed (test accuracy < 0.2 with final train accuracy > 0.5)."
+    return text
+
+
+def cell_label(row) -> str:
+    """A config cell without its row count: 'ViT p7 pre-LN pos', 'convnet · epochs 5'."""
+    cfg = config_of_row(row)
+    return cell_name(cfg).replace(f" · {cfg.train_rows:,} rows", "")
+
+
+def coverage(runs: pd.DataFrame) -> pd.DataFrame:
+    """Random seeds stored per cell (rows) and training rows (columns); 0 where nothing is stored."""
+    if runs.empty:
+        return pd.DataFrame()
+    cells = runs.assign(cell=[cell_label(row) for _, row in runs.iterrows()])
+    grid = cells.pivot_table(index="cell", columns="train_rows", values="seed", aggfunc="nunique", fill_value=0)
+    order = cells.drop_duplicates("cell").sort_values(["model", "label"], ascending=[False, True])["cell"]
+    grid = grid.reindex(order)
+    grid.columns = [f"{fmt.rows(c)} rows" for c in grid.columns]
+    return grid.rename_axis("cell").reset_index()
+
+
+def filtered_csv(name: str, frames: dict[str, pd.DataFrame], shown: pd.DataFrame) -> bytes:
+    """One export restricted to the shown runs, in the CLI's format (runs/histories/confusions: the
+    export frame's rows of those run ids; effects.csv: main effects computed from the shown runs)."""
+    if name == "effects.csv":
+        from vitcore.stats import summaries as stats
+
+        return stats.main_effects(shown).to_csv(index=False).encode()
+    frame = frames[name]
+    return frame[frame["run_id"].isin(set(shown["run_id"]))].to_csv(index=False).encode()

@@ -1,0 +1,1 @@
+"""Training from the app: the one-per-server slot, the budget, the train panel."""

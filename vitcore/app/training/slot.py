@@ -1,0 +1,157 @@
+"""Train-on-demand without Streamlit: whether this deployment may train, how long it would take,
+and the one-training-per-server slot (a background thread that survives reruns and page switches).
+
+No Streamlit and no TensorFlow (the trainer passed in imports it), so it is unit-tested directly.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from vitcore.config.run import RunConfig
+
+COMMUNITY_CLOUD_ROOT = "/mount/src/"  # where Streamlit Community Cloud checks out an app's repository
+DEFAULT_BUDGET_MINUTES = 10.0  # one click may start at most this much estimated training (VITCORE_MAX_TRAIN_MINUTES)
+
+
+class Cancelled(Exception):
+    """Raised between epochs when a training is cancelled or runs past its budget: nothing is stored."""
+
+
+def budget_minutes(environ: Mapping[str, str] = os.environ) -> float:
+    """The per-click training budget in minutes: VITCORE_MAX_TRAIN_MINUTES (a positive number), else 10."""
+    value = environ.get("VITCORE_MAX_TRAIN_MINUTES", "")
+    try:
+        minutes = float(value)
+    except ValueError:
+        return DEFAULT_BUDGET_MINUTES
+    return minutes if minutes > 0 else DEFAULT_BUDGET_MINUTES
+
+
+def over_budget(estimate: float | None, seeds: int, budget: float) -> str | None:
+    """Why a click may not start this training (estimate in seconds per random seed), or None."""
+    if estimate is None:
+        return None  # no similar runs to estimate from: allowed, and still stopped at the budget
+    total = estimate * seeds / 60
+    if total > budget:
+        return (f"about {total:.0f} minutes for {seeds} random seed{'s' if seeds > 1 else ''}, over this server's "
+                f"budget of {budget:g} minutes per click (VITCORE_MAX_TRAIN_MINUTES)")
+    return None
+
+
+def training_allowed(environ: Mapping[str, str] = os.environ, app_path: str = __file__) -> bool:
+    """Train-on-demand: VITCORE_ALLOW_TRAINING=0/false/no/off turns it off, 1/true/yes/on turns it on;
+    unset, it is on except on Streamlit Community Cloud (a public deploy: the app runs from /mount/src)."""
+    value = environ.get("VITCORE_ALLOW_TRAINING")
+    if value is None:
+        return not app_path.startswith(COMMUNITY_CLOUD_ROOT)
+    return value.strip().lower() not in {"0", "false", "no", "off"}
+
+
+def estimate_seconds(table: pd.DataFrame, cfg: RunConfig) -> tuple[float, str] | None:
+    """Training time for cfg from similar cached runs, scaled by train rows x epochs.
+
+    Similar = same model (and, for the ViT, same patch size: the token count drives the cost);
+    falls back to any run of the same model. Returns (seconds, what it was based on) or None.
+    """
+    if table.empty:
+        return None
+    same_model = table[table["model"] == cfg.model]
+    similar = same_model
+    basis = "ViT runs" if cfg.model == "vit" else "convnet runs"
+    if cfg.model == "vit":
+        patch = same_model[same_model["patch_size"] == cfg.patch_size]
+        if len(patch):
+            similar, basis = patch, f"ViT runs at patch {cfg.patch_size}"
+    if similar.empty:
+        return None
+    per_unit = (similar["seconds"] / (similar["train_rows"] * similar["epochs"])).median()
+    return float(per_unit * cfg.train_rows * cfg.epochs), f"median of {len(similar)} cached {basis}"
+
+
+# -- one training per server --------------------------------------------------------------------
+Trainer = Callable[[RunConfig, Callable[[int, int, dict], None]], object]
+
+
+@dataclass
+class TrainingStatus:
+    cfg: RunConfig
+    started: float = field(default_factory=time.monotonic)
+    epoch: int = 0
+    total: int = 0
+    history: list[dict] = field(default_factory=list)
+    done: bool = False
+    error: str | None = None
+    budget_seconds: float | None = None   # stop between epochs past this (None: no limit)
+    cancel_requested: bool = False
+    cancelled: str | None = None          # why it stopped early, if it did
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+class TrainingSlot:
+    """Single flight: at most one training per server process, run in a background thread so it
+    survives the page being left or rerun. Every session sees the same status (held by
+    st.cache_resource in vitcore.app.state). `start` is atomic: of two sessions racing, exactly one wins."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.status: TrainingStatus | None = None  # the current or last training
+        self._thread: threading.Thread | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self, cfg: RunConfig, trainer: Trainer, budget_seconds: float | None = None) -> bool:
+        """Begin training cfg unless a training is already running; False if busy. The training
+        stops between epochs once it has run `budget_seconds`, or when cancel() is called."""
+        with self._lock:
+            if self.busy:
+                return False
+            status = TrainingStatus(cfg, total=cfg.epochs, budget_seconds=budget_seconds)
+            self.status = status
+            self._thread = threading.Thread(target=self._run, args=(status, trainer), daemon=True,
+                                            name=f"vitcore-train-{cfg.run_id}")
+            self._thread.start()
+            return True
+
+    def _run(self, status: TrainingStatus, trainer: Trainer) -> None:
+        def progress(epoch: int, total: int, row: dict) -> None:
+            status.epoch, status.total = epoch, total
+            status.history.append(dict(row))
+            if status.cancel_requested:
+                raise Cancelled("cancelled")
+            if status.budget_seconds is not None and status.elapsed > status.budget_seconds and epoch < total:
+                raise Cancelled(f"stopped at the budget of {status.budget_seconds / 60:g} minutes")
+
+        try:
+            trainer(status.cfg, progress)
+        except Cancelled as why:  # between epochs: the unfinished run is not stored
+            status.cancelled = str(why)
+        except Exception as error:  # shown to the user; the slot must free itself whatever happens
+            status.error = f"{type(error).__name__}: {error}"
+            traceback.print_exc()
+        finally:
+            status.done = True
+
+    def cancel(self) -> bool:
+        """Ask the running training to stop after its current epoch; False if none is running."""
+        status = self.status
+        if not self.busy or status is None:
+            return False
+        status.cancel_requested = True
+        return True
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)

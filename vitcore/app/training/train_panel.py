@@ -1,0 +1,96 @@
+"""The "not cached yet" panel: say so, estimate the time from similar runs, offer "Train now".
+
+Training runs in the server's single TrainingSlot (a background thread), so it survives reruns
+and page switches, and every other session sees that the server is busy. TensorFlow is imported
+only inside the training thread (`vitcore.run.train`), never by rendering this panel.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from vitcore.analysis.attention import train_command
+from vitcore.app import fmt, state
+from vitcore.app.selection import cell_name
+from vitcore.app.training.slot import TrainingStatus, budget_minutes, estimate_seconds, over_budget, training_allowed
+from vitcore.config.run import RunConfig
+
+
+def _train_seeds(cfg: RunConfig, progress, seeds: int = 1) -> None:
+    """Train random seeds 0..seeds-1 of cfg into the app's store; progress counts epochs over all seeds."""
+    from vitcore.run.train import train  # lazy: the only TensorFlow import of the app
+
+    for seed in range(seeds):
+        def forward(epoch, total, row, seed=seed):
+            progress(seed * total + epoch, seeds * total, {**row, "seed": seed})
+        train(cfg.replace(seed=seed), state.store(), forward)
+
+
+def render_train_offer(cfg: RunConfig, runs: pd.DataFrame) -> None:
+    """Everything the page shows for a selection with no stored runs."""
+    slot = state.training_slot()
+    status = slot.status
+    if slot.busy and status is not None:
+        _progress(cfg)
+        return
+    st.warning(f"**{cell_name(cfg)}** has no stored runs yet.", icon=":material/hourglass_empty:")
+    if status is not None and status.cfg.config_id == cfg.config_id and status.error:
+        st.error(f"The last training of this config failed: {status.error}")
+    if status is not None and status.cfg.config_id == cfg.config_id and status.cancelled:
+        st.info(f"The last training of this config was {status.cancelled} after epoch {status.epoch}; "
+                "nothing was stored.")
+    estimate = estimate_seconds(runs, cfg)
+    if estimate is None:
+        st.caption("No similar runs are stored, so there is no time estimate.")
+    else:
+        seconds, basis = estimate
+        st.caption(f"Estimated training time: about **{fmt.minutes(seconds)} per random seed** "
+                   f"({cfg.epochs} epochs on {fmt.rows(cfg.train_rows)} rows; {basis}, scaled by rows × epochs, "
+                   "timed on the machine that ran the sweep).")
+    if not training_allowed():
+        st.info("Training is switched off on this deployment (`VITCORE_ALLOW_TRAINING=0`). "
+                f"To train it locally: `{train_command(cfg)}`")
+        return
+    seeds = st.radio("Random seeds to train", (1, 3), horizontal=True, key="train_seeds",
+                     help="One random seed shows the numbers; three give the seed-paired 95% intervals.")
+    budget = budget_minutes()
+    refused = over_budget(None if estimate is None else estimate[0], seeds, budget)
+    if refused:
+        st.info(f"Not from this page: {refused}. To train it on your own machine: `{train_command(cfg)}`")
+        return
+    st.caption(f"One click may start at most {budget:g} minutes of training on this server; a training "
+               "that runs longer stops between epochs and stores nothing, and Cancel stops it the same way.")
+    if st.button("Train now", type="primary", icon=":material/play_arrow:", key="train_now"):
+        if slot.start(cfg, lambda c, progress: _train_seeds(c, progress, seeds), budget_seconds=budget * 60):
+            st.rerun()
+        st.warning("Another session started a training a moment ago; this one will wait its turn.")
+
+
+@st.fragment(run_every=1.0)
+def _progress(cfg: RunConfig) -> None:
+    """Live progress of the server's training: per-epoch bar and the curve growing."""
+    slot = state.training_slot()
+    status: TrainingStatus | None = slot.status
+    if status is None:
+        return
+    mine = status.cfg.config_id == cfg.config_id
+    if status.done:
+        if mine or not slot.busy:
+            st.rerun(scope="app")  # the run is stored (or failed): redraw the page from the store
+        return
+    who = "this config" if mine else f"**{cell_name(status.cfg)}** (started by another session)"
+    st.info(f"Training {who}: epoch {status.epoch} of {status.total}, {status.elapsed:.0f} s so far. "
+            + ("" if mine else "One training runs at a time on this server; yours can start when it finishes."),
+            icon=":material/model_training:")
+    st.progress(status.epoch / max(status.total, 1))
+    if status.cancel_requested:
+        st.caption("Cancelling: the training stops after the current epoch.")
+    elif st.button("Cancel", icon=":material/stop:", key="train_cancel",
+                   help="Stops after the current epoch; the unfinished run is not stored."):
+        slot.cancel()
+    if status.history:
+        history = pd.DataFrame(status.history)
+        history["step"] = range(1, len(history) + 1)
+        st.line_chart(history.set_index("step")[["accuracy", "val_accuracy"]], height=220,
+                      x_label="epoch (all random seeds in turn)", y_label="accuracy")

@@ -1,0 +1,1 @@
+"""The walkthrough pages (patching, anatomy, token cost, attention, ViT vs convnet)."""

@@ -1,0 +1,153 @@
+"""Frames and sentences for the walkthrough pages (ViT vs convnet, Runs, Token cost, Attention),
+built from library results: vitcore.article.report, vitcore.analysis.scaling, the store table.
+
+No Streamlit and no TensorFlow: tests/test_app_walk.py checks these directly. Numbers are printed
+through vitcore.app.fmt; the statistics themselves come from the library.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from vitcore.app import fmt
+
+OPTIMISTIC = "selected on the validation split (optimistic)"
+SINGLE_SEED_METRICS = ("best_val_accuracy", "gap")  # what the source article states for one random seed
+CURVE_NAMES = {"test_accuracy": "Test accuracy", "final_val_accuracy": "Final val accuracy"}
+
+
+def metric_label(metric: str) -> str:
+    """A metric's title; best validation accuracy always carries its caveat."""
+    name = CURVE_NAMES.get(metric, fmt.title(metric))
+    return f"{name} — {OPTIMISTIC}" if metric == "best_val_accuracy" else name
+
+
+# -- ViT vs convnet ------------------------------------------------------------------------------
+def headline_table(deltas: pd.DataFrame) -> pd.DataFrame:
+    """report.headline_deltas as shown: one row per row count and metric, test accuracy first; the two
+    means are over the paired random seeds only, Δ = ViT − convnet per random seed."""
+    order = {"test_accuracy": 0, "final_val_accuracy": 1, "best_val_accuracy": 2, "gap": 3, "seconds": 4}
+    part = deltas.assign(_order=deltas["metric"].map(order)).sort_values(["train_rows", "_order"])
+    rows = []
+    for r in part.itertuples():
+        places = fmt.digits(r.metric)
+        rows.append({"Rows": fmt.rows(r.train_rows), "Metric": metric_label(r.metric),
+                     "ViT": fmt.number(r.vit_mean, places), "convnet": fmt.number(r.convnet_mean, places),
+                     "Δ ViT − convnet": fmt.delta(r.mean_delta, places), "95% CI": fmt.ci(r.ci_low, r.ci_high, places),
+                     "Pairs": int(r.n_pairs), "Verdict": r.verdict})
+    return pd.DataFrame(rows, columns=["Rows", "Metric", "ViT", "convnet", "Δ ViT − convnet", "95% CI", "Pairs",
+                                       "Verdict"])
+
+
+def _where(row) -> str:
+    if fmt.missing(row.pi_low):
+        return "too few random seeds to tell"
+    if row.seed_delta < row.pi_low:
+        return "below: smaller than 97.5% of single random seeds would give"
+    if row.seed_delta > row.pi_high:
+        return "above: larger than 97.5% of single random seeds would give"
+    return "inside: an ordinary draw"
+
+
+def single_seed_table(deltas: pd.DataFrame) -> pd.DataFrame:
+    """The source article's one-random-seed differences beside the 95% prediction interval of one
+    paired difference (where a single random seed's Δ falls) and our mean Δ with its CI."""
+    part = deltas[deltas["metric"].isin(SINGLE_SEED_METRICS) & deltas["seed_delta"].notna()]
+    rows = [{"Rows": fmt.rows(r.train_rows), "Metric": metric_label(r.metric),
+             "Source article Δ (1 random seed)": fmt.delta(r.seed_delta),
+             "95% prediction interval (1 random seed)": fmt.ci(r.pi_low, r.pi_high, none="—"),
+             "The article's Δ lies": _where(r), "Our mean Δ": fmt.delta(r.mean_delta),
+             "95% CI of the mean": fmt.ci(r.ci_low, r.ci_high), "Pairs": int(r.n_pairs)} for r in part.itertuples()]
+    return pd.DataFrame(rows)
+
+
+def single_seed_sentences(deltas: pd.DataFrame) -> list[str]:
+    """Plain words: what one random seed can show, and where the article's single differences fall."""
+    sentences = []
+    for r in deltas[deltas["metric"].isin(SINGLE_SEED_METRICS) & deltas["seed_delta"].notna()].itertuples():
+        what = "best-val lead" if r.metric == "best_val_accuracy" else "gap difference"
+        if fmt.missing(r.pi_low):
+            sentences.append(f"At {fmt.rows(r.train_rows)} rows the source article's {what} of {fmt.delta(r.seed_delta)} "
+                             "cannot be placed yet: too few paired random seeds.")
+            continue
+        verdict = _where(r).split(":")[0]
+        meaning = ("so its one run is consistent with ours" if verdict == "inside" else
+                   "so its one run was an unusually " + ("large" if verdict == "above" else "small") + " draw")
+        sentences.append(
+            f"At {fmt.rows(r.train_rows)} rows the source article's {what} was {fmt.delta(r.seed_delta)} from one "
+            f"random seed. Over our {int(r.n_pairs)} paired random seeds, a single seed's Δ falls between "
+            f"{fmt.delta(r.pi_low)} and {fmt.delta(r.pi_high)} 95% of the time; {fmt.delta(r.seed_delta)} lies "
+            f"{verdict}, {meaning}. The mean Δ over those random seeds is {fmt.delta(r.mean_delta)} "
+            f"({fmt.ci(r.ci_low, r.ci_high)}).")
+    return sentences
+
+
+def curve_frame(curve: pd.DataFrame) -> pd.DataFrame:
+    """scaling.curve for the chart: metric title, and the random-seed band mean ± sd (just the mean
+    for one random seed)."""
+    sd = curve["sd"].fillna(0.0)
+    return curve.assign(panel=curve["metric"].map(CURVE_NAMES), low=curve["mean"] - sd, high=curve["mean"] + sd)
+
+
+def delta_frame(deltas: pd.DataFrame) -> pd.DataFrame:
+    """scaling.deltas for the chart and table: metric title; rows without an interval keep NaN."""
+    return deltas.assign(panel=deltas["metric"].map(CURVE_NAMES))
+
+
+def scaling_table(deltas: pd.DataFrame) -> pd.DataFrame:
+    """Paired ViT − convnet per row count: Rows, Metric, Δ, 95% CI, Pairs, Verdict."""
+    return pd.DataFrame({"Rows": deltas["train_rows"].map(fmt.rows), "Metric": deltas["metric"].map(metric_label),
+                         "Δ ViT − convnet": deltas["mean_delta"].map(fmt.delta),
+                         "95% CI": [fmt.ci(lo, hi) for lo, hi in zip(deltas["ci_low"], deltas["ci_high"])],
+                         "Pairs": deltas["n_pairs"].astype(int), "Verdict": deltas["verdict"]})
+
+
+def gap_frame(headline: pd.DataFrame) -> pd.DataFrame:
+    """Gap bars of report.headline(): ours (mean ± sd over random seeds) and the source article's one
+    random seed, per model and row count (columns: model, rows, source, mean, low, high)."""
+    bars = []
+    for _, r in headline.iterrows():
+        rows = fmt.rows(r["train_rows"])
+        if r["n_seeds"]:
+            sd = 0.0 if fmt.missing(r["gap_std"]) else r["gap_std"]
+            bars.append({"model": r["model"], "rows": rows, "source": f"ours (mean ± sd, {int(r['n_seeds'])} random seeds)",
+                         "mean": r["gap_mean"], "low": r["gap_mean"] - sd, "high": r["gap_mean"] + sd})
+        if not fmt.missing(r["seed_gap"]):
+            bars.append({"model": r["model"], "rows": rows, "source": "the source article (one random seed)",
+                         "mean": r["seed_gap"], "low": r["seed_gap"], "high": r["seed_gap"]})
+    return pd.DataFrame(bars, columns=["model", "rows", "source", "mean", "low", "high"])
+
+
+# -- timing --------------------------------------------------------------------------------------
+def timing_basis(group: str) -> str:
+    """A timing_group ('v2/threads1/workers2/reused') in words."""
+    parts = group.split("/")
+    if parts[0] == "v1":
+        return "training code v1 (one XLA launch per step; threads and concurrent workers not recorded)"
+    words = [f"training code {parts[0]} (one XLA launch per epoch)"]
+    for part in parts[1:]:
+        if part.startswith("threads"):
+            words.append(f"{part[7:]} intra-op thread{'s' if part[7:] != '1' else ''}")
+        elif part.startswith("workers"):
+            words.append(f"{part[7:]} concurrent training worker{'s' if part[7:] != '1' else ''}")
+        elif part in ("fresh", "reused"):
+            words.append("compiled fresh for each run" if part == "fresh" else "compiled once, reused across random seeds")
+    return ", ".join(words)
+
+
+def timing_groups(runs: pd.DataFrame) -> list[str]:
+    """The store's timing groups, the one with most runs first (none: the column is absent)."""
+    if "timing_group" not in runs.columns or runs.empty:
+        return []
+    return runs["timing_group"].value_counts().index.tolist()
+
+
+# -- the attention page --------------------------------------------------------------------------
+def map_distance_note(distance: float, heads: int, tokens: int, block: int, seed: int) -> str:
+    """What 'trained vs random init' measures, with its number."""
+    return (f"How to read **{distance:.3f}**: for each picked row, head and query, compare the trained model's "
+            f"{tokens} weights with the untrained model's and ask what share of the attention would have to move to "
+            "turn one into the other (total-variation distance: 0 = the same map, 1 = no patch in common). "
+            f"{distance:.3f} is the average over the picked rows, the {heads} heads and the {tokens} queries of block "
+            f"{block}. The untrained model has the same config, drawn as Keras initialises it (random seed {seed}). "
+            "The distances from uniform say how far each model is from spreading its weight evenly over all patches.")

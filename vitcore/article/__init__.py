@@ -1,0 +1,1 @@
+"""The source article: its numbers, its headline re-measured, the claims ledger."""

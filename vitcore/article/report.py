@@ -1,0 +1,218 @@
+"""The source article's headline (ViT vs convnet at 1,000 and 4,000 rows) re-measured over seeds: what
+`python -m vitcore report` writes (the CLI is vitcore.cli.results).
+
+    python -m vitcore effects --store cached_runs --out effects.csv
+    python -m vitcore report --store cached_runs --out report/     # headline.csv, headline.md
+
+Every sentence is generated from the runs and the paired intervals of vitcore.stats.summaries; the seed
+page's numbers (vitcore.article.seed_reference) appear only as the labelled single-seed reference.
+No TensorFlow here.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from vitcore.article import seed_reference as seed
+from vitcore.config.run import RunConfig
+from vitcore.stats.compare import compare
+from vitcore.stats.estimates import (
+    BETTER,
+    EQUIVALENT,
+    INCONCLUSIVE,
+    MARGIN,
+    NOT_COMPARABLE,
+    TOO_FEW,
+    WORSE,
+    paired_estimate,
+    prediction_interval,
+)
+from vitcore.stats.summaries import runs_of, summarize
+from vitcore.store.runs import RunStore
+
+MODELS = {"vit": RunConfig(), "convnet": RunConfig(model="convnet")}  # the article's two models
+HEADLINE_METRICS = ("params", "best_val_accuracy", "final_train_accuracy", "gap", "seconds", "test_accuracy")
+SEED_METRICS = ("params", "best_val_accuracy", "final_train_accuracy", "gap", "seconds")
+DELTA_METRICS = ("test_accuracy", "best_val_accuracy", "final_val_accuracy", "gap", "seconds")
+
+
+def headline(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per (model, train_rows): n_seeds, {m}_mean / {m}_std of HEADLINE_METRICS over seeds,
+    and seed_{m}: the source article's single-seed number (NaN where it gives none). A cell without runs
+    stays in the table with n_seeds 0, so a missing measurement is visible, not dropped."""
+    rows = []
+    for train_rows in seed.TRAIN_ROWS:
+        for model, base in MODELS.items():
+            cfg = base.replace(train_rows=train_rows)
+            row = {"model": model, "label": cfg.label(), "train_rows": train_rows, "config_id": cfg.config_id}
+            summary = summarize(runs_of(runs, cfg), HEADLINE_METRICS)
+            row["n_seeds"] = int(summary["n"].iloc[0]) if len(summary) else 0
+            for metric in HEADLINE_METRICS:
+                for stat in ("mean", "std"):
+                    row[f"{metric}_{stat}"] = summary[f"{metric}_{stat}"].iloc[0] if len(summary) else np.nan
+            for metric in SEED_METRICS:
+                row[f"seed_{metric}"] = seed.seed_value(model, train_rows, metric)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def headline_deltas(runs: pd.DataFrame, margin: float = MARGIN) -> pd.DataFrame:
+    """Paired ViT - convnet per train_rows and metric (DELTA_METRICS), from the comparison engine:
+    the two means over the paired random seeds, Δ, 95% CI, n_pairs, verdict ("better" = the ViT
+    is better; for gap and seconds lower is better), the 95% prediction interval of one paired
+    difference (pi_low, pi_high: where a single random seed's Δ should fall) and seed_delta, the
+    source article's single-seed difference."""
+    rows = []
+    for train_rows in seed.TRAIN_ROWS:
+        vit, convnet = (MODELS[m].replace(train_rows=train_rows) for m in ("vit", "convnet"))
+        result = compare(runs, vit, convnet, margin, metrics=DELTA_METRICS)
+        for _, row in result.metrics.iterrows():
+            deltas = result.pairs[result.pairs["metric"] == row["metric"]]["delta"]
+            low, high = prediction_interval(paired_estimate(deltas))
+            rows.append({"train_rows": train_rows, **row.to_dict(), "vit_mean": row["selection_mean"],
+                         "convnet_mean": row["baseline_mean"], "pi_low": low, "pi_high": high,
+                         "seed_delta": seed.seed_value("vit", train_rows, row["metric"])
+                         - seed.seed_value("convnet", train_rows, row["metric"])})
+    columns = ["train_rows", "metric", "vit_mean", "convnet_mean", "mean_delta", "ci_low", "ci_high", "n_pairs",
+               "p_value", "verdict", "seeds_needed", "pi_low", "pi_high", "seed_delta"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+DIGITS = {"params": 0, "seconds": 1}  # decimals shown; accuracies and gaps get 4
+
+
+def _ci(row, digits: int = 4) -> str:
+    if math.isnan(row["ci_low"]):
+        return "no interval"
+    return f"95% CI {row['ci_low']:+.{digits}f} to {row['ci_high']:+.{digits}f}"
+
+
+def _seeds(n: int) -> str:
+    return f"{n} paired random seed{'s' if n != 1 else ''}"
+
+
+LEAD = {BETTER: "the ViT is better", WORSE: "the convnet is better", EQUIVALENT: "the two are equivalent (within ±{m})",
+        INCONCLUSIVE: "inconclusive: {k} paired random seeds would settle it", TOO_FEW: "too few random seeds to tell"}
+OVERFIT = {WORSE: "the ViT overfits more", BETTER: "the ViT overfits less", EQUIVALENT: "the gaps are equivalent (within ±{m})",
+           INCONCLUSIVE: "inconclusive: {k} paired random seeds would settle it", TOO_FEW: "too few random seeds to tell"}
+SPEED = {BETTER: "the ViT is faster", WORSE: "the ViT is slower", EQUIVALENT: "the times are equivalent (within ±1 s)",
+         INCONCLUSIVE: "inconclusive", TOO_FEW: "too few random seeds to tell",
+         NOT_COMPARABLE: "not comparable: fewer than 2 pairs were timed the same way"}
+
+
+def _say(words: dict, row, margin: float) -> str:
+    text = words.get(row["verdict"], row["verdict"])
+    needed = row.get("seeds_needed", np.nan)
+    return text.format(m=margin, k="?" if not np.isfinite(needed) else f"{needed:.0f}")
+
+
+def _single_seed(row) -> str:
+    """The source article's one-seed Δ against the prediction interval of one paired difference."""
+    if math.isnan(row["seed_delta"]):
+        return ""
+    if math.isnan(row["pi_low"]):
+        return f" The source article's Δ from one random seed was {row['seed_delta']:+.4f}; too few random seeds to place it."
+    inside = row["pi_low"] <= row["seed_delta"] <= row["pi_high"]
+    return (f" The source article's Δ from one random seed of {row['seed_delta']:+.4f} is a single draw, so its yardstick is where one "
+            f"paired random seed's Δ falls 95% of the time, {row['pi_low']:+.4f} to {row['pi_high']:+.4f}: it lies "
+            f"{'inside, an ordinary draw' if inside else 'outside, an unusual draw for this setup'}.")
+
+
+def headline_sentences(runs: pd.DataFrame, margin: float = MARGIN) -> list[str]:
+    """The conclusions, written from headline_deltas: per size, test accuracy (the headline), best
+    validation accuracy (selected on the validation split, so optimistic), the gaps and time."""
+    deltas = headline_deltas(runs, margin).set_index(["train_rows", "metric"])
+    sentences = []
+    for train_rows in seed.TRAIN_ROWS:
+        test = deltas.loc[(train_rows, "test_accuracy")]
+        if test["n_pairs"] == 0:
+            quoted = deltas.loc[(train_rows, "best_val_accuracy"), "seed_delta"]
+            sentences.append(f"At {train_rows:,} rows there are no paired runs of the article's ViT and convnet, so the "
+                             f"source article's single-seed lead of {quoted:+.4f} (best validation accuracy) is not "
+                             f"re-measured.")
+            continue
+        sentences.append(f"At {train_rows:,} rows, test accuracy over {_seeds(test['n_pairs'])}: ViT "
+                         f"{test['vit_mean']:.4f}, convnet {test['convnet_mean']:.4f}, Δ {test['mean_delta']:+.4f} "
+                         f"({_ci(test)}): {_say(LEAD, test, margin)}.")
+        val = deltas.loc[(train_rows, "best_val_accuracy")]
+        sentences.append(f"Best validation accuracy (the maximum over 15 epochs on the split it reports: optimistic): "
+                         f"Δ {val['mean_delta']:+.4f} ({_ci(val)}), {_say(LEAD, val, margin)}.{_single_seed(val)}")
+        gap = deltas.loc[(train_rows, "gap")]
+        sentences.append(f"The train-val gap: ViT {gap['vit_mean']:+.4f}, convnet {gap['convnet_mean']:+.4f}, "
+                         f"Δ {gap['mean_delta']:+.4f} ({_ci(gap)}): {_say(OVERFIT, gap, margin)}.")
+        secs = deltas.loc[(train_rows, "seconds")]
+        sentences.append(f"Wall time, pairs timed the same way only ({secs['n_pairs']} pairs): Δ {secs['mean_delta']:+.1f} s "
+                         f"({_ci(secs, 1)}): {_say(SPEED, secs, margin)}; times depend on the machine and its load.")
+    return sentences
+
+
+# -- reading and writing -----------------------------------------------------------------------
+def load_runs(path) -> pd.DataFrame:
+    """The store's table of valid runs; ValueError when the store is missing or holds none."""
+    store = RunStore(path)
+    if not store.root.is_dir():
+        raise ValueError(f"no store at {store.root} (train with `python -m vitcore sweep default`, or pass --store)")
+    runs = store.table()
+    if runs.empty:
+        raise ValueError(f"the store at {store.root} holds no valid runs")
+    return runs
+
+
+def _cell(mean: float, std: float, n: int, digits: int) -> str:
+    if n == 0 or math.isnan(mean):
+        return "not run"
+    if n < 2:
+        return f"{mean:,.{digits}f} (1 seed)"
+    if std == 0:  # a count no seed changes (params)
+        return f"{mean:,.{digits}f}"
+    return f"{mean:,.{digits}f} ± {std:,.{digits}f}"
+
+
+def _markdown(frame: pd.DataFrame) -> str:
+    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    lines += ["| " + " | ".join(map(str, row)) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def headline_markdown(runs: pd.DataFrame) -> str:
+    """headline.md: the sentences, the table (ours: mean ± std over random seeds | source article: one seed), the Δs."""
+    table, deltas = headline(runs), headline_deltas(runs)
+    shown = pd.DataFrame({"model": table["model"], "rows": table["train_rows"].map("{:,}".format),
+                          "seeds": table["n_seeds"]})
+    for metric in SEED_METRICS:
+        shown[metric] = [_cell(r[f"{metric}_mean"], r[f"{metric}_std"], r["n_seeds"], DIGITS.get(metric, 4))
+                         for _, r in table.iterrows()]
+        quoted = table[f"seed_{metric}"]
+        shown[f"{metric} (source article)"] = quoted.map(lambda v: "—" if math.isnan(v) else f"{v:,.{DIGITS.get(metric, 4)}f}")
+    delta_shown = deltas.assign(
+        rows=deltas["train_rows"].map("{:,}".format),
+        delta=[f"{r['mean_delta']:+.{DIGITS.get(r['metric'], 4)}f}" for _, r in deltas.iterrows()],
+        ci=[_ci(r, DIGITS.get(r["metric"], 4)).replace("95% CI ", "") for _, r in deltas.iterrows()],
+        source_article=[f"{r['seed_delta']:+.{DIGITS.get(r['metric'], 4)}f}" if not math.isnan(r["seed_delta"]) else "—"
+                   for _, r in deltas.iterrows()],
+    )[["rows", "metric", "delta", "ci", "n_pairs", "verdict", "source_article"]]
+    parts = ["# The source article's headline, re-measured", "",
+             *[f"- {sentence}" for sentence in headline_sentences(runs)], "",
+             "## ViT vs convnet (ours: mean ± std over random seeds; source article: one seed)", "", _markdown(shown), "",
+             "## Paired ViT − convnet (pairs share train_rows and random seed; 95% t-interval over random seeds)", "",
+             _markdown(delta_shown), "",
+             "Verdicts (README, \"Verdicts\"), from the ViT's side: better/worse when p < 0.05, equivalent when the "
+             "90% interval lies inside ±margin, otherwise inconclusive (with the random seeds it would need); for "
+             "gap and seconds lower is better, and seconds pair only runs timed the same way. "
+             "Gap = final train accuracy − final validation accuracy.",
+             f"The source article's {seed.VIT_PARAMS_QUOTED:,} ViT parameters exclude the "
+             f"{seed.POSITION_EMBEDDING_PARAMS:,}-parameter position embedding "
+             f"({seed.VIT_PARAMS_WITH_POSITION:,} with it). It states the gap only at 4,000 rows.", ""]
+    return "\n".join(parts)
+
+
+def write_report(runs: pd.DataFrame, out: Path) -> list[str]:
+    """Write headline.csv, headline_deltas.csv and headline.md into the folder `out`; returns the sentences."""
+    headline(runs).to_csv(out / "headline.csv", index=False)
+    headline_deltas(runs).to_csv(out / "headline_deltas.csv", index=False)
+    (out / "headline.md").write_text(headline_markdown(runs))
+    return headline_sentences(runs)

@@ -1,0 +1,196 @@
+"""The real Fashion-MNIST: found offline, parsed and validated, split the same way for every run.
+
+Sources, in order: $VITCORE_DATA_DIR (a folder with the four IDX .gz files), the Debian package
+`dataset-fashion-mnist` (/usr/share/datasets/fashion-mnist), then Keras' downloader (needs the
+internet; used on Streamlit Community Cloud). Splits: validation = 5,000 rows of the 60k train
+split, stratified, fixed; a run's training rows = a stratified sample of the other 55,000 drawn
+with the run's seed; test = the official 10,000. Pixels are float32 in [0, 1], shape (n, 28, 28).
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from vitcore.config.run import SPLIT_SEED, VAL_ROWS
+
+CLASS_NAMES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+               "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot")
+NUM_CLASSES = len(CLASS_NAMES)
+DEBIAN_DIR = Path("/usr/share/datasets/fashion-mnist")
+FILES = {
+    "train_images": "train-images-idx3-ubyte.gz",
+    "train_labels": "train-labels-idx1-ubyte.gz",
+    "test_images": "t10k-images-idx3-ubyte.gz",
+    "test_labels": "t10k-labels-idx1-ubyte.gz",
+}
+# IDX magic numbers: 0x00000803 = unsigned byte, 3 dims (images); 0x00000801 = 1 dim (labels).
+_MAGIC = {3: 0x0803, 1: 0x0801}
+# The official test split holds 1,000 images of each class: every stored confusion matrix's rows
+# sum to these counts (vitcore.store.validate checks it; _read_folder checks the files agree).
+TEST_CLASS_COUNTS = (1_000,) * NUM_CLASSES
+TEST_ROWS = sum(TEST_CLASS_COUNTS)
+_EXPECTED_ROWS = {"train": 60_000, "test": TEST_ROWS}
+
+
+class DataError(RuntimeError):
+    """The data set is missing or a file is not valid IDX."""
+
+
+@dataclass(frozen=True)
+class Raw:
+    x_train: np.ndarray  # (60000, 28, 28) uint8
+    y_train: np.ndarray  # (60000,) uint8
+    x_test: np.ndarray   # (10000, 28, 28) uint8
+    y_test: np.ndarray   # (10000,) uint8
+    source: str
+
+
+@dataclass(frozen=True)
+class Split:
+    x_train: np.ndarray  # (train_rows, 28, 28) float32 in [0, 1]
+    y_train: np.ndarray  # (train_rows,) int32
+    x_val: np.ndarray    # (5000, 28, 28)
+    y_val: np.ndarray
+    x_test: np.ndarray   # (10000, 28, 28)
+    y_test: np.ndarray
+    source: str
+
+
+def read_idx(path: Path, dims: int) -> np.ndarray:
+    """Parse one gzipped IDX file of unsigned bytes, checking magic, dimensions and length."""
+    try:
+        with gzip.open(path, "rb") as handle:
+            data = handle.read()
+    except (OSError, EOFError) as error:
+        raise DataError(f"{path}: not a readable gzip file ({error})") from None
+    header = 4 + 4 * dims
+    if len(data) < header:
+        raise DataError(f"{path}: truncated header ({len(data)} bytes, need {header})")
+    magic = struct.unpack(">I", data[:4])[0]
+    if magic != _MAGIC[dims]:
+        raise DataError(f"{path}: bad magic number {magic:#010x}, expected {_MAGIC[dims]:#010x}")
+    shape = struct.unpack(f">{dims}I", data[4:header])
+    expected = header + int(np.prod(shape))
+    if len(data) != expected:
+        raise DataError(f"{path}: {len(data) - header} data bytes for shape {shape}, expected {expected - header}"
+                        " (truncated or corrupt)")
+    return np.frombuffer(data, dtype=np.uint8, offset=header).reshape(shape)
+
+
+def _read_folder(folder: Path) -> Raw:
+    arrays = {}
+    for key, name in FILES.items():
+        arrays[key] = read_idx(folder / name, 3 if key.endswith("images") else 1)
+    for part in ("train", "test"):
+        images, labels = arrays[f"{part}_images"], arrays[f"{part}_labels"]
+        path = folder / FILES[f"{part}_images"]
+        if images.shape != (_EXPECTED_ROWS[part], 28, 28):
+            raise DataError(f"{path}: shape {images.shape}, expected ({_EXPECTED_ROWS[part]}, 28, 28)")
+        if labels.shape != (len(images),):
+            raise DataError(f"{folder / FILES[f'{part}_labels']}: {len(labels)} labels for {len(images)} images")
+        if labels.max() > 9:
+            raise DataError(f"{folder / FILES[f'{part}_labels']}: label {labels.max()} outside 0-9")
+    if tuple(np.bincount(arrays["test_labels"], minlength=10)) != TEST_CLASS_COUNTS:
+        raise DataError(f"{folder / FILES['test_labels']}: class counts {np.bincount(arrays['test_labels']).tolist()}, "
+                        f"the official test split has {TEST_CLASS_COUNTS[0]:,} of each class")
+    return Raw(arrays["train_images"], arrays["train_labels"], arrays["test_images"], arrays["test_labels"],
+               source=str(folder))
+
+
+def _has_files(folder: Path) -> bool:
+    return all((folder / name).exists() for name in FILES.values())
+
+
+def _local_folder() -> Path | None:
+    """The first local source that has the files ($VITCORE_DATA_DIR, then the Debian package), or None."""
+    env = os.environ.get("VITCORE_DATA_DIR")
+    if env:
+        if not _has_files(Path(env)):
+            raise DataError(f"VITCORE_DATA_DIR={env} lacks some of {', '.join(FILES.values())}")
+        return Path(env)
+    return DEBIAN_DIR if _has_files(DEBIAN_DIR) else None
+
+
+@functools.lru_cache(maxsize=1)
+def official_test_labels() -> np.ndarray:
+    """The official test labels (10,000 uint8, official order), without parsing any image: `check`
+    compares stored predictions with them."""
+    folder = _local_folder()
+    if folder is None:
+        return load_raw().y_test
+    labels = read_idx(folder / FILES["test_labels"], 1)
+    if labels.shape != (TEST_ROWS,) or labels.max() > 9 or tuple(np.bincount(labels, minlength=10)) != TEST_CLASS_COUNTS:
+        raise DataError(f"{folder / FILES['test_labels']}: not the official test labels ({len(labels)} labels, "
+                        f"class counts {np.bincount(labels).tolist()})")
+    return labels
+
+
+def load_test() -> tuple[np.ndarray, np.ndarray, str]:
+    """(test images uint8 (10000, 28, 28), test labels, source) without reading the training files
+    when the data is on disk (the pages need only the test split: ~50 MB less server memory)."""
+    folder = _local_folder()
+    if folder is None:
+        raw = load_raw()
+        return raw.x_test, raw.y_test, raw.source
+    images, labels = read_idx(folder / FILES["test_images"], 3), official_test_labels()
+    if len(images) != len(labels):
+        raise DataError(f"{folder / FILES['test_images']}: {len(images)} images for {len(labels)} labels")
+    return images, labels, str(folder)
+
+
+@functools.lru_cache(maxsize=1)
+def load_raw() -> Raw:
+    """The full data set from the first source that has it; DataError names all three otherwise."""
+    folder = _local_folder()
+    if folder is not None:
+        return _read_folder(folder)
+    try:  # last resort: needs the internet (fine on Streamlit Community Cloud)
+        import keras
+
+        (x_train, y_train), (x_test, y_test) = keras.datasets.fashion_mnist.load_data()
+    except Exception as error:  # noqa: BLE001 - any failure means "no source"
+        raise DataError(
+            "Fashion-MNIST not found. Sources tried: $VITCORE_DATA_DIR (a folder with the four IDX .gz files), "
+            f"{DEBIAN_DIR} (install with: apt-get install -y dataset-fashion-mnist), "
+            f"and Keras' downloader (failed: {type(error).__name__})") from None
+    return Raw(x_train, y_train, x_test, y_test, source="keras.datasets.fashion_mnist")
+
+
+def _stratified_pick(labels: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+    """Indices of a stratified sample: each class in proportion, via scikit-learn."""
+    from sklearn.model_selection import train_test_split
+
+    if count >= len(labels):
+        return np.arange(len(labels))
+    picked, _ = train_test_split(np.arange(len(labels)), train_size=count, stratify=labels,
+                                 random_state=int(rng.integers(2**31 - 1)))
+    return np.sort(picked)
+
+
+@functools.lru_cache(maxsize=1)
+def validation_indices() -> np.ndarray:
+    """The 5,000 held-out rows of the train split: the same for every run and machine."""
+    raw = load_raw()
+    return _stratified_pick(raw.y_train, VAL_ROWS, np.random.default_rng(SPLIT_SEED))
+
+
+def load_split(train_rows: int, seed: int) -> Split:
+    """The run's data: `train_rows` stratified rows (by seed), the fixed validation and test sets."""
+    raw = load_raw()
+    val = validation_indices()
+    pool = np.setdiff1d(np.arange(len(raw.y_train)), val)  # the other 55,000, sorted
+    picked = pool[_stratified_pick(raw.y_train[pool], train_rows, np.random.default_rng(seed))]
+
+    def scale(images: np.ndarray) -> np.ndarray:
+        return images.astype(np.float32) / 255.0
+
+    return Split(scale(raw.x_train[picked]), raw.y_train[picked].astype(np.int32),
+                 scale(raw.x_train[val]), raw.y_train[val].astype(np.int32),
+                 scale(raw.x_test), raw.y_test.astype(np.int32), raw.source)

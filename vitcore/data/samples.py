@@ -1,0 +1,93 @@
+"""Test images for the pages: the real test split when it is on disk, else a small shipped sample.
+
+`vitcore/assets/samples.npz` holds a few test images per class (plus the source article's rows 0, 1, 11 and 12)
+with their official test indices, so the patching page works on a machine without the data set.
+`gallery()` never triggers Keras' downloader (which would import TensorFlow): it only reads local
+IDX files. Rebuild the sample with `python scripts/make_samples.py`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from vitcore.data.fashion import CLASS_NAMES, DEBIAN_DIR, FILES
+
+SAMPLES_PATH = Path(__file__).resolve().parent / "assets" / "samples.npz"
+PER_CLASS = 4
+SEED_ROWS = (0, 1, 11, 12)  # the source article's attention table: boot, pullover, sandal->boot, sneaker->bag
+
+
+@dataclass(frozen=True)
+class Gallery:
+    images: np.ndarray   # (n, 28, 28) float32 in [0, 1]
+    labels: np.ndarray   # (n,) int, class ids
+    indices: np.ndarray  # (n,) int, row numbers in the official 10,000-row test split
+    source: str          # "test split (<folder>)" or "shipped sample"
+
+    def rows_of_class(self, label: int) -> np.ndarray:
+        """Test indices of one class, ascending."""
+        return self.indices[self.labels == label]
+
+    def image(self, index: int) -> np.ndarray:
+        """The (28, 28) image at official test index `index`; KeyError if not in this gallery."""
+        return self.images[self._position(index)]
+
+    def images_of(self, rows) -> np.ndarray:
+        """(len(rows), 28, 28): the images at these official test indices, in that order."""
+        return self.images[[self._position(row) for row in rows]]
+
+    def labels_of(self, rows) -> np.ndarray:
+        """(len(rows),) class ids at these official test indices, in that order."""
+        return self.labels[[self._position(row) for row in rows]]
+
+    def _position(self, index: int) -> int:
+        where = np.flatnonzero(self.indices == index)
+        if not len(where):
+            raise KeyError(f"test row {index} is not in the {self.source}")
+        return int(where[0])
+
+
+def local_data_available() -> bool:
+    """True when the four IDX files are on disk ($VITCORE_DATA_DIR or the Debian package)."""
+    env = os.environ.get("VITCORE_DATA_DIR")
+    folder = Path(env) if env else DEBIAN_DIR
+    return all((folder / name).exists() for name in FILES.values())
+
+
+def pick_sample_indices(labels: np.ndarray, per_class: int = PER_CLASS) -> np.ndarray:
+    """The first `per_class` test rows of every class plus the source article's rows, sorted."""
+    labels = np.asarray(labels)
+    first = [np.flatnonzero(labels == label)[:per_class] for label in range(len(CLASS_NAMES))]
+    return np.unique(np.concatenate([*first, np.asarray(SEED_ROWS)]))
+
+
+def make_samples(path: Path = SAMPLES_PATH, per_class: int = PER_CLASS) -> Path:
+    """Write the shipped sample from the real test split (uint8 pixels, labels, test indices)."""
+    from vitcore.data.fashion import load_raw
+
+    raw = load_raw()
+    picked = pick_sample_indices(raw.y_test, per_class)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, images=raw.x_test[picked], labels=raw.y_test[picked], indices=picked)
+    return path
+
+
+def load_samples(path: Path = SAMPLES_PATH) -> Gallery:
+    with np.load(path) as data:
+        return Gallery(data["images"].astype(np.float32) / 255.0, data["labels"].astype(int),
+                       data["indices"].astype(int), "shipped sample")
+
+
+def gallery(prefer_full: bool = True) -> Gallery:
+    """The full test split if it is on disk (and wanted), else the shipped sample."""
+    if prefer_full and local_data_available():
+        from vitcore.data.fashion import load_test
+
+        images, labels, source = load_test()
+        return Gallery(images.astype(np.float32) / 255.0, labels.astype(int), np.arange(len(labels)),
+                       f"test split ({source})")
+    return load_samples()

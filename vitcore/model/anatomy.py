@@ -1,0 +1,106 @@
+"""The source article's parameter table for any config, counted from formulas, without building a model.
+
+`breakdown(cfg)` returns the rows of `vitcore.model.build.param_breakdown` (which builds the Keras model
+and counts its layers) from the layer shapes alone, so the dashboard never imports TensorFlow for
+it; tests/test_anatomy.py checks the two agree for every switch combination. Counts follow Keras'
+count_params(), so BatchNormalization includes its 2 x width moving statistics (non-trainable).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from vitcore.article.seed_reference import CONVNET_PARAMS, VIT_PARAMS_QUOTED  # noqa: F401 - the printed numbers
+from vitcore.config.run import NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, RunConfig
+
+SEED_VIT_QUOTED = VIT_PARAMS_QUOTED  # the "ViT 70,922": without the position embedding
+SEED_ROWS = ("patch projection", "position embedding", "one attention block", "one MLP block",
+             "Conv2D(64, 3) on 1 channel, for scale")
+
+
+def formulas(cfg: RunConfig) -> dict[str, tuple[str, int]]:
+    """Row name -> (formula text, value) for the ViT of cfg; must equal what Keras counts."""
+    w, p2, n, m = cfg.width, cfg.patch_size ** 2, cfg.tokens, cfg.mlp_dim
+    norm_each = (4 if cfg.norm == "batch" else 2) * w  # gamma, beta (+ moving mean, variance)
+    norm_text = f"2 × 4 × {w}" if cfg.norm == "batch" else f"2 × 2 × {w}"
+    rows = {
+        "patch projection": (f"{p2} × {w} + {w}", p2 * w + w),
+        "position embedding": (f"{n} × {w}", n * w) if cfg.pos_embedding == "learned" else ("none", 0),
+        "one attention block": (f"4 × ({w}×{w} + {w})", 4 * (w * w + w)),
+        "one MLP block": (f"{w}×{m} + {m} + {m}×{w} + {w}", w * m + m + m * w + w),
+        "one block's norms": (norm_text, 2 * norm_each),
+        "final norm + classifier": (f"{norm_each} + {w}×10 + 10", norm_each + w * 10 + 10),
+        "Conv2D(64, 3) on 1 channel, for scale": ("3×3×1×64 + 64", 3 * 3 * 64 + 64),
+    }
+    per_block = rows["one attention block"][1] + rows["one MLP block"][1] + rows["one block's norms"][1]
+    total = (rows["patch projection"][1] + rows["position embedding"][1] + cfg.depth * per_block
+             + rows["final norm + classifier"][1])
+    rows["total"] = (f"{rows['patch projection'][1]:,} + {rows['position embedding'][1]:,} + {cfg.depth} × {per_block:,} "
+                     f"+ {rows['final norm + classifier'][1]:,} (projection + position + blocks + head)", total)
+    return rows
+
+
+# The article's convnet (vitcore.model.build.build_convnet): layer -> (formula, parameters); 60,554 in all.
+CONVNET_LAYERS = {"conv1": ("3×3×1×32 + 32", 3 * 3 * 1 * 32 + 32), "conv2": ("3×3×32×64 + 64", 3 * 3 * 32 * 64 + 64),
+                  "conv3": ("3×3×64×64 + 64", 3 * 3 * 64 * 64 + 64), "dense": ("64×64 + 64", 64 * 64 + 64),
+                  "classifier": ("64×10 + 10", 64 * 10 + 10)}
+VIT_ROWS = ("patch projection", "position embedding", "one attention block", "one MLP block", "one block's norms",
+            "final norm + classifier", "Conv2D(64, 3) on 1 channel, for scale", "total")
+
+
+def breakdown(cfg: RunConfig) -> list[tuple[str, int]]:
+    """(component, parameters) rows as models.param_breakdown(cfg) counts them from the built model:
+    for the ViT its seed table (VIT_ROWS), for the convnet one row per layer; the total last."""
+    if cfg.model == "convnet":
+        rows = [(name, count) for name, (_, count) in CONVNET_LAYERS.items()]
+        return rows + [("total", sum(count for _, count in rows))]
+    values = formulas(cfg)
+    return [(name, values[name][1]) for name in VIT_ROWS]
+
+
+def anatomy_table(cfg: RunConfig) -> pd.DataFrame:
+    """Rows: component, parameters, formula, in the article's table (the ViT's breakdown)."""
+    expected = formulas(cfg)
+    return pd.DataFrame([{"component": name, "parameters": int(count), "formula": expected[name][0],
+                          "in the article's table": name in SEED_ROWS} for name, count in breakdown(cfg)])
+
+
+def convnet_table() -> pd.DataFrame:
+    """The article's convnet, layer by layer: layer, parameters, formula."""
+    return pd.DataFrame([{"layer": name, "parameters": count, "formula": text}
+                         for name, (text, count) in CONVNET_LAYERS.items()])
+
+
+def totals(counted: list[tuple[str, int]]) -> dict[str, int]:
+    """total, position embedding, and total without it (the source article's quoted 70,922 for the default)."""
+    values = dict(counted)
+    position = values.get("position embedding", 0)
+    return {"total": values["total"], "position embedding": position, "without position": values["total"] - position}
+
+
+def toggle_variants(cfg: RunConfig) -> list[RunConfig]:
+    """cfg with one ViT switch flipped at a time (every other value of each switch)."""
+    variants = []
+    for name, choices in (("pos_embedding", POS_EMBEDDINGS), ("norm_placement", NORM_PLACEMENTS),
+                          ("norm", NORMS), ("patch_size", PATCH_SIZES)):
+        variants += [cfg.replace(**{name: value}) for value in choices if value != getattr(cfg, name)]
+    return variants
+
+
+def total(cfg: RunConfig) -> int:
+    """The model's parameter count (Keras' count_params of the built model)."""
+    return dict(breakdown(cfg))["total"]
+
+
+def toggle_effects(cfg: RunConfig, count_total=total) -> pd.DataFrame:
+    """What each single switch flip adds or removes: change, total, Δ vs cfg. `count_total(cfg)`
+    returns a model's total parameters (default: `total`)."""
+    base = count_total(cfg)
+    rows = []
+    for variant in toggle_variants(cfg):
+        changed = next(name for name in ("pos_embedding", "norm_placement", "norm", "patch_size")
+                       if getattr(variant, name) != getattr(cfg, name))
+        total = count_total(variant)
+        rows.append({"switch": changed, "from": str(getattr(cfg, changed)), "to": str(getattr(variant, changed)),
+                     "tokens": variant.tokens, "total": total, "Δ parameters": total - base})
+    return pd.DataFrame(rows)

@@ -1,0 +1,182 @@
+"""The article's ViT in NumPy: a stored run's `.weights.h5` read with h5py and run forward, so the
+dashboard shows attention maps without importing TensorFlow (hundreds of MB and seconds per server).
+
+Inference only (training=False: BatchNorm uses its moving statistics), in float32 like Keras (float64
+would be 3x slower for the same 1e-5 agreement: patch 2's 196 tokens make attention the cost); the
+slow test in tests/test_numpy_vit.py checks it against `models.build_vit` to 1e-5 for every switch
+combination. The arithmetic mirrors vitcore.model.build line for line (shapes for patch 7, width 64):
+
+    tokens (n, 16, 49) -> patch_projection (n, 16, 64) [+ pos_embedding (16, 64)]
+    -> depth x block (pre: x + MHA(norm(x)), x + MLP(norm(x)); post: norm(x + MHA(x)), norm(x + MLP(x)))
+    -> final_norm -> mean over tokens (n, 64) -> classifier softmax (n, 10)
+
+`NumpyViT(cfg, weights)(tokens)` returns [probs, scores_block0, ...] like the Keras attention model
+of vitcore.analysis.attention, so `attention.forward` and `attention.permutation_test` take either.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import h5py
+import numpy as np
+from scipy.special import erf
+from threadpoolctl import threadpool_limits
+
+from vitcore.config.run import RunConfig
+
+NUM_CLASSES = 10
+CHUNK = 2 ** 22  # rows x heads x N² attention entries per chunk (16 MB): patch 2 runs 26 rows at a time
+LAYER_EPS, BATCH_EPS = 1e-6, 1e-3  # LayerNormalization(epsilon=1e-6) in models.make_norm; Keras' BatchNorm default
+MHA_PARTS = ("query", "key", "value", "attention_output")  # the sub-layer names Keras gives an attention layer's kernels
+
+Weights = dict[str, list[np.ndarray]]  # layer name -> its variables in Keras order (attention: "blockK_attention/query" ...)
+
+
+def load_weights(path: str | Path) -> Weights:
+    """Every variable of a Keras 3 `.weights.h5` by layer name. The file's groups are named by layer
+    class (layers/dense_3); the layer's own name is the `name` attribute of each `vars` group."""
+    weights: Weights = {}
+
+    def read(group: h5py.Group, prefix: str = "") -> None:
+        for key, item in group.items():
+            if not isinstance(item, h5py.Group) or key == "vars":
+                continue
+            name = item["vars"].attrs.get("name", key) if "vars" in item else key
+            full = f"{prefix}{name}"
+            if "vars" in item and len(item["vars"]):
+                weights[full] = [np.asarray(item["vars"][str(i)], dtype=np.float32) for i in range(len(item["vars"]))]
+            read(item, full + "/")
+
+    with h5py.File(path, "r") as file:
+        read(file["layers"])
+    return weights
+
+
+def _fans(shape: tuple[int, ...]) -> tuple[int, int]:
+    """Keras' compute_fans: the last two axes are (in, out), any leading axes a receptive field."""
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    receptive = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    return shape[-2] * receptive, shape[-1] * receptive
+
+
+def _glorot(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    fan_in, fan_out = _fans(shape)
+    limit = np.sqrt(6 / (fan_in + fan_out))
+    return rng.uniform(-limit, limit, shape).astype(np.float32)
+
+
+def random_weights(cfg: RunConfig, seed: int = 0) -> Weights:
+    """A fresh initialisation of cfg's ViT as Keras draws it (Glorot-uniform kernels with Keras' fans,
+    zero biases, N(0, 0.02) position table, unit norms), from NumPy's generator: the untrained control."""
+    rng = np.random.default_rng(seed)
+    w, m, k, h = cfg.width, cfg.mlp_dim, cfg.width // cfg.heads, cfg.heads
+    zeros, ones = (lambda *s: np.zeros(s, np.float32)), (lambda *s: np.ones(s, np.float32))
+    norm = ([ones(w), zeros(w), zeros(w), ones(w)] if cfg.norm == "batch" else [ones(w), zeros(w)])
+    weights: Weights = {"patch_projection": [_glorot(rng, (cfg.patch_size ** 2, w)), zeros(w)]}
+    if cfg.pos_embedding == "learned":
+        weights["pos_embedding"] = [(rng.standard_normal((cfg.tokens, w)) * 0.02).astype(np.float32)]
+    for b in range(cfg.depth):
+        for part in MHA_PARTS[:3]:
+            weights[f"block{b}_attention/{part}"] = [_glorot(rng, (w, h, k)), zeros(h, k)]
+        weights[f"block{b}_attention/attention_output"] = [_glorot(rng, (h, k, w)), zeros(w)]
+        weights[f"block{b}_mlp_hidden"] = [_glorot(rng, (w, m)), zeros(m)]
+        weights[f"block{b}_mlp_out"] = [_glorot(rng, (m, w)), zeros(w)]
+        weights[f"block{b}_norm1"], weights[f"block{b}_norm2"] = list(norm), list(norm)
+    weights["final_norm"] = list(norm)
+    weights["classifier"] = [_glorot(rng, (w, NUM_CLASSES)), zeros(NUM_CLASSES)]
+    return weights
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    """Keras' default (exact) GELU: x * Φ(x)."""
+    return 0.5 * x * (1 + erf(x / math.sqrt(2)))
+
+
+class NumpyViT:
+    """cfg's ViT with these weights (load_weights or random_weights); calling it on tokens
+    (n, tokens, patch²) returns [probs (n, 10), scores per block (n, heads, queries, keys)]."""
+
+    def __init__(self, cfg: RunConfig, weights: Weights):
+        if cfg.model != "vit":
+            raise ValueError(f"the NumPy forward pass needs a ViT config; got model={cfg.model!r}")
+        missing = [name for name in ("patch_projection", "final_norm", "classifier") if name not in weights]
+        if missing:
+            raise ValueError(f"weights lack layers {missing}: not a ViT weights file of this project")
+        self.cfg, self.weights = cfg, weights
+
+    @classmethod
+    def from_file(cls, cfg: RunConfig, path: str | Path) -> "NumpyViT":
+        return cls(cfg, load_weights(path))
+
+    def _norm(self, name: str, x: np.ndarray) -> np.ndarray:
+        if self.cfg.norm == "batch":  # inference: moving statistics
+            gamma, beta, mean, var = self.weights[name]
+            return (x - mean) / np.sqrt(var + BATCH_EPS) * gamma + beta
+        gamma, beta = self.weights[name]
+        mean = x.mean(axis=-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + LAYER_EPS) * gamma + beta
+
+    def _dense(self, name: str, x: np.ndarray) -> np.ndarray:
+        """Dense over the last axis as one 2-D matrix product (BLAS), any leading shape."""
+        kernel, bias = self.weights[name]
+        kernel = kernel.reshape(-1, kernel.shape[-1]) if name.endswith("attention_output") else \
+            kernel.reshape(kernel.shape[0], -1)                     # (w, heads·key_dim) or (heads·key_dim, w)
+        return (x.reshape(-1, kernel.shape[0]) @ kernel).reshape(*x.shape[:-1], -1) + bias.reshape(-1)
+
+    def _attention(self, block: int, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Keras MultiHeadAttention, self-attention: (n, T, w) -> (n, T, w) and scores (n, heads, T, T)."""
+        prefix = f"block{block}_attention/"
+        n, tokens, heads = x.shape[0], x.shape[1], self.cfg.heads
+        q, k, v = (self._dense(prefix + part, x).reshape(n, tokens, heads, -1).transpose(0, 2, 1, 3)
+                   for part in MHA_PARTS[:3])                     # each (n, heads, T, key_dim)
+        q = q / math.sqrt(q.shape[-1])                             # Keras scales the query, not the scores
+        scores = _softmax(q @ k.transpose(0, 1, 3, 2))          # (n, heads, queries, keys)
+        mixed = (scores @ v).transpose(0, 2, 1, 3).reshape(n, tokens, -1)  # (n, T, heads·key_dim)
+        return self._dense(prefix + "attention_output", mixed), scores
+
+    def __call__(self, tokens: np.ndarray, training: bool = False) -> list[np.ndarray]:
+        if training:
+            raise ValueError("the NumPy ViT runs inference only (training=False)")
+        return self._run(tokens, keep_scores=True)
+
+    def without_scores(self, tokens: np.ndarray) -> list[np.ndarray]:
+        """[probs] only: at patch 2 the scores of 1,000 rows would take 1.2 GB."""
+        return self._run(tokens, keep_scores=False)
+
+    def _run(self, tokens: np.ndarray, keep_scores: bool) -> list[np.ndarray]:
+        step = max(1, CHUNK // (self.cfg.heads * self.cfg.tokens ** 2))
+        # One BLAS thread: the products are small (16-196 tokens), and a thread pool per call is 30x
+        # slower on a busy 2-core server than none (measured: 1.3 ms vs 43 ms for patch 2's q·kᵀ).
+        with threadpool_limits(limits=1, user_api="blas"):
+            parts = [self._forward(tokens[start:start + step])[:None if keep_scores else 1]
+                     for start in range(0, len(tokens), step)]
+        return [np.concatenate(outputs) for outputs in zip(*parts)]
+
+    def _forward(self, tokens: np.ndarray) -> list[np.ndarray]:
+        x = self._dense("patch_projection", np.asarray(tokens, dtype=np.float32))   # (n, T, w)
+        if self.cfg.pos_embedding == "learned":
+            x = x + self.weights["pos_embedding"][0][None]
+        all_scores = []
+        for b in range(self.cfg.depth):
+            mlp = lambda y: self._dense(f"block{b}_mlp_out", _gelu(self._dense(f"block{b}_mlp_hidden", y)))  # noqa: E731
+            if self.cfg.norm_placement == "pre":
+                attended, scores = self._attention(b, self._norm(f"block{b}_norm1", x))
+                x = x + attended
+                x = x + mlp(self._norm(f"block{b}_norm2", x))
+            else:
+                attended, scores = self._attention(b, x)
+                x = self._norm(f"block{b}_norm1", x + attended)
+                x = self._norm(f"block{b}_norm2", x + mlp(x))
+            all_scores.append(scores.astype(np.float32))
+        pooled = self._norm("final_norm", x).mean(axis=1)                             # (n, w)
+        probs = _softmax(self._dense("classifier", pooled))
+        return [probs.astype(np.float32), *all_scores]

@@ -1,0 +1,1 @@
+"""The run layer: deterministic training, named sweeps over worker processes, benchmarks."""

@@ -1,0 +1,142 @@
+"""Benchmarks (never timed tests): training speed vs a plain `model.fit`, and the store's table().
+
+    python -m vitcore bench            # 3 side-by-side pairs (seeds 0-2) of whole-process wall times
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _timed(cmd: list[str]) -> tuple[float, str]:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True)
+    return time.perf_counter() - start, done.stdout
+
+
+def bench_training(repeats: int = 3) -> int:
+    """Alternate the plain script and `python -m vitcore run` (fresh store each time), pair i with
+    seed i on both sides, and report median whole-process wall times, their ratio, and each metric's
+    mean over the seeds (one seed's difference is mostly shuffle luck: the seed sd of test accuracy
+    is ~0.01 at 4,000 rows)."""
+    plain_times, ours_times, plain, ours = [], [], [], []
+    for seed in range(repeats):
+        seconds, out = _timed([sys.executable, "bench/plain_fit.py", str(seed)])
+        plain_times.append(seconds)
+        plain.append(json.loads(out.strip().splitlines()[-1]))
+        with tempfile.TemporaryDirectory() as store:
+            seconds, _ = _timed([sys.executable, "-m", "vitcore", "run", "--seed", str(seed), "--store", store])
+            ours_times.append(seconds)
+            ours.append(json.loads(next(Path(store).glob("*/summary.json")).read_text()))
+        print(f"pair {seed + 1} (seed {seed}): plain model.fit {plain_times[-1]:.1f} s, "
+              f"vitcore run {ours_times[-1]:.1f} s", flush=True)
+    ratio = statistics.median(ours_times) / statistics.median(plain_times)
+    print(f"median wall: plain {statistics.median(plain_times):.1f} s, vitcore {statistics.median(ours_times):.1f} s, "
+          f"ratio {ratio:.2f} (goal <= 0.50)")
+    for key in ("best_val_accuracy", "final_train_accuracy", "test_accuracy"):
+        a, b = [run[key] for run in plain], [run[key] for run in ours]
+        print(f"{key} over seeds 0-{repeats - 1}: plain {_mean_sd(a)}, vitcore {_mean_sd(b)}, "
+              f"diff of means {statistics.mean(b) - statistics.mean(a):+.4f} (goal within ±0.01)")
+    return 0
+
+
+def _mean_sd(values: list[float]) -> str:
+    spread = f" ± {statistics.stdev(values):.4f}" if len(values) > 1 else ""
+    return f"{statistics.mean(values):.4f}{spread}"
+
+
+def bench_table(runs: int = 10_000) -> float:
+    """Seconds for RunStore.table() over `runs` synthetic valid runs (a real run's layout and sizes)."""
+    import numpy as np
+
+    from vitcore.config.run import RunConfig
+    from vitcore.store.runs import INDEX, RunStore
+
+    epochs = RunConfig().epochs
+    history = [{"epoch": e, "loss": 1.0 / e, "accuracy": 0.5 + e / 100, "val_loss": 1.0 / e, "val_accuracy": 0.5,
+                "lr": 1e-3, "seconds": 1.0} for e in range(1, epochs + 1)]
+    confusion = np.full((10, 10), 50, dtype=int) + np.eye(10, dtype=int) * 500  # rows sum to 1,000; trace 10,000 * 0.55
+    metrics = {"test_loss": 1.0, "test_accuracy": 0.55, "best_val_accuracy": 0.5, "best_epoch": 1,
+               "final_train_accuracy": history[-1]["accuracy"], "final_val_accuracy": 0.5,
+               "gap": history[-1]["accuracy"] - 0.5, "params": 71_946, "seconds": 15.0,
+               "per_class_accuracy": [0.55] * 10}
+    with tempfile.TemporaryDirectory() as folder:
+        store = RunStore(folder)
+        for seed in range(runs):
+            store.save(RunConfig(seed=seed), history, confusion, metrics)
+        (store.root / INDEX).unlink(missing_ok=True)
+        times = []
+        for _ in range(4):  # the first call reads every summary and writes the index
+            start = time.perf_counter()
+            table = store.table()
+            times.append(time.perf_counter() - start)
+        assert len(table) == runs
+    warm = statistics.median(times[1:])
+    print(f"table() over {runs:,} runs: cold (no index) {times[0]:.2f} s, warm median {warm:.2f} s of 3 (goal <= 1 s)")
+    return warm
+
+
+def bench_workers(runs: int = 6) -> dict[int, float]:
+    """Runs/hour of the local sweep pool with 1 and with 2 workers, on `runs` fresh configs each
+    (the article's ViT at 1,000 rows with unused seeds), process start-up and TF import included."""
+    from vitcore.config.run import RunConfig
+    from vitcore.run.sweep import run_sweep
+    from vitcore.store.runs import RunStore
+
+    rates = {}
+    for workers in (1, 2):
+        configs = [RunConfig(train_rows=1_000, seed=1_000 * workers + index) for index in range(runs)]
+        with tempfile.TemporaryDirectory() as folder:
+            start = time.perf_counter()
+            run_sweep(configs, RunStore(folder), workers=workers)
+            seconds = time.perf_counter() - start
+        rates[workers] = runs / seconds * 3600
+        print(f"{workers} worker(s): {runs} runs in {seconds:.0f} s = {rates[workers]:.0f} runs/hour", flush=True)
+    print(f"2 workers / 1 worker: {rates[2] / rates[1]:.2f}x")
+    return rates
+
+
+def bench_sweep(rows=(1_000, 4_000), runs: int = 4, repeats: int = 2) -> dict[int, float]:
+    """Runs/hour of the sweep worker (one process, compiled once per cell) against one
+    `python -m vitcore run` process per run, side by side (A B A B) on the same run list: the
+    article's ViT with unused random seeds, at the same thread count. Returns the median ratio
+    (worker runs/hour ÷ process-per-run runs/hour) per row count."""
+    import os
+
+    from vitcore.config.run import RunConfig
+    from vitcore.run.sweep import run_sweep
+    from vitcore.store.runs import RunStore
+
+    threads = str(os.cpu_count() or 1)  # what run_sweep gives 1 worker
+    ratios = {}
+    for train_rows in rows:
+        configs = [RunConfig(train_rows=train_rows, seed=2_000 + index) for index in range(runs)]
+        worker, fresh = [], []
+        for _ in range(repeats):
+            with tempfile.TemporaryDirectory() as folder:
+                start = time.perf_counter()
+                run_sweep(configs, RunStore(folder), workers=1)
+                worker.append(runs / (time.perf_counter() - start) * 3600)
+            with tempfile.TemporaryDirectory() as folder:
+                start = time.perf_counter()
+                for cfg in configs:
+                    subprocess.run([sys.executable, "-m", "vitcore", "run", "--train-rows", str(train_rows),
+                                    "--seed", str(cfg.seed), "--store", folder], check=True, capture_output=True,
+                                   env={**os.environ, "VITCORE_THREADS": threads})
+                fresh.append(runs / (time.perf_counter() - start) * 3600)
+            print(f"{train_rows:,} rows: worker {worker[-1]:.0f} runs/hour, one process per run {fresh[-1]:.0f} "
+                  f"runs/hour", flush=True)
+        ratios[train_rows] = statistics.median(w / f for w, f in zip(worker, fresh))
+        print(f"{train_rows:,} rows, {runs} runs x {repeats} side-by-side pairs: worker median "
+              f"{statistics.median(worker):.0f} runs/hour (min {min(worker):.0f}, max {max(worker):.0f}), one process "
+              f"per run {statistics.median(fresh):.0f} (min {min(fresh):.0f}, max {max(fresh):.0f}); median ratio "
+              f"{ratios[train_rows]:.2f}x (goal >= 2x)", flush=True)
+    return ratios

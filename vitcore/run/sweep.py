@@ -1,0 +1,244 @@
+"""Named grids of RunConfigs, trained resumably by worker processes (local pool or a Ray cluster).
+
+    python -m vitcore sweep --list
+    python -m vitcore sweep default --workers 2              # 500 runs; rerun to resume
+    python -m vitcore sweep headline --model vit --rows 1000 --seeds 0-3 --workers 1
+    python -m vitcore sweep tokens --executor ray --address ray://head:10001
+
+A worker imports TensorFlow once and trains many runs; the seeds of one cell go to the same
+worker in chunks, so the second seed on reuses the compiled graph (train.Trainer), bit for bit
+the result of `python -m vitcore run` at the same thread count. Resumable by construction: a run
+is complete once its folder is renamed into the store, so a killed sweep loses only the runs in
+flight, and a rerun skips everything already stored. Workers get `cores // workers` TensorFlow
+threads each, so N workers never oversubscribe the CPU.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+
+from vitcore.config.run import RunConfig
+from vitcore.run.spawn import neutral_main
+from vitcore.store.runs import PREDICTIONS, RunStore
+
+SEEDS = tuple(range(10))       # 10 random seeds per cell: enough to resolve a ~0.005 accuracy effect
+TOKEN_SEEDS = tuple(range(5))  # patch 2 (196 tokens) costs ~10 min a run: 5 random seeds
+ROWS = (1_000, 4_000)
+SCALING_ROWS = (1_000, 2_000, 4_000, 8_000, 16_000)
+LOSS_TOLERANCE = 1e-5  # a backfill's largest allowed per-epoch loss difference (float32 rounding)
+CHUNK = 5  # seeds of one cell per worker task: compile once, still spread over the workers
+
+
+def _default() -> list[RunConfig]:
+    """The full factorial of the four switches (2 x 2 x 2 x 3 = 24 ViTs) + the convnet, 2 sizes, 10 random seeds."""
+    vits = [RunConfig(pos_embedding=pos, norm_placement=place, norm=norm, patch_size=patch)
+            for pos, place, norm, patch in itertools.product(("learned", "none"), ("pre", "post"),
+                                                              ("layer", "batch"), (7, 4, 14))]
+    cells = [*vits, RunConfig(model="convnet")]
+    return [cell.replace(train_rows=rows, seed=seed) for seed in SEEDS for rows in ROWS for cell in cells]
+
+
+def _tokens() -> list[RunConfig]:
+    """The article's ViT at 196 / 49 / 16 / 4 tokens: the measured cost of token count (patch 2: 5 random seeds)."""
+    return [RunConfig(patch_size=patch, train_rows=rows, seed=seed)
+            for rows in ROWS for patch in (14, 7, 4, 2) for seed in (TOKEN_SEEDS if patch == 2 else SEEDS)]
+
+
+def _warmup() -> list[RunConfig]:
+    """Pre- vs post-norm with and without 2 epochs of warm-up: the article's "post-norm needs warm-up"."""
+    return [RunConfig(norm_placement=place, warmup_epochs=warmup, seed=seed)
+            for seed in SEEDS for place in ("pre", "post") for warmup in (0, 2)]
+
+
+def _headline() -> list[RunConfig]:
+    """The article's ViT and convnet at 1,000 and 4,000 rows, 10 random seeds: its headline, settled."""
+    return [RunConfig(model=model, train_rows=rows, seed=seed)
+            for seed in SEEDS for rows in ROWS for model in ("vit", "convnet")]
+
+
+def _scaling() -> list[RunConfig]:
+    """The article's ViT and convnet at 1,000 to 16,000 rows, 10 random seeds: where does the convnet win?"""
+    return [RunConfig(model=model, train_rows=rows, seed=seed)
+            for seed in SEEDS for rows in SCALING_ROWS for model in ("vit", "convnet")]
+
+
+GRIDS = {"default": _default, "tokens": _tokens, "warmup": _warmup, "headline": _headline, "scaling": _scaling}
+GRIDS["all"] = lambda: list(dict.fromkeys(config for name in ("default", "warmup", "tokens", "headline", "scaling")
+                                          for config in GRIDS[name]()))
+
+
+def grid(name: str, seeds: tuple[int, int] | None = None, rows: tuple[int, ...] | None = None,
+         model: str | None = None) -> list[RunConfig]:
+    """A named grid, optionally sliced: seeds in [low, high], these train_rows, this model."""
+    if name not in GRIDS:
+        raise ValueError(f"unknown grid {name!r}; grids: {', '.join(GRIDS)}")
+    configs = list(dict.fromkeys(GRIDS[name]()))  # de-duplicated, order kept
+    if seeds is not None:
+        configs = [cfg for cfg in configs if seeds[0] <= cfg.seed <= seeds[1]]
+    if rows is not None:
+        configs = [cfg for cfg in configs if cfg.train_rows in rows]
+    if model is not None:
+        configs = [cfg for cfg in configs if cfg.model == model]
+    return configs
+
+
+def _cost(cfg: RunConfig) -> int:
+    """A rough relative cost, so cheap runs land first and a stopped sweep has the most cells."""
+    per_row = 40 if cfg.model == "convnet" else cfg.tokens + cfg.tokens ** 2 / 16  # MLPs ~ N, attention ~ N^2
+    return int(per_row * cfg.train_rows * cfg.epochs)
+
+
+def pending(configs: list[RunConfig], store: RunStore) -> list[RunConfig]:
+    """The configs not yet in the store, cheapest cell first, a cell's seeds together."""
+    return sorted((cfg for cfg in configs if store.get(cfg) is None), key=lambda c: (_cost(c), c.config_id, c.seed))
+
+
+def missing_predictions(configs: list[RunConfig], store: RunStore) -> list[RunConfig]:
+    """Stored configs whose run has no predictions.npy (trained before predictions were kept)."""
+    runs = (store.get(cfg) for cfg in configs)
+    return sorted((run.config for run in runs if run is not None and not (run.path / PREDICTIONS).exists()),
+                  key=lambda c: (_cost(c), c.config_id, c.seed))
+
+
+def chunks(todo: list[RunConfig], size: int = CHUNK) -> list[list[RunConfig]]:
+    """Each cell's configs split into near-equal chunks of at most `size` (one worker task each)."""
+    out = []
+    for _, group in itertools.groupby(todo, key=lambda c: c.config_id):
+        group = list(group)
+        parts = math.ceil(len(group) / size)
+        out += [group[i::parts] for i in range(parts)]  # interleaved: each chunk spans the seed range
+    return [sorted(chunk, key=lambda c: c.seed) for chunk in out]
+
+
+_TRAINER = None  # one per worker process: its compiled cell survives from task to task
+
+
+def _trainer(threads: int, workers: int):
+    global _TRAINER
+    os.environ["VITCORE_THREADS"] = str(threads)
+    if _TRAINER is None:
+        from vitcore.run.train import Trainer
+
+        _TRAINER = Trainer(workers)
+    return _TRAINER
+
+
+def _train_chunk(configs: list[RunConfig], store_path: str, threads: int, workers: int,
+                 backfill: bool = False, replace: bool = False) -> list[dict]:
+    """Runs in a worker process: train (or backfill) each config of one cell and return headlines."""
+    trainer, store = _trainer(threads, workers), RunStore(store_path)
+    results = []
+    for cfg in configs:
+        if backfill:
+            results.append(backfill_predictions(trainer, cfg, store, replace))
+            continue
+        run = trainer.train(cfg, store)
+        results.append({"run_id": run.run_id, "label": cfg.label(), "train_rows": cfg.train_rows, "seed": cfg.seed,
+                        "test_accuracy": run.summary["test_accuracy"], "seconds": run.summary["seconds"]})
+    return results
+
+
+def backfill_predictions(trainer, cfg: RunConfig, store: RunStore, replace: bool = False) -> dict:
+    """Retrain a stored run in memory and store its predictions if the retrain reproduces the run:
+    the same confusion matrix, the same per-epoch accuracies, losses within LOSS_TOLERANCE.
+    Otherwise, with replace=True, the retrain (current code, this machine) replaces the stored run
+    and the result carries the old run's numbers (the sweep logs them in REPLACED_LOG).
+
+    Why not bit for bit: on this machine a retrain at the same thread count is bit for bit (tests),
+    but the committed runs were trained on another machine of the same kind, whose XLA code for
+    the same graph rounds a float32 loss differently in its last bit (~1e-7), which at 4,000 rows
+    can grow into different predictions."""
+    import numpy as np
+
+    run = store.get(cfg)
+    fit = trainer.fit(cfg)
+    stored, fresh = run.history(), {name: [row[name] for row in fit["history"]] for name in fit["history"][0]}
+    loss_gap = max(float(np.abs(stored[name].to_numpy() - fresh[name]).max()) for name in ("loss", "val_loss"))
+    same = (np.array_equal(run.confusion(), fit["confusion"]) and loss_gap <= LOSS_TOLERANCE
+            and all(np.array_equal(stored[name].to_numpy(), fresh[name]) for name in ("accuracy", "val_accuracy")))
+    result = {"run_id": cfg.run_id, "label": cfg.label(), "train_rows": cfg.train_rows, "seed": cfg.seed,
+              "test_accuracy": run.summary["test_accuracy"], "seconds": fit["summary"]["seconds"],
+              "backfilled": same, "replaced": False, "loss_gap": loss_gap}
+    if same:
+        store.add_predictions(run, fit["predictions"])
+    elif replace:
+        store.replace(cfg, fit["history"], fit["confusion"], fit["summary"],
+                      fit["model"] if run.weights_path is not None else None, predictions=fit["predictions"])
+        result.update(replaced=True, **{f"old_{name}": run.summary[name] for name in REPLACED_METRICS},
+                      **{f"new_{name}": fit["summary"][name] for name in REPLACED_METRICS})
+    return result
+
+
+REPLACED_LOG = "replaced_runs.csv"  # in the store: one row per run a backfill replaced, old and new numbers
+REPLACED_METRICS = ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "test_loss", "seconds")
+
+
+def log_replaced(store: RunStore, result: dict) -> None:
+    """Append one replaced run's old and new numbers to <store>/replaced_runs.csv (header once)."""
+    import csv
+    import datetime
+
+    columns = ["run_id", "label", "train_rows", "seed", "replaced_on",
+               *(f"{age}_{name}" for name in REPLACED_METRICS for age in ("old", "new"))]
+    path = store.root / REPLACED_LOG
+    row = {**result, "replaced_on": datetime.date.today().isoformat()}
+    new_file = not path.exists()
+    with open(path, "a", newline="") as out:
+        writer = csv.DictWriter(out, columns, extrasaction="ignore")
+        if new_file:
+            writer.writeheader()
+        writer.writerow(row)
+
+
+def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, executor: str = "local",
+              address: str | None = None, progress=None, backfill: bool = False,
+              replace: bool = False) -> list[dict]:
+    """Train every config not yet in the store (backfill=True: add predictions to stored runs that
+    lack them; replace=True: replace those a retrain cannot reproduce, logged in REPLACED_LOG);
+    returns the results of the runs trained now."""
+    todo = missing_predictions(configs, store) if backfill else pending(configs, store)
+    if not todo:
+        return []
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    tasks = chunks(todo)
+    if executor == "ray":
+        return _run_ray(tasks, store, address, threads, workers, progress, backfill, replace)
+    if executor != "local":
+        raise ValueError(f"executor must be 'local' or 'ray'; got {executor!r}")
+    results = []
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        with neutral_main():  # the workers start here; they must not re-run a foreign __main__ (vitcore.run.spawn)
+            futures = [pool.submit(_train_chunk, chunk, str(store.root), threads, workers, backfill, replace) for chunk in tasks]
+        for future in as_completed(futures):
+            for result in future.result():
+                if result.get("replaced"):
+                    log_replaced(store, result)
+                results.append(result)
+                if progress:
+                    progress(result)
+    return results
+
+
+def _run_ray(tasks, store: RunStore, address: str | None, threads: int, workers: int, progress,
+             backfill: bool, replace: bool = False) -> list[dict]:
+    try:
+        import ray
+    except ImportError:
+        raise ValueError("--executor ray needs Ray: pip install -r requirements-dev.txt") from None
+    ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
+    task = ray.remote(num_cpus=threads)(_train_chunk)
+    waiting = [task.remote(chunk, str(store.root.resolve()), threads, workers, backfill, replace) for chunk in tasks]
+    results = []
+    while waiting:
+        done, waiting = ray.wait(waiting, num_returns=1)
+        for result in ray.get(done[0]):
+            if result.get("replaced"):
+                log_replaced(store, result)
+            results.append(result)
+            if progress:
+                progress(result)
+    return results

@@ -1,0 +1,236 @@
+"""Deterministic training of one RunConfig, stored in a RunStore; cached runs are returned as they are.
+
+Speed (README, "Speed"): instead of `model.fit`, one XLA-compiled training epoch (a loop over its
+batches) traced once (fixed batch shape: the last partial batch of an epoch is dropped), validation and
+test in batches of 1,000, the optimizer built before tracing. `python -m vitcore bench` compares it
+with a plain `model.fit` script side by side; the determinism test trains twice in two processes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Callable
+
+import keras
+import numpy as np
+from sklearn.metrics import confusion_matrix, log_loss
+
+from vitcore.config.run import RunConfig
+from vitcore.data.fashion import load_split
+from vitcore.data.patches import model_inputs
+from vitcore.model.build import NUM_CLASSES, build_model
+from vitcore.store.runs import Run, RunStore
+
+Progress = Callable[[int, int, dict], None]  # (epoch, total epochs, metrics of that epoch)
+EVAL_BATCH = 1_000  # inference batch: no effect on the result, 15x fewer steps than 64
+# Bump when the way `seconds` is measured changes (not the result): 1 = one XLA launch per step
+# (runs without a "timing" entry), 2 = one launch per epoch, compiled fresh or reused per cell.
+TIMING_VERSION = 2
+
+
+def configure_tensorflow(threads: int | None = None) -> int:
+    """Deterministic ops and sized thread pools; call before any TensorFlow op runs. Returns the
+    intra-op thread count: results are bit-identical only for the same count (it changes the order
+    of float reductions), so each summary records it."""
+    import tensorflow as tf
+
+    tf.config.experimental.enable_op_determinism()
+    threads = threads or int(os.environ.get("VITCORE_THREADS", "0")) or os.cpu_count() or 1
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+    except RuntimeError:  # already initialised in this process: keep what is set
+        pass
+    return tf.config.threading.get_intra_op_parallelism_threads() or threads
+
+
+def learning_rate(cfg: RunConfig, steps_per_epoch: int):
+    """Adam's learning rate: the constant lr, or a linear warm-up from 0 to lr over warmup_epochs,
+    then constant (CosineDecay with alpha=1.0 decays from lr to 1.0 * lr, i.e. not at all, after
+    its built-in linear warm-up)."""
+    if not cfg.warmup_epochs:
+        return cfg.lr
+    return keras.optimizers.schedules.CosineDecay(
+        initial_learning_rate=0.0, decay_steps=1, alpha=1.0,
+        warmup_target=cfg.lr, warmup_steps=cfg.warmup_epochs * steps_per_epoch)
+
+
+def _optimizer(cfg: RunConfig, steps_per_epoch: int):
+    return keras.optimizers.Adam(learning_rate(cfg, steps_per_epoch))
+
+
+def train(cfg: RunConfig, store: RunStore, progress: Progress | None = None,
+          save_weights: bool | None = None) -> Run:
+    """Train cfg (or return its stored run) in a fresh engine. Weights are kept for seed-0 runs
+    unless told otherwise."""
+    return Trainer().train(cfg, store, progress, save_weights)
+
+
+class Trainer:
+    """Trains runs one after another in one process, compiling once per cell.
+
+    A cell is a config without its seed (`config_id`): every seed of a cell has the same graph
+    and the same batch shapes, so the second seed on reuses the traced and XLA-compiled epoch and
+    forward functions. Its model's variables take the values a fresh build for that seed would
+    have (built with the same Keras seeding, then copied in) and the optimizer's variables return
+    to their just-built values: the result is bit for bit that of a fresh process at the same
+    thread count (tests/test_train.py compares both paths). The sweep worker holds one Trainer.
+    """
+
+    def __init__(self, workers: int = 1):
+        self.workers = workers  # concurrent training processes on this machine: part of the timing basis
+        self._cell: tuple[str, keras.Model, _Loop] | None = None  # (config_id, model, loop): the last cell
+
+    def train(self, cfg: RunConfig, store: RunStore, progress: Progress | None = None,
+              save_weights: bool | None = None) -> Run:
+        cached = store.get(cfg)
+        if cached is not None:
+            return cached
+        result = self.fit(cfg, progress)
+        keep = cfg.seed == 0 if save_weights is None else save_weights
+        return store.save(cfg, result["history"], result["confusion"], result["summary"],
+                          result["model"] if keep else None, predictions=result["predictions"])
+
+    def fit(self, cfg: RunConfig, progress: Progress | None = None) -> dict:
+        """Train cfg in memory: history (list of per-epoch dicts), confusion, predictions (uint8,
+        official test order), summary (metrics + timing basis) and the trained model."""
+        threads = configure_tensorflow()
+        started = time.perf_counter()
+        data = load_split(cfg.train_rows, cfg.seed)
+        x_train, x_val, x_test = (model_inputs(cfg, x) for x in (data.x_train, data.x_val, data.x_test))
+        steps_per_epoch = max(1, len(x_train) // cfg.batch_size)
+
+        keras.utils.set_random_seed(cfg.seed)
+        model = build_model(cfg)  # a fresh build draws this seed's initial weights
+        reused = self._cell is not None and self._cell[0] == cfg.config_id
+        if reused:
+            _, compiled, loop = self._cell
+            for target, source in zip(compiled.weights, model.weights, strict=True):
+                target.assign(source)
+            loop.reset_optimizer()
+            model = compiled
+        else:
+            loop = _Loop(model, _optimizer(cfg, steps_per_epoch))
+            self._cell = (cfg.config_id, model, loop)
+        rng = np.random.default_rng(cfg.seed)  # the epoch shuffles
+        history = []
+        for epoch in range(1, cfg.epochs + 1):
+            start = time.perf_counter()
+            loss, accuracy = loop.train_epoch(x_train, data.y_train, rng.permutation(len(x_train)), cfg.batch_size)
+            val_loss, val_accuracy = loop.evaluate(x_val, data.y_val)
+            row = {"epoch": epoch, "loss": loss, "accuracy": accuracy, "val_loss": val_loss,
+                   "val_accuracy": val_accuracy, "lr": loop.learning_rate(), "seconds": time.perf_counter() - start}
+            history.append(row)
+            if progress is not None:
+                progress(epoch, cfg.epochs, row)
+
+        probs = loop.predict(x_test)
+        predicted = probs.argmax(axis=1)
+        probs64 = probs.astype(np.float64)  # float32 rows sum to 1 only within ~1e-7
+        confusion = confusion_matrix(data.y_test, predicted, labels=range(NUM_CLASSES))  # rows: true, cols: predicted
+        best = max(history, key=lambda row: row["val_accuracy"])  # first epoch reaching the max
+        final = history[-1]
+        summary = {
+            "test_loss": float(log_loss(data.y_test, probs64 / probs64.sum(axis=1, keepdims=True),
+                                        labels=range(NUM_CLASSES))),
+            "test_accuracy": float((predicted == data.y_test).mean()),
+            "best_val_accuracy": best["val_accuracy"],
+            "best_epoch": best["epoch"],
+            "final_train_accuracy": final["accuracy"],
+            "final_val_accuracy": final["val_accuracy"],
+            "gap": final["accuracy"] - final["val_accuracy"],
+            "per_class_accuracy": (confusion.diagonal() / confusion.sum(axis=1)).tolist(),
+            "params": int(model.count_params()),
+            "seconds": time.perf_counter() - started,
+            "data_source": data.source,
+            "threads": threads,
+            # What the wall time depends on: runs compare in seconds only when all of this is equal.
+            "timing": {"code": TIMING_VERSION, "threads": threads, "workers": self.workers,
+                       "compile": "reused" if reused else "fresh"},
+        }
+        return {"history": history, "confusion": confusion, "predictions": predicted.astype(np.uint8),
+                "summary": summary, "model": model}
+
+
+class _Loop:
+    """One compiled training epoch and one compiled forward pass, reused for every epoch and batch.
+
+    Same semantics as `model.fit` (per-epoch shuffle, mean loss and accuracy of the training-mode
+    predictions over the epoch, sample-weighted), without its per-epoch data pipeline and
+    retracing. The epoch is a `tf.while_loop` over its batches inside one XLA computation: one
+    launch per epoch instead of one per step (the step itself is small enough on this 2-core CPU
+    that launching it cost more than running it). Same ops in the same order as a step-by-step
+    loop: tests/test_train.py checks that the weights come out bit for bit the same.
+    """
+
+    def __init__(self, model: keras.Model, optimizer):
+        import tensorflow as tf
+
+        self.model, self.optimizer = model, optimizer
+        optimizer.build(model.trainable_variables)  # slots now, or tf.function traces twice
+        self._optimizer_start = [np.array(v) for v in optimizer.variables]  # iterations 0, zero moments, lr
+        loss_fn = keras.losses.SparseCategoricalCrossentropy(reduction="sum")
+
+        spec = tf.TensorSpec((None, *model.input_shape[1:]), tf.float32)  # one trace for any batch
+        batches = tf.TensorSpec((None, None, *model.input_shape[1:]), tf.float32)  # (steps, batch, ...)
+
+        # XLA has no deterministic MaxPool gradient, so the convnet's epoch runs as a plain graph.
+        xla = not any(isinstance(layer, keras.layers.MaxPooling2D) for layer in model.layers)
+
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                probs = model(x, training=True)
+                loss_sum = loss_fn(y, probs)
+                loss = loss_sum / tf.cast(tf.shape(x)[0], loss_sum.dtype)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            correct = tf.reduce_sum(tf.cast(tf.argmax(probs, axis=-1, output_type=y.dtype) == y, tf.float32))
+            return loss_sum, correct
+
+        @tf.function(jit_compile=xla, input_signature=[batches, tf.TensorSpec((None, None), tf.int32)])
+        def epoch(xs, ys):
+            steps = tf.shape(xs)[0]
+
+            def body(i, losses, corrects):
+                loss_sum, correct = step(xs[i], ys[i])
+                return i + 1, losses.write(i, loss_sum), corrects.write(i, correct)
+
+            empty = tf.TensorArray(tf.float32, size=steps)
+            _, losses, corrects = tf.while_loop(lambda i, *_: i < steps, body, (0, empty, empty))
+            return losses.stack(), corrects.stack()  # per step: summed loss, correct predictions
+
+        @tf.function(jit_compile=True, input_signature=[spec])
+        def forward(x):
+            return model(x, training=False)
+
+        self._epoch, self._forward = epoch, forward
+
+    def reset_optimizer(self) -> None:
+        """Back to the just-built optimizer state (step 0, zero moments) for the next seed."""
+        for variable, start in zip(self.optimizer.variables, self._optimizer_start, strict=True):
+            variable.assign(start)
+
+    def train_epoch(self, x: np.ndarray, y: np.ndarray, order: np.ndarray, batch_size: int) -> tuple[float, float]:
+        """One pass over full batches of a fresh permutation: the last partial batch (32 of 4,000
+        rows at batch 64, other rows each epoch) is dropped so every step has one shape and XLA
+        compiles once (a second shape costs ~4 s of compile, more than the 15 epochs it serves).
+        Fewer rows than one batch train as one smaller batch (at or above batch_size: unchanged)."""
+        batch_size = min(batch_size, len(order))
+        steps = len(order) // batch_size
+        index = order[:steps * batch_size].reshape(steps, batch_size)  # (steps, batch)
+        losses, corrects = self._epoch(x[index], y[index])
+        seen = steps * batch_size
+        return (float(np.asarray(losses, np.float64).sum() / seen),
+                float(np.asarray(corrects, np.float64).sum() / seen))
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return np.concatenate([np.asarray(self._forward(x[i:i + EVAL_BATCH])) for i in range(0, len(x), EVAL_BATCH)])
+
+    def evaluate(self, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+        probs = self.predict(x)
+        picked = np.clip(probs[np.arange(len(y)), y], 1e-7, 1.0)  # Keras clips the same way
+        return float(-np.log(picked).mean()), float((probs.argmax(axis=1) == y).mean())
+
+    def learning_rate(self) -> float:
+        return float(keras.ops.convert_to_numpy(self.optimizer.learning_rate))

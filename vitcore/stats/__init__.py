@@ -1,0 +1,1 @@
+"""The statistics layer: estimates and verdicts, paired comparisons, effects and their families."""

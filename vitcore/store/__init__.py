@@ -1,0 +1,1 @@
+"""The store layer: run folders written atomically, validated once, indexed, kept healthy."""

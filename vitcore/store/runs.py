@@ -1,0 +1,279 @@
+"""RunStore: every run in a folder named by its run id, written atomically, validated once.
+
+Layout of one run, `<store>/<run_id>/`:
+    config.json        the RunConfig identity, run id, schema and training versions
+    history.csv        epoch, loss, accuracy, val_loss, val_accuracy, lr, seconds (one row per epoch)
+    confusion.csv      10x10 test confusion matrix: row = true class, column = predicted class
+    model.weights.h5   Keras weights (seed-0 runs only; the attention views load them)
+    predictions.npy    the 10,000 predicted test classes, uint8, official test order (runs trained
+                       since predictions were kept, or backfilled by a bit-for-bit retrain)
+    summary.json       written last: metrics + config; its presence marks the run complete
+A run is written into `<store>/.tmp-*` and renamed into place in one step, so a reader never
+sees half a run; a killed writer leaves only a `.tmp-*` folder, which `check()` reports and
+`clean()` removes (vitcore.store.upkeep). Readers see only valid runs (every rule: vitcore.store.validate);
+each verdict is cached in `<store>/.index.json` with the file stamps it was judged from
+(vitcore.store.index), so table() re-reads only folders that changed. No TensorFlow here.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from vitcore.config.run import SCHEMA_VERSION, TRAINING_VERSION, VIT_FIELDS, RunConfig
+from vitcore.store import index
+from vitcore.store.index import COLUMNS, CONFIG_FIELDS, stamp, timing_group  # noqa: F401 (re-exported)
+from vitcore.store.validate import (  # noqa: F401
+    HISTORY_COLUMNS,
+    METRICS,
+    PREDICTIONS,
+    TEMP_PREFIX,
+    WEIGHTS,
+    BadRun,
+    read_run,
+)
+
+INDEX = index.NAME
+RUN_ID = re.compile(r"[0-9a-f]{12}")
+
+
+class StoreWarning(UserWarning):
+    """A run folder was skipped: partial, corrupt, or from another schema/training version."""
+
+
+@dataclass(frozen=True)
+class Run:
+    run_id: str
+    config: RunConfig
+    summary: dict
+    path: Path
+
+    def history(self) -> pd.DataFrame:
+        return pd.read_csv(self.path / "history.csv")
+
+    def confusion(self) -> np.ndarray:
+        return np.loadtxt(self.path / "confusion.csv", delimiter=",", dtype=np.int64).reshape(10, 10)
+
+    def predictions(self) -> np.ndarray | None:
+        """The predicted class of each official test image (uint8, 10,000), or None if not kept."""
+        path = self.path / PREDICTIONS
+        return np.load(path, allow_pickle=False) if path.is_file() else None
+
+    @property
+    def weights_path(self) -> Path | None:
+        path = self.path / WEIGHTS
+        return path if path.exists() else None
+
+
+@dataclass(frozen=True)
+class Scan:
+    """One pass over the store: the valid runs' table() rows and why each other run folder was skipped."""
+    rows: list[list]  # values in COLUMNS order
+    skipped: dict[str, str]  # run id -> reason
+
+    def table(self) -> pd.DataFrame:
+        """The valid runs as RunStore.table() returns them."""
+        table = pd.DataFrame(self.rows, columns=COLUMNS)
+        for name in VIT_FIELDS:  # keep None (not NaN) for the convnet's inapplicable fields
+            table[name] = table[name].astype(object)
+        return table
+
+
+def check_run_id(run_id: str) -> str:
+    """Only 12 lowercase hex digits ever reach a file path."""
+    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
+        raise ValueError(f"a run id is 12 lowercase hex digits; got {run_id!r}")
+    return run_id
+
+
+def _write_json(path: Path, data: dict) -> None:
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+class RunStore:
+    def __init__(self, path: str | os.PathLike = "cached_runs"):
+        self.root = Path(path)
+
+    def __repr__(self) -> str:
+        return f"RunStore({str(self.root)!r})"
+
+    # -- reading ---------------------------------------------------------------------------
+    def load(self, run_id: str) -> Run:
+        """One complete, valid run (every rule of vitcore.store.validate), or BadRun saying what is wrong."""
+        folder = self.root / check_run_id(run_id)
+        contents = read_run(folder, run_id)
+        return Run(run_id, contents.config, contents.summary, folder)
+
+    def get(self, cfg: RunConfig) -> Run | None:
+        """The stored run of cfg if it is complete and valid, else None."""
+        try:
+            return self.load(cfg.run_id)
+        except BadRun:
+            return None
+
+    def run_ids(self) -> list[str]:
+        """Every entry named like a run (folders, and anything else so named: validation says what is wrong)."""
+        return sorted(self._entries())
+
+    def _entries(self) -> dict[str, bool]:
+        """{run id: is a real folder (not a symbolic link)} for every entry named like a run."""
+        if not self.root.is_dir():
+            return {}
+        with os.scandir(self.root) as entries:
+            return {e.name: e.is_dir(follow_symlinks=False) for e in entries if RUN_ID.fullmatch(e.name)}
+
+    def scan(self) -> Scan:
+        """Validate every run folder, reusing the index's verdict for each folder whose files are
+        unchanged (vitcore.store.index). Costs one listing and a stat per file when nothing changed."""
+        cached, _ = index.read(self.root)
+        verdicts = {}
+        root = str(self.root)
+        for run_id, is_dir in sorted(self._entries().items()):
+            folder, verdict = os.path.join(root, run_id), cached.get(run_id)
+            if verdict is None or verdict[0] is None or verdict[0] != stamp(folder, is_dir):
+                verdict = index.judge(Path(folder), run_id, is_dir=is_dir)
+            verdicts[run_id] = verdict
+        if verdicts != cached and self.root.is_dir():
+            index.write(self.root, verdicts)
+        return Scan([v[1] for v in verdicts.values() if v[1] is not None],
+                    {run_id: v[2] for run_id, v in verdicts.items() if v[1] is None})
+
+    def table(self) -> pd.DataFrame:
+        """One row per valid run (COLUMNS): ids, label, config fields, metrics, has_weights,
+        has_predictions, timing_group, collapsed. ViT-only fields are None for convnet rows.
+        Each skipped run folder is warned about (StoreWarning); `scan().skipped` lists them."""
+        scan = self.scan()
+        for run_id, reason in scan.skipped.items():
+            warnings.warn(f"skipping run {run_id} in {self.root}: {reason}", StoreWarning, stacklevel=2)
+        return scan.table()
+
+    def runs(self) -> list[Run]:
+        """Every valid run (as table()), in run id order."""
+        runs = []
+        for run_id in self.table()["run_id"]:
+            folder = self.root / run_id
+            summary = json.loads((folder / "summary.json").read_text())
+            runs.append(Run(run_id, RunConfig.from_dict(summary["config"]), summary, folder))
+        return runs
+
+    def histories(self) -> pd.DataFrame:
+        """Long format: run_id + HISTORY_COLUMNS, one row per valid run and epoch."""
+        frames = [run.history().assign(run_id=run.run_id) for run in self.runs()]
+        if not frames:
+            return pd.DataFrame(columns=["run_id", *HISTORY_COLUMNS])
+        return pd.concat(frames, ignore_index=True)[["run_id", *HISTORY_COLUMNS]]
+
+    def confusions(self) -> pd.DataFrame:
+        """Long format: run_id, true, predicted, count (100 rows per valid run)."""
+        true, predicted = np.divmod(np.arange(100), 10)
+        frames = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted,
+                                "count": run.confusion().ravel()}) for run in self.runs()]
+        if not frames:
+            return pd.DataFrame(columns=["run_id", "true", "predicted", "count"])
+        return pd.concat(frames, ignore_index=True)
+
+    def check(self, labels: np.ndarray | None = None) -> list[tuple[str, str]]:
+        """(entry, reason) for every invalid run, stray folder, unfinished write and damaged index
+        (vitcore.store.upkeep.check); [] when all is well."""
+        from vitcore.store import upkeep
+
+        return upkeep.check(self, labels)
+
+    def clean(self, older_than: float | None = None) -> list[str]:
+        """Remove unfinished writes no writer holds, older than an hour (vitcore.store.upkeep.clean)."""
+        from vitcore.store import upkeep
+
+        return upkeep.clean(self, upkeep.STALE_SECONDS if older_than is None else older_than)
+
+    def export_frames(self) -> dict[str, pd.DataFrame]:
+        """The three CSV exports as DataFrames, shared by the CLI and the dashboard's downloads."""
+        return {"runs.csv": self.table(), "histories.csv": self.histories(), "confusions.csv": self.confusions()}
+
+    # -- writing ---------------------------------------------------------------------------
+    def save(self, cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: dict, model=None,
+             predictions: np.ndarray | None = None) -> Run:
+        """Write a finished run atomically; if another process stored it first, keep theirs. A run
+        that would not be valid (vitcore.store.validate) raises ValueError and leaves nothing behind."""
+        return self._write(cfg, history, confusion, metrics, model, predictions, replace=False)
+
+    def replace(self, cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: dict, model=None,
+                predictions: np.ndarray | None = None) -> Run:
+        """Swap the stored run of cfg for a retrain of it (a backfill that could not reproduce the
+        stored run on this machine): the new run is written and validated in full first, then the
+        old folder is moved aside and the new one renamed into place (readers see one or the other,
+        or for an instant neither, never a mix)."""
+        return self._write(cfg, history, confusion, metrics, model, predictions, replace=True)
+
+    def _write(self, cfg, history, confusion, metrics, model, predictions, replace: bool) -> Run:
+        self.root.mkdir(parents=True, exist_ok=True)
+        run_id = check_run_id(cfg.run_id)
+        temp = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{run_id}-", dir=self.root))
+        lock = os.open(temp, os.O_RDONLY)
+        aside = None
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # `check` leaves a held .tmp-* folder alone: a write in progress
+            os.chmod(temp, 0o755)  # mkdtemp makes 0700; a shared store must be readable by all
+            config = {"schema": SCHEMA_VERSION, "training_version": TRAINING_VERSION, "run_id": run_id,
+                      "config": cfg.identity()}
+            _write_json(temp / "config.json", config)
+            pd.DataFrame(history, columns=HISTORY_COLUMNS).to_csv(temp / "history.csv", index=False)
+            np.savetxt(temp / "confusion.csv", np.asarray(confusion).reshape(10, 10), fmt="%d", delimiter=",")
+            if predictions is not None:
+                np.save(temp / PREDICTIONS, _as_predictions(predictions, confusion), allow_pickle=False)
+            if model is not None:
+                model.save_weights(temp / WEIGHTS)
+            _write_json(temp / "summary.json", {**config, **metrics, "has_weights": model is not None})  # last: the completion marker
+            try:
+                read_run(temp, run_id)
+            except BadRun as error:
+                raise ValueError(f"refusing to store run {run_id} ({cfg.label()}): {error}") from None
+            if replace and (self.root / run_id).exists():
+                aside = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}old-{run_id}-", dir=self.root))
+                os.rename(self.root / run_id, aside / run_id)
+            try:
+                os.rename(temp, self.root / run_id)
+            except OSError:  # the folder exists: a complete twin, or debris of a bad run
+                if self.get(cfg) is None:
+                    shutil.rmtree(self.root / run_id, ignore_errors=True)
+                    os.rename(temp, self.root / run_id)
+        finally:
+            os.close(lock)
+            shutil.rmtree(temp, ignore_errors=True)
+            if aside is not None:
+                shutil.rmtree(aside, ignore_errors=True)
+        return self.load(run_id)
+
+    def add_predictions(self, run: Run, predictions: np.ndarray) -> None:
+        """Give a complete run its predictions (a backfill): checked against its confusion matrix,
+        written to a temp file and renamed into place, so the run never holds half a file."""
+        values = _as_predictions(predictions, run.confusion())
+        handle, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".npy", dir=run.path)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                np.save(out, values, allow_pickle=False)
+            os.chmod(temp, 0o644)
+            os.replace(temp, run.path / PREDICTIONS)
+        finally:
+            if os.path.exists(temp):
+                os.unlink(temp)
+
+
+def _as_predictions(predictions: np.ndarray, confusion: np.ndarray) -> np.ndarray:
+    """uint8 predictions whose per-class counts equal the confusion matrix's column sums."""
+    values = np.asarray(predictions)
+    confusion = np.asarray(confusion).reshape(10, 10)
+    if values.shape != (int(confusion.sum()),) or values.min(initial=0) < 0 or values.max(initial=0) > 9:
+        raise ValueError(f"predictions must be {int(confusion.sum()):,} classes 0-9; got shape {values.shape}")
+    if not np.array_equal(np.bincount(values, minlength=10), confusion.sum(axis=0)):
+        raise ValueError("predictions disagree with the confusion matrix's predicted-class counts")
+    return values.astype(np.uint8)

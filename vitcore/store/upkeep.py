@@ -1,0 +1,120 @@
+"""Keeping a store healthy: the full check behind `python -m vitcore check`, and the removal of
+unfinished writes behind `check --fix`.
+
+A writer (RunStore.save) fills a `<store>/.tmp-*` folder while holding an exclusive flock on it, so
+a folder nobody holds is debris of a killed writer. Writers that take no lock (a backfill's
+`<run>/.tmp-*.npy`, an index temp file, or code from before the lock) are told apart by age only:
+`clean` removes nothing younger than STALE_SECONDS.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+import stat
+import time
+from pathlib import Path
+
+import numpy as np
+
+from vitcore.store import index
+from vitcore.store.runs import INDEX, RUN_ID, RunStore
+from vitcore.store.validate import TEMP_PREFIX
+
+STALE_SECONDS = 3600  # `check --fix` removes unheld debris older than this
+DEBRIS = (TEMP_PREFIX, index.TEMP_PREFIX)
+COPY_OF = re.compile(r"its config is run ([0-9a-f]{12}), not ")  # vitcore.store.validate's wording
+
+
+def check(store: RunStore, labels: np.ndarray | None = None) -> list[tuple[str, str]]:
+    """(entry, reason) for every invalid run, stray folder, unfinished write and damaged index;
+    [] when all is well. Every run is validated from its files (the index is not trusted, and is
+    rewritten from these verdicts); `labels`, the official test labels, also checks each
+    predictions.npy cell by cell. Writes in progress (held by their writer) are not problems."""
+    root = store.root
+    if not root.is_dir():
+        return []
+    cached, damaged = index.read(root)
+    problems = [(INDEX, damaged)] if damaged else []
+    verdicts = {}
+    for entry in sorted(os.scandir(root), key=lambda e: e.name):
+        path = root / entry.name
+        if entry.name.startswith(DEBRIS):
+            if not _held(path):
+                problems.append((entry.name, _debris_reason(path)))
+        elif RUN_ID.fullmatch(entry.name):
+            verdicts[entry.name] = verdict = index.judge(path, entry.name, labels, entry.is_dir(follow_symlinks=False))
+            before = cached.get(entry.name)
+            if verdict[1] is None:
+                problems.append((entry.name, verdict[2]))
+            elif before is not None and verdict[0] is not None and before[0] == verdict[0] and before != verdict:
+                problems.append((INDEX, f"its row for {entry.name} disagreed with the run's files (rebuilt)"))
+            if entry.is_dir(follow_symlinks=False):
+                problems += [(f"{entry.name}/{name}", _debris_reason(path / name))
+                             for name in sorted(os.listdir(path)) if name.startswith(TEMP_PREFIX)]
+        elif entry.is_dir(follow_symlinks=False):
+            problems.append((entry.name, "not a run folder (name is not a run id)"))
+    if verdicts != cached:
+        index.write(root, verdicts)
+    return [(name, _duplicate_note(reason, verdicts)) for name, reason in problems]
+
+
+def _duplicate_note(reason: str, verdicts: dict) -> str:
+    """A folder holding another run's config is a duplicate when that run is stored: say which one wins."""
+    match = COPY_OF.search(reason)
+    if match and verdicts.get(match[1], [None, None])[1] is not None:
+        return f"{reason}; a duplicate of run {match[1]}, which is kept"
+    return reason
+
+
+def clean(store: RunStore, older_than: float = STALE_SECONDS) -> list[str]:
+    """Remove unfinished writes (`.tmp-*` folders and files, index temp files) that no writer
+    holds and that are older than `older_than` seconds; returns what it removed."""
+    root = store.root
+    if not root.is_dir():
+        return []
+    candidates = [root / name for name in os.listdir(root) if name.startswith(DEBRIS)]
+    for run_id in store.run_ids():
+        if stat.S_ISDIR(os.lstat(root / run_id).st_mode):
+            candidates += [root / run_id / name for name in os.listdir(root / run_id) if name.startswith(TEMP_PREFIX)]
+    removed = []
+    for path in sorted(candidates):
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        if time.time() - info.st_mtime < older_than or _held(path):
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(str(path.relative_to(root)))
+    return removed
+
+
+def _held(path: Path) -> bool:
+    """True while a writer (RunStore.save) holds the flock on `path`, the .tmp-* folder it is filling."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(handle)
+
+
+def _debris_reason(path: Path) -> str:
+    try:
+        age = time.time() - os.lstat(path).st_mtime
+    except OSError:
+        return "vanished while checking"
+    when = "now" if age >= STALE_SECONDS else f"once it is {STALE_SECONDS // 60} min old"
+    return (f"unfinished write, {age / 60:.0f} min old, held by no writer: left by an interrupted one "
+            f"(safe to delete; `check --fix` removes it {when})")
