@@ -6,7 +6,8 @@ import dataclasses
 import sys
 
 from vitcore.cli.common import UsageError, existing_store, files_in, import_tensorflow_quietly, usage, writable_folder
-from vitcore.config.run import LEVELS, MODELS, RANGES, RunConfig
+from vitcore.config import switches
+from vitcore.config.run import MODELS, RANGES, RunConfig
 from vitcore.store.runs import RunStore
 
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv")
@@ -40,7 +41,7 @@ def add_parsers(sub) -> None:
 def add_config_flags(parser) -> None:
     """One flag per RunConfig field, defaults from the dataclass (the article's ViT), ranges in --help."""
     defaults = RunConfig()
-    choices = {"model": MODELS, **LEVELS}
+    choices = {"model": MODELS, **{s.name: s.levels for s in switches.REGISTRY if not s.free}}
     notes = {"train_rows": "; fewer than --batch-size train as one smaller batch per epoch",
              "lr": "between 0 and 1, exclusive", "warmup_epochs": "; at most --epochs",
              "heads": "; must divide --width"}

@@ -17,6 +17,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from vitcore.config import switches
+from vitcore.config.switches import MODELS  # noqa: F401 - re-exported: the model choice
+
 # Bump SCHEMA_VERSION when the on-disk run format changes, TRAINING_VERSION when the code
 # would compute a different result for the same config (model graph, data split, optimiser,
 # metric definitions). Both enter the run id, so old runs simply stop matching.
@@ -29,30 +32,49 @@ SPLIT_SEED = 20_240_601
 SPLIT = f"val{VAL_ROWS}-stratified-seed{SPLIT_SEED}"
 MAX_TRAIN_ROWS = 60_000 - VAL_ROWS
 
-MODELS = ("vit", "convnet")
-POS_EMBEDDINGS = ("learned", "none")  # none: the model sees a bag of patches
-NORM_PLACEMENTS = ("pre", "post")     # pre: norm -> sublayer -> add; post: sublayer -> add -> norm
-NORMS = ("layer", "batch")            # LayerNormalization(eps=1e-6) or BatchNormalization
-PATCH_SIZES = (2, 4, 7, 14)           # 196 / 49 / 16 / 4 tokens on 28x28
+# The switches (pos_embedding, norm_placement, norm, patch_size, ...) and their levels live in
+# vitcore.config.switches, the one registry; these names are kept for the layers that import them.
+PATCH_SIZES = switches.LEVELS["patch_size"]   # 196 / 49 / 16 / 4 tokens on 28x28
+POS_EMBEDDINGS, NORM_PLACEMENTS, NORMS = (switches.LEVELS[n] for n in ("pos_embedding", "norm_placement", "norm"))
 # The allowed whole-number range of each numeric field (the CLI's --help shows them). train_rows
 # below batch_size train one smaller batch per epoch.
 RANGES = {"width": (4, 4096), "depth": (1, 64), "heads": (1, 64), "mlp_dim": (1, 65536),
           "train_rows": (10, MAX_TRAIN_ROWS), "epochs": (1, 1000), "batch_size": (1, 65536),
           "warmup_epochs": (0, 1000), "seed": (0, 2**31 - 1)}
 # Fields that only mean something for the ViT; they do not split convnet runs.
-VIT_FIELDS = ("pos_embedding", "norm_placement", "norm", "patch_size", "width", "depth", "heads", "mlp_dim")
-SWITCHES = ("pos_embedding", "norm_placement", "norm", "patch_size")
-LEVELS = {"pos_embedding": POS_EMBEDDINGS, "norm_placement": NORM_PLACEMENTS, "norm": NORMS,
-          "patch_size": PATCH_SIZES}  # the one switch -> levels map; the model choice is MODELS
+VIT_FIELDS = (*switches.VIT_ONLY, "width", "depth", "heads", "mlp_dim")
+SWITCHES = switches.FACTORS  # the default factorial's switches (the statistics' factors)
+LEVELS = {name: switches.LEVELS[name] for name in SWITCHES}
+# The 15 fields of the first schema: they always enter the run id. A field added later enters it
+# only when it differs from its default, so adding a switch (or an optional field) keeps every
+# stored run's id.
+V1_FIELDS = ("model", "pos_embedding", "norm_placement", "norm", "patch_size", "width", "depth", "heads",
+             "mlp_dim", "train_rows", "epochs", "batch_size", "lr", "warmup_epochs", "seed")
+
+
+def _with_switches(cls: type) -> type:
+    """Insert one field per registered (non-free) switch after `model`, before the dataclass is made;
+    a free switch's field is declared in the class, with the registry's default."""
+    own = dict(cls.__annotations__)
+    for switch in switches.REGISTRY:
+        if switch.free:
+            if getattr(cls, switch.name, None) != switch.default:
+                raise ValueError(f"RunConfig.{switch.name} must default to the registry's {switch.default!r}")
+            continue
+        setattr(cls, switch.name, switch.default)
+    added = {s.name: type(s.default).__name__ for s in switches.REGISTRY if not s.free}
+    order = list(own)
+    at = order.index("model") + 1
+    cls.__annotations__ = {**{k: own[k] for k in order[:at]}, **added, **{k: own[k] for k in order[at:]}}
+    return cls
 
 
 @dataclass(frozen=True)
+@_with_switches
 class RunConfig:
     model: str = "vit"               # "convnet": the source article's plain three-block Conv2D stack
-    pos_embedding: str = "learned"   # "none" tests how much order the model needs
-    norm_placement: str = "pre"      # "post" is the original Transformer; said to need warm-up
-    norm: str = "layer"              # "batch": batch statistics inside a transformer block
-    patch_size: int = 7              # smaller patch -> more tokens -> attention cost ~ tokens^2
+    # one field per switch of vitcore.config.switches.REGISTRY (pos_embedding, norm_placement, norm,
+    # patch_size, ...), each at its default, is inserted here
     width: int = 64                  # token width (Dense projection size)
     depth: int = 2                   # transformer blocks
     heads: int = 4                   # attention heads; key_dim = width // heads
@@ -66,10 +88,9 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         _check_choice("model", self.model, MODELS)
-        _check_choice("pos_embedding", self.pos_embedding, POS_EMBEDDINGS)
-        _check_choice("norm_placement", self.norm_placement, NORM_PLACEMENTS)
-        _check_choice("norm", self.norm, NORMS)
-        _check_choice("patch_size", self.patch_size, PATCH_SIZES)
+        for switch in switches.REGISTRY:
+            if not switch.free:
+                switches.check(switch.name, getattr(self, switch.name))
         for name, (low, high) in RANGES.items():
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
@@ -111,12 +132,7 @@ class RunConfig:
 
     def label(self) -> str:
         """A short human name, e.g. 'ViT p7 pre-LN pos' or 'convnet'."""
-        if self.model == "convnet":
-            text = "convnet"
-        else:
-            text = (f"ViT p{self.patch_size} {self.norm_placement}-{'LN' if self.norm == 'layer' else 'BN'}"
-                    f"{' pos' if self.pos_embedding == 'learned' else ' no-pos'}")
-        return text + (f" warm-up {self.warmup_epochs}" if self.warmup_epochs else "")
+        return switches.run_label(self.model, {name: getattr(self, name) for name in switches.NAMES})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
@@ -129,6 +145,7 @@ class RunConfig:
 
 
 FIELD_NAMES = tuple(field.name for field in dataclasses.fields(RunConfig))
+DEFAULTS = {field.name: field.default for field in dataclasses.fields(RunConfig)}
 
 
 def _check_choice(name: str, value: Any, allowed: tuple) -> None:
@@ -137,6 +154,8 @@ def _check_choice(name: str, value: Any, allowed: tuple) -> None:
 
 
 def _digest(fields: dict[str, Any]) -> str:
+    """A later field (not in V1_FIELDS) at its default stays out of the hash: stored ids survive it."""
+    fields = {name: value for name, value in fields.items() if name in V1_FIELDS or value != DEFAULTS[name]}
     payload = {"schema": SCHEMA_VERSION, "training": TRAINING_VERSION, "split": SPLIT, **fields}
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:12]

@@ -23,7 +23,7 @@ from vitcore.config.run import SCHEMA_VERSION, TRAINING_VERSION, RunConfig
 from vitcore.store.validate import METRICS, TEMP_PREFIX, VALIDATION_VERSION, BadRun, Contents, read_run
 
 NAME = ".index.json"
-TEMP_PREFIX = ".index-"  # an index being written (or the debris of a killed writer)
+INDEX_TEMP_PREFIX = ".index-"  # an index being written (or the debris of a killed writer)
 CONFIG_FIELDS = list(RunConfig.__dataclass_fields__)
 COLUMNS = ["run_id", "config_id", "label", *CONFIG_FIELDS, *METRICS, "has_weights", "has_predictions",
            "timing_group", "collapsed"]
@@ -116,7 +116,7 @@ def write(root: Path, verdicts: dict[str, Verdict]) -> None:
                          "validation": VALIDATION_VERSION, "columns": COLUMNS,
                          "sha256": hashlib.sha256(body).hexdigest()})
     try:
-        handle, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=root)
+        handle, temp = tempfile.mkstemp(prefix=INDEX_TEMP_PREFIX, dir=root)
         try:
             with os.fdopen(handle, "wb") as out:
                 os.fchmod(out.fileno(), 0o644)  # mkstemp makes 0600

@@ -24,7 +24,7 @@ from vitcore.store.runs import INDEX, RUN_ID, RunStore
 from vitcore.store.validate import TEMP_PREFIX
 
 STALE_SECONDS = 3600  # `check --fix` removes unheld debris older than this
-DEBRIS = (TEMP_PREFIX, index.TEMP_PREFIX)
+DEBRIS = (TEMP_PREFIX, index.INDEX_TEMP_PREFIX)
 COPY_OF = re.compile(r"its config is run ([0-9a-f]{12}), not ")  # vitcore.store.validate's wording
 
 

@@ -1,0 +1,57 @@
+"""The switch registry (vitcore.config.switches): RunConfig's fields, checks, labels and run ids come from it."""
+
+import json
+
+import pytest
+from conftest import ROOT
+
+from vitcore.config import switches
+from vitcore.config.run import DEFAULTS, FIELD_NAMES, V1_FIELDS, RunConfig
+
+
+def test_every_committed_run_keeps_its_id():
+    """Each folder of cached_runs is the run id of the config its config.json holds."""
+    folders = sorted(p for p in (ROOT / "cached_runs").iterdir() if p.is_dir() and not p.name.startswith("."))
+    assert len(folders) >= 590
+    for folder in folders:
+        config = json.loads((folder / "config.json").read_text())["config"]
+        assert RunConfig.from_dict(config).run_id == folder.name, folder.name
+
+
+def test_switch_fields_come_from_the_registry():
+    for switch in switches.REGISTRY:
+        assert switch.name in FIELD_NAMES and DEFAULTS[switch.name] == switch.default
+        assert getattr(RunConfig(), switch.name) == switch.default
+        for level in switch.levels:
+            assert getattr(RunConfig(**{switch.name: level}), switch.name) == level
+    # the historic column order of the runs table is kept
+    assert FIELD_NAMES[:5] == ("model", "pos_embedding", "norm_placement", "norm", "patch_size")
+    assert set(V1_FIELDS) <= set(FIELD_NAMES)
+
+
+@pytest.mark.parametrize("switch", [s for s in switches.REGISTRY if not s.free], ids=lambda s: s.name)
+def test_a_level_outside_the_registry_names_the_allowed_ones(switch):
+    bad = "nonsense" if isinstance(switch.default, str) else 3
+    with pytest.raises(ValueError, match=", ".join(map(str, switch.levels))):
+        RunConfig(**{switch.name: bad})
+
+
+def test_labels_are_the_historic_ones():
+    assert RunConfig().label() == "ViT p7 pre-LN pos"
+    assert RunConfig(pos_embedding="none", norm="batch", norm_placement="post", patch_size=4).label() \
+        == "ViT p4 post-BN no-pos"
+    assert RunConfig(model="convnet", warmup_epochs=2).label() == "convnet warm-up 2"
+    assert RunConfig(norm_placement="post", warmup_epochs=2).label() == "ViT p7 post-LN pos warm-up 2"
+
+
+def test_a_later_field_enters_the_id_only_off_its_default(monkeypatch):
+    from vitcore.config import run
+
+    monkeypatch.setitem(run.DEFAULTS, "dropout", 0.0)
+    monkeypatch.setitem(run.DEFAULTS, "data_seed", None)
+    cfg = RunConfig(norm="batch", seed=3)
+    assert run._digest({**cfg.identity(), "dropout": 0.0, "data_seed": None}) == cfg.run_id
+    assert run._digest({**cfg.identity(), "dropout": 0.1}) != cfg.run_id
+    assert run._digest({**cfg.identity(), "data_seed": 0}) != cfg.run_id
+    # an original field always enters: the article's ViT's id is not the hash without its defaults
+    assert run._digest({"model": "vit", "seed": 0}) != RunConfig().run_id

@@ -1,0 +1,105 @@
+"""The switch registry: every ablation switch described once.
+
+A switch is a RunConfig field with a few named levels (`pos_embedding`: learned | none). Everything
+that lists switches reads this registry: RunConfig's fields and their checks, run labels, the
+sidebar (label, help, options), the URL check, the Runs page's filters, effect names, the default
+sweep's factorial, the parameter anatomy's flips, the Attention page's run matching, the cost
+filter and the tests' grids.
+
+How to add a switch (e.g. dropout 0.0 / 0.1):
+  1. Append one `Switch(...)` to REGISTRY below. Its RunConfig field is created from it (after
+     the other switches, before `width`), with `default` as the field's default, checked against
+     `levels` at construction. `grid=False` unless the default factorial sweep should cross it
+     (that would make every stored cell of `sweep default` incomplete).
+  2. Add its branch to the model builder (vitcore/model/build.py) and, if inference changes,
+     to the NumPy forward pass (vitcore/model/numpy_vit.py); anatomy's formulas if it changes
+     the parameter count.
+  Run ids: a field added after the original 15 (config.run.V1_FIELDS) enters the run id only when
+  its value differs from its default, so every stored run keeps its id and the new level's runs
+  get new ids. A switch's levels appear in this file only.
+
+A "free" entry (warmup_epochs) describes a numeric RunConfig field declared in config/run.py and
+checked against its range there; its `levels` are only the values the dashboard offers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+MODELS = ("vit", "convnet")
+
+
+@dataclass(frozen=True)
+class Switch:
+    name: str                           # the RunConfig field (also the sidebar's widget key and URL key)
+    levels: tuple                       # allowed values, in the order the dashboard offers them
+    default: Any                        # the article's ViT's value
+    label: str                          # the sidebar's and the Runs page's label: "Position embedding"
+    help: str                           # the sidebar's help text (Markdown)
+    tag: Callable[[Any], str]           # the run label's text for a value: " p7", "-LN", "" for none
+    why: str = ""                       # why one would change it (the RunConfig field's comment)
+    models: tuple = ("vit",)            # the models it means something for; it does not split the others
+    grid: bool = False                  # crossed in the default factorial sweep (and its main effects)
+    free: bool = False                  # a numeric field declared in config/run.py; levels are offered values
+
+    def __post_init__(self) -> None:
+        if self.default not in self.levels:
+            raise ValueError(f"switch {self.name}: default {self.default!r} is not one of its levels {self.levels}")
+
+    @property
+    def noun(self) -> str:
+        """The lower-case name effect labels use: 'position embedding'."""
+        return self.label[0].lower() + self.label[1:]
+
+    def applies(self, model: str) -> bool:
+        return model in self.models
+
+
+REGISTRY: tuple[Switch, ...] = (
+    Switch("pos_embedding", ("learned", "none"), "learned", "Position embedding",
+           "`learned`: a trainable 16×64 (for patch 7) table added to the tokens. "
+           "`none`: the model sees an unordered bag of patches.",
+           tag=lambda v: " pos" if v == "learned" else " no-pos",
+           why="none: the model sees a bag of patches; tests how much order the model needs", grid=True),
+    Switch("norm_placement", ("pre", "post"), "pre", "Norm placement",
+           "`pre`: norm → sublayer → add (residual path stays clean). "
+           "`post`: sublayer → add → norm, the original Transformer.",
+           tag=lambda v: f" {v}", why="pre: norm -> sublayer -> add; post: sublayer -> add -> norm (needs warm-up?)",
+           grid=True),
+    Switch("norm", ("layer", "batch"), "layer", "Norm",
+           "`layer`: LayerNormalization per token. `batch`: BatchNormalization over the batch.",
+           tag=lambda v: "-LN" if v == "layer" else "-BN",
+           why="LayerNormalization(eps=1e-6) or BatchNormalization: batch statistics inside a block", grid=True),
+    Switch("patch_size", (2, 4, 7, 14), 7, "Patch size",
+           "Side of a square patch: 2/4/7/14 → 196/49/16/4 tokens. Attention cost grows with tokens².",
+           tag=lambda v: f" p{v}", why="smaller patch -> more tokens -> attention cost ~ tokens^2", grid=True),
+    Switch("warmup_epochs", (0, 2, 5), 0, "Warm-up epochs",
+           "Linear learning-rate warm-up over this many epochs (0: none).",
+           tag=lambda v: f" warm-up {v}" if v else "", models=MODELS, free=True),
+)
+# The order of the tags in a run label ('ViT p7 pre-LN pos'); switches not named here follow in
+# registry order.
+LABEL_ORDER = ("patch_size", "norm_placement", "norm", "pos_embedding")
+
+SWITCH = {switch.name: switch for switch in REGISTRY}
+NAMES = tuple(SWITCH)
+FACTORS = tuple(s.name for s in REGISTRY if s.grid)  # the default factorial's switches
+LEVELS = {s.name: s.levels for s in REGISTRY}
+DEFAULTS = {s.name: s.default for s in REGISTRY}
+VIT_ONLY = tuple(s.name for s in REGISTRY if s.models == ("vit",))
+LABEL_SWITCHES = (*LABEL_ORDER, *(name for name in NAMES if name not in LABEL_ORDER))
+
+
+def run_label(model: str, values: dict[str, Any]) -> str:
+    """'ViT p7 pre-LN pos', 'convnet', 'ViT p7 post-LN pos warm-up 2': the model and each switch's tag."""
+    text = "convnet" if model == "convnet" else "ViT"
+    return text + "".join(SWITCH[name].tag(values[name]) for name in LABEL_SWITCHES if SWITCH[name].applies(model))
+
+
+def check(name: str, value: Any) -> None:
+    """ValueError naming the allowed levels when value is not one of switch `name`'s."""
+    allowed = SWITCH[name].levels
+    if value not in allowed or isinstance(value, bool):
+        raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))}; got {value!r}")
