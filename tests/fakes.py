@@ -89,3 +89,12 @@ def runs_table(rows: list[dict]) -> pd.DataFrame:
     for name in ("pos_embedding", "norm_placement", "norm", "patch_size", "width", "depth", "heads", "mlp_dim"):
         frame[name] = frame[name].astype(object)
     return frame
+
+
+def write_predicted_run(store: RunStore, cfg: RunConfig, labels: np.ndarray, predicted: np.ndarray):
+    """Store a synthetic run of cfg whose predictions.npy is `predicted` (against `labels`, one per
+    test image) and whose confusion matrix and test accuracy follow from it."""
+    counts = np.zeros((CLASSES, CLASSES), dtype=np.int64)
+    np.add.at(counts, (labels, predicted), 1)
+    summary = metrics(cfg, float(np.trace(counts)) / len(labels))
+    return store.save(cfg, history(cfg, summary), counts, summary, predictions=predicted)

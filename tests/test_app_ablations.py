@@ -139,21 +139,25 @@ def test_a_baseline_at_other_rows_is_unpaired_and_says_so(app):
     assert "**unpaired**" in card_text(at) and "(its own runs)" in card_text(at)
 
 
-def test_flipped_images_and_flips_csv(app):
+def test_flipped_images_against_seed_noise_and_flips_csv(app):
     at = app({"norm_placement": "post", "view": "Flipped images"})
-    assert any("From **3 pairs**" in caption.value for caption in at.caption)
+    text = card_text(at)
+    assert "3 pairs with predictions" in text and "expected from random-seed noise alone" in text
     assert [button.proto.label for button in at.get("download_button")] == ["flips.csv"]
     store = RunStore(state.STORE_PATH)
     table = store.table()
-    pairs = flips.prediction_pairs(lambda run_id: store.load(run_id).predictions(), stats.runs_of(table, POST),
-                                   stats.runs_of(table, BASELINE))
-    expected = flips.flipped_images(pairs, official_test_labels())
-    broken = expected[expected["direction"] == flips.BROKEN]
-    assert len(broken) == 300 and set(broken["pairs_flipped"]) == {3}  # 30 images of each class, every pair
-    shown, used = state.flipped_images(POST, BASELINE)  # what the page draws and offers as flips.csv
-    assert used == 3
-    pd.testing.assert_frame_equal(shown, expected)
-    assert len(at.get("image")) == 2  # one gallery per direction
+    paired = flips.paired_predictions(lambda run_id: store.load(run_id).predictions(), stats.runs_of(table, POST),
+                                      stats.runs_of(table, BASELINE))
+    expected = flips.flip_report(paired, official_test_labels())
+    broken = expected.images[expected.images["direction"] == flips.BROKEN]
+    assert expected.observed[flips.BROKEN] == 300 and (broken["newly_wrong"] == 3).sum() == 300  # 30 per class
+    shown = state.flipped_images(POST, BASELINE)  # what the page draws and offers as flips.csv
+    assert shown.n_pairs == 3
+    pd.testing.assert_frame_equal(shown.images, expected.images)
+    assert list(at.dataframe[0].value["Newly wrong"]) == list(expected.pairs["newly_wrong"])
+    # three pairs cannot tell a switch from random-seed noise: no image is ranked
+    assert "cannot separate the switch from random-seed noise" in at.warning[0].value
+    assert not at.get("image") and expected.listed.empty
 
 
 def test_reset_returns_everything_to_the_defaults_without_a_warning(app, caplog):

@@ -2,38 +2,96 @@
 
 import numpy as np
 import pandas as pd
-from fakes import run_row, runs_table
+import pytest
+from fakes import run_row, runs_table, write_predicted_run
 
 from vitcore.analysis import flips, scaling
 from vitcore.config.run import RunConfig
+from vitcore.store.runs import RunStore
 
 
-def test_flipped_images_count_pairs_in_each_direction():
-    labels = np.array([0, 1, 2, 3, 4] * 2)
-    base = labels.copy()
-    sel = labels.copy()
-    sel[0] = 6                     # broken in every pair
-    base2 = base.copy()
-    base2[3] = 5                   # fixed in one pair of three: not "most"
-    base3 = base.copy()
-    base3[4] = 9
-    base3[3] = 5
-    pairs = [(sel, base), (sel, base2), (sel.copy(), base3)]
-    frame = flips.flipped_images(pairs, labels)
-    broken = frame[frame["direction"] == flips.BROKEN]
-    fixed = frame[frame["direction"] == flips.FIXED]
-    assert broken["image"].tolist() == [0] and broken.iloc[0]["pairs_flipped"] == 3 and broken.iloc[0]["predicted"] == 6
-    assert fixed["image"].tolist() == [3] and fixed.iloc[0]["pairs_flipped"] == 2 and fixed.iloc[0]["predicted"] == 5
-    assert (frame["n_pairs"] == 3).all()
-    assert flips.flipped_images([], labels).empty
+LABELS = np.repeat(np.arange(10), 1_000)  # a test split of 10,000 images, 1,000 per class
+HARD = np.arange(0, 10_000, 5)             # every fifth image: wrong half the time under any random seed
 
 
-def test_prediction_pairs_skip_runs_without_predictions():
+def noisy_predictions(rng: np.random.Generator, broken: np.ndarray | None = None) -> np.ndarray:
+    """One run's predictions: hard images wrong with probability 1/2, the rest with 3%; `broken`
+    images always wrong (what a switch that breaks them does)."""
+    wrong = rng.random(len(LABELS)) < 0.03
+    wrong[HARD] = rng.random(len(HARD)) < 0.5
+    if broken is not None:
+        wrong[broken] = True
+    return np.where(wrong, (LABELS + 1) % 10, LABELS)
+
+
+def synthetic_store(tmp_path, broken: np.ndarray | None, seeds: int = 10) -> tuple[RunStore, RunConfig, RunConfig]:
+    """A real store: the article's ViT and its post-norm variant at 1,000 rows, `seeds` random seeds each,
+    every run with predictions; post-norm changes nothing except always getting `broken` wrong."""
+    store, rng = RunStore(tmp_path / "store"), np.random.default_rng(0)
+    base, post = RunConfig(train_rows=1000), RunConfig(train_rows=1000, norm_placement="post")
+    for seed in range(seeds):
+        write_predicted_run(store, base.replace(seed=seed), LABELS, noisy_predictions(rng))
+        write_predicted_run(store, post.replace(seed=seed), LABELS, noisy_predictions(rng, broken))
+    return store, post, base
+
+
+def report_of(store: RunStore, selection: RunConfig, baseline: RunConfig) -> flips.FlipReport:
+    table = store.table()
+    paired = flips.paired_predictions(lambda run_id: store.load(run_id).predictions(),
+                                      table[table["config_id"] == selection.config_id],
+                                      table[table["config_id"] == baseline.config_id])
+    return flips.flip_report(paired, LABELS)
+
+
+def test_a_switch_that_changes_nothing_lists_no_image_and_reports_its_null(tmp_path):
+    report = report_of(*synthetic_store(tmp_path, broken=None))
+    assert report.n_pairs == 10 and report.enough
+    # the old "more than half of the pairs" rule lists images from seed noise alone, as its null predicts
+    for direction in flips.DIRECTIONS:
+        assert report.observed[direction] > 20
+        assert report.expected_null[direction] == pytest.approx(report.observed[direction], rel=0.5)
+        assert report.seed_null[direction] > 20 and report.seed_null_pairs == 5
+    assert report.listed.empty and (report.images["q_value"].dropna() >= flips.FDR).all()
+    text = flips.summary(report)
+    assert "expected from random-seed noise alone" in text and "0 newly wrong, 0 newly right" in text
+    assert set(report.images.columns) >= {"flip_rate", "null_rate", "q_value"}
+
+
+def test_a_switch_that_breaks_known_images_is_found(tmp_path):
+    broken = np.arange(1, 10_000, 50)   # 200 easy images the post-norm variant always gets wrong
+    report = report_of(*synthetic_store(tmp_path, broken=broken))
+    listed = report.listed
+    found = listed[listed["image"].isin(broken)]
+    assert len(found) >= 150 and (found["direction"] == flips.BROKEN).all()   # at least 3 in 4 found...
+    false = set(listed["image"]) - set(broken)
+    assert false <= set(HARD) and len(false) <= 2 * flips.FDR * len(listed)   # ...at about the FDR's cost
+    assert (report.pairs["newly_wrong"] > report.pairs["newly_right"]).all() and (report.pairs["p_value"] < 0.001).all()
+    assert report.observed[flips.BROKEN] > report.expected_null[flips.BROKEN] + 100
+
+
+def test_fewer_than_five_pairs_rank_no_image(tmp_path):
+    broken = np.arange(1, 10_000, 50)
+    report = report_of(*synthetic_store(tmp_path, broken=broken, seeds=3))
+    assert report.n_pairs == 3 and not report.enough and report.listed.empty
+    assert "no image is ranked" in flips.summary(report)
+
+
+def test_sign_test_and_benjamini_hochberg_match_scipy():
+    from scipy import stats as scipy_stats
+
+    for k, d in ((0, 5), (3, 10), (7, 7), (0, 0)):
+        expected = scipy_stats.binomtest(k, d, 0.5).pvalue if d else 1.0
+        assert flips.sign_test(k, d) == pytest.approx(expected)
+    p = np.array([0.01, 0.04, 0.03, 0.5])
+    assert flips.benjamini_hochberg(p) == pytest.approx(scipy_stats.false_discovery_control(p))
+
+
+def test_paired_predictions_skip_runs_without_predictions():
     sel = pd.DataFrame({"train_rows": [1000, 1000, 4000], "seed": [0, 1, 0], "run_id": ["s0", "s1", "s4"]})
     base = pd.DataFrame({"train_rows": [1000, 1000, 1000], "seed": [0, 1, 2], "run_id": ["b0", "b1", "b2"]})
-    stored = {"s0": np.zeros(3), "b0": np.ones(3), "s1": np.zeros(3)}  # b1 has none
-    pairs = flips.prediction_pairs(stored.get, sel, base)
-    assert len(pairs) == 1 and pairs[0][1][0] == 1
+    stored = {"s0": np.zeros(3), "b0": np.ones(3), "s1": np.zeros(3), "b2": np.ones(3)}  # b1 has none
+    paired = flips.paired_predictions(stored.get, sel, base)
+    assert paired.n == 1 and paired.baseline[0, 0] == 1 and len(paired.baseline_alone) == 2
 
 
 def test_crossover_is_stated_only_when_the_intervals_resolve_it():

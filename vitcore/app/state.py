@@ -273,13 +273,13 @@ def _flipped(cfg: RunConfig, base: RunConfig, path: str, mtime: float):
         file = Path(path) / run_id / PREDICTIONS
         return np.load(file, allow_pickle=False) if file.is_file() else None
 
-    pairs = flips.prediction_pairs(predictions, stats.runs_of(kept, cfg), stats.runs_of(kept, base))
-    return flips.flipped_images(pairs, official_test_labels()), len(pairs)
+    paired = flips.paired_predictions(predictions, stats.runs_of(kept, cfg), stats.runs_of(kept, base))
+    return flips.flip_report(paired, official_test_labels())
 
 
-def flipped_images(cfg: RunConfig, base: RunConfig) -> tuple[pd.DataFrame, int] | None:
-    """(vitcore.analysis.flips.flipped_images of the pairs that kept predictions, pairs used), or None when the
-    test labels are not on this machine."""
+def flipped_images(cfg: RunConfig, base: RunConfig):
+    """vitcore.analysis.flips.flip_report of the pairs that kept predictions (a FlipReport), or None when
+    the test labels are not on this machine."""
     return _flipped(cfg, base, STORE_PATH, store_mtime())
 
 

@@ -82,10 +82,21 @@ def single_cell_note(effects: pd.DataFrame) -> str | None:
             "cell of the other switches, so it can differ in size and even in sign from the flip table, which "
             "changes one switch of one config.")
 def flip_captions(flips: pd.DataFrame) -> list[str]:
-    """Gallery captions for vitcore.analysis.flips.flipped_images rows: '#1234 Shirt → T-shirt/top · 7/10 pairs'
-    (true class → the class the wrong side chose)."""
-    return [f"#{image} {true} → {predicted} · {k}/{n} pairs" for image, true, predicted, k, n in
-            flips[["image", "true_name", "predicted_name", "pairs_flipped", "n_pairs"]].itertuples(index=False)]
+    """Gallery captions for vitcore.analysis.flips.flip_report images: '#1234 Shirt → T-shirt/top · 9/10 pairs ·
+    q 0.003' (true class → the class the wrong side chose; pairs flipped that way of the pairs)."""
+    from vitcore.analysis.flips import BROKEN
+
+    return [f"#{image} {true} → {predicted} · {wrong if way == BROKEN else right}/{n} pairs · q {q:.3f}"
+            for image, true, predicted, way, wrong, right, n, q in
+            flips[["image", "true_name", "predicted_name", "direction", "newly_wrong", "newly_right", "n_pairs",
+                   "q_value"]].itertuples(index=False)]
+
+
+def mcnemar_table(pairs: pd.DataFrame) -> pd.DataFrame:
+    """flips.flip_report's per-pair McNemar counts, readable: Rows, Random seed, Newly wrong, Newly right, p."""
+    return pd.DataFrame({"Rows": pairs["train_rows"].map(fmt.rows), "Random seed": pairs["seed"].astype(int),
+                         "Newly wrong": pairs["newly_wrong"].astype(int), "Newly right": pairs["newly_right"].astype(int),
+                         "p (McNemar)": pairs["p_value"].map(lambda p: f"{p:.2g}")})
 
 
 def headline_claim() -> str:

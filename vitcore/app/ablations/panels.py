@@ -153,30 +153,39 @@ def confusions(cfg: RunConfig, comparison, selected: pd.DataFrame, is_baseline: 
 
 
 def flipped_images(cfg: RunConfig, baseline: RunConfig, comparison, is_baseline: bool) -> None:
-    """The test images the selection gets wrong and the baseline right in most pairs, and the reverse."""
+    """The test images whose flips beat random-seed noise (flips.flip_report), with the null beside every count."""
     if is_baseline:
         st.caption("Flipped images appear when the selection differs from its baseline.")
         return
-    result = state.flipped_images(cfg, baseline)
-    if result is None:
+    report = state.flipped_images(cfg, baseline)
+    if report is None:
         st.info("The flipped images need the official test labels, which are not on this machine.")
         return
-    frame, used = result
+    used = report.n_pairs
     missing = (len(comparison.seeds) if comparison is not None else 0) - used
     if not used:
-        st.info("No pair of runs kept its per-image predictions (`predictions.npy`, kept by runs trained since "
-                "issue 10), so there is nothing to compare image by image.")
+        st.info("No pair of runs kept its per-image predictions (`predictions.npy`), so there is nothing to compare "
+                "image by image.")
         return
-    st.caption(f"From **{used} pairs** of runs (same random seed and rows) that kept their per-image predictions"
-               + (f"; {missing} paired random seeds without predictions are not counted" if missing > 0 else "")
-               + ". An image is listed when it flips in more than half of the pairs.")
-    st.download_button("flips.csv", frame.to_csv(index=False).encode(), file_name="flips.csv", mime="text/csv",
-                       icon=":material/download:", on_click="ignore", key="download_flips")
+    st.markdown(flip_words.summary(report)
+                + (f" ({missing} paired random seeds without predictions are not counted.)" if missing > 0 else ""))
+    st.download_button("flips.csv", report.images.to_csv(index=False).encode(), file_name="flips.csv",
+                       mime="text/csv", icon=":material/download:", on_click="ignore", key="download_flips",
+                       help="Every image that flipped in at least one pair: counts each way, flip rate, null rate "
+                            "(sign-swap and baseline against itself), p and Benjamini-Hochberg q.")
+    st.dataframe(tables.mcnemar_table(report.pairs), hide_index=True)
+    st.caption("Per pair (McNemar): images newly wrong and newly right over the whole test split, and the exact test "
+               "of the split (p < 5%: this pair's switch moved more images one way than chance).")
+    if not report.enough:
+        st.warning(f"With {used} pairs the gallery cannot separate the switch from random-seed noise: the same "
+                   f"config against itself flips as many images. It needs at least {flip_words.MIN_PAIRS} pairs "
+                   "with predictions.", icon=":material/casino:")
+        return
     gallery = state.load_gallery()
-    for direction in (flip_words.BROKEN, flip_words.FIXED):
-        part = frame[frame["direction"] == direction]
-        st.markdown(f"**{direction.capitalize()}**: {fmt.rows(len(part))} images"
-                    + (f" (the {GALLERY_LIMIT} most often flipped shown)" if len(part) > GALLERY_LIMIT else ""))
+    for direction in flip_words.DIRECTIONS:
+        part = report.listed[report.listed["direction"] == direction]
+        st.markdown(f"**{direction.capitalize()}**, beating random-seed noise: {fmt.rows(len(part))} images"
+                    + (f" (the {GALLERY_LIMIT} smallest q shown)" if len(part) > GALLERY_LIMIT else ""))
         part = part.head(GALLERY_LIMIT)
         if len(part):
             st.image(list(gallery.images_of(part["image"])), width=84, clamp=True, caption=tables.flip_captions(part))
