@@ -9,7 +9,6 @@ from vitcore.analysis import flips, scaling
 from vitcore.config.run import RunConfig
 from vitcore.store.runs import RunStore
 
-
 LABELS = np.repeat(np.arange(10), 1_000)  # a test split of 10,000 images, 1,000 per class
 HARD = np.arange(0, 10_000, 5)             # every fifth image: wrong half the time under any random seed
 

@@ -124,11 +124,12 @@ def run_frames(run_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 @st.cache_data(show_spinner=False)
 def _export_csv(name: str, path: str, mtime: float) -> bytes:
-    from vitcore.stats import summaries as stats
 
     store = RunStore(path)
-    if name == "effects.csv":  # as `python -m vitcore effects`
-        return stats.main_effects(store.table()).to_csv(index=False).encode()
+    if name == "effects.csv":  # as `python -m vitcore effects`: with the per-cell spread
+        from vitcore.stats import percell
+
+        return percell.effects_with_spread(store.table()).to_csv(index=False).encode()
     return store.export_frames()[name].to_csv(index=False).encode()
 
 
@@ -140,21 +141,35 @@ def export_csv(name: str) -> bytes:
 
 
 @st.cache_data(show_spinner=False)
-def _effects(kind: str, metric: str, path: str, mtime: float, margin: float = MARGIN) -> pd.DataFrame:
+def _effects(kind: str, metric: str, path: str, mtime: float, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
+    from vitcore.stats import percell
     from vitcore.stats import summaries as stats
 
     compute = stats.main_effects if kind == "main" else stats.interactions
-    return compute(_table(path, mtime), metrics=(metric,), margin=margin)
+    return compute(percell.restrict(_table(path, mtime), cells or percell.ALL), metrics=(metric,), margin=margin)
 
 
-def main_effects(metric: str, margin: float = MARGIN) -> pd.DataFrame:
-    """stats.main_effects of one metric over the stored factorial grid (cached until the store changes)."""
-    return _effects("main", metric, STORE_PATH, store_mtime(), margin)
+def main_effects(metric: str, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
+    """stats.main_effects of one metric over the stored factorial grid (cached until the store changes);
+    `cells`: one of vitcore.stats.percell.SUBSETS (default all cells)."""
+    return _effects("main", metric, STORE_PATH, store_mtime(), margin, cells)
 
 
-def interactions(metric: str, margin: float = MARGIN) -> pd.DataFrame:
+def interactions(metric: str, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
     """stats.interactions of one metric (the slow one: computed only when asked for)."""
-    return _effects("interactions", metric, STORE_PATH, store_mtime(), margin)
+    return _effects("interactions", metric, STORE_PATH, store_mtime(), margin, cells)
+
+
+@st.cache_data(show_spinner=False)
+def _cells(metric: str, interactions: bool, cells: str, path: str, mtime: float) -> pd.DataFrame:
+    from vitcore.stats import percell
+
+    return percell.cell_effects(percell.restrict(_table(path, mtime), cells or percell.ALL), (metric,), interactions)
+
+
+def cell_effects(metric: str, interactions: bool = False, cells: str = "") -> pd.DataFrame:
+    """vitcore.stats.percell.cell_effects of one metric: each effect in each cell of the other switches."""
+    return _cells(metric, interactions, cells, STORE_PATH, store_mtime())
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

@@ -43,12 +43,13 @@ def _runs(path: str):
 
 
 def _effects(args) -> int:
+    from vitcore.stats import percell
     from vitcore.stats import summaries as stats
 
     checked_margin(args.margin)
     runs = _runs(args.store)  # the store first: a bad --store leaves no output folder behind
     out = writable_file(args.out, "--out", "effects.csv")
-    effects = stats.main_effects(runs, margin=args.margin)
+    effects = percell.effects_with_spread(runs, margin=args.margin)
     if effects.empty:
         raise UsageError(f"no main effects in {args.store}: it needs ViT runs at the reference switches and at "
                          f"least one switch flipped, at the same train_rows and seed")

@@ -11,13 +11,15 @@ import streamlit as st
 
 from vitcore.analysis import flips as flip_words
 from vitcore.app import charts, fmt, state, tables
-from vitcore.app.ablations import cards
+from vitcore.app.ablations import cards, strips
 from vitcore.app.selection import DEFAULTS, INTERACTIONS_KEY, cell_name
 from vitcore.app.sidebar import painted  # noqa: F401 (the page asks here: is this the first paint?)
 from vitcore.config.run import RunConfig
+from vitcore.stats import percell
 
 PICK_KEY = "variant_pick"
 GALLERY_LIMIT = 40  # images shown per direction (flips.csv has them all)
+CELLS_KEY = "cells"  # the main effects' control: which cells of the other switches to average over
 @st.cache_data(show_spinner=False, max_entries=256)
 def _spec(key: tuple, _build) -> dict:
     return _build().to_dict()
@@ -205,22 +207,59 @@ def flip_table(cfg: RunConfig, metric: str, margin: float) -> None:
 
 
 def main_effects(metric: str, margin: float) -> None:
+    """The main effects over the chosen cells, what each averages over (the per-cell strips), and the
+    verdicts that change over the LayerNorm cells or the cells without collapsed runs."""
     main = state.main_effects(metric, margin)
     if main.empty:
         st.caption("The factorial grid has no complete cells yet.")
         return
-    seeds = ", ".join(f"{int(n)} at {fmt.rows(r)} rows" for r, n in main.groupby("train_rows")["n_pairs"].max().items())
-    chart(("main", metric, margin), lambda: charts.effect_intervals(
-        tables.effect_frame(main), metric, f"Main effects on {cards.title(metric).lower()}: a level minus the "
-        "article's, averaged over the other switches"), width="content")
+    for note in strips.control_notes(main, {name: state.main_effects(metric, margin, name)
+                                            for name in (percell.LAYER_NORM, percell.NO_COLLAPSE)}):
+        st.warning(note, icon=":material/filter_alt:")
+    cells = st.segmented_control("Cells to average over", percell.SUBSETS, default=percell.ALL, required=True,
+                                 key=CELLS_KEY, help="A control: the BatchNorm ViT collapses at 1,000 rows, and an "
+                                 "average over its cells can say more about the collapse than about the switch.")
+    shown = main if cells == percell.ALL else state.main_effects(metric, margin, cells)
+    if shown.empty:
+        st.caption(f"No main effect can be computed over the {cells}.")
+        return
+    seeds = ", ".join(f"{int(n)} at {fmt.rows(r)} rows" for r, n in shown.groupby("train_rows")["n_pairs"].max().items())
+    chart(("main", metric, margin, cells), lambda: charts.effect_intervals(
+        tables.effect_frame(shown), metric, f"Main effects on {cards.title(metric).lower()}: a level minus the "
+        f"article's, averaged over the other switches ({cells})"), width="content")
     st.caption(f"Within each cell of the other switches, same training rows and random seed, then averaged per random "
                f"seed; the 95% CI is over random seeds (up to {seeds}). Holm correction within this metric at each "
                "training size; each panel has its own x-scale.")
-    if note := tables.single_cell_note(main):
+    if note := tables.single_cell_note(shown):
         st.caption(note)
+    _cell_strip(metric, shown, cells, False)
     if st.toggle("Show the two-way interactions (difference of differences)", key=INTERACTIONS_KEY,
                  bind="query-params"):
-        pairs = state.interactions(metric, margin)
-        chart(("interactions", metric, margin), lambda: charts.effect_intervals(
+        pairs = state.interactions(metric, margin, cells)
+        chart(("interactions", metric, margin, cells), lambda: charts.effect_intervals(
             tables.effect_frame(pairs, True), metric, f"Two-way interactions on {cards.title(metric).lower()}"),
             width="content")
+        _cell_strip(metric, pairs, cells, True)
+
+
+def _cell_strip(metric: str, effects: pd.DataFrame, cells: str, interaction: bool) -> None:
+    """What the effects average over: one dot per cell of the other switches, a flag where cells disagree
+    in sign beyond noise, and the per-cell CSV."""
+    per_cell = state.cell_effects(metric, interaction, cells)
+    if per_cell.empty:
+        return
+    if note := strips.disagreement_note(per_cell, interaction):
+        st.markdown(note)
+    kind = "interaction" if interaction else "main effect"
+    chart(("strip", metric, cells, interaction), lambda: strips.strip(
+        strips.strip_frame(per_cell, effects, interaction), metric,
+        f"Each {kind} in every cell of the other switches ({cells})"), width="content")
+    spread = percell.spread(per_cell)
+    st.caption(f"Dot: the {kind} within one cell, paired over its random seeds; tick: the average above. Per-cell "
+               f"sd of the Δs: {fmt.number(spread['cell_sd'].median(), 4)} (median over effects). Blue / red: the "
+               "cell's Δ is resolved (Holm within the effect's cells); grey: not resolved.")
+    st.download_button("cells.csv" if not interaction else "interaction_cells.csv",
+                       per_cell.to_csv(index=False).encode(), mime="text/csv", icon=":material/download:",
+                       on_click="ignore", key=f"download_cells_{interaction}",
+                       help="Every effect in every cell: Δ, 95% CI, pairs, p, Holm p within the effect's cells, "
+                            "whether the cell holds a collapsed run, whether it is a LayerNorm cell.")

@@ -1,0 +1,80 @@
+"""The per-cell strips beside the main effects: each effect in every cell of the other switches.
+
+Charts and sentences from vitcore.stats.percell: one dot per cell (coloured by whether that cell's
+effect is resolved after Holm within the effect's cells), a black tick at the averaged effect, and the
+notes a reader needs — where cells disagree in sign beyond noise, and which verdicts change when the
+effect is computed over the LayerNorm cells or the cells without collapsed runs. No Streamlit here.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from vitcore.app import fmt, tables
+from vitcore.app.fmt import LESS, MORE, PALE, axis_format
+from vitcore.stats import percell
+from vitcore.stats.estimates import ALPHA
+
+HIGHER, LOWER, UNRESOLVED = "resolved higher", "resolved lower", "not resolved"
+
+
+def strip_frame(cells: pd.DataFrame, effects: pd.DataFrame, interaction: bool = False) -> pd.DataFrame:
+    """Cells with the chart's `effect` and `rows` labels (as tables.effect_frame names the effects),
+    `resolved` and `average` (the averaged effect, for the tick)."""
+    labelled = tables.effect_frame(cells, interaction)
+    key = [c for c in percell.EFFECT_KEY if c in effects.columns]
+    averages = {tuple(map(str, k)): m for *k, m in effects[[*key, "mean_delta"]].itertuples(index=False)}
+    labelled["average"] = [averages.get(tuple(map(str, k))) for k in cells[key].itertuples(index=False)]
+    resolved = labelled["p_holm"] < ALPHA
+    labelled["resolved"] = [HIGHER if r and m > 0 else LOWER if r else UNRESOLVED
+                            for r, m in zip(resolved, labelled["mean_delta"])]
+    labelled["collapse"] = labelled["collapsed"].map({True: "holds a collapsed run", False: ""})
+    return labelled
+
+
+def strip(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
+    """One dot per cell and effect (x: that cell's paired Δ), a black tick at the averaged effect, one
+    panel per training size with its own x-scale."""
+    places = axis_format(metric)
+    colour = alt.Color("resolved:N", title="Cell (Holm within the effect's cells)",
+                       scale=alt.Scale(domain=[HIGHER, LOWER, UNRESOLVED], range=[MORE, LESS, PALE]))
+    base = alt.Chart().encode(y=alt.Y("effect:N", title=None, sort=None, axis=alt.Axis(labelLimit=320)))
+    dots = base.mark_circle(size=45, opacity=0.8).encode(
+        x=alt.X("mean_delta:Q", title="Δ in each cell of the other switches",
+                axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy")),
+        color=colour,
+        tooltip=["effect:N", "rows:N", "cell:N", alt.Tooltip("mean_delta:Q", format=places.replace("3", "4")),
+                 alt.Tooltip("ci_low:Q", format=places), alt.Tooltip("ci_high:Q", format=places), "n_pairs:Q",
+                 alt.Tooltip("p_holm:Q", format=".3f", title="p (Holm, cells)"), "collapse:N"])
+    tick = base.mark_tick(color="black", thickness=2, size=14).encode(x="average:Q")
+    zero = alt.Chart().mark_rule(color="#adb5bd", strokeDash=[3, 3]).encode(x=alt.datum(0))
+    order = sorted(frame["rows"].unique(), key=lambda s: int(s.split()[0].replace(",", "")))
+    return alt.layer(zero, dots, tick, data=frame).properties(width=300).facet(
+        column=alt.Column("rows:N", title=None, sort=order)
+    ).resolve_scale(x="independent").properties(title=title).configure_legend(orient="bottom")
+
+
+def disagreement_note(cells: pd.DataFrame, interaction: bool = False) -> str | None:
+    """Which effects have cells resolved in opposite directions, or None."""
+    spread = percell.spread(cells)
+    flagged = spread[spread["signs_disagree"].astype(bool)]
+    if flagged.empty:
+        return None
+    labels = tables.effect_frame(flagged, interaction)
+    items = [f"{effect} at {fmt.rows(rows)} rows ({higher} cells resolved higher, {lower} lower; cells range "
+             f"{low:+.4f} to {high:+.4f})" for effect, rows, higher, lower, low, high in
+             labels[["effect", "train_rows", "cells_higher", "cells_lower", "cell_min", "cell_max"]].itertuples(index=False)]
+    return ("**Cells disagree in sign beyond noise** (each cell's paired Δ, Holm-adjusted within the effect's cells): "
+            + "; ".join(items) + ". The average over cells hides effects of opposite sign: read the strip below.")
+
+
+def control_notes(everything: pd.DataFrame, subsets: dict[str, pd.DataFrame]) -> list[str]:
+    """One sentence per control (LayerNorm cells only, cells without collapsed runs) whose effects
+    change a verdict of the all-cells effects."""
+    notes = []
+    for name, frame in subsets.items():
+        sentence = percell.changed_sentence(percell.changed_verdicts(everything, frame), name, tables.SWITCH_NAMES)
+        if sentence:
+            notes.append(sentence)
+    return notes
