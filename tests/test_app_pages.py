@@ -7,6 +7,7 @@ missing from the element tree after the second run (the app itself is fine), so 
 starts a fresh AppTest and sets at most one widget before its second run.
 """
 
+import json
 import sys
 from pathlib import Path
 
@@ -174,6 +175,7 @@ def test_every_page_renders(page):
 
 
 FRESH_PROCESS = """
+import json
 import sys
 from streamlit.testing.v1 import AppTest
 from vitcore.app.state import warm_caches
@@ -229,7 +231,32 @@ def test_interactions_toggle_adds_its_chart():
     charts = len(at.get("vega_lite_chart"))
     at.toggle(key="interactions").set_value(True).run()
     assert not at.exception
-    assert len(at.get("vega_lite_chart")) == charts + 1
+    assert len(at.get("vega_lite_chart")) == charts + 2  # the interactions and their per-cell strip
+
+
+def test_main_effects_say_where_the_layernorm_cells_change_a_verdict(table):
+    """Post-norm at 1,000 rows: the average over all cells is pulled by the BatchNorm cells; the page says
+    so (a warning naming both verdicts), flags the cells' sign disagreement and draws the per-cell strip."""
+    from vitcore.stats import percell
+
+    at = app({"view": "Main effects"})
+    assert not at.exception
+    everything = stats.main_effects(table, ("test_accuracy",))
+    layer = stats.main_effects(percell.restrict(table, percell.LAYER_NORM), ("test_accuracy",))
+    both = everything.merge(layer, on=["factor", "level", "train_rows"], suffixes=("_all", "_layer"))
+    post = both[(both["factor"] == "norm_placement") & (both["train_rows"] == 1000)].iloc[0]
+    assert post["verdict_all"] != post["verdict_layer"]
+    warnings = [w.value for w in at.warning if "LayerNorm cells only" in w.value]
+    assert len(warnings) == 1 and "norm placement post (vs pre) at 1,000 rows" in warnings[0]
+    assert f"{post['verdict_all']} ({post['mean_delta_all']:+.4f}" in warnings[0]
+    assert f"{post['verdict_layer']} ({post['mean_delta_layer']:+.4f}" in warnings[0]
+    assert any("Cells disagree in sign beyond noise" in md.value and "norm placement post (vs pre) at 1,000 rows"
+               in md.value for md in at.markdown)
+    assert any("in every cell of the other switches" in json.loads(c.proto.spec)["title"]
+               for c in at.get("vega_lite_chart"))
+    at.button_group(key="cells").set_value(percell.LAYER_NORM).run()
+    assert not at.exception
+    assert any("(LayerNorm cells only)" in json.loads(c.proto.spec)["title"] for c in at.get("vega_lite_chart"))
 
 
 def test_reset_returns_every_switch_to_the_article_vit(table):

@@ -29,7 +29,7 @@ from vitcore.app.selection import (  # noqa: F401
 )
 from vitcore.config.run import RunConfig
 from vitcore.stats.estimates import MARGIN
-from vitcore.store.runs import HISTORY_COLUMNS, PREDICTIONS, BadRun, RunStore
+from vitcore.store.runs import HISTORY_COLUMNS, BadRun, RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
 STORE_PATH = os.environ.get("VITCORE_STORE", str(ROOT / "cached_runs"))
@@ -97,7 +97,6 @@ def skipped_note() -> None:
 @st.cache_data(show_spinner=False, max_entries=64)
 def _run_frames(run_ids: tuple[str, ...], path: str, mtime: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """histories() and confusions() restricted to a few runs: a page needs ~6 runs, not the store."""
-    import numpy as np
 
     from vitcore.data.fashion import CLASS_NAMES
 
@@ -158,18 +157,6 @@ def main_effects(metric: str, margin: float = MARGIN, cells: str = "") -> pd.Dat
 def interactions(metric: str, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
     """stats.interactions of one metric (the slow one: computed only when asked for)."""
     return _effects("interactions", metric, STORE_PATH, store_mtime(), margin, cells)
-
-
-@st.cache_data(show_spinner=False)
-def _cells(metric: str, interactions: bool, cells: str, path: str, mtime: float) -> pd.DataFrame:
-    from vitcore.stats import percell
-
-    return percell.cell_effects(percell.restrict(_table(path, mtime), cells or percell.ALL), (metric,), interactions)
-
-
-def cell_effects(metric: str, interactions: bool = False, cells: str = "") -> pd.DataFrame:
-    """vitcore.stats.percell.cell_effects of one metric: each effect in each cell of the other switches."""
-    return _cells(metric, interactions, cells, STORE_PATH, store_mtime())
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -270,32 +257,6 @@ def _comparison(cfg: RunConfig, base: RunConfig, margin: float, path: str, mtime
 def comparison(cfg: RunConfig, base: RunConfig, margin: float = MARGIN):
     """vitcore.stats.compare.compare(cfg, base) over the store, with the per-class and confusion Δs."""
     return _comparison(cfg, base, margin, STORE_PATH, store_mtime())
-
-
-@st.cache_data(show_spinner="Comparing the runs' per-image predictions…", max_entries=32)
-def _flipped(cfg: RunConfig, base: RunConfig, path: str, mtime: float):
-    from vitcore.analysis import flips
-    from vitcore.data.fashion import official_test_labels
-    from vitcore.data.samples import local_data_available
-    from vitcore.stats import summaries as stats
-
-    if not local_data_available():  # the labels would come from Keras' downloader (TensorFlow)
-        return None
-    runs = _table(path, mtime)
-    kept = runs[runs["has_predictions"]] if "has_predictions" in runs.columns else runs
-
-    def predictions(run_id: str):
-        file = Path(path) / run_id / PREDICTIONS
-        return np.load(file, allow_pickle=False) if file.is_file() else None
-
-    paired = flips.paired_predictions(predictions, stats.runs_of(kept, cfg), stats.runs_of(kept, base))
-    return flips.flip_report(paired, official_test_labels())
-
-
-def flipped_images(cfg: RunConfig, base: RunConfig):
-    """vitcore.analysis.flips.flip_report of the pairs that kept predictions (a FlipReport), or None when
-    the test labels are not on this machine."""
-    return _flipped(cfg, base, STORE_PATH, store_mtime())
 
 
 @st.cache_data(show_spinner=False)

@@ -11,7 +11,7 @@ import streamlit as st
 
 from vitcore.analysis import flips as flip_words
 from vitcore.app import charts, fmt, state, tables
-from vitcore.app.ablations import cards, strips
+from vitcore.app.ablations import cards, evidence, strips
 from vitcore.app.selection import DEFAULTS, INTERACTIONS_KEY, cell_name
 from vitcore.app.sidebar import painted  # noqa: F401 (the page asks here: is this the first paint?)
 from vitcore.config.run import RunConfig
@@ -159,7 +159,7 @@ def flipped_images(cfg: RunConfig, baseline: RunConfig, comparison, is_baseline:
     if is_baseline:
         st.caption("Flipped images appear when the selection differs from its baseline.")
         return
-    report = state.flipped_images(cfg, baseline)
+    report = evidence.flipped_images(cfg, baseline)
     if report is None:
         st.info("The flipped images need the official test labels, which are not on this machine.")
         return
@@ -245,7 +245,7 @@ def main_effects(metric: str, margin: float) -> None:
 def _cell_strip(metric: str, effects: pd.DataFrame, cells: str, interaction: bool) -> None:
     """What the effects average over: one dot per cell of the other switches, a flag where cells disagree
     in sign beyond noise, and the per-cell CSV."""
-    per_cell = state.cell_effects(metric, interaction, cells)
+    per_cell = evidence.cell_effects(metric, interaction, cells)
     if per_cell.empty:
         return
     if note := strips.disagreement_note(per_cell, interaction):
