@@ -8,6 +8,7 @@ import streamlit as st
 
 from vitcore.app import state
 from vitcore.app.sidebar import render_sidebar
+from vitcore.app.training import server
 
 st.set_page_config(page_title="vitcore: ViT ablations", page_icon=":material/grid_view:", layout="wide")
 
@@ -26,5 +27,6 @@ page = st.navigation({
     ],
 })
 render_sidebar()
+server.environment_note()  # a wrong VITCORE_* value: one note, training off
 state.skipped_note()  # damaged runs are left out of every page: say how many
 page.run()

@@ -113,7 +113,7 @@ def test_invalid_query_value_falls_back_with_a_visible_note(table, query, key):
 
 def test_uncached_config_offers_training_with_an_estimate(table, monkeypatch):
     monkeypatch.delenv("VITCORE_ALLOW_TRAINING", raising=False)
-    monkeypatch.setenv("VITCORE_MAX_TRAIN_MINUTES", "100000")  # the offer itself, not the per-click budget
+    monkeypatch.setenv("VITCORE_MAX_TRAIN_MINUTES", "1440")  # the offer itself, not the per-click budget (a day: the most allowed)
     at = app(uncached(table))
     assert not at.exception and not at.metric
     assert any("no stored runs yet" in warning.value for warning in at.warning)

@@ -45,7 +45,7 @@ def store_mtime() -> float:
     """Changes whenever a run folder is added or removed (renames touch the store folder)."""
     try:
         return os.stat(STORE_PATH).st_mtime_ns
-    except FileNotFoundError:
+    except OSError:  # missing or unreadable: the pages show an empty store
         return 0
 
 
@@ -193,12 +193,12 @@ def attention_bench() -> pd.DataFrame | None:
     return cost.load_attention_bench()
 
 
-@st.cache_resource
 def training_slot():
-    """The server's single training slot, shared by every session."""
-    from vitcore.app.training.slot import TrainingSlot
+    """The server's single training slot, shared by every session: module state of
+    vitcore.app.training.slot, out of reach of a client's "clear cache" message."""
+    from vitcore.app.training.slot import SERVER_SLOT
 
-    return TrainingSlot()
+    return SERVER_SLOT
 
 
 def warm_caches() -> dict[str, float]:

@@ -19,6 +19,7 @@ import sys
 
 from vitcore.cli import analysis, results, runs, sweep
 from vitcore.cli.common import Parser, UsageError
+from vitcore.config import environment
 from vitcore.data.fashion import DataError
 
 GROUPS = (runs, sweep, results, analysis)  # each adds its subcommands; each subcommand sets `handler`
@@ -35,6 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        problems = environment.problems(budget=False)  # the training budget is the app's alone
+        if problems:
+            raise UsageError("; ".join(problems))
         return args.handler(args)
     except (UsageError, DataError) as error:
         print(f"error: {error}", file=sys.stderr)

@@ -16,6 +16,7 @@ import keras
 import numpy as np
 from sklearn.metrics import confusion_matrix, log_loss
 
+from vitcore.config import environment
 from vitcore.config.run import RunConfig
 from vitcore.data.fashion import load_split
 from vitcore.data.patches import model_inputs
@@ -36,7 +37,7 @@ def configure_tensorflow(threads: int | None = None) -> int:
     import tensorflow as tf
 
     tf.config.experimental.enable_op_determinism()
-    threads = threads or int(os.environ.get("VITCORE_THREADS", "0")) or os.cpu_count() or 1
+    threads = threads or environment.threads() or os.cpu_count() or 1  # ValueError on a bad VITCORE_THREADS
     try:
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(1)

@@ -1,7 +1,10 @@
 """Train-on-demand without Streamlit: whether this deployment may train, how long it would take,
 and the one-training-per-server slot (a background thread that survives reruns and page switches).
 
-No Streamlit and no TensorFlow (the trainer passed in imports it), so it is unit-tested directly.
+The slot is a module-level object (SERVER_SLOT), not a Streamlit cache: a client's "clear cache"
+message empties st.cache_* but cannot give a second session a fresh slot. Only the session that
+started a training may cancel it. No Streamlit and no TensorFlow (the trainer passed in runs it in a
+child process, vitcore.app.training.child), so it is unit-tested directly.
 """
 
 from __future__ import annotations
@@ -15,24 +18,14 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from vitcore.config.environment import DEFAULT_BUDGET_MINUTES, budget_minutes  # noqa: F401 (re-exported)
 from vitcore.config.run import RunConfig
 
 COMMUNITY_CLOUD_ROOT = "/mount/src/"  # where Streamlit Community Cloud checks out an app's repository
-DEFAULT_BUDGET_MINUTES = 10.0  # one click may start at most this much estimated training (VITCORE_MAX_TRAIN_MINUTES)
 
 
 class Cancelled(Exception):
     """Raised between epochs when a training is cancelled or runs past its budget: nothing is stored."""
-
-
-def budget_minutes(environ: Mapping[str, str] = os.environ) -> float:
-    """The per-click training budget in minutes: VITCORE_MAX_TRAIN_MINUTES (a positive number), else 10."""
-    value = environ.get("VITCORE_MAX_TRAIN_MINUTES", "")
-    try:
-        minutes = float(value)
-    except ValueError:
-        return DEFAULT_BUDGET_MINUTES
-    return minutes if minutes > 0 else DEFAULT_BUDGET_MINUTES
 
 
 def over_budget(estimate: float | None, seeds: int, budget: float) -> str | None:
@@ -89,19 +82,47 @@ class TrainingStatus:
     history: list[dict] = field(default_factory=list)
     done: bool = False
     error: str | None = None
-    budget_seconds: float | None = None   # stop between epochs past this (None: no limit)
+    budget_seconds: float | None = None   # stop past this (None: no limit)
     cancel_requested: bool = False
     cancelled: str | None = None          # why it stopped early, if it did
+    owner: str | None = None              # the session that started it: the only one that may cancel
 
     @property
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
+    def stop_reason(self) -> str | None:
+        """Why the training must stop now (cancelled, or past its budget), or None."""
+        if self.cancel_requested:
+            return "cancelled"
+        if self.budget_seconds is not None and self.elapsed > self.budget_seconds:
+            return f"stopped at the budget of {self.budget_seconds / 60:g} minutes"
+        return None
+
+
+class Progress:
+    """What a trainer calls after each epoch (raises Cancelled when it must stop); a trainer that
+    can stop sooner (a child process it can kill) polls `stop_reason()` while it waits."""
+
+    def __init__(self, status: TrainingStatus):
+        self.status = status
+
+    def __call__(self, epoch: int, total: int, row: dict) -> None:
+        status = self.status
+        status.epoch, status.total = epoch, total
+        status.history.append(dict(row))
+        why = status.stop_reason()
+        if why is not None and (why == "cancelled" or epoch < total):
+            raise Cancelled(why)
+
+    def stop_reason(self) -> str | None:
+        return self.status.stop_reason()
+
 
 class TrainingSlot:
     """Single flight: at most one training per server process, run in a background thread so it
-    survives the page being left or rerun. Every session sees the same status (held by
-    st.cache_resource in vitcore.app.state). `start` is atomic: of two sessions racing, exactly one wins."""
+    survives the page being left or rerun. Every session sees the same status (SERVER_SLOT, below).
+    `start` is atomic: of two sessions racing, exactly one wins."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -112,13 +133,15 @@ class TrainingSlot:
     def busy(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def start(self, cfg: RunConfig, trainer: Trainer, budget_seconds: float | None = None) -> bool:
+    def start(self, cfg: RunConfig, trainer: Trainer, budget_seconds: float | None = None,
+              owner: str | None = None) -> bool:
         """Begin training cfg unless a training is already running; False if busy. The training
-        stops between epochs once it has run `budget_seconds`, or when cancel() is called."""
+        stops once it has run `budget_seconds` (a trainer that polls Progress.stop_reason: at once;
+        others between epochs), or when its owner calls cancel()."""
         with self._lock:
             if self.busy:
                 return False
-            status = TrainingStatus(cfg, total=cfg.epochs, budget_seconds=budget_seconds)
+            status = TrainingStatus(cfg, total=cfg.epochs, budget_seconds=budget_seconds, owner=owner)
             self.status = status
             self._thread = threading.Thread(target=self._run, args=(status, trainer), daemon=True,
                                             name=f"vitcore-train-{cfg.run_id}")
@@ -126,16 +149,8 @@ class TrainingSlot:
             return True
 
     def _run(self, status: TrainingStatus, trainer: Trainer) -> None:
-        def progress(epoch: int, total: int, row: dict) -> None:
-            status.epoch, status.total = epoch, total
-            status.history.append(dict(row))
-            if status.cancel_requested:
-                raise Cancelled("cancelled")
-            if status.budget_seconds is not None and status.elapsed > status.budget_seconds and epoch < total:
-                raise Cancelled(f"stopped at the budget of {status.budget_seconds / 60:g} minutes")
-
         try:
-            trainer(status.cfg, progress)
+            trainer(status.cfg, Progress(status))
         except Cancelled as why:  # between epochs: the unfinished run is not stored
             status.cancelled = str(why)
         except Exception as error:  # shown to the user; the slot must free itself whatever happens
@@ -144,14 +159,22 @@ class TrainingSlot:
         finally:
             status.done = True
 
-    def cancel(self) -> bool:
-        """Ask the running training to stop after its current epoch; False if none is running."""
+    def cancel(self, owner: str | None = None) -> bool:
+        """Ask the running training to stop; False if none is running or `owner` did not start it."""
         status = self.status
-        if not self.busy or status is None:
+        if not self.busy or status is None or status.owner != owner:
             return False
         status.cancel_requested = True
         return True
 
+    def owned_by(self, owner: str | None) -> bool:
+        """True while a training `owner` started is running."""
+        status = self.status
+        return self.busy and status is not None and status.owner == owner
+
     def join(self, timeout: float | None = None) -> None:
         if self._thread is not None:
             self._thread.join(timeout)
+
+
+SERVER_SLOT = TrainingSlot()  # the one slot of this server process (module state: no client can clear it)

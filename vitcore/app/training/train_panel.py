@@ -1,11 +1,14 @@
 """The "not cached yet" panel: say so, estimate the time from similar runs, offer "Train now".
 
-Training runs in the server's single TrainingSlot (a background thread), so it survives reruns
-and page switches, and every other session sees that the server is busy. TensorFlow is imported
-only inside the training thread (`vitcore.run.train`), never by rendering this panel.
+Training runs in the server's single TrainingSlot (a background thread relaying a child process,
+vitcore.app.training.child), so it survives reruns and page switches, every other session sees that
+the server is busy, and only the session that started it sees Cancel. TensorFlow is only ever
+imported by that child, never by the server.
 """
 
 from __future__ import annotations
+
+import secrets
 
 import pandas as pd
 import streamlit as st
@@ -13,18 +16,24 @@ import streamlit as st
 from vitcore.analysis.attention import train_command
 from vitcore.app import fmt, state
 from vitcore.app.selection import cell_name
-from vitcore.app.training.slot import TrainingStatus, budget_minutes, estimate_seconds, over_budget, training_allowed
+from vitcore.app.training import server
+from vitcore.app.training.child import train_in_child
+from vitcore.app.training.slot import TrainingStatus, estimate_seconds, over_budget, training_allowed
 from vitcore.config.run import RunConfig
+
+OWNER_KEY = "_vitcore_training_owner"
 
 
 def _train_seeds(cfg: RunConfig, progress, seeds: int = 1) -> None:
-    """Train random seeds 0..seeds-1 of cfg into the app's store; progress counts epochs over all seeds."""
-    from vitcore.run.train import train  # lazy: the only TensorFlow import of the app
+    """Train random seeds 0..seeds-1 of cfg into the app's store (in a child process); progress counts
+    epochs over all seeds."""
+    train_in_child(cfg, progress, state.STORE_PATH, seeds)
 
-    for seed in range(seeds):
-        def forward(epoch, total, row, seed=seed):
-            progress(seed * total + epoch, seeds * total, {**row, "seed": seed})
-        train(cfg.replace(seed=seed), state.store(), forward)
+
+def _session() -> str:
+    """This browser session's secret: the owner of a training it starts. A random token in its
+    session state (no widget has this key, so no client message can set it)."""
+    return st.session_state.setdefault(OWNER_KEY, secrets.token_hex(16))
 
 
 def render_train_offer(cfg: RunConfig, runs: pd.DataFrame) -> None:
@@ -52,17 +61,22 @@ def render_train_offer(cfg: RunConfig, runs: pd.DataFrame) -> None:
         st.info("Training is switched off on this deployment (`VITCORE_ALLOW_TRAINING=0`). "
                 f"To train it locally: `{train_command(cfg)}`")
         return
+    refused = server.training_refused()
+    if refused:
+        st.info(f"Training is off on this server: {refused}. To train it locally: `{train_command(cfg)}`")
+        return
     seeds = st.radio("Random seeds to train", (1, 3), horizontal=True, key="train_seeds",
                      help="One random seed shows the numbers; three give the seed-paired 95% intervals.")
-    budget = budget_minutes()
+    budget = server.environment().budget_minutes
     refused = over_budget(None if estimate is None else estimate[0], seeds, budget)
     if refused:
         st.info(f"Not from this page: {refused}. To train it on your own machine: `{train_command(cfg)}`")
         return
     st.caption(f"One click may start at most {budget:g} minutes of training on this server; a training "
-               "that runs longer stops between epochs and stores nothing, and Cancel stops it the same way.")
+               "that runs longer is stopped and stores nothing, and Cancel stops it the same way.")
     if st.button("Train now", type="primary", icon=":material/play_arrow:", key="train_now"):
-        if slot.start(cfg, lambda c, progress: _train_seeds(c, progress, seeds), budget_seconds=budget * 60):
+        if slot.start(cfg, lambda c, progress: _train_seeds(c, progress, seeds), budget_seconds=budget * 60,
+                      owner=_session()):
             st.rerun()
         st.warning("Another session started a training a moment ago; this one will wait its turn.")
 
@@ -79,16 +93,17 @@ def _progress(cfg: RunConfig) -> None:
         if mine or not slot.busy:
             st.rerun(scope="app")  # the run is stored (or failed): redraw the page from the store
         return
-    who = "this config" if mine else f"**{cell_name(status.cfg)}** (started by another session)"
+    owner = slot.owned_by(_session())
+    who = ("this config" if mine else f"**{cell_name(status.cfg)}**") + ("" if owner else " (started by another session)")
     st.info(f"Training {who}: epoch {status.epoch} of {status.total}, {status.elapsed:.0f} s so far. "
-            + ("" if mine else "One training runs at a time on this server; yours can start when it finishes."),
+            + ("" if owner else "One training runs at a time on this server; yours can start when it finishes."),
             icon=":material/model_training:")
     st.progress(status.epoch / max(status.total, 1))
     if status.cancel_requested:
-        st.caption("Cancelling: the training stops after the current epoch.")
-    elif st.button("Cancel", icon=":material/stop:", key="train_cancel",
-                   help="Stops after the current epoch; the unfinished run is not stored."):
-        slot.cancel()
+        st.caption("Cancelling: the training stops now and stores nothing.")
+    elif owner and st.button("Cancel", icon=":material/stop:", key="train_cancel",
+                                                 help="Stops the training; the unfinished run is not stored."):
+        slot.cancel(_session())
     if status.history:
         history = pd.DataFrame(status.history)
         history["step"] = range(1, len(history) + 1)

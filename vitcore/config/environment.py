@@ -1,0 +1,95 @@
+"""The environment variables vitcore reads, each checked once, in one place.
+
+    VITCORE_THREADS            intra-op threads of a training (unset or 0: one per CPU)
+    VITCORE_MAX_TRAIN_MINUTES  the app's per-click training budget (unset: 10 minutes)
+    VITCORE_STORE              the app's store folder (unset: cached_runs/ of the checkout)
+    VITCORE_DATA_DIR           a folder with the four Fashion-MNIST IDX files (unset: the other sources)
+
+`problems()` says, one line each, what is wrong: the CLI exits with code 2 before any work, the app
+shows a note and turns training off. The lines name the variable and never a path, since the app
+shows them to visitors.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+
+DEFAULT_BUDGET_MINUTES = 10.0  # one click may start at most this much estimated training
+MAX_BUDGET_MINUTES = 24 * 60.0  # a day: a stored run's seconds must stay below it anyway
+MAX_THREADS = 1024              # far above any machine this runs on; TensorFlow aborts the process on -1
+
+
+def threads(environ: Mapping[str, str] = os.environ) -> int | None:
+    """VITCORE_THREADS as a thread count, None when unset or 0 (one per CPU), else ValueError."""
+    value = environ.get("VITCORE_THREADS", "").strip()
+    if value in ("", "0"):
+        return None
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= MAX_THREADS:
+        raise ValueError(f"VITCORE_THREADS must be a whole number of threads from 1 to {MAX_THREADS} "
+                         f"(or 0: one per CPU), got {value[:40]!r}")
+    return int(value)
+
+
+def budget_minutes(environ: Mapping[str, str] = os.environ) -> float:
+    """VITCORE_MAX_TRAIN_MINUTES, else 10. Not a number above 0 and at most a day: ValueError (never
+    silently the default: `abc` or `-1` must not mean 10, nor `inf` "no budget")."""
+    value = environ.get("VITCORE_MAX_TRAIN_MINUTES", "").strip()
+    if not value:
+        return DEFAULT_BUDGET_MINUTES
+    try:
+        minutes = float(value)
+    except ValueError:
+        minutes = math.nan
+    if not 0 < minutes <= MAX_BUDGET_MINUTES:  # False for NaN too
+        raise ValueError(f"VITCORE_MAX_TRAIN_MINUTES must be a number of minutes above 0 and at most "
+                         f"{MAX_BUDGET_MINUTES:g}, got {value[:40]!r}")
+    return minutes
+
+
+def store_problem(path: str) -> str | None:
+    """Why the store folder cannot be read (None: readable, or not there yet: an empty store)."""
+    try:
+        if not os.path.exists(path):
+            return None
+        if not os.path.isdir(path):
+            return "the store (VITCORE_STORE) is a file, not a folder"
+        os.listdir(path)
+    except OSError as error:
+        return f"the store (VITCORE_STORE) is unreadable ({error.strerror})"
+    return None
+
+
+def data_dir_problem(environ: Mapping[str, str] = os.environ) -> str | None:
+    """Why VITCORE_DATA_DIR cannot be used (None when unset or usable): a folder holding the four IDX
+    files whose test labels are the official ones (the images are checked when first read)."""
+    folder = environ.get("VITCORE_DATA_DIR")
+    if not folder:
+        return None
+    from vitcore.data.fashion import DataError, official_test_labels
+
+    try:
+        official_test_labels()
+    except DataError as error:
+        return f"VITCORE_DATA_DIR does not hold Fashion-MNIST ({str(error).replace(folder, '$VITCORE_DATA_DIR')})"
+    except OSError as error:
+        return f"VITCORE_DATA_DIR is unreadable ({error.strerror})"
+    return None
+
+
+def problems(environ: Mapping[str, str] = os.environ, store: str | None = None, data: bool = True,
+             budget: bool = True) -> list[str]:
+    """One line per environment value that is wrong (threads, the budget when `budget`, the store at
+    `store`, the data dir when `data`); [] when all is well."""
+    found = []
+    for check in (threads, budget_minutes) if budget else (threads,):
+        try:
+            check(environ)
+        except ValueError as error:
+            found.append(str(error))
+    if store is not None and (why := store_problem(store)):
+        found.append(why)
+    if data and (why := data_dir_problem(environ)):
+        found.append(why)
+    return found
