@@ -70,7 +70,7 @@ def data_dir_problem(environ: Mapping[str, str] = os.environ) -> str | None:
     from vitcore.data.fashion import DataError, official_test_labels
 
     try:
-        official_test_labels()
+        official_test_labels.__wrapped__()  # not its per-process cache: this checks the folder now
     except DataError as error:
         return f"VITCORE_DATA_DIR does not hold Fashion-MNIST ({str(error).replace(folder, '$VITCORE_DATA_DIR')})"
     except OSError as error:
