@@ -161,5 +161,9 @@ def test_vit_vs_convnet_data_size_curve(store):
     assert any('"type": "log"' in spec or '"type":"log"' in spec for spec in charts)  # log x axis
     crossover = next(m.value for m in at.markdown if m.value.startswith("**Where the lead changes sides.**"))
     assert "No resolved change of sign from 1,000 to 4,000 rows" in crossover and "2,000 rows: Δ +0.0502" in crossover
+    from vitcore.analysis import scaling
+
+    estimate = scaling.crossover_estimate(store.table())  # the fitted crossing and its bootstrap interval
+    assert scaling.crossover_sentence(estimate) in crossover
     sizes = at.dataframe[-1].value  # the paired Δ per row count, in its expander
     assert sizes["Rows"].tolist()[:3] == ["1,000", "1,000", "2,000"] and set(sizes["Pairs"]) == {3}

@@ -109,3 +109,35 @@ def test_crossover_is_stated_only_when_the_intervals_resolve_it():
     assert set(curve["train_rows"]) == {1000, 4000, 16000} and (curve["n"] == 6).all()
     flat = scaling.crossover(frame[frame["train_rows"] == 4000])
     assert "No resolved change of sign" in flat and "neither model leads" in flat
+
+
+def curve_runs(lead_at, seeds: int = 6, rows=(1000, 2000, 4000, 8000, 16000)) -> pd.DataFrame:
+    """The article's ViT and convnet at each row count; the ViT's lead is lead_at(rows) plus a small
+    per-seed noise."""
+    out = []
+    for rows_ in rows:
+        for seed in range(seeds):
+            noise = 0.002 * ((seed * 7 + rows_ // 1000) % 5 - 2)
+            out.append(run_row(RunConfig(train_rows=rows_, seed=seed), test_accuracy=0.8 + lead_at(rows_) + noise))
+            out.append(run_row(RunConfig(model="convnet", train_rows=rows_, seed=seed), test_accuracy=0.8))
+    return runs_table(out)
+
+
+def test_crossover_estimate_finds_a_planted_crossing_with_its_interval():
+    runs = curve_runs(lambda rows: 0.03 - 0.015 * np.log2(rows / 1000))  # zero at 4,000 rows
+    estimate = scaling.crossover_estimate(runs, reps=300)
+    assert estimate.rows == pytest.approx(4000, rel=0.05) and estimate.low < 4000 < estimate.high
+    assert estimate.high / estimate.low < 1.5 and estimate.inside
+    assert estimate.per_doubling == pytest.approx(-0.015, abs=0.002)
+    assert estimate.row_counts == (1000, 2000, 4000, 8000, 16000) and estimate.n_pairs == (6,) * 5
+    text = scaling.crossover_sentence(estimate)
+    assert "crosses zero at about **4," in text and "the ViT leads below it, the convnet above" in text
+    # the same function answers for any pair of configs and any table: the convnet against the ViT flips the sign
+    flipped = scaling.crossover_estimate(runs, RunConfig(model="convnet"), RunConfig(), reps=50)
+    assert flipped.rows == pytest.approx(estimate.rows) and flipped.per_doubling == pytest.approx(-estimate.per_doubling)
+
+
+def test_crossover_estimate_needs_three_row_counts():
+    runs = curve_runs(lambda rows: 0.01, rows=(1000, 4000))
+    estimate = scaling.crossover_estimate(runs, reps=10)
+    assert np.isnan(estimate.rows) and "needs paired runs" in scaling.crossover_sentence(estimate)

@@ -13,6 +13,7 @@ from fakes import write_run
 
 from vitcore.article import report, seed_reference
 from vitcore.config.run import RunConfig
+from vitcore.stats.percell import SPREAD_COLUMNS
 from vitcore.stats.summaries import EFFECT_COLUMNS
 from vitcore.store.runs import RunStore
 
@@ -100,7 +101,7 @@ def test_effects_command_writes_the_exact_columns(tmp_path):
     done = cli("effects", "--store", str(tmp_path / "store"), "--out", str(out))
     assert done.returncode == 0, done.stderr
     effects = pd.read_csv(out)
-    assert list(effects.columns) == EFFECT_COLUMNS and "p_holm" in effects.columns
+    assert list(effects.columns) == [*EFFECT_COLUMNS, *SPREAD_COLUMNS] and "p_holm" in effects.columns
     pos = effects[(effects["factor"] == "pos_embedding") & (effects["metric"] == "best_val_accuracy")]
     assert set(pos["train_rows"]) == {1000, 4000} and (pos["verdict"] == "worse").all()
     assert pos["mean_delta"].to_numpy() == pytest.approx([-0.03, -0.03], abs=0.005)
@@ -117,6 +118,7 @@ def test_report_command_writes_both_files(tmp_path):
     text = (tmp_path / "out" / "headline.md").read_text()
     assert "the convnet is better" in text and "0.7970" in text and "± " in text
     assert "70,922" in text and "71,946" in text
+    assert "No crossover estimate: it needs paired runs of both models" in text  # two row counts only
 
 
 @pytest.mark.slow

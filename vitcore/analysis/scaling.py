@@ -2,10 +2,16 @@
 
 The source article's real question is "how small can the data be before the convnet wins?". Each
 row count's ViT - convnet Δ is paired by random seed (vitcore.stats.compare); where the Δ changes sign
-is stated with its uncertainty, from the intervals, never from the means alone. No TensorFlow.
+is stated with its uncertainty, from the intervals, never from the means alone. `crossover_estimate`
+puts a number on it: a straight line through the paired Δs against log(rows), weighted by each row
+count's 1 / se², crosses zero at the estimate; its 95% interval is a bootstrap over random seeds
+(each row count's paired Δs resampled, the line refitted). It takes any table of runs and any pair of
+configs (their train_rows is ignored), so another grid can ask the same question. No TensorFlow.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -13,7 +19,7 @@ import pandas as pd
 from vitcore.config.run import RunConfig
 from vitcore.stats.compare import compare
 from vitcore.stats.estimates import BETTER, MARGIN, WORSE
-from vitcore.stats.summaries import summarize
+from vitcore.stats.summaries import pair_runs, runs_of, summarize
 
 CURVE_METRICS = ("test_accuracy", "final_val_accuracy")
 MODELS = {"ViT": RunConfig(), "convnet": RunConfig(model="convnet")}
@@ -70,3 +76,92 @@ def crossover(frame: pd.DataFrame, metric: str = "test_accuracy") -> str:
     who = "the ViT leads" if ahead else ("the convnet leads" if behind else "neither model leads resolvably")
     where = f" (resolved at {', '.join(f'{r:,}' for r in (ahead or behind))} rows)" if ahead or behind else ""
     return f"No resolved change of sign from {part['train_rows'].min():,} to {part['train_rows'].max():,} rows: {who}{where}.{hint} {described}."
+
+
+REPLICATES = 2_000
+SEED = 0  # the bootstrap's own random generator: fixed, so the page, `report` and the claims agree
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """Where the fitted lead of `first` over `second` is zero: `rows` (NaN when the fitted line is flat
+    or there are too few row counts), its bootstrap 95% interval [low, high], the fitted change of the
+    Δ per doubling of the rows, the row counts used and the pairs at each."""
+    rows: float
+    low: float
+    high: float
+    per_doubling: float
+    row_counts: tuple[int, ...]
+    n_pairs: tuple[int, ...]
+    replicates: int
+
+    @property
+    def inside(self) -> bool:
+        """The estimate lies within the measured row counts (not an extrapolation)."""
+        return bool(self.row_counts) and np.isfinite(self.rows) and min(self.row_counts) <= self.rows <= max(self.row_counts)
+
+
+def _fit(x: np.ndarray, deltas: list[np.ndarray]) -> tuple[float, float]:
+    """(crossing log-rows, slope) of the 1/se^2-weighted least-squares line through each row count's mean Δ."""
+    means = np.array([d.mean() for d in deltas])
+    se = np.array([d.std(ddof=1) / np.sqrt(len(d)) for d in deltas])
+    weights = 1 / np.maximum(se, 1e-6) ** 2
+    slope, intercept = np.polyfit(x, means, 1, w=np.sqrt(weights))
+    return (-intercept / slope if slope != 0 else np.nan), slope
+
+
+def paired_curve(runs: pd.DataFrame, first: RunConfig, second: RunConfig, metric: str = "test_accuracy"
+                 ) -> dict[int, np.ndarray]:
+    """{train_rows: first - second per paired random seed} for every row count where both have 2+ pairs."""
+    out = {}
+    for rows in sorted(set(runs["train_rows"].unique())):
+        a, b = runs_of(runs, first.replace(train_rows=int(rows))), runs_of(runs, second.replace(train_rows=int(rows)))
+        if len(a) and len(b):
+            delta = pair_runs(b, a, metric)["delta"].dropna().to_numpy()
+            if len(delta) >= 2:
+                out[int(rows)] = delta
+    return out
+
+
+def crossover_estimate(runs: pd.DataFrame, first: RunConfig = MODELS["ViT"], second: RunConfig = MODELS["convnet"],
+                       metric: str = "test_accuracy", reps: int = REPLICATES, seed: int = SEED) -> Crossover:
+    """Where the paired Δ (first - second) crosses zero on a line in log(rows), with a bootstrap interval
+    over random seeds (see the module docstring). Needs three row counts with 2+ pairs, else NaN."""
+    curve_ = paired_curve(runs, first, second, metric)
+    counts = tuple(curve_)
+    pairs = tuple(len(d) for d in curve_.values())
+    if len(counts) < 3:
+        return Crossover(np.nan, np.nan, np.nan, np.nan, counts, pairs, 0)
+    x = np.log(np.array(counts, dtype=float))
+    deltas = list(curve_.values())
+    point, slope = _fit(x, deltas)
+    rng = np.random.default_rng(seed)
+    crossings = np.array([_fit(x, [d[rng.integers(0, len(d), len(d))] for d in deltas])[0] for _ in range(reps)])
+    crossings = np.nan_to_num(crossings, nan=np.inf)  # a flat replicate line crosses nowhere
+    # no interpolation between order statistics, so an unbounded end stays unbounded (an inf) instead of a NaN
+    low, high = np.percentile(crossings, 2.5, method="lower"), np.percentile(crossings, 97.5, method="higher")
+    with np.errstate(over="ignore"):
+        rows, low, high = (float(np.exp(v)) for v in (point if np.isfinite(point) else np.inf, low, high))
+    return Crossover(rows, low, high, float(slope * np.log(2)), counts, pairs, reps)
+
+
+def crossover_sentence(estimate: Crossover, first: str = "the ViT", second: str = "the convnet") -> str:
+    """The estimate in one sentence (the page, `report`, the claims ledger)."""
+    if len(estimate.row_counts) < 3:
+        return ("No crossover estimate: it needs paired runs of both models (2+ random seeds) at three or more row "
+                f"counts; there are {len(estimate.row_counts)}.")
+    if not 1 < estimate.rows < np.inf:
+        return (f"A straight line through the paired Δ against log(rows) is flat (the Δ changes by "
+                f"{estimate.per_doubling:+.4f} per doubling of the rows): it crosses zero at no sensible row count.")
+    bounded = 1 < estimate.low and estimate.high < np.inf
+    interval = (f"{estimate.low:,.0f}–{estimate.high:,.0f}" if bounded else
+                "unbounded: some resampled lines are flat or cross far outside the measured rows")
+    leader = (first, second) if estimate.per_doubling < 0 else (second, first)
+    where = ("" if estimate.inside else f" — outside the measured {min(estimate.row_counts):,}–"
+             f"{max(estimate.row_counts):,} rows, an extrapolation")
+    return (f"A straight line through the paired Δ against log(rows), weighted by each row count's precision, "
+            f"crosses zero at about **{estimate.rows:,.0f} rows** (95% bootstrap interval over random seeds "
+            f"{interval}, {estimate.replicates:,} replicates){where}: {leader[0]} "
+            f"leads below it, {leader[1]} above; the Δ changes by {estimate.per_doubling:+.4f} per doubling of the "
+            f"rows (fitted on {', '.join(f'{r:,}' for r in estimate.row_counts)} rows, "
+            f"{'/'.join(map(str, estimate.n_pairs))} pairs).")

@@ -35,11 +35,13 @@ def _scaling(margin: float, path: str, mtime: float) -> tuple[pd.DataFrame, pd.D
 
     runs = state.load_runs()
     deltas = scaling.deltas(runs, margin)
-    return scaling.curve(runs), deltas, scaling.crossover(deltas)
+    estimate = scaling.crossover_sentence(scaling.crossover_estimate(runs))
+    return scaling.curve(runs), deltas, f"{estimate} {scaling.crossover(deltas)}"
 
 
 def data_size(margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    """The data-size curve: (scaling.curve, scaling.deltas, scaling.crossover) of the store."""
+    """The data-size curve: (scaling.curve, scaling.deltas, the crossover estimate's sentence and
+    scaling.crossover's) of the store."""
     return _scaling(margin, state.STORE_PATH, state.store_mtime())
 
 

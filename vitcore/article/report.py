@@ -210,9 +210,20 @@ def headline_markdown(runs: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
+def data_size_sentence(runs: pd.DataFrame) -> str:
+    """Where the ViT's lead over the convnet crosses zero on the data-size curve, with its bootstrap interval
+    (vitcore.analysis.scaling.crossover_estimate)."""
+    from vitcore.analysis import scaling
+
+    return scaling.crossover_sentence(scaling.crossover_estimate(runs)).replace("**", "")
+
+
 def write_report(runs: pd.DataFrame, out: Path) -> list[str]:
-    """Write headline.csv, headline_deltas.csv and headline.md into the folder `out`; returns the sentences."""
+    """Write headline.csv, headline_deltas.csv and headline.md into the folder `out`; returns the sentences
+    (the headline's, then the data-size curve's crossover estimate)."""
+    crossing = data_size_sentence(runs)
     headline(runs).to_csv(out / "headline.csv", index=False)
     headline_deltas(runs).to_csv(out / "headline_deltas.csv", index=False)
-    (out / "headline.md").write_text(headline_markdown(runs))
-    return headline_sentences(runs)
+    (out / "headline.md").write_text(headline_markdown(runs)
+                                     + f"\n## Where the ViT's lead changes sides (the data-size curve)\n\n{crossing}\n")
+    return [*headline_sentences(runs), crossing]
