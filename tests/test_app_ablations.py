@@ -111,6 +111,10 @@ def test_one_click_selects_a_variant_and_the_cards_lead_with_verdicts(app):
     delta = np.mean(ACCURACY[POST]) - np.mean(ACCURACY[BASELINE])
     assert at.metric[0].value == f"{np.mean(ACCURACY[POST]):.4f}" and at.metric[0].delta == f"{delta:+.4f}"
     assert not any("What flipping one switch" in spec for spec in titles(at))  # the cards lead now
+    # every pair kept its predictions: test accuracy's card also gives the interval over test images
+    row = state.comparison(POST, BASELINE).metrics.set_index("metric").loc["test_accuracy"]
+    assert row["n_pairs_with_test"] == 3 and np.isfinite(row["ci_low_with_test"])
+    assert f"over test images too [{row['ci_low_with_test']:+.4f}, {row['ci_high_with_test']:+.4f}]" in text
 
 
 def test_sidebar_options_say_what_is_stored(app):

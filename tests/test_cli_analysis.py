@@ -1,12 +1,16 @@
 """`compare`, `claims`, `effects --margin` and `diagnose-bn`'s refusals, called in-process."""
 
+import numpy as np
 import pandas as pd
 import pytest
-from fakes import write_run
+from fakes import write_predicted_run, write_run
 
 from vitcore.cli import main
 from vitcore.config.run import RunConfig
-from vitcore.stats.compare import CLASS_COLUMNS, CONFUSION_COLUMNS, METRIC_COLUMNS
+from vitcore.data.fashion import official_test_labels
+from vitcore.data.samples import local_data_available
+from vitcore.stats import bootstrap
+from vitcore.stats.compare import ALL_METRIC_COLUMNS, CLASS_COLUMNS, CONFUSION_COLUMNS
 
 
 @pytest.fixture
@@ -22,7 +26,8 @@ def test_compare_writes_the_three_tables(filled, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["compare", "--norm", "batch", "--train-rows", "1000", "--store", str(filled.root), "--out", str(out)]) == 0
     metrics = pd.read_csv(out / "metrics.csv")
-    assert list(metrics.columns) == METRIC_COLUMNS
+    assert list(metrics.columns) == ALL_METRIC_COLUMNS
+    assert (metrics["n_pairs_with_test"] == 0).all()  # no run kept predictions: no interval over test images
     acc = metrics.set_index("metric").loc["test_accuracy"]
     assert acc["n_pairs"] == 4 and bool(acc["paired"]) and acc["verdict"] == "worse"
     assert acc["mean_delta"] == pytest.approx(-0.10 + 0.0015, abs=1e-3)
@@ -67,3 +72,34 @@ def test_claims_and_effects_take_a_margin(filled, tmp_path, capsys):
 def test_diagnose_bn_refuses_a_store_without_batchnorm_weights(filled, tmp_path, capsys):
     assert main(["diagnose-bn", "--store", str(filled.root), "--out", str(tmp_path / "bn")]) == 2
     assert "no BatchNorm ViT runs with weights" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not local_data_available(), reason="needs the official test labels")
+def test_compare_with_predictions_adds_the_test_set_interval_and_flips_csv(store, tmp_path, capsys):
+    """Runs that kept predictions.npy: metrics.csv gets test accuracy's interval over random seeds and test
+    images (recomputed here from the same predictions), flips.csv and flip_pairs.csv are written beside it."""
+    labels = official_test_labels()
+    rng = np.random.default_rng(3)
+    hard = rng.random(len(labels)) < 0.3  # images each random seed gets right only half the time
+    for seed in range(4):
+        for cfg, extra in ((RunConfig(train_rows=1000), 0.0), (RunConfig(train_rows=1000, norm="batch"), 0.05)):
+            wrong = np.where(hard, rng.random(len(labels)) < 0.5, rng.random(len(labels)) < 0.05 + extra)
+            write_predicted_run(store, cfg.replace(seed=seed), labels, np.where(wrong, (labels + 1) % 10, labels))
+    out = tmp_path / "out"
+    assert main(["compare", "--norm", "batch", "--train-rows", "1000", "--store", str(store.root), "--out", str(out)]) == 0
+    metrics = pd.read_csv(out / "metrics.csv").set_index("metric")
+    acc = metrics.loc["test_accuracy"]
+    assert acc["n_pairs_with_test"] == 4 and acc["interval"] in (bootstrap.SEEDS_ONLY, bootstrap.WITH_TEST)
+    table = store.table()
+    sel, base = (table[table["config_id"] == c.config_id].sort_values("seed")["run_id"]
+                 for c in (RunConfig(train_rows=1000, norm="batch"), RunConfig(train_rows=1000)))
+    diffs = bootstrap.differences(np.stack([store.load(r).predictions() for r in sel]),
+                                  np.stack([store.load(r).predictions() for r in base]), labels)
+    expected = bootstrap.seed_and_test_estimate(diffs)
+    assert (acc["ci_low_with_test"], acc["ci_high_with_test"]) == pytest.approx((expected.ci_low, expected.ci_high))
+    assert np.isnan(metrics.loc["gap", "ci_low_with_test"])  # only test accuracy has per-image outcomes
+    flips_csv = pd.read_csv(out / "flips.csv")
+    assert {"flip_rate", "null_rate", "seed_null_rate", "q_value", "listed"} <= set(flips_csv.columns)
+    assert len(pd.read_csv(out / "flip_pairs.csv")) == 4
+    printed = capsys.readouterr().out
+    assert "over random seeds and test images" in printed and "no image is ranked" in printed  # 4 pairs < 6

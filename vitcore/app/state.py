@@ -245,13 +245,15 @@ def margin(state=None) -> float:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _comparison(cfg: RunConfig, base: RunConfig, margin: float, path: str, mtime: float):
+    from vitcore.app.ablations.evidence import prediction_source
     from vitcore.stats import compare
     from vitcore.stats import summaries as stats
 
     runs = _table(path, mtime)
     ids = [*stats.runs_of(runs, cfg)["run_id"], *stats.runs_of(runs, base)["run_id"]]
     _, confusions = _run_frames(tuple(sorted(set(ids))), path, mtime)
-    return compare.compare(runs, cfg, base, margin, confusions)
+    predictions, labels = prediction_source(path)  # test accuracy's interval over random seeds and test images
+    return compare.compare(runs, cfg, base, margin, confusions, predictions=predictions, labels=labels)
 
 
 def comparison(cfg: RunConfig, base: RunConfig, margin: float = MARGIN):

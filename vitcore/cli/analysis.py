@@ -19,11 +19,13 @@ from vitcore.cli.runs import add_config_flags, config_from_args
 from vitcore.config.run import RunConfig
 
 COMPARE_FILES = ("metrics.csv", "pairs.csv", "classes.csv", "confusion_delta.csv")
+FLIP_FILES = ("flips.csv", "flip_pairs.csv")  # when runs of both sides kept predictions.npy
 
 
 def add_parsers(sub) -> None:
     compare = sub.add_parser("compare", help="paired Δs of one config (RunConfig flags) against a baseline: metrics.csv, "
-                                             "classes.csv, confusion_delta.csv, pairs.csv")
+                                             "classes.csv, confusion_delta.csv, pairs.csv (+ flips.csv, flip_pairs.csv "
+                                             "when runs kept their predictions)")
     add_config_flags(compare)
     compare.add_argument("--baseline", default="", metavar="FIELD=VALUE,...",
                          help="the baseline as changes to the article's ViT at the selection's train_rows "
@@ -72,22 +74,55 @@ def _compare(args) -> int:
     baseline = parse_baseline(args.baseline, selection)
     store = existing_store(args.store)  # the store first: a bad --store leaves no output folder behind
     out = writable_folder(args.out, "--out")
-    files_in(out, COMPARE_FILES, "--out")
+    files_in(out, COMPARE_FILES + FLIP_FILES, "--out")
     runs = store.table()
     for side, cfg in (("selection", selection), ("baseline", baseline)):
         if not (runs["config_id"] == cfg.config_id).any():
             raise UsageError(f"no stored runs for the {side}, {cfg.label()} at {cfg.train_rows:,} rows, in {store.root} "
                              f"(`python -m vitcore sweep --list` shows what the grids train)")
-    result = compare(runs, selection, baseline, margin, confusions=store.confusions())
-    write(result, out)
+    predictions, labels = _predictions(store, runs, selection, baseline)
+    result = compare(runs, selection, baseline, margin, confusions=store.confusions(), predictions=predictions,
+                     labels=labels)
+    written = write(result, out)
     how = f"paired over random seeds {', '.join(map(str, result.seeds))}" if result.paired else "UNPAIRED (Welch): the sides differ in train_rows"
     print(f"{selection.label()} ({selection.train_rows:,} rows) − {baseline.label()} ({baseline.train_rows:,} rows), {how}")
     for row in result.metrics.itertuples():
         needed = f", needs {row.seeds_needed:.0f} random seeds" if row.verdict == "inconclusive" else ""
         print(f"  {row.metric:21} Δ {row.mean_delta:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]  n={row.n_pairs}  "
               f"{row.verdict}{needed}")
-    print("wrote " + ", ".join(str(out / name) for name in COMPARE_FILES))
+        if row.n_pairs_with_test and row.ci_low_with_test == row.ci_low_with_test:
+            print(f"  {'':21} over random seeds and test images [{row.ci_low_with_test:+.4f}, "
+                  f"{row.ci_high_with_test:+.4f}]: the verdict uses the interval over {row.interval}")
+    if labels is not None and result.paired:
+        written += _write_flips(store, runs, selection, baseline, labels, out)
+    print("wrote " + ", ".join(str(path) for path in written))
     return 0
+
+
+def _predictions(store, runs, selection: RunConfig, baseline: RunConfig):
+    """(predictions(run_id), the test labels) when a run on each side kept predictions.npy, else (None, None)."""
+    sides = [runs[(runs["config_id"] == cfg.config_id) & runs["has_predictions"]] for cfg in (selection, baseline)]
+    if any(side.empty for side in sides):
+        return None, None
+    from vitcore.data.fashion import official_test_labels
+
+    return (lambda run_id: store.load(run_id).predictions()), official_test_labels()
+
+
+def _write_flips(store, runs, selection: RunConfig, baseline: RunConfig, labels, out) -> list:
+    """flips.csv (every image flipped in some pair, against its null) and flip_pairs.csv (McNemar per pair)."""
+    from vitcore.analysis import flips
+
+    paired = flips.paired_predictions(lambda run_id: store.load(run_id).predictions(),
+                                      runs[runs["config_id"] == selection.config_id],
+                                      runs[runs["config_id"] == baseline.config_id])
+    if not paired.n:
+        return []
+    report = flips.flip_report(paired, labels)
+    report.images.to_csv(out / FLIP_FILES[0], index=False)
+    report.pairs.to_csv(out / FLIP_FILES[1], index=False)
+    print(flips.summary(report))
+    return [out / name for name in FLIP_FILES]
 
 
 def _claims(args) -> int:

@@ -88,3 +88,33 @@ def sentence(seed_only: Estimate, with_test: Estimate, digits: int = 4) -> str:
             f"{with_test.ci_high:+.{digits}f}] against [{seed_only.ci_low:+.{digits}f}, "
             f"{seed_only.ci_high:+.{digits}f}] over random seeds alone ({ratio:.2f}× as wide); the verdict uses "
             f"the interval over {used}.")
+
+
+TEST_COLUMNS = ["ci_low_with_test", "ci_high_with_test", "n_pairs_with_test", "interval"]
+
+
+def with_test_set(frame, pairs, predictions, labels, margin: float, metric: str = "test_accuracy"):
+    """compare's metrics frame with TEST_COLUMNS: for `metric` (test accuracy: per-image correctness is
+    what the predictions give), the interval over random seeds and test images when every pair kept its
+    predictions (`predictions(run_id)` -> array or None), and the verdict and p-value from whichever
+    interval is wider (`interval` names it). Other rows: NaN, and `interval` "random seeds"."""
+    from vitcore.stats.estimates import decide
+
+    frame = frame.assign(ci_low_with_test=np.nan, ci_high_with_test=np.nan, n_pairs_with_test=0, interval=SEEDS_ONLY)
+    matched = pairs[pairs["metric"] == metric] if len(pairs) else pairs
+    if not len(matched) or metric not in set(frame["metric"]):
+        return frame
+    kept = [(predictions(s), predictions(b)) for s, b in zip(matched["selection_run_id"], matched["baseline_run_id"])]
+    kept = [(s, b) for s, b in kept if s is not None and b is not None]
+    index = frame.index[frame["metric"] == metric][0]
+    frame.loc[index, "n_pairs_with_test"] = len(kept)
+    if len(kept) < 2 or len(kept) < len(matched):  # a subset's Δ is another number: never mix the two
+        return frame
+    diffs = differences(np.stack([s for s, _ in kept]), np.stack([b for _, b in kept]), labels)
+    seed_only = paired_estimate(matched["delta"])
+    test = seed_and_test_estimate(diffs)
+    used, which = wider(seed_only, test)
+    verdict, needed = decide(metric, used, margin)
+    frame.loc[index, ["ci_low_with_test", "ci_high_with_test", "interval"]] = [test.ci_low, test.ci_high, which]
+    frame.loc[index, ["p_value", "verdict", "seeds_needed"]] = [used.p_value, verdict, needed]
+    return frame

@@ -18,11 +18,15 @@ import pandas as pd
 
 from vitcore.config.run import RunConfig
 from vitcore.data.fashion import CLASS_NAMES, NUM_CLASSES
+from vitcore.stats import bootstrap
+from vitcore.stats.bootstrap import TEST_COLUMNS
 from vitcore.stats.estimates import MARGIN, NOT_COMPARABLE, TOO_FEW, Estimate, decide, paired_estimate, welch_estimate
 from vitcore.stats.summaries import METRICS, pair_runs, runs_of
 
 METRIC_COLUMNS = ["metric", "selection_mean", "baseline_mean", "n_pairs", "mean_delta", "ci_low", "ci_high",
                   "p_value", "verdict", "seeds_needed", "paired"]
+# + test accuracy's interval over random seeds and test images, and which interval the verdict used
+ALL_METRIC_COLUMNS = [*METRIC_COLUMNS, *TEST_COLUMNS]
 CLASS_COLUMNS = ["class", "mean_delta", "ci_low", "ci_high", "n_pairs", "verdict"]
 CONFUSION_COLUMNS = ["true", "predicted", "mean_delta", "ci_low", "ci_high", "n_pairs"]
 
@@ -75,10 +79,13 @@ def _common_timing_group(sel: pd.DataFrame, base: pd.DataFrame) -> str | None:
 
 
 def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None = None, margin: float = MARGIN,
-            confusions: pd.DataFrame | None = None, metrics=METRICS) -> Comparison:
+            confusions: pd.DataFrame | None = None, metrics=METRICS, predictions=None, labels=None) -> Comparison:
     """Compare the runs of `selection` (any random seed) with those of `baseline` (default: the
     article's ViT at the selection's train_rows). `confusions` (RunStore.confusions() format) adds
-    the per-class and confusion-matrix Δs."""
+    the per-class and confusion-matrix Δs. `predictions(run_id)` (an array or None) and the test
+    `labels` add test accuracy's interval over random seeds *and* test images (vitcore.stats.bootstrap,
+    the columns TEST_COLUMNS) when every pair kept its predictions; its verdict then comes from the
+    wider of the two intervals."""
     baseline = baseline or default_baseline(selection)
     sel, base = runs_of(runs, selection), runs_of(runs, baseline)
     paired = selection.train_rows == baseline.train_rows
@@ -100,6 +107,11 @@ def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None
                          .assign(metric=metric))
     frame = pd.DataFrame(rows, columns=METRIC_COLUMNS)
     long = pd.concat(pairs, ignore_index=True) if pairs else pd.DataFrame()
+    if paired and predictions is not None and labels is not None:
+        frame = bootstrap.with_test_set(frame, long, predictions, labels, margin)
+    else:
+        frame = frame.assign(ci_low_with_test=np.nan, ci_high_with_test=np.nan, n_pairs_with_test=0,
+                             interval=bootstrap.SEEDS_ONLY)
     classes = confusion = None
     if confusions is not None:
         classes, confusion = class_deltas(confusions, sel, base, paired, margin)

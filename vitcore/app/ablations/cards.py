@@ -120,12 +120,26 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
             lines = [f"95% CI {interval} · {pairs}", f"{badge(row['verdict'], word)} {detail}".strip(),
                      f"baseline {fmt.number(row['baseline_mean'], places)}"
                      + (" (same random seeds)" if row["paired"] else " (its own runs)")]
+            if (test_line := test_set_line(row, places)) is not None:
+                lines.insert(1, test_line)
         note = collapsed_note(selected)
         if note and metric == "test_accuracy":
             lines.append(f":red[{note}]")
         card["lines"] = lines
         cards.append(card)
     return cards
+
+
+def test_set_line(row, places: int) -> str | None:
+    """'with test images 95% CI [..] (1.4× as wide) · the verdict's' for test accuracy when every pair kept its
+    predictions (vitcore.stats.bootstrap.with_test_set), else None."""
+    low, high = row.get("ci_low_with_test"), row.get("ci_high_with_test")
+    if fmt.missing(low) or fmt.missing(high):
+        return None
+    ratio = (high - low) / (row["ci_high"] - row["ci_low"])
+    used = row.get("interval") == "random seeds and test images"
+    return (f"over test images too {fmt.ci(low, high, places)} ({ratio:.1f}× as wide)"
+            + (" · **the verdict's**" if used else " · the verdict keeps the seed CI (wider)"))
 
 
 def seed_table(comparison, metric: str) -> pd.DataFrame:
@@ -181,7 +195,10 @@ CORRECTION = ("**Multiplicity.** A card is one comparison: no correction. The la
               "their verdicts use the adjusted p.")
 DELTA = ("**Δ**: selection − baseline per random seed (the same seed means the same training sample and "
          "initialisation), then averaged; the **95% CI** is a t-interval over those paired differences. Sides at "
-         "different training rows share no seed: that comparison is **unpaired** (Welch's interval).")
+         "different training rows share no seed: that comparison is **unpaired** (Welch's interval). The 10,000 "
+         "test images are a sample too, and their error does not shrink with more random seeds: for test accuracy, "
+         "when every pair kept its per-image predictions, a second interval resamples the test images as well as the "
+         "random seeds (a paired bootstrap), and the verdict uses whichever of the two is wider.")
 SPLITS = ("Splits: 5,000 stratified validation rows held out of the 60k training split (fixed for every run); "
           "training rows drawn from the other 55,000; the test split is the official 10,000.")
 

@@ -26,24 +26,34 @@ def cell_effects(metric: str, interactions: bool = False, cells: str = "") -> pd
     return _cells(metric, interactions, cells, state.STORE_PATH, state.store_mtime())
 
 
-@st.cache_data(show_spinner="Comparing the runs' per-image predictions…", max_entries=32)
-def _flipped(cfg: RunConfig, base: RunConfig, path: str, mtime: float):
-    from vitcore.analysis import flips
+def prediction_source(path: str):
+    """(predictions(run_id) -> array or None, the official test labels) for the store at `path`, or
+    (None, None) when the labels are not on this machine (they would come from Keras' downloader)."""
     from vitcore.data.fashion import official_test_labels
     from vitcore.data.samples import local_data_available
-    from vitcore.stats import summaries as stats
 
-    if not local_data_available():  # the labels would come from Keras' downloader (TensorFlow)
-        return None
-    runs = state._table(path, mtime)
-    kept = runs[runs["has_predictions"]] if "has_predictions" in runs.columns else runs
+    if not local_data_available():
+        return None, None
 
     def predictions(run_id: str):
         file = Path(path) / run_id / PREDICTIONS
         return np.load(file, allow_pickle=False) if file.is_file() else None
 
+    return predictions, official_test_labels()
+
+
+@st.cache_data(show_spinner="Comparing the runs' per-image predictions…", max_entries=32)
+def _flipped(cfg: RunConfig, base: RunConfig, path: str, mtime: float):
+    from vitcore.analysis import flips
+    from vitcore.stats import summaries as stats
+
+    predictions, labels = prediction_source(path)
+    if labels is None:
+        return None
+    runs = state._table(path, mtime)
+    kept = runs[runs["has_predictions"]] if "has_predictions" in runs.columns else runs
     paired = flips.paired_predictions(predictions, stats.runs_of(kept, cfg), stats.runs_of(kept, base))
-    return flips.flip_report(paired, official_test_labels())
+    return flips.flip_report(paired, labels)
 
 
 def flipped_images(cfg: RunConfig, base: RunConfig):
