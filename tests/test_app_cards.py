@@ -46,7 +46,8 @@ def test_cards_show_means_over_the_paired_seeds_and_the_verdict_in_their_own_tex
     assert test["value"] == f"{np.mean(POST_ACC):.4f}"
     assert test["delta"] == f"{np.mean(POST_ACC) - np.mean(BASE_ACC[:3]):+.4f}"
     text = "\n".join(test["lines"])
-    assert "95% CI [-0.0" in text and "3 pairs" in text and ":red-badge[worse]" in text
+    assert "95% CI, Bonferroni ×2 [-0.0" in text and "3 pairs" in text and ":red-badge[worse]" in text
+    assert "p_adj" in text and "p_tost_adj" in text  # both tests, adjusted in the family of two changes
     assert f"baseline {np.mean(BASE_ACC[:3]):.4f} (same random seeds)" in text  # not over seed 3's 0.70 too
     assert test["delta_color"] == "normal" and test["delta_arrow"] == "auto"
 
@@ -55,9 +56,11 @@ def test_inconclusive_says_how_many_more_random_seeds_and_the_margin_can_make_it
     comparison = compare.compare(table, NONE, BASELINE)
     row = comparison.metrics.iloc[0]  # test accuracy
     assert row["verdict"] == verdicts.INCONCLUSIVE
-    more = int(row["seeds_needed"]) - 3
+    total = int(row["seeds_needed"])
+    assert total > 3 and row["seeds_more"] == total - 3
     test = by_metric(cards.metric_cards(comparison, stats.runs_of(table, NONE), stats.runs_of(table, BASELINE)))
-    assert f":orange-badge[inconclusive] needs {more} more random seed" in "\n".join(test["test_accuracy"]["lines"])
+    assert (f":orange-badge[inconclusive] needs {total} paired random seeds for 80% power ({total - 3} more)"
+            in "\n".join(test["test_accuracy"]["lines"]))
     assert test["test_accuracy"]["delta_color"] == "off"  # undecided: no colour, no arrow
     wide = compare.compare(table, NONE, BASELINE, margin=0.05).metrics.iloc[0]
     assert wide["verdict"] == verdicts.EQUIVALENT
@@ -72,7 +75,7 @@ def test_seconds_are_not_comparable_across_timing_groups():
     seconds = by_metric(cards.metric_cards(comparison, stats.runs_of(runs, POST), stats.runs_of(runs, BASELINE)))[
         "seconds"]
     assert ":gray-badge[not comparable]" in "\n".join(seconds["lines"]) and seconds["value"] == "50.0"
-    assert "Seconds use the 1 of them timed the same way" in cards.header(comparison, POST, BASELINE)
+    assert "Seconds use the 1 of them timed as v1 (never mixed)" in cards.header(comparison, POST, BASELINE)
 
 
 def test_header_names_the_paired_random_seeds_and_says_unpaired(table):
@@ -83,7 +86,7 @@ def test_header_names_the_paired_random_seeds_and_says_unpaired(table):
     assert "**unpaired**" in cards.header(unpaired, convnet, BASELINE)
     test = by_metric(cards.metric_cards(unpaired, stats.runs_of(table, convnet), stats.runs_of(table, BASELINE)))[
         "test_accuracy"]
-    assert "unpaired" in test["lines"][0] and "(its own runs)" in test["lines"][2]
+    assert "unpaired" in test["lines"][0] and "(its own runs)" in test["lines"][3]
 
 
 def test_each_card_opens_to_its_pairs_with_run_ids(table):
@@ -112,8 +115,10 @@ def test_collapsed_runs_are_counted_on_the_test_card():
 def test_definitions_use_the_new_verdicts_and_name_the_correction():
     text = cards.definitions(0.02)
     for verdict in verdicts.VERDICTS:
-        assert f"**{verdict}**" in text
-    assert "Holm-adjusted within one metric at one training size" in text and "±0.02" in text
+        assert verdict in text
+    for word, definition in verdicts.DEFINITIONS.items():  # the library's words, not a copy
+        assert f"**{word}**: {definition}" in text
+    assert "Bonferroni-adjusted" in text and "±0.02" in text and verdicts.MARGIN_REASON in text
     assert "within seed noise" not in text and "no paired runs" not in text
 
 

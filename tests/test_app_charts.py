@@ -8,6 +8,7 @@ import pytest
 from vitcore.app import charts, fmt, tables
 from vitcore.app.walkthrough import pictures
 from vitcore.data.patches import patchify
+from vitcore.stats import estimates
 
 
 @pytest.mark.parametrize("patch", [2, 4, 7, 14])
@@ -48,11 +49,13 @@ def test_charts_build():
     charts.cost_chart(curve).to_dict()
 
 
-def test_verdict_colours_say_more_or_less_and_list_only_the_verdicts_present():
+def test_verdict_colours_mean_better_or_worse_for_the_user_and_list_only_the_verdicts_present():
     test = charts.verdict_scale("test_accuracy", ["worse", "inconclusive", "worse"]).to_dict()
-    assert test["domain"] == ["worse", "inconclusive"] and test["range"][0] == fmt.LESS
-    gap = charts.verdict_scale("gap", ["better", "worse"]).to_dict()  # less gap is better: red, like every "less"
-    assert gap["range"] == [fmt.LESS, fmt.MORE]
+    assert test["domain"] == ["worse", "inconclusive"] and test["range"] == [charts.BAD, fmt.PALE]
+    gap = charts.verdict_scale("gap", ["better", "worse"]).to_dict()  # a smaller gap is better: green, as everywhere
+    assert gap["range"] == [charts.GOOD, charts.BAD]
+    neutral = charts.verdict_scale("final_train_accuracy", ["higher", "lower"]).to_dict()
+    assert not {charts.GOOD, charts.BAD} & set(neutral["range"])  # no good direction: neutral colours
 
 
 def test_delta_heatmap_has_one_fixed_symmetric_scale_whatever_the_values():
@@ -63,33 +66,39 @@ def test_delta_heatmap_has_one_fixed_symmetric_scale_whatever_the_values():
         assert "±0.20" in colour["title"]
 
 
+def judged(deltas_per_row, **columns) -> pd.DataFrame:
+    """Rows judged by the library (both tests, verdict) from per-seed deltas, plus the given columns."""
+    rows = [{"mean_delta": float(np.mean(d)), "n_pairs": len(d),
+             **estimates.judge("test_accuracy", estimates.paired_estimate(d), family="f", size=len(deltas_per_row))}
+            for d in deltas_per_row]
+    return pd.DataFrame(rows).assign(**columns)
+
+
 def effects(cells):
-    return pd.DataFrame({"factor": ["patch_size", "norm"] * 2, "level": [2, "batch"] * 2, "reference": [7, "layer"] * 2,
-                         "train_rows": [1000, 1000, 4000, 4000], "metric": "test_accuracy",
-                         "mean_delta": [0.02, -0.2, 0.01, -0.02], "ci_low": [-0.01, -0.25, 0.0, -0.05],
-                         "ci_high": [0.05, -0.15, 0.02, 0.01], "n_pairs": 10, "p_holm": 0.01,
-                         "verdict": ["inconclusive", "worse", "better", "inconclusive"], "cells": cells})
+    deltas = [[0.05, -0.02, 0.03], [-0.2, -0.21, -0.19], [0.02, 0.021, 0.019], [0.01, -0.03, 0.0]]
+    return judged(deltas, factor=["patch_size", "norm"] * 2, level=[2, "batch"] * 2, reference=[7, "layer"] * 2,
+                  train_rows=[1000, 1000, 4000, 4000], metric="test_accuracy", cells=cells)
 
 
 def test_main_effect_panels_have_their_own_x_scales_and_mark_single_cell_effects():
     spec = charts.effect_intervals(tables.effect_frame(effects([1, 12, 1, 12])), "test_accuracy", "Main").to_dict()
     assert spec["resolve"]["scale"]["x"] == "independent" and spec["title"] == "Main"
-    dots = spec["spec"]["layer"][2]["encoding"]
+    dots = spec["spec"]["layer"][3]["encoding"]  # zero rule, 95% and 90% intervals, dots
     assert dots["shape"]["scale"]["range"] == ["circle", "diamond"] and dots["shape"]["legend"] is not None
     assert sorted(dots["color"]["scale"]["domain"]) == ["better", "inconclusive", "worse"]
     plain = charts.effect_intervals(tables.effect_frame(effects([12] * 4)), "test_accuracy", "Main").to_dict()
-    assert plain["spec"]["layer"][2]["encoding"]["shape"]["legend"] is None  # nothing to tell apart
+    assert plain["spec"]["layer"][3]["encoding"]["shape"]["legend"] is None  # nothing to tell apart
 
 
 def test_forest_and_class_bars_have_titles_and_the_verdict_in_words():
-    flips = pd.DataFrame({"switch": ["norm"], "from": ["layer"], "to": ["batch"], "metric": ["test_accuracy"],
-                          "mean_delta": [-0.02], "ci_low": [-0.03], "ci_high": [-0.01], "n_pairs": [10],
-                          "p_value": [0.001], "p_holm": [0.001], "verdict": ["worse"], "seeds_needed": [np.nan]})
+    flips = judged([[-0.02, -0.03, -0.025, -0.022]], switch="norm", **{"from": "layer"}, to="batch",
+                   metric="test_accuracy")
     spec = charts.forest(tables.flip_frame(flips, "test_accuracy"), "test_accuracy", "What flipping does").to_dict()
     assert spec["title"] == "What flipping does" and spec["hconcat"][1]["mark"]["type"] == "text"
-    assert spec["datasets"][next(iter(spec["datasets"]))][0]["verdict_text"] == "worse"
-    classes = pd.DataFrame({"class": ["Shirt"], "mean_delta": [0.1], "ci_low": [0.0], "ci_high": [0.2],
-                            "n_pairs": [3], "verdict": ["inconclusive"]})
+    rows = [rows for rows in spec["datasets"].values() if "verdict_text" in rows[0]]
+    assert rows[0][0]["verdict_text"] == "worse"
+    classes = judged([[0.1, 0.0, 0.2]], **{"class": "Shirt"})
     bars = charts.class_delta_bars(classes).to_dict()
     assert bars["title"].startswith("Per-class test accuracy")
-    assert bars["layer"][0]["encoding"]["x"]["scale"]["domain"] == [-0.2, 0.2]  # symmetric, the first step that holds
+    low, high = bars["layer"][0]["encoding"]["x"]["scale"]["domain"]  # symmetric, the first step that holds
+    assert low == -high and high >= max(abs(classes["ci_adj_low"].iloc[0]), abs(classes["ci_adj_high"].iloc[0]))

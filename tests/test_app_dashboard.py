@@ -96,8 +96,8 @@ def test_flip_table_is_one_metric_readable(store):
     flips = stats.flip_effects(store.table(), BASELINE)
     table = tables.flip_table(flips, "test_accuracy")
     assert list(table["Change"]) == ["pre → post"] and table.loc[0, "Verdict"] == stats.WORSE
-    assert table.loc[0, "95% CI"].startswith("[-") and table.loc[0, "Switch"] == "norm placement"
-    assert table.loc[0, "p (Holm)"] == pytest.approx(flips.loc[flips["metric"] == "test_accuracy", "p_holm"].iloc[0])
+    assert table.loc[0, "Interval"].startswith("95% CI [-") and table.loc[0, "Switch"] == "norm placement"
+    assert table.loc[0, "p_adj"] == pytest.approx(flips.loc[flips["metric"] == "test_accuracy", "p_adj"].iloc[0])
 
 
 def test_slot_is_single_flight_and_reports_progress():

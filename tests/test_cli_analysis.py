@@ -65,7 +65,7 @@ def test_claims_and_effects_take_a_margin(filled, tmp_path, capsys):
     assert set(claims["agrees"]) <= {"yes", "no", "unresolved"} and len(claims) >= 10
     assert main(["effects", "--store", str(filled.root), "--out", str(tmp_path / "e.csv"), "--margin", "0.5"]) == 0
     effects = pd.read_csv(tmp_path / "e.csv")
-    assert {"p_value", "p_holm", "seeds_needed"} <= set(effects.columns)
+    assert {"p_value", "p_tost", "p_adj", "p_tost_adj", "family", "seeds_needed"} <= set(effects.columns)
     assert main(["claims", "--store", str(filled.root), "--margin", "0", "--out", str(tmp_path / "x.csv")]) == 2
 
 

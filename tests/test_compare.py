@@ -93,37 +93,38 @@ def test_seconds_pair_only_within_a_timing_group(world):
 @pytest.mark.parametrize("deltas, verdict", [
     ([0.001, -0.001, 0.002, 0.0, 0.001, -0.002], verdicts.EQUIVALENT),   # 90% CI well inside +-0.01
     ([0.05, 0.06, 0.055, 0.052], verdicts.BETTER),
+    ([0.004, 0.0042, 0.0038, 0.0041, 0.0039, 0.004], verdicts.SLIGHTLY_BETTER),  # real, and inside +-0.01
     ([0.02, -0.03, 0.04, -0.01], verdicts.INCONCLUSIVE),
     ([0.03], verdicts.TOO_FEW),
 ])
 def test_verdicts(deltas, verdict):
     est = verdicts.paired_estimate(deltas)
-    decided, needed = verdicts.decide("test_accuracy", est)
-    assert decided == verdict
-    if verdict == verdicts.INCONCLUSIVE:  # the smallest n whose 95% half-width at this sd is <= 0.01
-        sd = np.std(deltas, ddof=1)
-        assert sp.t.ppf(0.975, needed - 1) * sd / math.sqrt(needed) <= 0.01
-        assert sp.t.ppf(0.975, needed - 2) * sd / math.sqrt(needed - 1) > 0.01
-    assert verdicts.decide("gap", verdicts.paired_estimate([-d for d in deltas]))[0] == verdict  # lower gap is better
-    assert verdicts.decide("final_train_accuracy", est)[0] == (verdicts.HIGHER if verdict == verdicts.BETTER else verdict)
+    judged = verdicts.judge("test_accuracy", est)
+    assert judged["verdict"] == verdict
+    if verdict == verdicts.INCONCLUSIVE:  # power-based, and more than the pairs already there
+        assert judged["seeds_needed"] > len(deltas) and judged["seeds_more"] == judged["seeds_needed"] - len(deltas)
+    else:
+        assert math.isnan(judged["seeds_needed"])
+    flipped = {verdicts.BETTER: verdicts.BETTER, verdicts.SLIGHTLY_BETTER: verdicts.SLIGHTLY_BETTER}.get(verdict, verdict)
+    assert verdicts.judge("gap", verdicts.paired_estimate([-d for d in deltas]))["verdict"] == flipped  # lower gap
+    neutral = {verdicts.BETTER: verdicts.HIGHER, verdicts.SLIGHTLY_BETTER: verdicts.SLIGHTLY_HIGHER}.get(verdict, verdict)
+    assert verdicts.judge("final_train_accuracy", est)["verdict"] == neutral
 
 
-def holm_by_definition(p):
-    """p_(i) adjusted = max over j <= i of min(1, (m - j + 1) p_(j)), back in input order."""
-    m, order = len(p), sorted(range(len(p)), key=lambda i: p[i])
-    adjusted, best = [0.0] * m, 0.0
-    for j, i in enumerate(order, start=1):
-        best = max(best, min(1.0, (m - j + 1) * p[i]))
-        adjusted[i] = best
-    return adjusted
+def test_family_adjusts_both_tests_and_the_intervals_agree_with_the_verdict():
+    est = verdicts.paired_estimate([0.012, 0.02, 0.008, 0.015, 0.01, 0.018])
+    alone, family = verdicts.judge("test_accuracy", est), verdicts.judge("test_accuracy", est, family="f", size=9)
+    assert family["p_adj"] == pytest.approx(min(1, 9 * alone["p_value"]))
+    assert family["p_tost_adj"] == pytest.approx(min(1, 9 * alone["p_tost"]))
+    for judged in (alone, family):  # the simultaneous interval excludes 0 exactly when the difference resolves
+        resolved = judged["verdict"] in verdicts.RESOLVED
+        assert resolved == (judged["ci_adj_low"] > 0 or judged["ci_adj_high"] < 0)
+        inside = judged["verdict"] in (verdicts.EQUIVALENT, *verdicts.INSIDE)
+        assert inside == (-0.01 < judged["ci90_adj_low"] and judged["ci90_adj_high"] < 0.01)
+    assert family["ci_adj_high"] - family["ci_adj_low"] > alone["ci_high"] - alone["ci_low"]
 
 
-def test_holm_matches_its_definition():
-    p = [0.01, 0.04, 0.03, 0.005, 0.5]
-    assert verdicts.holm(p) == pytest.approx(holm_by_definition(p))
-
-
-def test_main_effects_use_holm_within_each_family():
+def test_main_effects_are_one_bonferroni_family_per_metric_and_rows():
     rng = np.random.default_rng(1)
     rows = []
     for patch in (7, 4, 14):
@@ -134,9 +135,10 @@ def test_main_effects_use_holm_within_each_family():
                 rows.append(run_row(cfg, test_accuracy=acc))
     effects = stats.main_effects(runs_table(rows), metrics=("test_accuracy",))
     assert len(effects) == 3  # norm batch, patch 4, patch 14: one family
-    assert effects["p_holm"].tolist() == pytest.approx(holm_by_definition(effects["p_value"].tolist()))
-    for _, row in effects.iterrows():  # a direction only where the Holm-adjusted p allows it
+    assert set(effects["family"]) == {"main effects at 1,000 rows"} and set(effects["family_size"]) == {3}
+    assert effects["p_adj"].tolist() == pytest.approx([min(1, 3 * p) for p in effects["p_value"]])
+    for _, row in effects.iterrows():  # a direction only where the adjusted p allows it
         resolved = row["verdict"] in verdicts.RESOLVED
-        assert not resolved or row["p_holm"] < 0.05
+        assert resolved == (row["p_adj"] < 0.05)
     batch = effects.set_index("factor").loc["norm"]
     assert batch["mean_delta"] == pytest.approx(0.03, abs=0.01) and batch["verdict"] == "better"

@@ -194,7 +194,7 @@ def test_empty_and_convnet_only_tables_give_empty_frames():
 
 def test_final_train_accuracy_gets_neutral_words():
     up, down = stats.paired_estimate([0.02, 0.03, 0.025]), stats.paired_estimate([-0.02, -0.03, -0.025])
-    assert stats.decide("final_train_accuracy", up)[0] == stats.HIGHER
-    assert stats.decide("final_train_accuracy", down)[0] == stats.LOWER
-    assert stats.decide("test_accuracy", down)[0] == stats.WORSE
-    assert stats.decide("gap", down)[0] == stats.BETTER
+    assert stats.judge("final_train_accuracy", up)["verdict"] == stats.HIGHER
+    assert stats.judge("final_train_accuracy", down)["verdict"] == stats.LOWER
+    assert stats.judge("test_accuracy", down)["verdict"] == stats.WORSE
+    assert stats.judge("gap", down)["verdict"] == stats.BETTER

@@ -1,8 +1,9 @@
 """Every Altair chart of the app: pure functions from library frames to charts (no Streamlit, no TF).
 
 Colours (vitcore.app.fmt): the selection is always blue and the baseline grey, on every chart, so a
-reader never has to re-learn the legend between sections; on every Δ chart blue = more and red = less
-(a resolved verdict takes its direction's colour, unresolved ones are grey), and every chart has a title.
+reader never has to re-learn the legend between sections; on every Δ chart with verdicts the colour is
+the verdict for the user (COLOUR_RULE: green better, red worse, neutral for higher/lower, grey
+unresolved), and every chart has a title. The confusion Δ heatmap shows rates, not verdicts (blue = more).
 """
 
 from __future__ import annotations
@@ -17,15 +18,29 @@ from vitcore.stats.estimates import (
     BETTER,
     EQUIVALENT,
     HIGHER,
-    HIGHER_IS_BETTER,
     INCONCLUSIVE,
     LOWER,
     NOT_COMPARABLE,
     RESOLVED,
+    SLIGHTLY_BETTER,
+    SLIGHTLY_HIGHER,
+    SLIGHTLY_LOWER,
+    SLIGHTLY_WORSE,
     TOO_FEW,
     VERDICTS,
     WORSE,
 )
+
+# The one colour rule of every Δ chart: colour says what the verdict means for the user — green better,
+# red worse (lighter for "slightly"), whatever the sign of the Δ (for gap and seconds a negative Δ is
+# better); neutral blue / violet for higher / lower (final train accuracy has no good direction); dark
+# grey for equivalent, pale grey for the rest. The cards' badges follow it (cards.BADGES).
+GOOD, GOOD_PALE, BAD, BAD_PALE = "#1a9850", "#91cf60", "#d73027", "#fc8d59"
+VERDICT_COLOURS = {BETTER: GOOD, SLIGHTLY_BETTER: GOOD_PALE, WORSE: BAD, SLIGHTLY_WORSE: BAD_PALE, HIGHER: MORE,
+                   SLIGHTLY_HIGHER: MORE, LOWER: "#7b3294", SLIGHTLY_LOWER: "#7b3294", EQUIVALENT: NO_EFFECT,
+                   INCONCLUSIVE: PALE, TOO_FEW: PALE, NOT_COMPARABLE: PALE}
+COLOUR_RULE = ("Colour = the verdict for you: green better, red worse (lighter: slightly, inside ±margin), "
+               "blue/violet higher/lower where no direction is better, dark grey equivalent, pale grey unresolved.")
 
 
 def curve_frame(histories: pd.DataFrame, roles: dict[str, str]) -> pd.DataFrame:
@@ -104,26 +119,24 @@ def heatmap(matrix: np.ndarray, title: str, delta: bool = False, limit: float = 
 
 
 def verdict_scale(metric: str, present) -> alt.Scale:
-    """Verdict colours for one metric, listing only the verdicts present. A resolved Δ is blue when it
-    is more and red when it is less, as on every Δ chart (so *better* is red for gap and seconds);
-    *equivalent* is dark grey, the unresolved verdicts pale grey."""
-    more_is_better = HIGHER_IS_BETTER.get(metric, True)
-    colour = {BETTER: MORE if more_is_better else LESS, WORSE: LESS if more_is_better else MORE, HIGHER: MORE,
-              LOWER: LESS, EQUIVALENT: NO_EFFECT, INCONCLUSIVE: PALE, TOO_FEW: PALE, NOT_COMPARABLE: PALE}
+    """Verdict colours (VERDICT_COLOURS, the one rule), listing only the verdicts present. `metric` is
+    kept for the callers: the verdict word already says whether a Δ is better for this metric."""
     domain = [verdict for verdict in VERDICTS if verdict in set(present)]
-    return alt.Scale(domain=domain, range=[colour[verdict] for verdict in domain])
+    return alt.Scale(domain=domain, range=[VERDICT_COLOURS[verdict] for verdict in domain])
 
 
 def _symmetric(frame: pd.DataFrame, steps=(0.02, 0.05, 0.1, 0.2, 0.5, 1.0)) -> alt.Scale:
     """A symmetric x-scale (0 in the middle) at the first step that holds every interval."""
-    reach = np.nanmax(np.abs(frame[["mean_delta", "ci_low", "ci_high"]].to_numpy(float)), initial=0.0)
+    columns = [c for c in ("mean_delta", "ci_low", "ci_high", "ci_adj_low", "ci_adj_high") if c in frame.columns]
+    reach = np.nanmax(np.abs(frame[columns].to_numpy(float)), initial=0.0)
     limit = next((step for step in steps if reach <= step), float(reach))
     return alt.Scale(domain=[-limit, limit], clamp=True)
 
 
 def class_delta_bars(classes: pd.DataFrame) -> alt.Chart:
-    """Per-class test accuracy Δ, paired, with 95% CI whiskers, coloured by verdict (frame: compare's
-    `classes`: class, mean_delta, ci_low, ci_high, n_pairs, verdict)."""
+    """Per-class test accuracy Δ, paired, with whiskers of the 95% interval simultaneous over the ten
+    classes (Bonferroni: the family the verdicts are judged in), coloured by verdict (frame: compare's
+    `classes`)."""
     colour = alt.Color("verdict:N", scale=verdict_scale("test_accuracy", classes["verdict"]),
                        legend=alt.Legend(title="Verdict", orient="bottom"))
     x = alt.X("mean_delta:Q", title="Δ per-class test accuracy (selection − baseline)", scale=_symmetric(classes),
@@ -132,32 +145,61 @@ def class_delta_bars(classes: pd.DataFrame) -> alt.Chart:
                                              axis=alt.Axis(labelOverlap=False)))
     bars = base.mark_bar(opacity=0.85).encode(
         x=x, color=colour, tooltip=["class:N", alt.Tooltip("mean_delta:Q", format="+.4f", title="Δ"),
-                                    alt.Tooltip("ci_low:Q", format="+.4f"), alt.Tooltip("ci_high:Q", format="+.4f"),
-                                    "n_pairs:Q", "verdict:N"])
-    whiskers = base.mark_rule(color="#1f2430", strokeWidth=1.5).encode(x="ci_low:Q", x2="ci_high:Q")
+                                    alt.Tooltip("ci_adj_low:Q", format="+.4f", title="95% low (×10)"),
+                                    alt.Tooltip("ci_adj_high:Q", format="+.4f", title="95% high (×10)"),
+                                    "n_pairs:Q", alt.Tooltip("p_adj:Q", format=".3g"),
+                                    alt.Tooltip("p_tost_adj:Q", format=".3g"), "verdict:N"])
+    whiskers = base.mark_rule(color="#1f2430", strokeWidth=1.5).encode(x="ci_adj_low:Q", x2="ci_adj_high:Q")
     return alt.layer(bars, whiskers).properties(
-        height=340, title="Per-class test accuracy: Δ paired by random seed, with 95% CIs")
+        height=340, title="Per-class test accuracy: Δ paired by random seed, 95% intervals simultaneous over the "
+                          "10 classes")
+
+
+INTERVAL_COLUMNS = ["ci_adj_low", "ci_adj_high", "ci90_adj_low", "ci90_adj_high"]
+
+
+def _interval_layers(base: alt.Chart, x: alt.X, colour: alt.Color, tooltip: list) -> list:
+    """The two intervals a verdict is read from, simultaneous over its family: thin = 95% (excludes 0
+    exactly when resolved), thick = 90% (inside ±margin exactly when the equivalence test resolves)."""
+    wide = base.mark_rule(strokeWidth=1.5).encode(x=x, x2="ci_adj_high:Q", color=colour, tooltip=tooltip)
+    narrow = base.mark_rule(strokeWidth=6, opacity=0.8).encode(x="ci90_adj_low:Q", x2="ci90_adj_high:Q",
+                                                               color=colour, tooltip=tooltip)
+    return [wide, narrow]
+
+
+def _tooltip(label: str, places: str) -> list:
+    return [f"{label}:N", alt.Tooltip("mean_delta:Q", format=places.replace("3", "4"), title="Δ"),
+            alt.Tooltip("ci_adj_low:Q", format=places, title="95% low (simultaneous)"),
+            alt.Tooltip("ci_adj_high:Q", format=places, title="95% high (simultaneous)"),
+            alt.Tooltip("ci90_adj_low:Q", format=places, title="90% low (simultaneous)"),
+            alt.Tooltip("ci90_adj_high:Q", format=places, title="90% high (simultaneous)"), "n_pairs:Q",
+            alt.Tooltip("p_adj:Q", format=".3g", title="p_adj"), alt.Tooltip("p_tost_adj:Q", format=".3g",
+                                                                                title="p_tost_adj"),
+            "family_size:Q", "verdict:N"]
 
 
 def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
-    """One row per switch level (frame: tables.flip_frame): Δ with its 95% CI, coloured by verdict,
-    and the verdict in words beside each row; a dashed rule at 0."""
-    frame = frame[["label", "mean_delta", "ci_low", "ci_high", "n_pairs", "p_holm", "verdict", "verdict_text"]]
+    """One row per switch level (frame: tables.flip_frame): Δ with the two intervals its verdict is read
+    from (simultaneous over its family), the ±margin band, colour by the verdict (COLOUR_RULE) and the
+    verdict in words beside each row; a dashed rule at 0."""
+    frame = frame[["label", "mean_delta", *INTERVAL_COLUMNS, "n_pairs", "p_adj", "p_tost_adj", "family_size",
+                   "margin", "verdict", "verdict_text"]]
     places = axis_format(metric)
     y = alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=260, labelFontSize=12))
     colour = alt.Color("verdict:N", scale=verdict_scale(metric, frame["verdict"]),
                        legend=alt.Legend(title="Verdict", orient="bottom"))
-    tooltip = ["label:N", alt.Tooltip("mean_delta:Q", format=places.replace("3", "4"), title="Δ"),
-               alt.Tooltip("ci_low:Q", format=places), alt.Tooltip("ci_high:Q", format=places),
-               "n_pairs:Q", alt.Tooltip("p_holm:Q", format=".3f", title="p (Holm)"), "verdict_text:N"]
+    tooltip = _tooltip("label", places)
     base = alt.Chart(frame).encode(y=y)
-    x = alt.X("ci_low:Q", title="Δ = variant − this config (95% CI)", axis=alt.Axis(format=places, tickCount=6))
-    whiskers = base.mark_rule(strokeWidth=3).encode(x=x, x2="ci_high:Q", color=colour, tooltip=tooltip)
-    dots = base.mark_circle(size=120, opacity=1).encode(x="mean_delta:Q", color=colour, tooltip=tooltip)
+    x = alt.X("ci_adj_low:Q", title="Δ = variant − this config (95% and 90% intervals, simultaneous)",
+              axis=alt.Axis(format=places, tickCount=6))
+    margin = float(frame["margin"].max()) if len(frame) else 0.0
+    band = alt.Chart(pd.DataFrame({"lo": [-margin], "hi": [margin]})).mark_rect(color=NO_EFFECT, opacity=0.08).encode(
+        x="lo:Q", x2="hi:Q")
+    dots = base.mark_circle(size=90, opacity=1).encode(x="mean_delta:Q", color=colour, tooltip=tooltip)
     zero = base.mark_rule(color=BASELINE, strokeDash=[4, 3]).encode(x=alt.datum(0), y=alt.value(0),
                                                                      y2=alt.value("height"))
     height = 30 * len(frame) + 10
-    plot = alt.layer(zero, whiskers, dots).properties(width=430, height=height)
+    plot = alt.layer(band, zero, *_interval_layers(base, x, colour, tooltip), dots).properties(width=430, height=height)
     words = base.mark_text(align="left", fontSize=12).encode(
         x=alt.value(0), y=alt.Y("label:N", sort=None, axis=None), text="verdict_text:N",
         color=alt.condition(alt.FieldOneOfPredicate("verdict", list(RESOLVED)), colour, alt.value(NO_EFFECT)))
@@ -166,28 +208,25 @@ def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
 
 
 def effect_intervals(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
-    """Dots at mean_delta with 95% CI whiskers per `effect` (frame: tables.effect_frame), one panel per
-    training size, each with its own x-scale; colours by verdict (only those present), diamonds
-    for single-cell effects; a dashed rule at 0."""
-    frame = frame[["effect", "rows", "train_rows", "basis", "mean_delta", "ci_low", "ci_high", "n_pairs", "p_holm",
-                   "verdict"]]
+    """Dots at mean_delta with the two intervals of its verdict (simultaneous over its family) per
+    `effect` (frame: tables.effect_frame), one panel per training size, each with its own x-scale;
+    colour by the verdict (COLOUR_RULE), diamonds for single-cell effects; a dashed rule at 0."""
+    frame = frame[["effect", "rows", "train_rows", "basis", "mean_delta", *INTERVAL_COLUMNS, "n_pairs", "p_adj",
+                   "p_tost_adj", "family_size", "verdict"]]
     places = axis_format(metric)
-    colour = alt.Color("verdict:N", title="Verdict (Holm)", scale=verdict_scale(metric, frame["verdict"]))
+    colour = alt.Color("verdict:N", title="Verdict", scale=verdict_scale(metric, frame["verdict"]))
     bases = ["averaged over the grid's cells", "one cell only"]  # a shape legend only when both occur
     shape = alt.Shape("basis:N", title=None, scale=alt.Scale(domain=bases, range=["circle", "diamond"]),
                       legend=alt.Legend(labelLimit=300) if set(bases) <= set(frame["basis"]) else None)
     base = alt.Chart().encode(y=alt.Y("effect:N", title=None, sort=None, axis=alt.Axis(labelLimit=320)))
-    whiskers = base.mark_rule(strokeWidth=2).encode(
-        x=alt.X("ci_low:Q", title="Δ (95% CI)", axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy")),
-        x2="ci_high:Q", color=colour)
-    dots = base.mark_point(size=80, filled=True, opacity=1).encode(
-        x="mean_delta:Q", color=colour, shape=shape,
-        tooltip=["effect:N", "rows:N", alt.Tooltip("mean_delta:Q", format=places.replace("3", "4")),
-                 alt.Tooltip("ci_low:Q", format=places), alt.Tooltip("ci_high:Q", format=places), "n_pairs:Q",
-                 alt.Tooltip("p_holm:Q", format=".3f", title="p (Holm)"), "verdict:N", "basis:N"])
+    x = alt.X("ci_adj_low:Q", title="Δ (95% and 90% intervals, simultaneous)",
+              axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy"))
+    tooltip = [*_tooltip("effect", places), "rows:N", "basis:N"]
+    dots = base.mark_point(size=80, filled=True, opacity=1).encode(x="mean_delta:Q", color=colour, shape=shape,
+                                                                  tooltip=tooltip)
     zero = alt.Chart().mark_rule(color="#adb5bd", strokeDash=[3, 3]).encode(x=alt.datum(0))
     order = sorted(frame["rows"].unique(), key=lambda s: int(s.split()[0].replace(",", "")))
-    return alt.layer(zero, whiskers, dots, data=frame).properties(width=300).facet(
+    return alt.layer(zero, *_interval_layers(base, x, colour, tooltip), dots, data=frame).properties(width=300).facet(
         column=alt.Column("rows:N", title=None, sort=order)
     ).resolve_scale(x="independent").properties(title=title).configure_legend(orient="bottom")
 

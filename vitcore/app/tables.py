@@ -40,17 +40,22 @@ def flip_frame(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
 
 
 def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.DataFrame:
-    """stats.flip_effects rows of one metric, readable: Switch, Change, Δ, 95% CI, Pairs, p (Holm), Verdict."""
+    """stats.flip_effects rows of one metric, readable: Switch, Change, Δ, the interval that goes with the
+    verdict (simultaneous over the family), Pairs, both adjusted p-values, Verdict, Family."""
+    from vitcore.app.ablations.cards import interval_text
+
     part = flip_frame(flips, metric, margin)
     return pd.DataFrame({
         "Switch": part["switch"].map(lambda s: SWITCH_NAMES.get(s, s)),
         "Change": [f"{a} → {b}" for a, b in zip(part["from"], part["to"])],
         "Δ": part["mean_delta"].astype(float),
-        "95% CI": [fmt.ci(lo, hi, fmt.digits(metric), none="n/a (one seed)")
-                   for lo, hi in zip(part["ci_low"], part["ci_high"])],
+        "Interval": [interval_text(row, fmt.digits(metric)) if row["n_pairs"] >= 2 else "n/a (one seed)"
+                     for row in part.to_dict("records")],
         "Pairs": part["n_pairs"].astype(int),
-        "p (Holm)": part["p_holm"].astype(float),
+        "p_adj": part["p_adj"].astype(float),
+        "p_tost_adj": part["p_tost_adj"].astype(float),
         "Verdict": part["verdict_text"],
+        "Family (Bonferroni)": [f"{name} (m = {int(m)})" for name, m in zip(part["family"], part["family_size"])],
     })
 
 

@@ -4,14 +4,17 @@ article's and the papers' claims against our runs) and `diagnose-bn` (why BatchN
 from __future__ import annotations
 
 import dataclasses
+from argparse import RawDescriptionHelpFormatter
 
 from vitcore.cli.common import (
+    VERDICTS_EPILOG,
     UsageError,
     add_margin_flag,
     checked_margin,
     existing_store,
     files_in,
     usage,
+    verdict_line,
     writable_file,
     writable_folder,
 )
@@ -25,7 +28,8 @@ FLIP_FILES = ("flips.csv", "flip_pairs.csv")  # when runs of both sides kept pre
 def add_parsers(sub) -> None:
     compare = sub.add_parser("compare", help="paired Δs of one config (RunConfig flags) against a baseline: metrics.csv, "
                                              "classes.csv, confusion_delta.csv, pairs.csv (+ flips.csv, flip_pairs.csv "
-                                             "when runs kept their predictions)")
+                                             "when runs kept their predictions)",
+                                 epilog=VERDICTS_EPILOG, formatter_class=RawDescriptionHelpFormatter)
     add_config_flags(compare)
     compare.add_argument("--baseline", default="", metavar="FIELD=VALUE,...",
                          help="the baseline as changes to the article's ViT at the selection's train_rows "
@@ -35,7 +39,8 @@ def add_parsers(sub) -> None:
     compare.add_argument("--out", required=True, help="output folder (created if missing)")
     compare.set_defaults(handler=_compare)
 
-    claims = sub.add_parser("claims", help="the source article's and the papers' claims checked against the runs")
+    claims = sub.add_parser("claims", help="the source article's and the papers' claims checked against the runs",
+                            epilog=VERDICTS_EPILOG, formatter_class=RawDescriptionHelpFormatter)
     add_margin_flag(claims)
     claims.add_argument("--store", default="cached_runs")
     claims.add_argument("--out", default="claims.csv", help="output CSV file (default claims.csv)")
@@ -86,13 +91,13 @@ def _compare(args) -> int:
     written = write(result, out)
     how = f"paired over random seeds {', '.join(map(str, result.seeds))}" if result.paired else "UNPAIRED (Welch): the sides differ in train_rows"
     print(f"{selection.label()} ({selection.train_rows:,} rows) − {baseline.label()} ({baseline.train_rows:,} rows), {how}")
-    for row in result.metrics.itertuples():
-        needed = f", needs {row.seeds_needed:.0f} random seeds" if row.verdict == "inconclusive" else ""
-        print(f"  {row.metric:21} Δ {row.mean_delta:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]  n={row.n_pairs}  "
-              f"{row.verdict}{needed}")
-        if row.n_pairs_with_test and row.ci_low_with_test == row.ci_low_with_test:
-            print(f"  {'':21} over random seeds and test images [{row.ci_low_with_test:+.4f}, "
-                  f"{row.ci_high_with_test:+.4f}]: the verdict uses the interval over {row.interval}")
+    print(f"verdicts: {result.family.caption()}")
+    for row in result.metrics.to_dict("records"):
+        print("  " + verdict_line(row))
+        if row["n_pairs_with_test"] and row["ci_low_with_test"] == row["ci_low_with_test"]:
+            print(f"  {'':21} over random seeds and test images [{row['ci_low_with_test']:+.4f}, "
+                  f"{row['ci_high_with_test']:+.4f}] (the wider: {row['wider']}); the verdict is judged over "
+                  f"{row['interval']}, as on every view")
     if labels is not None and result.paired:
         written += _write_flips(store, runs, selection, baseline, labels, out)
     print("wrote " + ", ".join(str(path) for path in written))

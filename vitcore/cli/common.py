@@ -7,7 +7,11 @@ import contextlib
 import tempfile
 from pathlib import Path
 
+from vitcore.stats import estimates
 from vitcore.store.runs import RunStore
+
+VERDICTS_EPILOG = "verdicts (both tests on every Δ, adjusted within its family):\n" + estimates.definitions_text(
+    bullet="  ")
 
 
 class UsageError(Exception):
@@ -79,6 +83,26 @@ def add_margin_flag(parser) -> None:
     """--margin: the equivalence margin of the verdicts (vitcore.stats.estimates), shared by every command that judges."""
     parser.add_argument("--margin", type=float, default=0.01,
                         help="equivalence margin for accuracies and the gap, 0 to 1 exclusive (default 0.01)")
+
+
+def verdict_line(row: dict) -> str:
+    """One Δ row as `compare` prints it: Δ, the interval that goes with the verdict, both tests, the verdict
+    and, when inconclusive, the power-based seeds (a total and how many more, as the app says it)."""
+    places = 1 if row["metric"] == "seconds" else 4
+    adjusted = row["family_size"] > 1
+    low, high = (row["ci_adj_low"], row["ci_adj_high"]) if adjusted else (row["ci_low"], row["ci_high"])
+    p, p_tost = (row["p_adj"], row["p_tost_adj"]) if adjusted else (row["p_value"], row["p_tost"])
+    which = f"95% ×{int(row['family_size'])}" if adjusted else "95%"
+    text = (f"{row['metric']:21} Δ {row['mean_delta']:+.{places}f} {which} [{low:+.{places}f}, {high:+.{places}f}]  "
+            f"{'p_adj' if adjusted else 'p'} {p:.3g}  {'p_tost_adj' if adjusted else 'p_tost'} {p_tost:.3g}  "
+            f"n={row['n_pairs']}  {row['verdict']}")
+    if row["verdict"] == estimates.INCONCLUSIVE:
+        text += f", {estimates.needs_text(row['seeds_needed'], row['n_pairs'], row.get('paired', True))}"
+    if row.get("timing_group"):
+        text += f" (timed as {row['timing_group']})"
+    if row["metric"] in estimates.OPTIMISTIC:
+        text += " (optimistic: selected on this split)"
+    return text
 
 
 def checked_margin(margin: float) -> float:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from argparse import RawDescriptionHelpFormatter
+
 from vitcore.cli.common import (
+    VERDICTS_EPILOG,
     UsageError,
     add_margin_flag,
     checked_margin,
@@ -17,7 +20,8 @@ REPORT_FILES = ("headline.csv", "headline_deltas.csv", "headline.md")
 
 
 def add_parsers(sub) -> None:
-    effects = sub.add_parser("effects", help="seed-paired main effects of the four switches as CSV")
+    effects = sub.add_parser("effects", help="seed-paired main effects of the four switches as CSV",
+                             epilog=VERDICTS_EPILOG, formatter_class=RawDescriptionHelpFormatter)
     effects.add_argument("--store", default="cached_runs")
     effects.add_argument("--out", default="effects.csv", help="output CSV file (default effects.csv)")
     add_margin_flag(effects)
@@ -55,7 +59,9 @@ def _effects(args) -> int:
                          f"least one switch flipped, at the same train_rows and seed")
     effects.to_csv(out, index=False)
     counts = effects["verdict"].value_counts()
-    print(f"{out}: {len(effects)} main effects from {len(runs)} runs (Holm within one metric at one train_rows): "
+    print(f"{out}: {len(effects)} main effects from {len(runs)} runs (both tests Bonferroni-adjusted within each "
+          "family: " + "; ".join(f"{name}, m = {int(m)}" for name, m in
+                                 effects.groupby("family")["family_size"].max().items()) + "): "
           + ", ".join(f"{counts[v]} {v}" for v in stats.VERDICTS if v in counts))
     return 0
 

@@ -4,14 +4,16 @@
 
 Pairs are runs with the same random seed *and* the same train_rows. When the two sides share no
 train_rows the comparison is unpaired (Welch) and says so (`paired` = False). For `seconds` only
-pairs timed the same way (equal `timing_group`) count; with fewer than two the verdict is "not
-comparable". Means beside a Δ are over the paired random seeds only. Every page and the CLI use
+the pairs of one timing group count (the group with most pairs, named in `timing_group`; never
+pooled across groups); with fewer than two the verdict is "not comparable". Means beside a Δ are
+over the paired random seeds only. Each row carries both tests and the verdict (vitcore.stats.
+estimates.judge) in the comparison's family (vitcore.stats.families). Every page and the CLI use
 this module, so a number on screen is the number in `metrics.csv`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -20,21 +22,83 @@ from vitcore.config.run import RunConfig
 from vitcore.data.fashion import CLASS_NAMES, NUM_CLASSES
 from vitcore.stats import bootstrap
 from vitcore.stats.bootstrap import TEST_COLUMNS
-from vitcore.stats.estimates import MARGIN, NOT_COMPARABLE, TOO_FEW, Estimate, decide, paired_estimate, welch_estimate
-from vitcore.stats.summaries import METRICS, pair_runs, runs_of
+from vitcore.stats.estimates import JUDGEMENT_COLUMNS, MARGIN, METRICS, Estimate, judge, paired_estimate, welch_estimate
+from vitcore.stats.families import ALONE, Family, family_of, runs_of
 
-METRIC_COLUMNS = ["metric", "selection_mean", "baseline_mean", "n_pairs", "mean_delta", "ci_low", "ci_high",
-                  "p_value", "verdict", "seeds_needed", "paired"]
-# + test accuracy's interval over random seeds and test images, and which interval the verdict used
+METRIC_COLUMNS = ["metric", "selection_mean", "baseline_mean", "n_pairs", "mean_delta", *JUDGEMENT_COLUMNS, "paired",
+                  "timing_group"]
+# + test accuracy's interval over random seeds and test images (shown beside the verdict's interval)
 ALL_METRIC_COLUMNS = [*METRIC_COLUMNS, *TEST_COLUMNS]
-CLASS_COLUMNS = ["class", "mean_delta", "ci_low", "ci_high", "n_pairs", "verdict"]
+CLASS_COLUMNS = ["class", "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS]
 CONFUSION_COLUMNS = ["true", "predicted", "mean_delta", "ci_low", "ci_high", "n_pairs"]
+PAIR_KEY = ["train_rows", "seed"]  # what makes two runs a pair: the same data sample and initialisation
+
+
+def match(baseline: pd.DataFrame, variant: pd.DataFrame, suffixes=("_baseline", "_variant")) -> pd.DataFrame:
+    """The one pairing rule: inner merge of two sides' runs on (train_rows, random seed), sorted by it."""
+    return pd.merge(baseline, variant, on=PAIR_KEY, how="inner", suffixes=suffixes).sort_values(
+        PAIR_KEY, ignore_index=True)
+
+
+def timing_group(pairs: pd.DataFrame) -> str:
+    """The timing group with the most pairs timed within it (ties: the first by name); "" when none."""
+    same = pairs[pairs["timing_group_baseline"] == pairs["timing_group_variant"]]
+    if same.empty:
+        return ""
+    counts = same["timing_group_baseline"].value_counts()
+    return sorted(counts[counts == counts.max()].index)[0]
+
+
+def pair_runs(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The runs of two configs matched on (train_rows, random seed): train_rows, seed, baseline,
+    variant, delta (+ run ids). For `seconds` only the pairs of one timing group (timing_group():
+    never pooled across groups). Each frame must hold one config, else ValueError."""
+    for name, frame in (("baseline", baseline), ("variant", variant)):
+        if frame.duplicated(PAIR_KEY).any():
+            raise ValueError(f"{name} has several runs for one (train_rows, seed): pass one config's runs")
+    extra = [c for c in ("run_id", "timing_group") if c in baseline.columns and c in variant.columns]
+    pairs = match(baseline[PAIR_KEY + extra + [metric]].rename(columns={metric: "baseline"}),
+                  variant[PAIR_KEY + extra + [metric]].rename(columns={metric: "variant"}))
+    if metric == "seconds" and "timing_group" in extra:
+        group = timing_group(pairs)
+        pairs = pairs[(pairs["timing_group_baseline"] == group) & (pairs["timing_group_variant"] == group)]
+        pairs = pairs.reset_index(drop=True)
+    pairs["delta"] = pairs["variant"] - pairs["baseline"]
+    return pairs
+
+
+@dataclass(frozen=True)
+class Delta:
+    """variant - baseline over runs paired by (train_rows, random seed), judged in `family`:
+    `row` holds mean_delta, n_pairs and JUDGEMENT_COLUMNS; `pairs` the runs behind it."""
+    metric: str
+    row: dict
+    pairs: pd.DataFrame = field(repr=False, compare=False)
+
+    def __getattr__(self, name):  # delta.verdict, delta.ci_low, … read the row
+        try:
+            return self.__dict__["row"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def paired_delta(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, margin: float = MARGIN,
+                 family: Family = ALONE) -> Delta:
+    """Pair runs by (train_rows, seed), take variant - baseline and judge it (both tests, adjusted in
+    `family`). Seconds with fewer than 2 pairs in one timing group are "not comparable"."""
+    pairs = pair_runs(baseline, variant, metric)
+    est = paired_estimate(pairs["delta"])
+    verdict = judge(metric, est, margin, family.name, family.size, comparable=metric != "seconds" or est.n >= 2)
+    group = pairs["timing_group_variant"].iloc[0] if metric == "seconds" and len(pairs) and \
+        "timing_group_variant" in pairs.columns else ""
+    row = {"metric": metric, "mean_delta": est.mean, "n_pairs": est.n, **verdict, "timing_group": group}
+    return Delta(metric, row, pairs)
 
 
 @dataclass(frozen=True)
 class Comparison:
     """selection - baseline. `pairs`: one row per metric and pair (or per run when unpaired) with
-    both run ids, so every Δ leads back to its runs."""
+    both run ids, so every Δ leads back to its runs. `family`: the correction family (families.py)."""
     selection: RunConfig
     baseline: RunConfig
     paired: bool
@@ -42,6 +106,7 @@ class Comparison:
     pairs: pd.DataFrame
     classes: pd.DataFrame | None = None
     confusion: pd.DataFrame | None = None
+    family: Family = ALONE
 
     @property
     def seeds(self) -> list[int]:
@@ -53,15 +118,6 @@ class Comparison:
 def default_baseline(selection: RunConfig) -> RunConfig:
     """The article's ViT at the selection's train_rows."""
     return RunConfig(train_rows=selection.train_rows)
-
-
-def _row(metric: str, est: Estimate, sel_mean: float, base_mean: float, margin: float) -> dict:
-    verdict, needed = decide(metric, est, margin)
-    if metric == "seconds" and est.n < 2:
-        verdict = NOT_COMPARABLE
-    return {"metric": metric, "selection_mean": sel_mean, "baseline_mean": base_mean, "n_pairs": est.n if est.paired else 0,
-            "mean_delta": est.mean, "ci_low": est.ci_low, "ci_high": est.ci_high, "p_value": est.p_value,
-            "verdict": verdict, "seeds_needed": needed, "paired": est.paired}
 
 
 def _unpaired_side(frame: pd.DataFrame, group: str | None) -> pd.DataFrame:
@@ -81,27 +137,32 @@ def _common_timing_group(sel: pd.DataFrame, base: pd.DataFrame) -> str | None:
 def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None = None, margin: float = MARGIN,
             confusions: pd.DataFrame | None = None, metrics=METRICS, predictions=None, labels=None) -> Comparison:
     """Compare the runs of `selection` (any random seed) with those of `baseline` (default: the
-    article's ViT at the selection's train_rows). `confusions` (RunStore.confusions() format) adds
-    the per-class and confusion-matrix Δs. `predictions(run_id)` (an array or None) and the test
-    `labels` add test accuracy's interval over random seeds *and* test images (vitcore.stats.bootstrap,
-    the columns TEST_COLUMNS) when every pair kept its predictions; its verdict then comes from the
-    wider of the two intervals."""
+    article's ViT at the selection's train_rows), every metric judged in the pair's family
+    (families.family_of). `confusions` (RunStore.confusions() format) adds the per-class and
+    confusion-matrix Δs. `predictions(run_id)` (an array or None) and the test `labels` add test
+    accuracy's interval over random seeds *and* test images (vitcore.stats.bootstrap, the columns
+    TEST_COLUMNS) when every pair kept its predictions, shown beside the verdict: the verdict stays
+    the one every view gives this comparison (over random seeds, in its family)."""
     baseline = baseline or default_baseline(selection)
     sel, base = runs_of(runs, selection), runs_of(runs, baseline)
     paired = selection.train_rows == baseline.train_rows
+    family = family_of(runs, selection, baseline) if paired else ALONE
     rows, pairs = [], []
     for metric in metrics:
         if paired:
-            matched = pair_runs(base, sel, metric)
-            est = paired_estimate(matched["delta"])
-            rows.append(_row(metric, est, matched["variant"].mean(), matched["baseline"].mean(), margin))
+            delta = paired_delta(base, sel, metric, margin, family)
+            matched = delta.pairs
+            rows.append({**delta.row, "selection_mean": matched["variant"].mean(),
+                         "baseline_mean": matched["baseline"].mean(), "paired": True})
             pairs.append(matched.assign(metric=metric).rename(columns={
                 "variant": "selection", "run_id_variant": "selection_run_id", "run_id_baseline": "baseline_run_id"}))
         else:
             group = _common_timing_group(sel, base) if metric == "seconds" else None
             a, b = _unpaired_side(sel, group), _unpaired_side(base, group)
             est = welch_estimate(a[metric], b[metric])
-            rows.append(_row(metric, est, a[metric].mean(), b[metric].mean(), margin))
+            verdict = judge(metric, est, margin, comparable=metric != "seconds" or est.n >= 2)
+            rows.append({"metric": metric, "selection_mean": a[metric].mean(), "baseline_mean": b[metric].mean(),
+                         "n_pairs": 0, "mean_delta": est.mean, **verdict, "paired": False, "timing_group": group or ""})
             both = pd.concat([a.assign(side="selection"), b.assign(side="baseline")])
             pairs.append(both[["side", "train_rows", "seed", "run_id", metric]].rename(columns={metric: "value"})
                          .assign(metric=metric))
@@ -115,7 +176,7 @@ def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None
     classes = confusion = None
     if confusions is not None:
         classes, confusion = class_deltas(confusions, sel, base, paired, margin)
-    return Comparison(selection, baseline, paired, frame, long, classes, confusion)
+    return Comparison(selection, baseline, paired, frame, long, classes, confusion, family)
 
 
 def run_rates(confusions: pd.DataFrame, run_ids) -> np.ndarray:
@@ -130,13 +191,15 @@ def run_rates(confusions: pd.DataFrame, run_ids) -> np.ndarray:
         return counts / counts.sum(axis=2, keepdims=True)
 
 
+CLASS_FAMILY = "the 10 classes of this comparison"
+
+
 def class_deltas(confusions: pd.DataFrame, sel: pd.DataFrame, base: pd.DataFrame, paired: bool,
                  margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-class accuracy Δ and confusion-rate Δ (selection - baseline), paired seed by seed (or
-    Welch when unpaired), each with its 95% interval."""
+    Welch when unpaired), each with its 95% interval; the ten classes are one family (CLASS_FAMILY)."""
     if paired:
-        matched = pd.merge(base[["train_rows", "seed", "run_id"]], sel[["train_rows", "seed", "run_id"]],
-                           on=["train_rows", "seed"], suffixes=("_baseline", "_selection"))
+        matched = match(base[PAIR_KEY + ["run_id"]], sel[PAIR_KEY + ["run_id"]], suffixes=("_baseline", "_selection"))
         diff = run_rates(confusions, matched["run_id_selection"]) - run_rates(confusions, matched["run_id_baseline"])
 
         def estimate(i, j) -> Estimate:
@@ -149,9 +212,8 @@ def class_deltas(confusions: pd.DataFrame, sel: pd.DataFrame, base: pd.DataFrame
     classes = []
     for k, name in enumerate(CLASS_NAMES):
         est = estimate(k, k)
-        verdict, _ = decide("test_accuracy", est, margin)
-        classes.append({"class": name, "mean_delta": est.mean, "ci_low": est.ci_low, "ci_high": est.ci_high,
-                        "n_pairs": est.n if est.paired else 0, "verdict": verdict if est.n >= 2 else TOO_FEW})
+        classes.append({"class": name, "mean_delta": est.mean, "n_pairs": est.n if est.paired else 0,
+                        **judge("test_accuracy", est, margin, CLASS_FAMILY, NUM_CLASSES)})
     cells = []
     for i in range(NUM_CLASSES):
         for j in range(NUM_CLASSES):

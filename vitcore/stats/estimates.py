@@ -1,11 +1,13 @@
-"""Verdicts: what a difference with its uncertainty means, in words a reader can act on.
+"""Estimates: a difference with its uncertainty, both tests on it, the power to settle it, and its verdict.
 
-    better / worse     resolved (p < 5%, Holm-adjusted within a family) in the metric's good direction;
-    higher / lower     the same for final train accuracy, which has no good direction
-    equivalent         the 90% interval lies inside +-margin (two one-sided tests at 5%)
-    inconclusive       neither: `seeds_needed` says how many random seeds would settle it
-    too few seeds      fewer than 2 pairs: one random seed measures no spread
-    not comparable     seconds from runs not timed the same way (timing_group)
+Every Δ gets two tests (Lakens 2017; Lakens, Scheel & Isager 2018):
+    the difference test     two-sided t-test of Δ = 0: p_value and the 95% interval
+    the equivalence test    two one-sided tests (TOST) of |Δ| >= margin: p_tost and the 90% interval
+Both are Bonferroni-adjusted within the comparison's family of m comparisons (p_adj = min(1, m·p)),
+and the intervals drawn next to a verdict are the matching simultaneous ones (95% -> 1 - 0.05/m,
+90% -> 1 - 0.10/m), so an adjusted interval excludes 0 exactly when p_adj < 0.05 and lies inside
+±margin exactly when p_tost_adj < 0.05: the picture never contradicts the word. The words are
+DEFINITIONS below (the README, the page legends and `--help` print them from here).
 
 Estimates are paired (one-sample t over per-seed differences) or, when the two sides share no
 (train_rows, random seed), unpaired (Welch). No pandas, no TensorFlow: numbers in, words out.
@@ -13,11 +15,13 @@ Estimates are paired (one-sample t over per-seed differences) or, when the two s
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
+METRICS = ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "gap", "seconds")  # every view's metrics
 # Which direction is "better" for the verdict words. gap (final train - final val accuracy) measures
 # overfitting and seconds is cost, so lower is better for both; a metric not listed counts as
 # higher-is-better. Final train accuracy has no good direction (more fit can mean more memorising),
@@ -25,16 +29,58 @@ from scipy import stats
 HIGHER_IS_BETTER = {"test_accuracy": True, "best_val_accuracy": True, "final_train_accuracy": True,
                     "final_val_accuracy": True, "gap": False, "seconds": False, "test_loss": False, "params": False}
 NEUTRAL = {"final_train_accuracy"}
-# The verdicts (README, "Verdicts"): a resolved direction, a resolved absence of effect, or a plain
-# statement that the data cannot tell yet.
+# Selected on the split it is reported on (the best epoch by validation accuracy): optimistic.
+OPTIMISTIC = {"best_val_accuracy"}
+
 BETTER, WORSE, HIGHER, LOWER = "better", "worse", "higher", "lower"
+SLIGHTLY_BETTER, SLIGHTLY_WORSE = "slightly better", "slightly worse"
+SLIGHTLY_HIGHER, SLIGHTLY_LOWER = "slightly higher", "slightly lower"
 EQUIVALENT, INCONCLUSIVE, TOO_FEW, NOT_COMPARABLE = "equivalent", "inconclusive", "too few seeds", "not comparable"
-VERDICTS = (BETTER, WORSE, HIGHER, LOWER, EQUIVALENT, INCONCLUSIVE, TOO_FEW, NOT_COMPARABLE)
-RESOLVED = (BETTER, WORSE, HIGHER, LOWER)
+BEYOND = (BETTER, WORSE, HIGHER, LOWER)                                   # resolved, not shown inside ±margin
+INSIDE = (SLIGHTLY_BETTER, SLIGHTLY_WORSE, SLIGHTLY_HIGHER, SLIGHTLY_LOWER)  # resolved and inside ±margin
+RESOLVED = BEYOND + INSIDE
+VERDICTS = (BETTER, SLIGHTLY_BETTER, EQUIVALENT, SLIGHTLY_WORSE, WORSE, HIGHER, SLIGHTLY_HIGHER, SLIGHTLY_LOWER,
+            LOWER, INCONCLUSIVE, TOO_FEW, NOT_COMPARABLE)
+GOOD, BAD = (BETTER, SLIGHTLY_BETTER), (WORSE, SLIGHTLY_WORSE)  # the user's direction (the colour rule)
+
+# The one definition of each word (README "Verdicts", the Ablations and Claims legends, `--help`).
+DEFINITIONS = {
+    "better / worse": "the difference test resolves the direction (adjusted p < 0.05) and the equivalence test "
+                      "does not show the Δ smaller than ±margin: a real effect, possibly bigger than the margin. "
+                      "Better means the metric's good direction (higher accuracy; lower gap, loss or seconds).",
+    "slightly better / slightly worse": "both tests resolve: the Δ is real (adjusted p < 0.05) and shown smaller "
+                                        "than ±margin (adjusted p_tost < 0.05): a real effect too small to matter "
+                                        "at this margin.",
+    "higher / lower (slightly higher / slightly lower)": "the same words for final train accuracy, which has no "
+                                                         "good direction (fitting the training rows more closely "
+                                                         "can mean memorising them).",
+    "equivalent": "the equivalence test resolves (adjusted p_tost < 0.05: the Δ is inside ±margin) and the "
+                  "difference test does not: no effect that matters at this margin.",
+    "inconclusive": "neither test resolves; seeds_needed is how many paired random seeds give 80% power to "
+                    "settle it at the family's level.",
+    "too few seeds": "fewer than 2 pairs: one random seed measures no spread, so there is no test.",
+    "not comparable": "seconds where no timing group holds 2 pairs (runs timed differently are never mixed).",
+}
 MARGIN = 0.01  # equivalence margin for accuracies and the gap (sidebar, --margin)
+MARGIN_REASON = ("±0.01 accuracy is 100 of the 10,000 test images, about one standard deviation of a single run's "
+                 "test accuracy across random seeds: a smaller difference is below what one training run can show.")
+TALLY_MARGINS = (0.005, 0.01, 0.02)  # the claims tally is shown at all three
 FIXED_MARGINS = {"seconds": 1.0, "test_loss": 0.02, "params": 0.0}  # in the metric's own unit
 ALPHA = 0.05
 CONFIDENCE = 0.95
+POWER = 0.80
+ONE = "this comparison alone"  # the family of a comparison no view tests alongside others
+
+
+def definitions_text(margin: float = MARGIN, bullet: str = "- ") -> str:
+    """The verdict definitions as lines (README, legends, --help all print this)."""
+    lines = [f"{bullet}{word}: {text}" for word, text in DEFINITIONS.items()]
+    return "\n".join(lines + [f"{bullet}margin: ±{margin:g} for accuracies and the gap, ±1 s for seconds. "
+                              f"{MARGIN_REASON}"])
+
+
+def margin_for(metric: str, margin: float = MARGIN) -> float:
+    return FIXED_MARGINS.get(metric, margin)
 
 
 def t_interval(values) -> tuple[float, float, float, int]:
@@ -71,6 +117,16 @@ class Estimate:
         half = stats.t.ppf(0.5 + confidence / 2, self.df) * self.se if self.df > 0 else np.nan
         return self.mean - half, self.mean + half
 
+    def p_tost(self, margin: float) -> float:
+        """The equivalence test's p: the larger of the two one-sided p-values against -margin and +margin."""
+        if self.df <= 0 or not np.isfinite(self.se):
+            return np.nan
+        if self.se == 0:
+            return 0.0 if abs(self.mean) < margin else 1.0
+        lower = stats.t.sf((self.mean + margin) / self.se, self.df)   # H0: Δ <= -margin
+        upper = stats.t.cdf((self.mean - margin) / self.se, self.df)  # H0: Δ >= +margin
+        return float(max(lower, upper))
+
 
 def paired_estimate(deltas) -> Estimate:
     """Estimate from per-seed paired differences (NaNs dropped); interval and p NaN below 2 pairs."""
@@ -83,9 +139,8 @@ def paired_estimate(deltas) -> Estimate:
     sd = float(values.std(ddof=1))
     se = sd / np.sqrt(n)
     mean = float(values.mean())
-    p = _two_sided_p(mean, se, n - 1)
     half = stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * se
-    return Estimate(mean, mean - half, mean + half, p, n, n - 1, se, sd)
+    return Estimate(mean, mean - half, mean + half, _two_sided_p(mean, se, n - 1), n, n - 1, se, sd)
 
 
 def welch_estimate(selection, baseline) -> Estimate:
@@ -100,10 +155,9 @@ def welch_estimate(selection, baseline) -> Estimate:
     se = float(np.sqrt(va + vb))
     mean = float(a.mean() - b.mean())
     df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if se > 0 else len(a) + len(b) - 2
-    p = _two_sided_p(mean, se, df)
     half = stats.t.ppf(0.5 + CONFIDENCE / 2, df) * se
     scale = float(np.sqrt(a.var(ddof=1) + b.var(ddof=1)))
-    return Estimate(mean, mean - half, mean + half, p, n, df, se, scale, paired=False)
+    return Estimate(mean, mean - half, mean + half, _two_sided_p(mean, se, df), n, df, se, scale, paired=False)
 
 
 def prediction_interval(est: Estimate, confidence: float = CONFIDENCE) -> tuple[float, float]:
@@ -122,55 +176,114 @@ def _two_sided_p(mean: float, se: float, df: float) -> float:
     return float(2 * stats.t.sf(abs(mean / se), df))
 
 
-def margin_for(metric: str, margin: float = MARGIN) -> float:
-    return FIXED_MARGINS.get(metric, margin)
+# -- power: how many paired random seeds would settle an undecided Δ ----------------------------
+def power_difference(delta: float, sd: float, n: int, level: float = ALPHA, paired: bool = True) -> float:
+    """Power of the two-sided t-test at `level` with n pairs (or n runs per side) when the true Δ is
+    `delta` and the sd (of the differences, or sqrt(s1²+s2²)) is `sd`: noncentral t, exact."""
+    df = n - 1 if paired else 2 * n - 2
+    nc = delta / (sd / math.sqrt(n))
+    critical = stats.t.ppf(1 - level / 2, df)
+    return float(stats.nct.sf(critical, df, nc) + stats.nct.cdf(-critical, df, nc))
 
 
-def seeds_needed(est: Estimate, margin: float, most: int = 100_000) -> float:
-    """Random seeds (pairs, or runs per side when unpaired) for a 95% CI half-width <= margin at the
-    observed spread; NaN when it cannot be said (no spread measured), inf beyond `most`. Starts at
-    the normal-approximation n (t > z, so the answer is never below it) and steps up."""
-    if not np.isfinite(est.scale) or margin <= 0:
+def power_equivalence(delta: float, sd: float, n: int, margin: float, level: float = ALPHA,
+                      paired: bool = True) -> float:
+    """Power of TOST at `level` (each one-sided test at `level`) for true Δ `delta`: the usual lower
+    bound P(T1 > t) + P(T2 < -t) - 1 over the two noncentral t's (tight when the power is high)."""
+    df = n - 1 if paired else 2 * n - 2
+    se = sd / math.sqrt(n)
+    critical = stats.t.ppf(1 - level, df)
+    power = stats.nct.sf(critical, df, (delta + margin) / se) + stats.nct.cdf(-critical, df, (delta - margin) / se) - 1
+    return float(max(0.0, power))
+
+
+def _smallest_n(power, most: int) -> float:
+    """The smallest n >= 2 with power(n) >= POWER (power grows with n), inf beyond `most`."""
+    if power(most) < POWER:
+        return np.inf
+    low, high = 1, 2
+    while power(high) < POWER:
+        low, high = high, high * 2
+    high = min(high, most)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if power(middle) < POWER else (low, middle)
+    return float(high)
+
+
+def seeds_needed(est: Estimate, margin: float, size: int = 1, most: int = 100_000) -> float:
+    """Paired random seeds (runs per side when unpaired) that give 80% power to settle the Δ at the
+    family's level (alpha / size): to resolve the observed Δ by the difference test, or, when the
+    observed Δ lies inside ±margin, to show equivalence — whichever needs fewer. The observed Δ and
+    sd are taken as the truth (no allowance for the sd's own uncertainty). NaN without a spread;
+    inf beyond `most`; never at or below the n already there (an undecided Δ needs more)."""
+    if est.n < 2 or not np.isfinite(est.scale) or est.scale <= 0 or not np.isfinite(est.mean):
         return np.nan
-    z = stats.norm.ppf(0.5 + CONFIDENCE / 2)
-    n = max(2, int(np.ceil((z * est.scale / margin) ** 2)))
-    while n <= most:
-        df = n - 1 if est.paired else 2 * n - 2
-        if stats.t.ppf(0.5 + CONFIDENCE / 2, df) * est.scale / np.sqrt(n) <= margin:
-            return float(n)
-        n += 1
-    return np.inf
+    level = ALPHA / size
+    options = []
+    if est.mean != 0:
+        options.append(_smallest_n(lambda n: power_difference(est.mean, est.scale, n, level, est.paired), most))
+    if abs(est.mean) < margin:
+        options.append(_smallest_n(lambda n: power_equivalence(est.mean, est.scale, n, margin, level, est.paired),
+                                   most))
+    needed = min(options) if options else np.inf
+    return max(needed, float(est.n + 1))
 
 
-def decide(metric: str, est: Estimate, margin: float = MARGIN, p_value: float | None = None) -> tuple[str, float]:
-    """(verdict, seeds_needed). Order: too few seeds (< 2 pairs); equivalent when the 90% CI lies
-    inside +-margin (two one-sided tests at 5%); better/worse (higher/lower for a neutral metric)
-    when p (Holm-adjusted where a family is tested) < 5%; otherwise inconclusive, with the random
-    seeds a +-margin 95% interval would need. seeds_needed is NaN unless inconclusive."""
-    if est.n < 2 or np.isnan(est.ci_low):
-        return TOO_FEW, np.nan
+def needs_text(seeds: float, n: int, paired: bool = True) -> str:
+    """How the app and the CLI both say it: 'needs 41 paired random seeds (31 more)'."""
+    if seeds is None or np.isnan(seeds):
+        return "spread unknown"
+    if seeds == np.inf:
+        return "needs more than 100,000 random seeds: not reachable by more runs"
+    if not paired:
+        return f"needs about {int(seeds):,} runs per side for 80% power"
+    more = int(seeds) - int(n)
+    return f"needs {int(seeds):,} paired random seeds for 80% power ({more:,} more)"
+
+
+# -- the verdict: both tests, adjusted within the family --------------------------------------
+JUDGEMENT_COLUMNS = ["p_value", "ci_low", "ci_high", "p_tost", "ci90_low", "ci90_high", "family", "family_size",
+                     "p_adj", "p_tost_adj", "ci_adj_low", "ci_adj_high", "ci90_adj_low", "ci90_adj_high", "margin",
+                     "verdict", "seeds_needed", "seeds_more"]
+
+
+def direction(metric: str, positive: bool, inside: bool) -> str:
+    """The resolved word for a Δ of this sign: better/worse (higher/lower for a neutral metric),
+    'slightly …' when the equivalence test also shows it inside ±margin."""
+    if metric in NEUTRAL:
+        word = (SLIGHTLY_HIGHER, HIGHER) if positive else (SLIGHTLY_LOWER, LOWER)
+    else:
+        word = (SLIGHTLY_BETTER, BETTER) if positive == HIGHER_IS_BETTER.get(metric, True) else (SLIGHTLY_WORSE, WORSE)
+    return word[0] if inside else word[1]
+
+
+def judge(metric: str, est: Estimate, margin: float = MARGIN, family: str = ONE, size: int = 1,
+          comparable: bool = True) -> dict:
+    """Both tests on one estimate, Bonferroni-adjusted over the family's `size` comparisons, and the
+    verdict they give together: JUDGEMENT_COLUMNS as a dict. `comparable` False (seconds where no
+    timing group holds 2 pairs) gives "not comparable"."""
+    size = max(int(size), 1)
     margin = margin_for(metric, margin)
-    low90, high90 = est.interval(0.90)
-    if -margin < low90 and high90 < margin:
-        return EQUIVALENT, np.nan
-    p = est.p_value if p_value is None else p_value
-    if p < ALPHA:
-        higher = est.mean > 0
-        if metric in NEUTRAL:
-            return (HIGHER if higher else LOWER), np.nan
-        return (BETTER if higher == HIGHER_IS_BETTER.get(metric, True) else WORSE), np.nan
-    return INCONCLUSIVE, seeds_needed(est, margin)
-
-
-def holm(p_values) -> np.ndarray:
-    """Holm's step-down adjustment of a family of p-values (NaN stays NaN)."""
-    p = np.asarray(p_values, dtype=float)
-    out = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    order = ok[np.argsort(p[ok], kind="stable")]
-    m = len(order)
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p[index]))
-        out[index] = running
-    return out
+    low90, high90 = est.interval(0.90) if est.n >= 2 else (np.nan, np.nan)
+    adj_low, adj_high = est.interval(1 - ALPHA / size) if est.n >= 2 else (np.nan, np.nan)
+    adj90_low, adj90_high = est.interval(1 - 2 * ALPHA / size) if est.n >= 2 else (np.nan, np.nan)
+    p, p_tost = est.p_value, est.p_tost(margin)
+    p_adj, p_tost_adj = min(1.0, size * p), min(1.0, size * p_tost)  # NaN stays NaN
+    needed = np.nan
+    if not comparable:
+        verdict = NOT_COMPARABLE
+    elif est.n < 2 or not np.isfinite(p):
+        verdict = TOO_FEW
+    elif p_adj < ALPHA:
+        verdict = direction(metric, est.mean > 0, p_tost_adj < ALPHA)
+    elif p_tost_adj < ALPHA:
+        verdict = EQUIVALENT
+    else:
+        verdict = INCONCLUSIVE
+        needed = seeds_needed(est, margin, size)
+    return {"p_value": p, "ci_low": est.ci_low, "ci_high": est.ci_high, "p_tost": p_tost, "ci90_low": low90,
+            "ci90_high": high90, "family": family, "family_size": size, "p_adj": p_adj, "p_tost_adj": p_tost_adj,
+            "ci_adj_low": adj_low, "ci_adj_high": adj_high, "ci90_adj_low": adj90_low, "ci90_adj_high": adj90_high,
+            "margin": margin, "verdict": verdict, "seeds_needed": needed,
+            "seeds_more": needed - est.n if np.isfinite(needed) else needed}

@@ -1,10 +1,11 @@
-"""Seed statistics on a runs table: per-config intervals, seed-paired deltas, main effects, interactions.
+"""Seed statistics on a runs table: per-config intervals, main effects, interactions, the flip table.
 
 Every comparison here is paired: two configs are compared only on runs that share (train_rows,
-random seed), so the random seed's data sample and initialisation cancel out of the difference. Intervals
-are 95% t-intervals (scipy); verdicts come from vitcore.stats.estimates (margin, Holm within a family).
-With fewer than two pairs there is no interval (NaN) and the verdict says "too few seeds". No
-TensorFlow here; the engine that compares one selection with its baseline is vitcore.stats.compare.
+random seed) (vitcore.stats.compare.match), so the random seed's data sample and initialisation
+cancel out of the difference. Each Δ carries both tests and one verdict (vitcore.stats.estimates.
+judge), adjusted within its family (vitcore.stats.families): a flip-table row in the family of its
+single-switch change, main effects and interactions each one family per metric and train_rows.
+No TensorFlow; the engine that compares one selection with its baseline is vitcore.stats.compare.
 
 Input is `RunStore.table()`: one row per run; ViT-only fields are None on convnet rows.
 """
@@ -12,48 +13,41 @@ Input is `RunStore.table()`: one row per run; ViT-only fields are None on convne
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from vitcore.config.run import LEVELS, SWITCHES, RunConfig
-from vitcore.stats.estimates import (  # noqa: F401
-    ALPHA,
+from vitcore.stats.compare import Delta, pair_runs, paired_delta  # noqa: F401 (the pairing, re-exported)
+from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for the pages)
     BETTER,
     CONFIDENCE,
-    EQUIVALENT,
     HIGHER,
-    HIGHER_IS_BETTER,
-    INCONCLUSIVE,
+    JUDGEMENT_COLUMNS,
     LOWER,
     MARGIN,
-    NEUTRAL,
+    METRICS,
     NOT_COMPARABLE,
     RESOLVED,
-    TOO_FEW,
     VERDICTS,
     WORSE,
     Estimate,
-    decide,
-    holm,
+    judge,
     paired_estimate,
-    welch_estimate,
 )
+from vitcore.stats.families import family_of, neighbours, runs_of
 
-METRICS = ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "gap", "seconds")
 REFERENCE = {name: getattr(RunConfig(), name) for name in SWITCHES}  # the article's ViT: learned, pre, layer, 7
 # Fields that must sit at the article's defaults for a ViT run to enter main_effects/interactions.
 FIXED = ("width", "depth", "heads", "mlp_dim", "epochs", "batch_size", "lr", "warmup_epochs")
 CONFIG_COLUMNS = [name for name in RunConfig.__dataclass_fields__ if name != "seed"]
-ESTIMATE_COLUMNS = ["mean_delta", "ci_low", "ci_high", "n_pairs"]
-VERDICT_COLUMNS = ["p_value", "p_holm", "verdict", "seeds_needed"]
-EFFECT_COLUMNS = ["factor", "level", "reference", "train_rows", "metric", *ESTIMATE_COLUMNS, *VERDICT_COLUMNS, "cells"]
+EFFECT_COLUMNS = ["factor", "level", "reference", "train_rows", "metric", "mean_delta", "n_pairs",
+                  *JUDGEMENT_COLUMNS, "cells", "timing_group"]
 INTERACTION_COLUMNS = ["factor", "level", "reference", "factor_b", "level_b", "reference_b", "train_rows", "metric",
-                       *ESTIMATE_COLUMNS, *VERDICT_COLUMNS]
-FLIP_COLUMNS = ["switch", "from", "to", "metric", "mean_delta", "ci_low", "ci_high", "n_pairs", "p_value", "p_holm",
-                "verdict", "seeds_needed", "variant_config_id"]
+                       "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group"]
+FLIP_COLUMNS = ["switch", "from", "to", "metric", "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group",
+                "variant_config_id"]
 
 
 def summarize(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
@@ -72,61 +66,6 @@ def summarize(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
         out[f"{metric}_mean"], out[f"{metric}_std"] = mean, std.where(count >= 2)
         out[f"{metric}_ci_low"], out[f"{metric}_ci_high"] = mean - half, mean + half
     return out.reset_index()
-
-
-@dataclass(frozen=True)
-class Delta:
-    """variant - baseline over runs paired by (train_rows, random seed); pairs has train_rows, seed,
-    baseline, variant, delta (and the two run ids when the frames carry run_id)."""
-    metric: str
-    mean_delta: float
-    ci_low: float
-    ci_high: float
-    n_pairs: int
-    verdict: str
-    pairs: pd.DataFrame = field(repr=False, compare=False)
-    p_value: float = np.nan
-    seeds_needed: float = np.nan
-
-    def row(self) -> dict:
-        return {"metric": self.metric, "mean_delta": self.mean_delta, "ci_low": self.ci_low,
-                "ci_high": self.ci_high, "n_pairs": self.n_pairs, "p_value": self.p_value,
-                "verdict": self.verdict, "seeds_needed": self.seeds_needed}
-
-
-def pair_runs(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """The runs of two configs matched on (train_rows, random seed): train_rows, seed, baseline,
-    variant, delta (+ run ids). For `seconds` only pairs timed the same way (equal timing_group).
-    Each frame must hold one config (one run per train_rows and seed), else ValueError."""
-    key = ["train_rows", "seed"]
-    for name, frame in (("baseline", baseline), ("variant", variant)):
-        if frame.duplicated(key).any():
-            raise ValueError(f"{name} has several runs for one (train_rows, seed): pass one config's runs")
-    extra = [c for c in ("run_id", "timing_group") if c in baseline.columns and c in variant.columns]
-    pairs = pd.merge(baseline[key + extra + [metric]].rename(columns={metric: "baseline"}),
-                     variant[key + extra + [metric]].rename(columns={metric: "variant"}),
-                     on=key, how="inner", suffixes=("_baseline", "_variant"))
-    if metric == "seconds" and "timing_group" in extra:
-        pairs = pairs[pairs["timing_group_baseline"] == pairs["timing_group_variant"]]
-    pairs = pairs.sort_values(key, ignore_index=True)
-    pairs["delta"] = pairs["variant"] - pairs["baseline"]
-    return pairs
-
-
-def paired_delta(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, margin: float = MARGIN) -> Delta:
-    """Pair runs by (train_rows, seed) and take variant - baseline; unmatched runs are left out.
-    Seconds with fewer than 2 pairs timed the same way are "not comparable"."""
-    pairs = pair_runs(baseline, variant, metric)
-    est = paired_estimate(pairs["delta"])
-    verdict_, needed = decide(metric, est, margin)
-    if metric == "seconds" and est.n < 2:
-        verdict_ = NOT_COMPARABLE
-    return Delta(metric, est.mean, est.ci_low, est.ci_high, est.n, verdict_, pairs, est.p_value, needed)
-
-
-def runs_of(runs: pd.DataFrame, cfg: RunConfig) -> pd.DataFrame:
-    """The runs of cfg at every seed (config_id ignores the seed)."""
-    return runs[runs["config_id"] == cfg.config_id]
 
 
 def factorial_runs(runs: pd.DataFrame) -> pd.DataFrame:
@@ -169,22 +108,30 @@ def _balanced(table: pd.DataFrame) -> pd.DataFrame:
     return by_seeds if by_seeds.size > by_cells.size else by_cells
 
 
-def _with_verdicts(frame: pd.DataFrame, estimates: list[Estimate], margin: float) -> pd.DataFrame:
-    """Add p_value, p_holm (Holm within each family = one metric at one train_rows) and the verdict
-    decided on p_holm; seeds_needed for the inconclusive ones."""
-    frame = frame.assign(p_value=[e.p_value for e in estimates])
-    frame["p_holm"] = frame.groupby(["metric", "train_rows"])["p_value"].transform(lambda p: holm(p.to_numpy()))
-    decided = [decide(m, e, margin, p) for m, e, p in zip(frame["metric"], estimates, frame["p_holm"])]
-    frame["verdict"] = [v for v, _ in decided]
-    frame["seeds_needed"] = [n for _, n in decided]
-    return frame
+def _judged(frame: pd.DataFrame, estimates: list[Estimate], margin: float, kind: str) -> pd.DataFrame:
+    """Judge every row (both tests, the verdict) within its family: `kind` of one metric at one
+    train_rows ("main effects at 4,000 rows"), m = the rows of that metric and train_rows."""
+    sizes = frame.groupby(["metric", "train_rows"])["metric"].transform("size")
+    judged = [judge(metric, est, margin, f"{kind} at {rows:,} rows", size)
+              for metric, rows, est, size in zip(frame["metric"], frame["train_rows"], estimates, sizes)]
+    return pd.concat([frame.reset_index(drop=True), pd.DataFrame(judged, columns=JUDGEMENT_COLUMNS)], axis=1)
 
 
-def _seconds_runs(vit: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """For seconds, only the largest group of runs timed the same way enters a contrast."""
+def _seconds_runs(vit: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
+    """For seconds, only the largest group of runs timed the same way enters a contrast (named)."""
     if metric != "seconds" or "timing_group" not in vit.columns or vit.empty:
-        return vit
-    return vit[vit["timing_group"] == vit["timing_group"].value_counts().idxmax()]
+        return vit, ""
+    group = vit["timing_group"].value_counts().idxmax()
+    return vit[vit["timing_group"] == group], group
+
+
+def _single_cell(runs: pd.DataFrame, factor: str, level, train_rows: int, metric: str, margin: float) -> dict:
+    """A main effect measured in one cell only is the single-switch change of the article's ViT: its
+    row (numbers, family, verdict) is that comparison's, as on the forest plot and the cards."""
+    ref = RunConfig(train_rows=train_rows)
+    variant = ref.replace(**{factor: level})
+    delta = paired_delta(runs_of(runs, ref), runs_of(runs, variant), metric, margin, family_of(runs, variant, ref))
+    return delta.row
 
 
 def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN) -> pd.DataFrame:
@@ -195,23 +142,36 @@ def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN) ->
     n_pairs counts seeds (conservative: cells of one seed share its data sample). Only the cells
     where both levels were run count, so patch 2 (run only at the article's other switches, by the
     `tokens` grid) is an effect at the reference cell, not an average over the grid: `cells` says
-    how many cells of the other switches entered. Verdicts use Holm-adjusted p-values within each
-    family (one metric at one train_rows).
+    how many cells of the other switches entered, and a one-cell effect is judged as the
+    single-switch change it is (_single_cell). The others are one family per metric and train_rows
+    ("main effects at 4,000 rows"), Bonferroni-adjusted.
     """
-    vit, rows, estimates = factorial_runs(runs), [], []
+    vit, records, pending = factorial_runs(runs), [], []
     for factor in SWITCHES:
         ref = REFERENCE[factor]
         for level in LEVELS[factor]:
             if level == ref:
                 continue
             for metric in metrics:
-                contrasts = _contrast(_seconds_runs(vit, metric), {level: 1, ref: -1}, (factor,), metric)
-                for train_rows, est in contrasts.items():
-                    rows.append([factor, level, ref, train_rows, metric, est.mean, est.ci_low, est.ci_high, est.n,
-                                 _cells(vit, factor, level, train_rows)])
-                    estimates.append(est)
-    frame = pd.DataFrame(rows, columns=[c for c in EFFECT_COLUMNS if c not in VERDICT_COLUMNS])
-    return _with_verdicts(frame, estimates, margin)[EFFECT_COLUMNS]
+                part, group = _seconds_runs(vit, metric)
+                for train_rows, est in _contrast(part, {level: 1, ref: -1}, (factor,), metric).items():
+                    cells = _cells(vit, factor, level, train_rows)
+                    key = dict(zip(EFFECT_COLUMNS, [factor, level, ref, train_rows, metric]))
+                    if cells == 1:
+                        records.append({**key, **_single_cell(runs, factor, level, train_rows, metric, margin),
+                                        "cells": 1})
+                    else:
+                        pending.append((len(records), est))
+                        records.append({**key, "mean_delta": est.mean, "n_pairs": est.n, "cells": cells,
+                                        "timing_group": group})
+    if not records:
+        return pd.DataFrame(columns=EFFECT_COLUMNS)
+    if pending:
+        keys = pd.DataFrame([records[k] for k, _ in pending])[["metric", "train_rows"]]
+        judged = _judged(keys, [est for _, est in pending], margin, "main effects")
+        for (k, _), verdict in zip(pending, judged[JUDGEMENT_COLUMNS].to_dict("records")):
+            records[k].update(verdict)
+    return pd.DataFrame(records, columns=EFFECT_COLUMNS)
 
 
 def _cells(vit: pd.DataFrame, factor: str, level, train_rows: int) -> int:
@@ -223,8 +183,9 @@ def _cells(vit: pd.DataFrame, factor: str, level, train_rows: int) -> int:
 
 def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN) -> pd.DataFrame:
     """2-way interactions: [Y(a, b) - Y(ref_a, b)] - [Y(a, ref_b) - Y(ref_a, ref_b)], a difference of
-    differences; unit, averaging and Holm families as in main_effects. "better" means the pair does
-    better together than their two main effects added up (in the metric's good direction)."""
+    differences; unit and averaging as in main_effects, one family per metric and train_rows
+    ("interactions at 4,000 rows"). "better" means the pair does better together than their two
+    main effects added up (in the metric's good direction)."""
     vit, rows, estimates = factorial_runs(runs), [], []
     for factor_a, factor_b in itertools.combinations(SWITCHES, 2):
         ref_a, ref_b = REFERENCE[factor_a], REFERENCE[factor_b]
@@ -233,13 +194,14 @@ def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN) ->
                 continue
             weights = {(a, b): 1, (ref_a, b): -1, (a, ref_b): -1, (ref_a, ref_b): 1}
             for metric in metrics:
-                contrasts = _contrast(_seconds_runs(vit, metric), weights, (factor_a, factor_b), metric)
-                for train_rows, est in contrasts.items():
-                    rows.append([factor_a, a, ref_a, factor_b, b, ref_b, train_rows, metric, est.mean, est.ci_low,
-                                 est.ci_high, est.n])
+                part, group = _seconds_runs(vit, metric)
+                for train_rows, est in _contrast(part, weights, (factor_a, factor_b), metric).items():
+                    rows.append([factor_a, a, ref_a, factor_b, b, ref_b, train_rows, metric, est.mean, est.n, group])
                     estimates.append(est)
-    frame = pd.DataFrame(rows, columns=[c for c in INTERACTION_COLUMNS if c not in VERDICT_COLUMNS])
-    return _with_verdicts(frame, estimates, margin)[INTERACTION_COLUMNS]
+    frame = pd.DataFrame(rows, columns=[c for c in INTERACTION_COLUMNS if c not in JUDGEMENT_COLUMNS])
+    if frame.empty:
+        return pd.DataFrame(columns=INTERACTION_COLUMNS)
+    return _judged(frame, estimates, margin, "interactions")[INTERACTION_COLUMNS]
 
 
 def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: float = MARGIN) -> pd.DataFrame:
@@ -247,35 +209,18 @@ def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: fl
 
     Switches: the four ViT switches (none apply to the convnet) plus warmup_epochs, whose other
     values are taken from the runs (the `warmup` grid). A row appears only if the flipped config
-    has runs; "better" means the flipped config is better than cfg.
+    has runs; "better" means the flipped config is better than cfg. Each row is judged in the
+    family of its single-switch change (families.family_of), so it reads as on the card.
     """
     base = runs_of(runs, cfg)
     if base.empty or cfg.model != "vit":
         return pd.DataFrame(columns=FLIP_COLUMNS)
-    present = set(runs["config_id"])
-    candidates = [(switch, level) for switch in SWITCHES for level in LEVELS[switch]]
-    candidates += [("warmup_epochs", int(w)) for w in sorted(runs["warmup_epochs"].dropna().unique())]
-    rows, estimates = [], []
-    for switch, level in candidates:
-        if level == getattr(cfg, switch):
-            continue
-        try:
-            flipped = cfg.replace(**{switch: level})
-        except ValueError:  # e.g. warm-up longer than the run
-            continue
-        if flipped.config_id not in present:
-            continue
+    rows = []
+    for switch, level, flipped in neighbours(runs, cfg):
+        family = family_of(runs, cfg, flipped)
         variant = runs_of(runs, flipped)
         for metric in metrics:
-            delta = paired_delta(base, variant, metric, margin)
-            rows.append({"switch": switch, "from": getattr(cfg, switch), "to": level, **delta.row(),
+            delta = paired_delta(base, variant, metric, margin, family)
+            rows.append({"switch": switch, "from": getattr(cfg, switch), "to": level, **delta.row,
                          "variant_config_id": flipped.config_id})
-            estimates.append(paired_estimate(delta.pairs["delta"]))
-    if not rows:
-        return pd.DataFrame(columns=FLIP_COLUMNS)
-    frame = pd.DataFrame(rows)
-    frame["train_rows"] = cfg.train_rows
-    comparable = frame["verdict"] != NOT_COMPARABLE
-    decided = _with_verdicts(frame[comparable], [e for e, ok in zip(estimates, comparable) if ok], margin)
-    frame.loc[comparable, ["p_holm", "verdict", "seeds_needed"]] = decided[["p_holm", "verdict", "seeds_needed"]]
-    return frame[FLIP_COLUMNS]
+    return pd.DataFrame(rows, columns=FLIP_COLUMNS)

@@ -27,27 +27,11 @@ HELP = {
                "timed the same way (same training code, thread count and concurrent workers: `timing_group`).",
 }
 TITLES = {"best_val_accuracy": "Best val (optimistic)"}  # short: five cards share a row
-# The badge colour of each verdict (Streamlit markdown badges); direction words stay neutral colours.
-BADGES = {v.BETTER: "green", v.WORSE: "red", v.HIGHER: "blue", v.LOWER: "violet", v.EQUIVALENT: "gray",
-          v.INCONCLUSIVE: "orange", v.TOO_FEW: "gray", v.NOT_COMPARABLE: "gray"}
-DEFINITIONS = {
-    v.BETTER: "**better** / **worse** — the effect is resolved: its p-value is below 5% (Holm-adjusted where a "
-              "family of effects is tested) in the metric's good direction — higher test and validation accuracy, "
-              "a smaller train − val gap, fewer seconds.",
-    v.HIGHER: "**higher** / **lower** — the same for final train accuracy, which has no good direction: fitting "
-              "the training rows more closely can mean memorising them.",
-    v.EQUIVALENT: "**equivalent** — the 90% interval of the Δ lies inside ±margin (two one-sided tests at 5%): "
-                  "whatever the effect is, it is smaller than the margin (0.01 accuracy by default, set in the "
-                  "sidebar; seconds use ±1 s). This is a finding of *no effect*, not a lack of data.",
-    v.INCONCLUSIVE: "**inconclusive** — neither: the data cannot yet tell a small effect from none. The card says "
-                    "how many more random seeds would make the 95% interval as narrow as ±margin at the spread "
-                    "observed.",
-    v.TOO_FEW: "**too few seeds** — fewer than two pairs: one random seed measures no spread, so there is no "
-               "interval and no verdict.",
-    v.NOT_COMPARABLE: "**not comparable** — seconds from runs not timed the same way (another version of the "
-                      "training code, thread count or number of concurrent workers): fewer than two pairs share a "
-                      "`timing_group`.",
-}
+# The badge colour of each verdict (Streamlit markdown badges): the colour rule of every Δ view — green is
+# better for the user, red worse, neutral blue/violet for higher/lower, grey for the rest.
+BADGES = {v.BETTER: "green", v.SLIGHTLY_BETTER: "green", v.WORSE: "red", v.SLIGHTLY_WORSE: "red",
+          v.HIGHER: "blue", v.SLIGHTLY_HIGHER: "blue", v.LOWER: "violet", v.SLIGHTLY_LOWER: "violet",
+          v.EQUIVALENT: "gray", v.INCONCLUSIVE: "orange", v.TOO_FEW: "gray", v.NOT_COMPARABLE: "gray"}
 
 
 def title(metric: str) -> str:
@@ -55,27 +39,40 @@ def title(metric: str) -> str:
 
 
 def needs(row) -> str:
-    """'needs 7 more random seeds' for an inconclusive row (seeds_needed counts pairs in all)."""
-    total = row["seeds_needed"]
-    if fmt.missing(total):
-        return "spread unknown"
-    if total == float("inf"):
-        return "needs far more random seeds than a sweep can give"
-    more = int(total) - int(row["n_pairs"]) if row["paired"] else int(total)
-    if more <= 0:
-        return "Δ near the ±margin edge"  # the interval is as narrow as the margin asks
-    return f"needs {more} more random seed{'s' if more != 1 else ''}" if row["paired"] else \
-        f"needs about {more} runs per side"
+    """'needs 41 paired random seeds for 80% power (31 more)' for an inconclusive row, as the CLI says it."""
+    return v.needs_text(row["seeds_needed"], int(row["n_pairs"]), bool(row.get("paired", True)))
 
 
 def verdict_text(row, margin: float = v.MARGIN) -> str:
-    """The verdict in words a card can carry: 'worse', 'inconclusive — needs 7 more random seeds', …"""
+    """The verdict in words a card can carry: 'worse', 'inconclusive — needs 41 paired random seeds …'."""
     verdict = row["verdict"]
     if verdict == v.INCONCLUSIVE:
         return f"{verdict} — {needs(row)}"
-    if verdict == v.EQUIVALENT:
+    if verdict == v.EQUIVALENT or verdict in v.INSIDE:
         return f"{verdict} — within ±{fmt.number(v.margin_for(row['metric'], margin), 3)}"
     return verdict
+
+
+def interval_text(row, places: int) -> str:
+    """The interval that goes with the verdict: the 95% CI, simultaneous over the family when it has
+    more than one member (so it excludes 0 exactly when the verdict is resolved), and the 90% one
+    the equivalence test reads."""
+    size = int(row.get("family_size", 1) or 1)
+    low, high = (row["ci_adj_low"], row["ci_adj_high"]) if size > 1 else (row["ci_low"], row["ci_high"])
+    low90, high90 = (row["ci90_adj_low"], row["ci90_adj_high"]) if size > 1 else (row["ci90_low"], row["ci90_high"])
+    which = f"95% CI, Bonferroni ×{size}" if size > 1 else "95% CI"
+    return (f"{which} {fmt.ci(low, high, places, none='no interval')} · 90% "
+            f"{fmt.ci(low90, high90, places, none='n/a')}")
+
+
+def tests_text(row) -> str:
+    """Both tests' p-values, adjusted when the family has more than one member."""
+    size = int(row.get("family_size", 1) or 1)
+    if fmt.missing(row.get("p_value")):
+        return ""
+    if size > 1:
+        return f"p_adj {row['p_adj']:.3g} · p_tost_adj {row['p_tost_adj']:.3g}"
+    return f"p {row['p_value']:.3g} · p_tost {row['p_tost']:.3g}"
 
 
 def badge(verdict: str, text: str) -> str:
@@ -114,10 +111,13 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
                         delta=fmt.delta(row["mean_delta"], places),  # st.metric reads the direction off its sign
                         delta_color=("normal" if v.HIGHER_IS_BETTER.get(metric, True) else "inverse") if resolved
                         else "off", delta_arrow="auto" if resolved else "off")
-            interval = fmt.ci(row["ci_low"], row["ci_high"], places, none="no interval")
             pairs = f"{int(row['n_pairs'])} pairs" if row["paired"] else "unpaired"
+            if metric == "seconds" and row.get("timing_group"):
+                pairs += f" timed as {row['timing_group']}"
             word, _, detail = verdict_text(row, margin).partition(" — ")
-            lines = [f"95% CI {interval} · {pairs}", f"{badge(row['verdict'], word)} {detail}".strip(),
+            optimistic = " · optimistic (selected on this split)" if metric in v.OPTIMISTIC else ""
+            lines = [f"{interval_text(row, places)} · {pairs}", f"{badge(row['verdict'], word)} {detail}".strip()
+                     + optimistic, tests_text(row),
                      f"baseline {fmt.number(row['baseline_mean'], places)}"
                      + (" (same random seeds)" if row["paired"] else " (its own runs)")]
             if (test_line := test_set_line(row, places)) is not None:
@@ -131,15 +131,15 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
 
 
 def test_set_line(row, places: int) -> str | None:
-    """'with test images 95% CI [..] (1.4× as wide) · the verdict's' for test accuracy when every pair kept its
-    predictions (vitcore.stats.bootstrap.with_test_set), else None."""
+    """'over test images too [..] (1.4× as wide) · …' for test accuracy when every pair kept its predictions
+    (vitcore.stats.bootstrap.with_test_set), else None. Shown beside the verdict, which stays the one every
+    view gives this comparison (over random seeds, in its family)."""
     low, high = row.get("ci_low_with_test"), row.get("ci_high_with_test")
     if fmt.missing(low) or fmt.missing(high):
         return None
     ratio = (high - low) / (row["ci_high"] - row["ci_low"])
-    used = row.get("interval") == "random seeds and test images"
-    return (f"over test images too {fmt.ci(low, high, places)} ({ratio:.1f}× as wide)"
-            + (" · **the verdict's**" if used else " · the verdict keeps the seed CI (wider)"))
+    return (f"over test images too {fmt.ci(low, high, places)} ({ratio:.1f}× the seed CI's width; the verdict is "
+            "judged over random seeds, as on every view)")
 
 
 def seed_table(comparison, metric: str) -> pd.DataFrame:
@@ -182,17 +182,22 @@ def header(comparison, cfg: RunConfig, baseline: RunConfig) -> str:
     seeds = comparison.seeds
     if not seeds:
         return f"{who}: no random seed has runs on both sides yet, so there is no paired Δ."
-    timed = comparison.metrics.set_index("metric")["n_pairs"].get("seconds")
-    extra = (f" Seconds use the {int(timed)} of them timed the same way." if timed is not None and timed < len(seeds)
-             else "")
+    seconds = comparison.metrics.set_index("metric").get("n_pairs", pd.Series(dtype=float))
+    timed = seconds.get("seconds")
+    group = comparison.metrics.set_index("metric")["timing_group"].get("seconds", "")
+    extra = (f" Seconds use the {int(timed)} of them timed as {group or 'one timing group'} (never mixed)."
+             if timed is not None and timed < len(seeds) else "")
     return (f"{who}, paired by random seed at {fmt.rows(cfg.train_rows)} rows over random seeds "
-            f"{', '.join(map(str, seeds))} ({len(seeds)} pairs): every mean and Δ below uses those seeds only.{extra}")
+            f"{', '.join(map(str, seeds))} ({len(seeds)} pairs): every mean and Δ below uses those seeds only.{extra} "
+            f"Verdicts: {comparison.family.caption()}.")
 
 
-CORRECTION = ("**Multiplicity.** A card is one comparison: no correction. The landing forest plot, the flip table, "
-              "the main effects and the interactions each test a family of effects: their p-values are "
-              "**Holm-adjusted within one metric at one training size** (every switch level in that family), and "
-              "their verdicts use the adjusted p.")
+CORRECTION = ("**Multiplicity.** Every comparison belongs to one correction family, the same on every view "
+              "(the card, the forest plot, the flip table, the claims, `compare`): a single-switch change belongs to "
+              "the single-switch changes of the config nearer the article's ViT; main effects and interactions are "
+              "one family per metric and training size; anything else is one comparison. Both tests are "
+              "**Bonferroni-adjusted** within the family (p_adj, p_tost_adj) and the intervals shown are the matching "
+              "simultaneous ones, so an interval excludes 0 exactly when the verdict is resolved.")
 DELTA = ("**Δ**: selection − baseline per random seed (the same seed means the same training sample and "
          "initialisation), then averaged; the **95% CI** is a t-interval over those paired differences. Sides at "
          "different training rows share no seed: that comparison is **unpaired** (Welch's interval). The 10,000 "
@@ -207,6 +212,6 @@ def definitions(margin: float = v.MARGIN) -> str:
     """The definitions expander: metrics, Δ and interval, one paragraph per verdict (README-ready), the
     correction, the splits."""
     metrics = "\n".join(f"- **{title(m)}**: {text}" for m, text in HELP.items())
-    verdict_lines = "\n".join(f"- {text}" for text in DEFINITIONS.values())
-    return (f"{metrics}\n- {DELTA}\n\n**Verdicts** (margin now ±{margin:g}):\n{verdict_lines}\n\n{CORRECTION}\n\n"
+    verdict_lines = "\n".join(f"- **{word}**: {text}" for word, text in v.DEFINITIONS.items())
+    return (f"{metrics}\n- {DELTA}\n\n**Verdicts** (margin now ±{margin:g}; {v.MARGIN_REASON}):\n{verdict_lines}\n\n{CORRECTION}\n\n"
             f"{SPLITS}")

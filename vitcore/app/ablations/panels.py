@@ -70,9 +70,10 @@ def variant_picker(cfg: RunConfig, metric: str, margin: float) -> None:
     """Under the landing's forest plot (from the first paint's second run on): how to read it, and one
     click per variant."""
     frame = tables.flip_frame(state.flip_effects(cfg, margin), metric, margin)
-    st.caption("Dot: mean paired Δ; bar: its 95% CI. Blue = more, red = less (on every Δ chart of this page; for "
-               "gap and seconds less is better); grey = not resolved. Verdicts are Holm-adjusted within this metric "
-               "at these rows.")
+    families = sorted(set(frame["family"]))
+    st.caption(f"Dot: mean paired Δ; thin bar: its 95% interval, thick bar: its 90% interval, both simultaneous over "
+               f"the family (Bonferroni); band: ±margin. {charts.COLOUR_RULE} Family: "
+               + "; ".join(families) + f" (m = {int(frame['family_size'].max())}).")
     st.pills("Select a variant", list(frame["option"]), key=PICK_KEY, on_change=_select_variant, args=(frame,),
              help="Moves that switch in the sidebar: the cards then compare the variant with this baseline.")
 
@@ -146,7 +147,7 @@ def confusions(cfg: RunConfig, comparison, selected: pd.DataFrame, is_baseline: 
     key = (comparison.selection, comparison.baseline, state.margin())
     with right:
         chart(("delta", *key), lambda: charts.heatmap(charts.delta_matrix(comparison.confusion),
-                                                      "Δ vs baseline: blue = more, red = less", delta=True))
+                                                      "Δ vs baseline: blue = more, red = less (rates, not verdicts)", delta=True))
     chart(("classes", *key), lambda: charts.class_delta_bars(comparison.classes))
     st.caption(f"Left: the selection's row-normalised test rates, mean over its random seeds. Right and below: Δ "
                f"{paired}, per cell and per class (95% CIs, verdicts at margin ±{state.margin():g}); the Δ heatmap's "
@@ -200,10 +201,12 @@ def flip_table(cfg: RunConfig, metric: str, margin: float) -> None:
                    + (" (the ViT switches do not apply to the convnet)." if cfg.model == "convnet" else "."))
         return
     st.caption(f"Each row: this config with one switch changed, minus this config, paired by random seed at "
-               f"{fmt.rows(cfg.train_rows)} rows. p-values Holm-adjusted within this metric at these rows.")
+               f"{fmt.rows(cfg.train_rows)} rows. Each row is judged in the family of its single-switch change "
+               "(named in the last column), Bonferroni-adjusted, as on the cards and the forest plot.")
     st.dataframe(tables.flip_table(flips, metric, margin), hide_index=True, width="stretch",
                  column_config={"Δ": st.column_config.NumberColumn(format=fmt.printf(metric, signed=True)),
-                                "p (Holm)": st.column_config.NumberColumn(format="%.3f")})
+                                "p_adj": st.column_config.NumberColumn(format="%.3g"),
+                                "p_tost_adj": st.column_config.NumberColumn(format="%.3g")})
 
 
 def main_effects(metric: str, margin: float) -> None:
@@ -228,8 +231,10 @@ def main_effects(metric: str, margin: float) -> None:
         tables.effect_frame(shown), metric, f"Main effects on {cards.title(metric).lower()}: a level minus the "
         f"article's, averaged over the other switches ({cells})"), width="content")
     st.caption(f"Within each cell of the other switches, same training rows and random seed, then averaged per random "
-               f"seed; the 95% CI is over random seeds (up to {seeds}). Holm correction within this metric at each "
-               "training size; each panel has its own x-scale.")
+               f"seed; the interval is over random seeds (up to {seeds}), 95% simultaneous over the family "
+               "(Bonferroni): " + "; ".join(f"{name} (m = {int(m)})" for name, m in
+                                           shown.groupby("family")["family_size"].max().items())
+               + f". Each panel has its own x-scale. {charts.COLOUR_RULE}")
     if note := tables.single_cell_note(shown):
         st.caption(note)
     _cell_strip(metric, shown, cells, False)

@@ -1,0 +1,61 @@
+"""vitcore.stats.estimates against independent recomputations: scipy's tests and a simulation of the power."""
+
+import numpy as np
+import pytest
+from scipy import stats as sp
+
+from vitcore.stats import estimates as e
+
+
+def test_both_tests_match_scipy():
+    deltas = np.array([0.012, 0.004, 0.009, -0.002, 0.011, 0.007, 0.003])
+    est = e.paired_estimate(deltas)
+    assert est.p_value == pytest.approx(sp.ttest_1samp(deltas, 0).pvalue, rel=1e-12)
+    margin = 0.01  # TOST: the larger of the two one-sided t-tests against -margin and +margin
+    lower = sp.ttest_1samp(deltas, -margin, alternative="greater").pvalue
+    upper = sp.ttest_1samp(deltas, margin, alternative="less").pvalue
+    assert est.p_tost(margin) == pytest.approx(max(lower, upper), rel=1e-12)
+    low90, high90 = sp.t.interval(0.90, len(deltas) - 1, loc=deltas.mean(), scale=sp.sem(deltas))
+    judged = e.judge("test_accuracy", est, margin, "f", 4)
+    assert (judged["ci90_low"], judged["ci90_high"]) == pytest.approx((low90, high90), rel=1e-12)
+    adj = sp.t.interval(1 - 0.05 / 4, len(deltas) - 1, loc=deltas.mean(), scale=sp.sem(deltas))
+    assert (judged["ci_adj_low"], judged["ci_adj_high"]) == pytest.approx(adj, rel=1e-12)
+
+
+def simulated_power(delta, sd, n, level, margin=None, reps=40_000, seed=0):
+    """Share of simulated paired experiments (normal differences) in which the test resolves."""
+    draws = np.random.default_rng(seed).normal(delta, sd, size=(reps, n))
+    mean, se = draws.mean(axis=1), draws.std(axis=1, ddof=1) / np.sqrt(n)
+    if margin is None:
+        return np.mean(2 * sp.t.sf(np.abs(mean / se), n - 1) < level)
+    p_tost = np.maximum(sp.t.sf((mean + margin) / se, n - 1), sp.t.cdf((mean - margin) / se, n - 1))
+    return np.mean(p_tost < level)
+
+
+@pytest.mark.parametrize("deltas, size", [
+    ([0.0138, -0.0391, -0.0049, -0.0162, -0.0149, -0.0122, -0.0329, -0.0124, -0.0197, 0.0285], 7),  # resolve the Δ
+    ([0.0148, 0.0003, 0.0021, -0.0076, -0.0173, -0.0007, 0.0212, 0.0032], 1),                    # near 0: equivalence
+])
+def test_seeds_needed_gives_80_percent_power_by_simulation(deltas, size):
+    est = e.paired_estimate(deltas)
+    judged = e.judge("test_accuracy", est, 0.01, "f", size)
+    assert judged["verdict"] == e.INCONCLUSIVE
+    n = int(judged["seeds_needed"])
+    assert n > len(deltas) and judged["seeds_more"] == n - len(deltas)
+    margin = 0.01 if abs(est.mean) < 0.01 and e.power_equivalence(est.mean, est.scale, n, 0.01, 0.05 / size) >= 0.8 \
+        else None
+    power_at = simulated_power(est.mean, est.scale, n, 0.05 / size, margin)
+    power_below = simulated_power(est.mean, est.scale, n - 1, 0.05 / size, margin)
+    assert power_at >= 0.78 and power_below < 0.80 + 0.01  # 40,000 draws: the simulation's se is 0.002
+
+
+def test_needs_text_says_a_total_and_how_many_more():
+    assert e.needs_text(41.0, 10) == "needs 41 paired random seeds for 80% power (31 more)"
+    assert e.needs_text(np.nan, 10) == "spread unknown"
+
+
+def test_every_verdict_word_has_one_definition():
+    defined = " ".join(e.DEFINITIONS)
+    for word in e.VERDICTS:
+        assert word.split()[-1] in defined
+    assert set(e.RESOLVED) | {e.EQUIVALENT, e.INCONCLUSIVE, e.TOO_FEW, e.NOT_COMPARABLE} == set(e.VERDICTS)
