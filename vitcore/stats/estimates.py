@@ -83,19 +83,16 @@ def margin_for(metric: str, margin: float = MARGIN) -> float:
     return FIXED_MARGINS.get(metric, margin)
 
 
-def t_interval(values) -> tuple[float, float, float, int]:
-    """(mean, ci_low, ci_high, n) of the non-NaN values; the interval is NaN when n < 2.
-    Zero spread (e.g. a deterministic parameter count) gives the degenerate interval [mean, mean]."""
-    values = np.asarray(values, dtype=float)
-    values = values[~np.isnan(values)]
-    n = len(values)
-    if n == 0:
-        return np.nan, np.nan, np.nan, 0
-    mean = float(values.mean())
-    if n < 2:
-        return mean, np.nan, np.nan, n
-    half = stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * values.std(ddof=1) / np.sqrt(n)
-    return mean, mean - half, mean + half, n
+def holm(p_values) -> np.ndarray:
+    """Holm's step-down adjustment (NaN stays NaN): for evidence within one effect's cells
+    (vitcore.stats.percell), not for verdicts, which use the family's Bonferroni (judge)."""
+    p = np.asarray(p_values, dtype=float)
+    out, ok = np.full(p.shape, np.nan), np.flatnonzero(~np.isnan(p))
+    running = 0.0
+    for rank, index in enumerate(ok[np.argsort(p[ok], kind="stable")]):
+        running = max(running, min(1.0, (len(ok) - rank) * p[index]))
+        out[index] = running
+    return out
 
 
 @dataclass(frozen=True)

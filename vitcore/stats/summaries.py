@@ -33,6 +33,7 @@ from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for 
     VERDICTS,
     WORSE,
     Estimate,
+    holm,
     judge,
     paired_estimate,
 )
