@@ -172,7 +172,7 @@ def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None
         frame = bootstrap.with_test_set(frame, long, predictions, labels, margin)
     else:
         frame = frame.assign(ci_low_with_test=np.nan, ci_high_with_test=np.nan, n_pairs_with_test=0,
-                             interval=bootstrap.SEEDS_ONLY)
+                             interval=bootstrap.SEEDS_ONLY, wider=bootstrap.SEEDS_ONLY)
     classes = confusion = None
     if confusions is not None:
         classes, confusion = class_deltas(confusions, sel, base, paired, margin)
