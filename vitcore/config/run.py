@@ -95,6 +95,8 @@ class RunConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
                 raise ValueError(f"{name} must be a whole number from {low:,} to {high:,}, got {value!r}")
+        if self.pos_embedding == "sincos" and (self.width % 4 or self.width < 8):
+            raise ValueError(f"pos_embedding 'sincos' needs a width divisible by 4 and at least 8; got {self.width}")
         if self.width % self.heads:
             raise ValueError(f"width ({self.width}) must be divisible by heads ({self.heads})")
         if self.warmup_epochs > self.epochs:
@@ -105,7 +107,13 @@ class RunConfig:
 
     @property
     def tokens(self) -> int:
+        """Patch tokens per image (a class token is not one of them)."""
         return (28 // self.patch_size) ** 2
+
+    @property
+    def sequence(self) -> int:
+        """Tokens the attention sees: the patch tokens, plus the class token when pooling is "cls"."""
+        return self.tokens + (self.pooling == "cls")
 
     def identity(self) -> dict[str, Any]:
         """The fields that define the result; ViT-only fields are dropped for the convnet."""

@@ -58,11 +58,12 @@ class Switch:
 
 
 REGISTRY: tuple[Switch, ...] = (
-    Switch("pos_embedding", ("learned", "none"), "learned", "Position embedding",
+    Switch("pos_embedding", ("learned", "none", "sincos"), "learned", "Position embedding",
            "`learned`: a trainable 16×64 (for patch 7) table added to the tokens. "
-           "`none`: the model sees an unordered bag of patches.",
-           tag=lambda v: " pos" if v == "learned" else " no-pos",
-           why="none: the model sees a bag of patches; tests how much order the model needs", grid=True),
+           "`none`: the model sees an unordered bag of patches. "
+           "`sincos`: a fixed 2-D sine-cosine table, no parameters (Beyer, Zhai & Kolesnikov 2022).",
+           tag=lambda v: {"learned": " pos", "none": " no-pos", "sincos": " sincos"}[v],
+           why="none: the model sees a bag of patches; sincos: fixed 2-D sine-cosine (big_vision)", grid=True),
     Switch("norm_placement", ("pre", "post"), "pre", "Norm placement",
            "`pre`: norm → sublayer → add (residual path stays clean). "
            "`post`: sublayer → add → norm, the original Transformer.",
@@ -75,6 +76,19 @@ REGISTRY: tuple[Switch, ...] = (
     Switch("patch_size", (2, 4, 7, 14), 7, "Patch size",
            "Side of a square patch: 2/4/7/14 → 196/49/16/4 tokens. Attention cost grows with tokens².",
            tag=lambda v: f" p{v}", why="smaller patch -> more tokens -> attention cost ~ tokens^2", grid=True),
+    # What the ViT papers tried on small data (issue 21; vitcore.config.papers): not in the factorial.
+    Switch("pooling", ("gap", "cls"), "gap", "Pooling",
+           "`gap`: the classifier reads the mean of the tokens. `cls`: a learned class token is prepended and "
+           "read out instead (the ViT paper; 64 parameters, one more token).",
+           tag=lambda v: " cls" if v == "cls" else "", why="cls: a class token, as the ViT paper"),
+    Switch("tokenizer", ("patch", "shifted"), "patch", "Tokenizer",
+           "`patch`: each token is one patch. `shifted`: Shifted Patch Tokenization — each token also carries "
+           "its patch of four diagonally shifted copies of the image, then LayerNorm (Lee, Lee & Song 2021).",
+           tag=lambda v: " SPT" if v == "shifted" else "", why="shifted: SPT, each token sees its neighbourhood"),
+    Switch("self_attention", ("standard", "lsa"), "standard", "Self-attention",
+           "`standard`: softmax(q·kᵀ/√d). `lsa`: Locality Self-Attention — a learned temperature per head and "
+           "no attention of a token to itself (Lee, Lee & Song 2021).",
+           tag=lambda v: " LSA" if v == "lsa" else "", why="lsa: learned temperature, masked diagonal"),
     Switch("warmup_epochs", (0, 2, 5), 0, "Warm-up epochs",
            "Linear learning-rate warm-up over this many epochs (0: none).",
            tag=lambda v: f" warm-up {v}" if v else "", models=MODELS, free=True),

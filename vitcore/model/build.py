@@ -9,15 +9,28 @@ Block, pre-norm:  x + MHA(norm(x)), then x + MLP(norm(x))
 Block, post-norm: norm(x + MHA(x)), then norm(x + MLP(x))
 The ViT takes patch tokens, not pixels (see patches.model_inputs), so a permutation test can
 shuffle tokens directly. Layer names are stable: analysis code probes them by name.
+
+What the papers tried on small data, each one arm of this builder (the default takes none of them):
+    pos_embedding "sincos": a fixed 2-D sine-cosine table instead of the learned one (big_vision)
+    pooling "cls": a learned "class_token" prepended after the position embedding (n, 17, 64), and the
+        classifier reads token 0 after the final norm instead of the mean (the ViT paper)
+    tokenizer "shifted": tokens (n, 16, 5·49) of the image and four diagonally shifted copies
+        (patches.shifted_patchify) -> LayerNorm "patch_norm" -> "patch_projection" (Lee, Lee & Song 2021)
+    self_attention "lsa": Locality Self-Attention, a per-head learned temperature and no attention of a
+        token to itself (same paper)
 """
 
 from __future__ import annotations
 
 import keras
+import numpy as np
 
 from vitcore.config.run import RunConfig
+from vitcore.data.patches import token_width
+from vitcore.model.posemb import sincos_2d
 
 NUM_CLASSES = 10
+MASKED = -1e9  # the logit a masked key gets (exp underflows to exactly 0 in float32); numpy_vit uses the same
 
 
 @keras.saving.register_keras_serializable(package="vitcore")
@@ -39,6 +52,84 @@ class PositionEmbedding(keras.layers.Layer):
         return {**super().get_config(), "tokens": self.tokens, "width": self.width}
 
 
+@keras.saving.register_keras_serializable(package="vitcore")
+class SincosPositionEmbedding(keras.layers.Layer):
+    """Adds the fixed 2-D sine-cosine table (posemb.sincos_2d) to every image's tokens: no parameters."""
+
+    def __init__(self, grid: int, width: int, **kwargs):
+        super().__init__(**kwargs)
+        self.grid, self.width = grid, width
+        self.table = sincos_2d(grid, width)  # (grid², width), a constant
+
+    def call(self, x):
+        return x + keras.ops.convert_to_tensor(self.table[None], dtype=x.dtype)  # + (1, tokens, width)
+
+    def get_config(self):
+        return {**super().get_config(), "grid": self.grid, "width": self.width}
+
+
+@keras.saving.register_keras_serializable(package="vitcore")
+class ClassToken(keras.layers.Layer):
+    """Prepends one learned token to every image's sequence: (n, T, width) -> (n, T + 1, width);
+    width parameters, zero at init (as big_vision)."""
+
+    def __init__(self, width: int, **kwargs):
+        super().__init__(**kwargs)
+        self.width = width
+
+    def build(self, input_shape):
+        self.token = self.add_weight(shape=(1, 1, self.width), name="token", initializer="zeros")
+
+    def call(self, x):
+        token = keras.ops.broadcast_to(self.token, (keras.ops.shape(x)[0], 1, self.width))  # (n, 1, width)
+        return keras.ops.concatenate([token, x], axis=1)
+
+    def get_config(self):
+        return {**super().get_config(), "width": self.width}
+
+
+@keras.saving.register_keras_serializable(package="vitcore")
+class ClassTokenPool(keras.layers.Layer):
+    """Reads out the class token: (n, T + 1, width) -> (n, width), token 0."""
+
+    def call(self, x):
+        return x[:, 0]
+
+
+@keras.saving.register_keras_serializable(package="vitcore")
+class LocalitySelfAttention(keras.layers.MultiHeadAttention):
+    """Keras' MultiHeadAttention with Locality Self-Attention (Lee, Lee & Song 2021): the logits
+    q·kᵀ are multiplied by a learned per-head scale (the inverse temperature, 1/√key_dim at init,
+    as the authors' code), and each token's logit for itself is masked, so attention goes to the
+    others. Same query/key/value/output sub-layers as the standard layer, plus `heads` parameters."""
+
+    def build(self, query_shape, value_shape, key_shape=None):
+        super().build(query_shape, value_shape, key_shape)
+        self.scale = self.add_weight(shape=(self._num_heads,), name="scale",
+                                     initializer=keras.initializers.Constant(1 / np.sqrt(self._key_dim)))
+
+    def _compute_attention(self, query, key, value, attention_mask=None, training=None,
+                           return_attention_scores=False, use_causal_mask=False):
+        if attention_mask is not None or use_causal_mask or self._dropout:
+            raise ValueError("Locality Self-Attention here takes no attention mask, causal mask or dropout")
+        logits = keras.ops.einsum(self._dot_product_equation, key, query)      # (n, heads, queries, keys)
+        logits = logits * keras.ops.cast(self.scale, logits.dtype)[:, None, None]
+        size = keras.ops.shape(logits)[-1]
+        diagonal = keras.ops.eye(size, dtype="bool")                         # (queries, keys)
+        logits = keras.ops.where(diagonal, keras.ops.cast(MASKED, logits.dtype), logits)
+        scores = keras.ops.softmax(logits, axis=-1)
+        return keras.ops.einsum(self._combine_equation, scores, value), scores  # (n, T, heads, key_dim)
+
+
+def make_attention(kind: str, heads: int, key_dim: int, name: str) -> keras.layers.Layer:
+    """The self_attention switch, read here only."""
+    if kind == "standard":
+        return keras.layers.MultiHeadAttention(num_heads=heads, key_dim=key_dim, name=name)
+    if kind == "lsa":
+        return LocalitySelfAttention(num_heads=heads, key_dim=key_dim, name=name)
+    raise ValueError(f"self_attention must be 'standard' or 'lsa'; got {kind!r}")
+
+
 def make_norm(kind: str, name: str) -> keras.layers.Layer:
     """One name -> layer table, as timm's norm_layer: the only place the norm switch is read."""
     if kind == "layer":
@@ -51,8 +142,7 @@ def make_norm(kind: str, name: str) -> keras.layers.Layer:
 def block(x, cfg: RunConfig, index: int, attention_scores: list | None = None):
     """One transformer block; pre- and post-norm differ only in where the norm sits."""
     prefix = f"block{index}"
-    attention = keras.layers.MultiHeadAttention(num_heads=cfg.heads, key_dim=cfg.width // cfg.heads,
-                                                name=f"{prefix}_attention")
+    attention = make_attention(cfg.self_attention, cfg.heads, cfg.width // cfg.heads, f"{prefix}_attention")
     hidden = keras.layers.Dense(cfg.mlp_dim, activation="gelu", name=f"{prefix}_mlp_hidden")
     out = keras.layers.Dense(cfg.width, name=f"{prefix}_mlp_out")
     norm1, norm2 = make_norm(cfg.norm, f"{prefix}_norm1"), make_norm(cfg.norm, f"{prefix}_norm2")
@@ -76,15 +166,29 @@ def build_vit(cfg: RunConfig, with_attention: bool = False) -> keras.Model:
     (same layers and weights, so a trained run's weights load into it)."""
     if cfg.model != "vit":
         raise ValueError(f"build_vit needs model='vit'; got {cfg.model!r}")
-    tokens = keras.Input(shape=(cfg.tokens, cfg.patch_size ** 2), name="tokens")
-    x = keras.layers.Dense(cfg.width, name="patch_projection")(tokens)
+    tokens = keras.Input(shape=(cfg.tokens, token_width(cfg)), name="tokens")
+    x = tokens
+    if cfg.tokenizer == "shifted":
+        x = keras.layers.LayerNormalization(epsilon=1e-6, name="patch_norm")(x)  # (n, 16, 245)
+    elif cfg.tokenizer != "patch":
+        raise ValueError(f"tokenizer must be 'patch' or 'shifted'; got {cfg.tokenizer!r}")
+    x = keras.layers.Dense(cfg.width, name="patch_projection")(x)
     if cfg.pos_embedding == "learned":
         x = PositionEmbedding(cfg.tokens, cfg.width, name="pos_embedding")(x)
+    elif cfg.pos_embedding == "sincos":
+        x = SincosPositionEmbedding(int(round(cfg.tokens ** 0.5)), cfg.width, name="pos_embedding")(x)
+    if cfg.pooling == "cls":
+        x = ClassToken(cfg.width, name="class_token")(x)  # (n, 17, 64)
     scores: list | None = [] if with_attention else None
     for index in range(cfg.depth):
         x = block(x, cfg, index, scores)
     x = make_norm(cfg.norm, "final_norm")(x)
-    x = keras.layers.GlobalAveragePooling1D(name="pool")(x)
+    if cfg.pooling == "gap":
+        x = keras.layers.GlobalAveragePooling1D(name="pool")(x)
+    elif cfg.pooling == "cls":
+        x = ClassTokenPool(name="pool")(x)
+    else:
+        raise ValueError(f"pooling must be 'gap' or 'cls'; got {cfg.pooling!r}")
     probs = keras.layers.Dense(NUM_CLASSES, activation="softmax", name="classifier")(x)
     outputs = [probs, *scores] if with_attention else probs
     return keras.Model(tokens, outputs, name="vit")
@@ -131,8 +235,9 @@ def param_breakdown(cfg: RunConfig) -> list[tuple[str, int]]:
     conv = keras.layers.Conv2D(64, 3)
     conv.build((None, 28, 28, 1))
     return [
-        ("patch projection", count("patch_projection")),
+        ("patch projection", count("patch_norm", "patch_projection")),
         ("position embedding", count("pos_embedding")),
+        ("class token", count("class_token")),
         ("one attention block", count("block0_attention")),
         ("one MLP block", count("block0_mlp_hidden", "block0_mlp_out")),
         ("one block's norms", count("block0_norm1", "block0_norm2")),

@@ -66,8 +66,29 @@ def _scaling() -> list[RunConfig]:
             for seed in SEEDS for rows in SCALING_ROWS for model in ("vit", "convnet")]
 
 
-GRIDS = {"default": _default, "tokens": _tokens, "warmup": _warmup, "headline": _headline, "scaling": _scaling}
-GRIDS["all"] = lambda: list(dict.fromkeys(config for name in ("default", "warmup", "tokens", "headline", "scaling")
+# What the ViT papers tried on small data, one change each to the article's ViT (issue 21).
+PAPER_VARIANTS = ({"pos_embedding": "sincos"}, {"pooling": "cls"}, {"tokenizer": "shifted"},
+                  {"self_attention": "lsa"}, {"tokenizer": "shifted", "self_attention": "lsa"})
+SMALL_DATA_VARIANT = {"tokenizer": "shifted", "self_attention": "lsa"}  # the data-size grid's variant (SPT + LSA)
+PAPERS_SCALING_ROWS = tuple(rows for rows in SCALING_ROWS if rows not in ROWS)  # 2,000 / 8,000 / 16,000: "papers" has the rest
+
+
+def _papers() -> list[RunConfig]:
+    """The article's ViT with one paper's change (sincos, class token, SPT, LSA, SPT + LSA), 1,000 and 4,000 rows,
+    10 random seeds; the article's ViT itself is in "headline"."""
+    return [RunConfig(train_rows=rows, seed=seed, **changes)
+            for rows in ROWS for changes in PAPER_VARIANTS for seed in SEEDS]
+
+
+def _papers_scaling() -> list[RunConfig]:
+    """SPT + LSA at the scaling grid's other sizes (with "papers": 1,000 to 16,000 rows), 10 random seeds."""
+    return [RunConfig(train_rows=rows, seed=seed, **SMALL_DATA_VARIANT) for rows in PAPERS_SCALING_ROWS for seed in SEEDS]
+
+
+GRIDS = {"default": _default, "tokens": _tokens, "warmup": _warmup, "headline": _headline, "scaling": _scaling,
+         "papers": _papers, "papers-scaling": _papers_scaling}
+GRIDS["all"] = lambda: list(dict.fromkeys(config for name in ("default", "warmup", "tokens", "headline", "scaling",
+                                                              "papers", "papers-scaling")
                                           for config in GRIDS[name]()))
 
 
