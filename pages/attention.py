@@ -34,7 +34,7 @@ if found is None:
     render_sketch(images, cfg)
     st.stop()
 run_cfg, weights = found
-N = run_cfg.tokens
+N, skip = run_cfg.sequence, A.class_tokens(run_cfg)  # attention sees N tokens; the first `skip` are class tokens
 st.caption(f"Weights: run {run_cfg.run_id} ({run_cfg.label()}, {run_cfg.train_rows:,} rows, {run_cfg.epochs} epochs, "
            f"random seed 0), run forward in NumPy. Images: {images.source}.")
 
@@ -83,16 +83,17 @@ st.markdown(f"Head spreads of the trained model: {ours.min():.3f}–{ours.max():
 st.subheader("Per-head heat maps over the image")
 pick = st.columns(2)
 row = pick[0].selectbox("Row", rows, format_func=lambda r: f"row {r}", key="attention_heat_row")
-query = pick[1].selectbox("Query patch", [None, *range(N)], key="attention_query",
-                          format_func=lambda q: "mean over all queries" if q is None else f"patch {q}")
+query = pick[1].selectbox("Query", [None, *range(N)], key="attention_query",
+                          format_func=lambda q: A.query_name(run_cfg, q))
 position = rows.index(row)
 for name, model in (("trained", trained), ("random init", control)):
     maps = model.scores[block]
-    grids = [A.key_map(maps[position, head], query) for head in range(maps.shape[1])]
+    grids = [A.key_map(maps[position, head], query, skip) for head in range(maps.shape[1])]
     vmax = max(max(float(grid.max()) for grid in grids), 1e-9)
     st.caption(f"{name}: {CLASS_NAMES[row_labels[position]]} → {CLASS_NAMES[model.predicted[position]]}")
     for head, (col, grid) in enumerate(zip(st.columns(len(grids)), grids)):
-        col.image(attention_picture(images.image(row), grid, vmax, query), caption=f"head {head}: max {grid.max():.3f}",
+        outline = None if query is None or query < skip else query - skip
+        col.image(attention_picture(images.image(row), grid, vmax, outline), caption=f"head {head}: max {grid.max():.3f}",
                   clamp=True)
 
 st.subheader("Right and confidently wrong")

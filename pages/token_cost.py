@@ -63,3 +63,23 @@ else:
         "mean_test_accuracy": st.column_config.NumberColumn("mean test accuracy", format=fmt.printf("test_accuracy"))})
     for sentence in tables.relative_seconds(grid):
         st.markdown(sentence)
+
+st.subheader("What the papers' changes cost")
+variants = cost.variant_cost_table()
+st.dataframe(variants, hide_index=True, width="content", column_config={
+    "attention_entries": st.column_config.NumberColumn("attention entries", format="localized"),
+    "relative": st.column_config.NumberColumn("relative to 16 tokens", format="%.3f×"),
+    "values_per_token": st.column_config.NumberColumn("values per token"),
+    "parameters": st.column_config.NumberColumn(format="localized")})
+st.markdown(" ".join(tables.variant_cost_sentences(variants)))
+seconds = cost.variant_seconds(runs)
+if seconds.empty:
+    st.info("No stored runs of the papers' variants yet: `python -m vitcore sweep papers` trains them.")
+else:
+    st.dataframe(seconds, hide_index=True, width="content", column_config={
+        "mean_seconds": st.column_config.NumberColumn("mean seconds", format=fmt.printf("seconds")),
+        "std_seconds": st.column_config.NumberColumn("std seconds", format=fmt.printf("seconds")),
+        "runs": st.column_config.NumberColumn("random seeds"),
+        "mean_test_accuracy": st.column_config.NumberColumn("mean test accuracy", format=fmt.printf("test_accuracy"))})
+    st.caption("Wall seconds of one run, per timing group: compare rows only within one group (the same code, "
+               "threads, concurrent workers and compile mode) — other groups ran under other load.")

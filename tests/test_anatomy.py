@@ -10,6 +10,11 @@ from vitcore.model import anatomy
 
 GRID = [RunConfig(pos_embedding=pos, norm_placement=placement, norm=norm, patch_size=patch)
         for pos, placement, norm, patch in itertools.product(POS_EMBEDDINGS, NORM_PLACEMENTS, NORMS, PATCH_SIZES)]
+# The papers' switches (issue 21) with every patch size and both norms: SPT's projection scales with the patch area,
+# BatchNorm changes no new row, and the class token and LSA stack.
+PAPERS = [RunConfig(pooling=pooling, tokenizer=tokenizer, self_attention=attention, patch_size=patch, norm=norm)
+          for pooling, tokenizer, attention, patch, norm in itertools.product(
+              ("gap", "cls"), ("patch", "shifted"), ("standard", "lsa"), PATCH_SIZES, NORMS)]
 
 
 def test_the_article_numbers():
@@ -29,6 +34,16 @@ def test_switch_effects_on_the_count():
     assert effects.loc[("patch_size", "14"), "Δ parameters"] == (196 - 49) * 64 + (4 - 16) * 64
 
 
+def test_the_papers_switches_on_the_count():
+    effects = anatomy.toggle_effects(RunConfig()).set_index(["switch", "to"])
+    assert effects.loc[("pos_embedding", "sincos"), "Δ parameters"] == -1_024  # a fixed table replaces the learned one
+    assert effects.loc[("pooling", "cls"), "Δ parameters"] == 64                 # one token of width 64
+    assert effects.loc[("self_attention", "lsa"), "Δ parameters"] == 2 * 4       # a temperature per head and block
+    assert effects.loc[("tokenizer", "shifted"), "Δ parameters"] == 2 * 245 + 4 * 49 * 64  # LayerNorm(245), 5x projection
+    rows = dict(anatomy.breakdown(RunConfig(tokenizer="shifted", self_attention="lsa")))
+    assert (rows["patch projection"], rows["one attention block"], rows["total"]) == (16_234, 16_644, 84_988)
+
+
 def test_the_table_shows_a_formula_for_every_row():
     table = anatomy.anatomy_table(RunConfig(norm="batch"))
     assert (table["formula"] != "").all() and table["component"].tolist() == list(anatomy.VIT_ROWS)
@@ -39,5 +54,5 @@ def test_the_table_shows_a_formula_for_every_row():
 def test_counts_equal_the_keras_builder_for_every_switch_combination():
     from vitcore.model.build import param_breakdown
 
-    for cfg in [*GRID, RunConfig(model="convnet")]:
+    for cfg in [*GRID, *PAPERS, RunConfig(model="convnet")]:
         assert anatomy.breakdown(cfg) == param_breakdown(cfg), cfg.label()

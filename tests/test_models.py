@@ -72,3 +72,40 @@ def test_attention_outputs_share_weights_with_the_plain_model():
 def test_build_vit_rejects_convnet():
     with pytest.raises(ValueError, match="vit"):
         build_vit(RunConfig(model="convnet"))
+
+
+PAPERS = [dict(pos_embedding="sincos"), dict(pooling="cls"), dict(tokenizer="shifted"), dict(self_attention="lsa"),
+          dict(tokenizer="shifted", self_attention="lsa", pooling="cls", pos_embedding="sincos", norm="batch")]
+
+
+@pytest.mark.parametrize("changes", PAPERS, ids=lambda c: RunConfig(**c).label())
+def test_paper_variants_build_run_and_round_trip_through_their_config(changes):
+    cfg = RunConfig(**changes)
+    model = build_vit(cfg, with_attention=True)
+    tokens = model_inputs(cfg, np.random.default_rng(2).random((3, 28, 28), dtype=np.float32))
+    probs, *scores = (np.asarray(t) for t in model(tokens, training=False))
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
+    assert scores[0].shape == (3, cfg.heads, cfg.sequence, cfg.sequence)
+    names = {layer.name for layer in model.layers}
+    assert ("class_token" in names) == (cfg.pooling == "cls") and ("patch_norm" in names) == (cfg.tokenizer == "shifted")
+    clone = keras.Model.from_config(model.get_config())  # every custom layer rebuilt from get_config
+    clone.set_weights(model.get_weights())
+    np.testing.assert_allclose(np.asarray(clone(tokens, training=False)[0]), probs, atol=1e-6)
+
+
+def test_sincos_table_is_fixed_and_lsa_masks_the_diagonal_with_a_learned_temperature():
+    from vitcore.model.build import LocalitySelfAttention
+    from vitcore.model.posemb import sincos_2d
+
+    sincos = build_vit(RunConfig(pos_embedding="sincos"))
+    assert sincos.get_layer("pos_embedding").count_params() == 0
+    table = sincos_2d(4, 64)  # token (row 0, col 1): x-frequencies move, y-half stays at sin 0 / cos 1
+    assert table.shape == (16, 64) and np.allclose(table[1, 32:48], 0) and np.allclose(table[1, 48:], 1)
+    assert np.isclose(table[1, 0], np.sin(1.0)) and not np.allclose(table[0], table[5])
+    with pytest.raises(ValueError, match="divisible by 4"):
+        RunConfig(pos_embedding="sincos", width=6, heads=1)
+    lsa = build_vit(RunConfig(self_attention="lsa"), with_attention=True)
+    layer = lsa.get_layer("block0_attention")
+    assert isinstance(layer, LocalitySelfAttention)
+    np.testing.assert_allclose(np.asarray(layer.scale), 1 / np.sqrt(16))  # τ = √key_dim at init, one per head
+    assert layer.scale.trainable

@@ -15,16 +15,24 @@ import pytest
 from conftest import ROOT
 
 from vitcore.analysis import attention as A
-from vitcore.config.run import NORM_PLACEMENTS, NORMS, POS_EMBEDDINGS, RunConfig
-from vitcore.data.patches import patchify
+from vitcore.config.run import NORM_PLACEMENTS, NORMS, RunConfig
+from vitcore.data.patches import model_inputs
 from vitcore.model.numpy_vit import NumpyViT, load_weights, random_weights
 
-GRID = list(itertools.product(POS_EMBEDDINGS, NORM_PLACEMENTS, NORMS, (4, 7, 14)))
+GRID = list(itertools.product(("learned", "none"), NORM_PLACEMENTS, NORMS, (4, 7, 14)))
+# The papers' variants (issue 21), alone and with the other switches where they interact: the class token with
+# BatchNorm and post-norm, LSA with the class token (its masked diagonal spans 17 tokens), SPT at another patch.
+PAPERS = [dict(pos_embedding="sincos"), dict(pos_embedding="sincos", patch_size=4), dict(pooling="cls"),
+          dict(pooling="cls", norm="batch", norm_placement="post", pos_embedding="none"),
+          dict(tokenizer="shifted"), dict(tokenizer="shifted", patch_size=4, norm="batch"), dict(self_attention="lsa"),
+          dict(self_attention="lsa", pooling="cls", norm_placement="post"),
+          dict(tokenizer="shifted", self_attention="lsa"),
+          dict(tokenizer="shifted", self_attention="lsa", pooling="cls", pos_embedding="sincos", patch_size=14)]
 
 
 def tokens_of(cfg: RunConfig, rows: int = 6, seed: int = 0) -> np.ndarray:
     images = np.random.default_rng(seed).random((rows, 28, 28), dtype=np.float32)
-    return patchify(images, cfg.patch_size)
+    return model_inputs(cfg, images)
 
 
 @pytest.mark.parametrize("pos, placement, norm, patch", GRID[::5])
@@ -37,12 +45,26 @@ def test_random_model_outputs_are_distributions(pos, placement, norm, patch):
         assert block.shape == (6, cfg.heads, cfg.tokens, cfg.tokens) and np.allclose(block.sum(-1), 1, atol=1e-5)
 
 
+@pytest.mark.parametrize("changes", PAPERS, ids=lambda c: RunConfig(**c).label())
+def test_paper_variants_give_their_own_shapes_and_maps(changes):
+    cfg = RunConfig(**changes)
+    probs, *scores = NumpyViT(cfg, random_weights(cfg, seed=1))(tokens_of(cfg))
+    assert probs.shape == (6, 10) and np.allclose(probs.sum(1), 1, atol=1e-5)
+    for block in scores:  # the class token is one more query and key
+        assert block.shape == (6, cfg.heads, cfg.sequence, cfg.sequence) and np.allclose(block.sum(-1), 1, atol=1e-5)
+        diagonal = block[..., np.arange(cfg.sequence), np.arange(cfg.sequence)]
+        assert bool(diagonal.max() == 0) is (cfg.self_attention == "lsa")  # LSA: no token attends to itself
+
+
 def test_shuffled_tokens_change_nothing_without_position_embedding_and_something_with_it():
-    for pos, moves in (("none", False), ("learned", True)):
-        cfg = RunConfig(pos_embedding=pos)
+    for pos, pooling, moves in (("none", "gap", False), ("none", "cls", False), ("learned", "gap", True),
+                                ("sincos", "gap", True)):
+        cfg = RunConfig(pos_embedding=pos, pooling=pooling, tokenizer="shifted" if pooling == "cls" else "patch")
         weights = random_weights(cfg, seed=2)
         if pos == "learned":  # a visible table: N(0, 0.02) barely moves an untrained model's output
             weights["pos_embedding"] = [weights["pos_embedding"][0] * 50]
+        if pooling == "cls":  # a class token that is not zero, read out instead of the mean
+            weights["class_token"] = [np.random.default_rng(3).normal(0, 1, (1, 1, cfg.width)).astype(np.float32)]
         result = A.permutation_test(NumpyViT(cfg, weights), cfg, np.random.default_rng(0).random((20, 28, 28)), seed=1)
         assert (result.max_abs_dprob > 1e-4) is moves, (pos, result)
 
@@ -76,11 +98,13 @@ def test_bad_inputs_are_refused():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("pos, placement, norm, patch", GRID)
-def test_matches_keras_to_1e_5(tmp_path, pos, placement, norm, patch):
+@pytest.mark.parametrize("changes", [dict(pos_embedding=pos, norm_placement=placement, norm=norm, patch_size=patch)
+                                     for pos, placement, norm, patch in GRID] + PAPERS,
+                         ids=lambda c: RunConfig(**c).label())
+def test_matches_keras_to_1e_5(tmp_path, changes):
     import keras
 
-    cfg = RunConfig(pos_embedding=pos, norm_placement=placement, norm=norm, patch_size=patch)
+    cfg = RunConfig(**changes)
     model = A.build_attention_model(cfg, None, init_seed=3)
     rng = np.random.default_rng(4)
     for variable in model.weights:  # every variable moved off its init, about as far as training moves it

@@ -19,7 +19,7 @@ import pandas as pd
 
 from vitcore.config.run import RunConfig
 from vitcore.data.fashion import CLASS_NAMES
-from vitcore.data.patches import patchify
+from vitcore.data.patches import model_inputs, patchify
 
 BATCH = 500
 
@@ -77,7 +77,7 @@ def forward_tokens(model, tokens: np.ndarray, batch: int = BATCH, keep_scores: b
 
 def forward(model, cfg: RunConfig, images: np.ndarray, batch: int = BATCH, keep_scores: bool = True) -> Forward:
     """(rows, 28, 28) images -> probabilities and (keep_scores) every block's attention scores."""
-    return forward_tokens(model, patchify(np.asarray(images, dtype=np.float32), cfg.patch_size), batch, keep_scores)
+    return forward_tokens(model, model_inputs(cfg, np.asarray(images, dtype=np.float32)), batch, keep_scores)
 
 
 # -- reading the maps (NumPy) -------------------------------------------------------------------
@@ -120,15 +120,29 @@ def distance_from_uniform(scores: np.ndarray) -> float:
     return map_distance(scores, np.full_like(scores, uniform_weight(scores), dtype=np.float64))
 
 
-def key_map(scores: np.ndarray, query: int | None = None) -> np.ndarray:
+def key_map(scores: np.ndarray, query: int | None = None, skip: int = 0) -> np.ndarray:
     """One head's weights over the key patches as a (grid, grid) image: for `query`, or averaged
-    over all queries (None). `scores` is (queries, keys) for one row and head."""
+    over all queries (None). `scores` is (queries, keys) for one row and head; `skip` leading keys
+    (the class token: `class_tokens(cfg)`) are left out, so the patches' weights need not sum to 1."""
     scores = np.asarray(scores)
-    weights = scores.mean(axis=0) if query is None else scores[query]
+    weights = (scores.mean(axis=0) if query is None else scores[query])[skip:]
     grid = int(round(np.sqrt(weights.shape[-1])))
     if grid * grid != weights.shape[-1]:
         raise ValueError(f"{weights.shape[-1]} keys do not form a square patch grid")
     return weights.reshape(grid, grid)  # row-major, the order patchify uses
+
+
+def class_tokens(cfg: RunConfig) -> int:
+    """Tokens in front of the patches in every attention map: 1 with a class token, else 0."""
+    return cfg.sequence - cfg.tokens
+
+
+def query_name(cfg: RunConfig, query: int | None) -> str:
+    """How a query index of cfg's maps reads: the mean, the class token, or patch k."""
+    if query is None:
+        return "mean over all queries"
+    skip = class_tokens(cfg)
+    return "class token" if query < skip else f"patch {query - skip}"
 
 
 def upsample(grid_map: np.ndarray, patch: int) -> np.ndarray:
@@ -177,9 +191,10 @@ class PermutationResult:
 
 def permutation_test(model, cfg: RunConfig, images: np.ndarray, seed: int = 0) -> PermutationResult:
     """Feed the same images with their patch tokens in a random (non-identity) order.
-    Self-attention is permutation-equivariant and the pooling is a mean, so without a position
-    embedding the output must not move beyond float rounding; with one, it does."""
-    tokens = patchify(np.asarray(images, dtype=np.float32), cfg.patch_size)  # (rows, N, patch^2)
+    Self-attention is permutation-equivariant and the pooling is a mean (or a class token that sits
+    outside the shuffled patches), so without a position embedding the output must not move beyond
+    float rounding; with one, it does. Shifted patch tokens are shuffled whole: each keeps its neighbours."""
+    tokens = model_inputs(cfg, np.asarray(images, dtype=np.float32))  # (rows, N, patch² or 5·patch²)
     rng = np.random.default_rng(seed)
     permutation = rng.permutation(tokens.shape[1])
     while tokens.shape[1] > 1 and np.array_equal(permutation, np.arange(tokens.shape[1])):
@@ -219,7 +234,8 @@ def sketch_weights(image: np.ndarray, query: int, temperature: float = 1.0, patc
 
 
 # -- which stored run to show ---------------------------------------------------------------------
-MATCH_FIELDS = ("model", "pos_embedding", "norm_placement", "norm", "patch_size", "train_rows", "warmup_epochs")
+MATCH_FIELDS = ("model", "pos_embedding", "norm_placement", "norm", "patch_size", "train_rows", "warmup_epochs",
+                "pooling", "tokenizer", "self_attention")
 
 
 def find_weighted_run(runs: pd.DataFrame, cfg: RunConfig) -> str | None:

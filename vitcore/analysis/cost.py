@@ -15,12 +15,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from vitcore.config.papers import PAPER_VARIANTS
+from vitcore.config.run import RunConfig
+from vitcore.config.switches import LEVELS
+
 ROOT = Path(__file__).resolve().parents[2]
 BENCH_CSV = ROOT / "bench" / "attention_cost.csv"
 BASE_TOKENS = 16  # the article's ViT: 28x28 in 7x7 patches
 # (image side, patch side): the source article's table rows, in its order.
 SEED_ROWS = ((28, 7), (28, 4), (64, 8), (224, 16), (224, 8))
 BENCH_TOKENS = (4, 16, 49, 64, 196, 400, 784)
+_ARTICLE_VIT = {name: getattr(RunConfig(), name) for name in LEVELS}  # every switch at the article's ViT's value
 BENCH_COLUMNS = ["tokens", "attention_entries", "median_ms", "min_ms", "max_ms", "repeats", "batch",
                  "width", "heads", "machine"]
 
@@ -131,8 +136,10 @@ def tokens_grid_seconds(runs: pd.DataFrame) -> pd.DataFrame:
                "mean_test_accuracy"]
     if runs is None or runs.empty:
         return pd.DataFrame(columns=columns)
-    vit = runs[(runs["model"] == "vit") & (runs["pos_embedding"] == "learned") & (runs["norm_placement"] == "pre")
-               & (runs["norm"] == "layer") & (runs["warmup_epochs"] == 0)]
+    vit = runs[(runs["model"] == "vit") & (runs["warmup_epochs"] == 0)]
+    for name, value in _ARTICLE_VIT.items():  # every switch but the patch size at the article's ViT's value
+        if name != "patch_size" and name in vit.columns:
+            vit = vit[vit[name] == value]
     if vit.empty:
         return pd.DataFrame(columns=columns)
     vit = vit.assign(patch_size=vit["patch_size"].astype(int))
@@ -142,6 +149,43 @@ def tokens_grid_seconds(runs: pd.DataFrame) -> pd.DataFrame:
         mean_test_accuracy=("test_accuracy", "mean"))
     grouped["tokens"] = (28 // grouped["patch_size"]) ** 2
     return grouped[columns + ["epochs"]].sort_values(["train_rows", "patch_size"]).reset_index(drop=True)
+
+
+def variant_cost_table() -> pd.DataFrame:
+    """What each paper's change costs the article's ViT, computed: variant, label, tokens (the sequence the
+    attention sees: a class token is one more), attention entries per head and block, relative (to the
+    article's 16 tokens), values per token (the patch projection's input: SPT's is 5 × patch²), parameters."""
+    from vitcore.data.patches import token_width
+    from vitcore.model.anatomy import total
+
+    rows = []
+    for name, changes in {"the article's ViT": {}, **PAPER_VARIANTS}.items():
+        cfg = RunConfig(**changes)
+        rows.append({"variant": name, "label": cfg.label(), "tokens": cfg.sequence,
+                     "attention_entries": cfg.sequence ** 2, "relative": cfg.sequence ** 2 / BASE_TOKENS ** 2,
+                     "values_per_token": token_width(cfg), "parameters": total(cfg)})
+    return pd.DataFrame(rows)
+
+
+def variant_seconds(runs: pd.DataFrame) -> pd.DataFrame:
+    """Training seconds of the article's ViT and each paper variant from the store table, one row per
+    (variant, train_rows, timing_group): runs, mean and std seconds, mean test accuracy. Seconds compare
+    only within one timing group (same code, threads, workers, compile mode)."""
+    columns = ["variant", "train_rows", "timing_group", "runs", "mean_seconds", "std_seconds", "mean_test_accuracy"]
+    if runs is None or runs.empty:
+        return pd.DataFrame(columns=columns)
+    frames = []
+    for name, changes in {"the article's ViT": {}, **PAPER_VARIANTS}.items():
+        ids = {RunConfig(train_rows=int(rows), **changes).config_id: int(rows) for rows in runs["train_rows"].unique()}
+        part = runs[runs["config_id"].isin(ids)]
+        if not part.empty:
+            frames.append(part.assign(variant=name))
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    grouped = pd.concat(frames).groupby(["variant", "train_rows", "timing_group"], as_index=False, sort=False).agg(
+        runs=("seconds", "size"), mean_seconds=("seconds", "mean"), std_seconds=("seconds", "std"),
+        mean_test_accuracy=("test_accuracy", "mean"))
+    return grouped[columns].sort_values(["train_rows", "timing_group"], kind="stable").reset_index(drop=True)
 
 
 def _common_seeds(part: pd.DataFrame) -> pd.DataFrame:

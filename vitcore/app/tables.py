@@ -179,3 +179,23 @@ def relative_seconds(grid: pd.DataFrame, reference: int = BASELINE.patch_size) -
                          f"{reference}: {ratios}. Whole-model training also pays for the MLP and projections, which "
                          "grow linearly in N, so it grows more slowly than the attention layer alone.")
     return sentences
+
+
+def variant_cost_sentences(table: pd.DataFrame) -> list[str]:
+    """What cost.variant_cost_table() says, from its numbers: the class token's extra token, SPT's wider tokens."""
+    rows = table.set_index("variant")
+    base = rows.loc["the article's ViT"]
+    sentences = []
+    for name, row in rows.drop(index="the article's ViT").iterrows():
+        changes = []
+        if row["tokens"] != base["tokens"]:
+            changes.append(f"attention sees {fmt.rows(row['tokens'])} tokens instead of {fmt.rows(base['tokens'])}: "
+                           f"{fmt.rows(row['attention_entries'])} entries per head and block, "
+                           f"{fmt.times(row['relative'])} the article's")
+        if row["values_per_token"] != base["values_per_token"]:
+            changes.append(f"each token carries {fmt.rows(row['values_per_token'])} values instead of "
+                           f"{fmt.rows(base['values_per_token'])}, so the patch projection is that much wider")
+        delta = int(row["parameters"] - base["parameters"])
+        changes.append(f"{fmt.number(delta, 0, signed=True)} parameters")
+        sentences.append(f"**{name}**: " + "; ".join(changes) + ".")
+    return sentences

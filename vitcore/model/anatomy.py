@@ -11,7 +11,9 @@ from __future__ import annotations
 import pandas as pd
 
 from vitcore.article.seed_reference import CONVNET_PARAMS, VIT_PARAMS_QUOTED  # noqa: F401 - the printed numbers
-from vitcore.config.run import NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, RunConfig
+from vitcore.config.run import RunConfig
+from vitcore.config.switches import LEVELS
+from vitcore.data.patches import token_width
 
 SEED_VIT_QUOTED = VIT_PARAMS_QUOTED  # the "ViT 70,922": without the position embedding
 SEED_ROWS = ("patch projection", "position embedding", "one attention block", "one MLP block",
@@ -20,23 +22,33 @@ SEED_ROWS = ("patch projection", "position embedding", "one attention block", "o
 
 def formulas(cfg: RunConfig) -> dict[str, tuple[str, int]]:
     """Row name -> (formula text, value) for the ViT of cfg; must equal what Keras counts."""
-    w, p2, n, m = cfg.width, cfg.patch_size ** 2, cfg.tokens, cfg.mlp_dim
+    w, p2, n, m, h = cfg.width, token_width(cfg), cfg.tokens, cfg.mlp_dim, cfg.heads
     norm_each = (4 if cfg.norm == "batch" else 2) * w  # gamma, beta (+ moving mean, variance)
     norm_text = f"2 × 4 × {w}" if cfg.norm == "batch" else f"2 × 2 × {w}"
+    projection = (f"{p2} × {w} + {w}", p2 * w + w)
+    if cfg.tokenizer == "shifted":  # SPT: LayerNorm over the 5·patch² values, then the projection
+        projection = (f"2 × {p2} (LayerNorm of 5 × {cfg.patch_size ** 2}) + {projection[0]}", 2 * p2 + projection[1])
+    position = {"learned": (f"{n} × {w}", n * w), "none": ("none", 0), "sincos": ("none: a fixed sine-cosine table", 0)}
+    attention = (f"4 × ({w}×{w} + {w})", 4 * (w * w + w))
+    if cfg.self_attention == "lsa":
+        attention = (f"{attention[0]} + {h} (a temperature per head)", attention[1] + h)
     rows = {
-        "patch projection": (f"{p2} × {w} + {w}", p2 * w + w),
-        "position embedding": (f"{n} × {w}", n * w) if cfg.pos_embedding == "learned" else ("none", 0),
-        "one attention block": (f"4 × ({w}×{w} + {w})", 4 * (w * w + w)),
+        "patch projection": projection,
+        "position embedding": position[cfg.pos_embedding],
+        "class token": (f"1 × {w}", w) if cfg.pooling == "cls" else ("none", 0),
+        "one attention block": attention,
         "one MLP block": (f"{w}×{m} + {m} + {m}×{w} + {w}", w * m + m + m * w + w),
         "one block's norms": (norm_text, 2 * norm_each),
         "final norm + classifier": (f"{norm_each} + {w}×10 + 10", norm_each + w * 10 + 10),
         "Conv2D(64, 3) on 1 channel, for scale": ("3×3×1×64 + 64", 3 * 3 * 64 + 64),
     }
     per_block = rows["one attention block"][1] + rows["one MLP block"][1] + rows["one block's norms"][1]
-    total = (rows["patch projection"][1] + rows["position embedding"][1] + cfg.depth * per_block
-             + rows["final norm + classifier"][1])
-    rows["total"] = (f"{rows['patch projection'][1]:,} + {rows['position embedding'][1]:,} + {cfg.depth} × {per_block:,} "
-                     f"+ {rows['final norm + classifier'][1]:,} (projection + position + blocks + head)", total)
+    front = rows["patch projection"][1] + rows["position embedding"][1] + rows["class token"][1]
+    total = front + cfg.depth * per_block + rows["final norm + classifier"][1]
+    token = f" + {rows['class token'][1]:,}" if cfg.pooling == "cls" else ""
+    rows["total"] = (f"{rows['patch projection'][1]:,} + {rows['position embedding'][1]:,}{token} + {cfg.depth} × "
+                     f"{per_block:,} + {rows['final norm + classifier'][1]:,} (projection + position"
+                     f"{' + class token' if token else ''} + blocks + head)", total)
     return rows
 
 
@@ -44,7 +56,7 @@ def formulas(cfg: RunConfig) -> dict[str, tuple[str, int]]:
 CONVNET_LAYERS = {"conv1": ("3×3×1×32 + 32", 3 * 3 * 1 * 32 + 32), "conv2": ("3×3×32×64 + 64", 3 * 3 * 32 * 64 + 64),
                   "conv3": ("3×3×64×64 + 64", 3 * 3 * 64 * 64 + 64), "dense": ("64×64 + 64", 64 * 64 + 64),
                   "classifier": ("64×10 + 10", 64 * 10 + 10)}
-VIT_ROWS = ("patch projection", "position embedding", "one attention block", "one MLP block", "one block's norms",
+VIT_ROWS = ("patch projection", "position embedding", "class token", "one attention block", "one MLP block", "one block's norms",
             "final norm + classifier", "Conv2D(64, 3) on 1 channel, for scale", "total")
 
 
@@ -81,8 +93,7 @@ def totals(counted: list[tuple[str, int]]) -> dict[str, int]:
 def toggle_variants(cfg: RunConfig) -> list[RunConfig]:
     """cfg with one ViT switch flipped at a time (every other value of each switch)."""
     variants = []
-    for name, choices in (("pos_embedding", POS_EMBEDDINGS), ("norm_placement", NORM_PLACEMENTS),
-                          ("norm", NORMS), ("patch_size", PATCH_SIZES)):
+    for name, choices in LEVELS.items():
         variants += [cfg.replace(**{name: value}) for value in choices if value != getattr(cfg, name)]
     return variants
 
@@ -98,8 +109,7 @@ def toggle_effects(cfg: RunConfig, count_total=total) -> pd.DataFrame:
     base = count_total(cfg)
     rows = []
     for variant in toggle_variants(cfg):
-        changed = next(name for name in ("pos_embedding", "norm_placement", "norm", "patch_size")
-                       if getattr(variant, name) != getattr(cfg, name))
+        changed = next(name for name in LEVELS if getattr(variant, name) != getattr(cfg, name))
         total = count_total(variant)
         rows.append({"switch": changed, "from": str(getattr(cfg, changed)), "to": str(getattr(variant, changed)),
                      "tokens": variant.tokens, "total": total, "Δ parameters": total - base})

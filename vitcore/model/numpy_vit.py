@@ -6,9 +6,11 @@ would be 3x slower for the same 1e-5 agreement: patch 2's 196 tokens make attent
 slow test in tests/test_numpy_vit.py checks it against `models.build_vit` to 1e-5 for every switch
 combination. The arithmetic mirrors vitcore.model.build line for line (shapes for patch 7, width 64):
 
-    tokens (n, 16, 49) -> patch_projection (n, 16, 64) [+ pos_embedding (16, 64)]
+    tokens (n, 16, 49) [shifted: (n, 16, 245) -> patch_norm] -> patch_projection (n, 16, 64)
+    [+ pos_embedding (16, 64): learned, or the fixed sine-cosine table] [class_token first: (n, 17, 64)]
     -> depth x block (pre: x + MHA(norm(x)), x + MLP(norm(x)); post: norm(x + MHA(x)), norm(x + MLP(x)))
-    -> final_norm -> mean over tokens (n, 64) -> classifier softmax (n, 10)
+       (LSA: logits × a learned scale per head, each token's own logit masked)
+    -> final_norm -> mean over tokens, or the class token (n, 64) -> classifier softmax (n, 10)
 
 `NumpyViT(cfg, weights)(tokens)` returns [probs, scores_block0, ...] like the Keras attention model
 of vitcore.analysis.attention, so `attention.forward` and `attention.permutation_test` take either.
@@ -25,10 +27,13 @@ from scipy.special import erf
 from threadpoolctl import threadpool_limits
 
 from vitcore.config.run import RunConfig
+from vitcore.data.patches import token_width
+from vitcore.model.posemb import sincos_2d
 
 NUM_CLASSES = 10
 CHUNK = 2 ** 22  # rows x heads x N² attention entries per chunk (16 MB): patch 2 runs 26 rows at a time
 LAYER_EPS, BATCH_EPS = 1e-6, 1e-3  # LayerNormalization(epsilon=1e-6) in models.make_norm; Keras' BatchNorm default
+MASKED = -1e9  # Locality Self-Attention's logit for a token's own key, as vitcore.model.build.MASKED
 MHA_PARTS = ("query", "key", "value", "attention_output")  # the sub-layer names Keras gives an attention layer's kernels
 
 Weights = dict[str, list[np.ndarray]]  # layer name -> its variables in Keras order (attention: "blockK_attention/query" ...)
@@ -75,10 +80,16 @@ def random_weights(cfg: RunConfig, seed: int = 0) -> Weights:
     w, m, k, h = cfg.width, cfg.mlp_dim, cfg.width // cfg.heads, cfg.heads
     zeros, ones = (lambda *s: np.zeros(s, np.float32)), (lambda *s: np.ones(s, np.float32))
     norm = ([ones(w), zeros(w), zeros(w), ones(w)] if cfg.norm == "batch" else [ones(w), zeros(w)])
-    weights: Weights = {"patch_projection": [_glorot(rng, (cfg.patch_size ** 2, w)), zeros(w)]}
+    weights: Weights = {"patch_projection": [_glorot(rng, (token_width(cfg), w)), zeros(w)]}
+    if cfg.tokenizer == "shifted":
+        weights["patch_norm"] = [ones(token_width(cfg)), zeros(token_width(cfg))]
     if cfg.pos_embedding == "learned":
         weights["pos_embedding"] = [(rng.standard_normal((cfg.tokens, w)) * 0.02).astype(np.float32)]
+    if cfg.pooling == "cls":
+        weights["class_token"] = [zeros(1, 1, w)]
     for b in range(cfg.depth):
+        if cfg.self_attention == "lsa":
+            weights[f"block{b}_attention"] = [np.full(h, 1 / math.sqrt(k), np.float32)]
         for part in MHA_PARTS[:3]:
             weights[f"block{b}_attention/{part}"] = [_glorot(rng, (w, h, k)), zeros(h, k)]
         weights[f"block{b}_attention/attention_output"] = [_glorot(rng, (h, k, w)), zeros(w)]
@@ -116,8 +127,8 @@ class NumpyViT:
     def from_file(cls, cfg: RunConfig, path: str | Path) -> "NumpyViT":
         return cls(cfg, load_weights(path))
 
-    def _norm(self, name: str, x: np.ndarray) -> np.ndarray:
-        if self.cfg.norm == "batch":  # inference: moving statistics
+    def _norm(self, name: str, x: np.ndarray, kind: str | None = None) -> np.ndarray:
+        if (kind or self.cfg.norm) == "batch":  # inference: moving statistics
             gamma, beta, mean, var = self.weights[name]
             return (x - mean) / np.sqrt(var + BATCH_EPS) * gamma + beta
         gamma, beta = self.weights[name]
@@ -138,8 +149,14 @@ class NumpyViT:
         n, tokens, heads = x.shape[0], x.shape[1], self.cfg.heads
         q, k, v = (self._dense(prefix + part, x).reshape(n, tokens, heads, -1).transpose(0, 2, 1, 3)
                    for part in MHA_PARTS[:3])                     # each (n, heads, T, key_dim)
-        q = q / math.sqrt(q.shape[-1])                             # Keras scales the query, not the scores
-        scores = _softmax(q @ k.transpose(0, 1, 3, 2))          # (n, heads, queries, keys)
+        if self.cfg.self_attention == "lsa":                       # learned scale per head, own key masked
+            scale = self.weights[f"block{block}_attention"][0]      # (heads,)
+            logits = (q @ k.transpose(0, 1, 3, 2)) * scale[:, None, None]
+            logits[..., np.arange(tokens), np.arange(tokens)] = MASKED
+        else:
+            q = q / math.sqrt(q.shape[-1])                         # Keras scales the query, not the scores
+            logits = q @ k.transpose(0, 1, 3, 2)
+        scores = _softmax(logits)                                  # (n, heads, queries, keys)
         mixed = (scores @ v).transpose(0, 2, 1, 3).reshape(n, tokens, -1)  # (n, T, heads·key_dim)
         return self._dense(prefix + "attention_output", mixed), scores
 
@@ -153,7 +170,7 @@ class NumpyViT:
         return self._run(tokens, keep_scores=False)
 
     def _run(self, tokens: np.ndarray, keep_scores: bool) -> list[np.ndarray]:
-        step = max(1, CHUNK // (self.cfg.heads * self.cfg.tokens ** 2))
+        step = max(1, CHUNK // (self.cfg.heads * self.cfg.sequence ** 2))
         # One BLAS thread: the products are small (16-196 tokens), and a thread pool per call is 30x
         # slower on a busy 2-core server than none (measured: 1.3 ms vs 43 ms for patch 2's q·kᵀ).
         with threadpool_limits(limits=1, user_api="blas"):
@@ -162,9 +179,17 @@ class NumpyViT:
         return [np.concatenate(outputs) for outputs in zip(*parts)]
 
     def _forward(self, tokens: np.ndarray) -> list[np.ndarray]:
-        x = self._dense("patch_projection", np.asarray(tokens, dtype=np.float32))   # (n, T, w)
+        x = np.asarray(tokens, dtype=np.float32)                                      # (n, T, patch² or 5·patch²)
+        if self.cfg.tokenizer == "shifted":
+            x = self._norm("patch_norm", x, kind="layer")
+        x = self._dense("patch_projection", x)                                        # (n, T, w)
         if self.cfg.pos_embedding == "learned":
             x = x + self.weights["pos_embedding"][0][None]
+        elif self.cfg.pos_embedding == "sincos":
+            x = x + sincos_2d(int(round(self.cfg.tokens ** 0.5)), self.cfg.width)[None]
+        if self.cfg.pooling == "cls":
+            token = np.broadcast_to(self.weights["class_token"][0], (len(x), 1, x.shape[-1]))
+            x = np.concatenate([token, x], axis=1)                                    # (n, T + 1, w)
         all_scores = []
         for b in range(self.cfg.depth):
             mlp = lambda y: self._dense(f"block{b}_mlp_out", _gelu(self._dense(f"block{b}_mlp_hidden", y)))  # noqa: E731
@@ -177,6 +202,7 @@ class NumpyViT:
                 x = self._norm(f"block{b}_norm1", x + attended)
                 x = self._norm(f"block{b}_norm2", x + mlp(x))
             all_scores.append(scores.astype(np.float32))
-        pooled = self._norm("final_norm", x).mean(axis=1)                             # (n, w)
+        x = self._norm("final_norm", x)
+        pooled = x[:, 0] if self.cfg.pooling == "cls" else x.mean(axis=1)            # (n, w)
         probs = _softmax(self._dense("classifier", pooled))
         return [probs.astype(np.float32), *all_scores]

@@ -21,6 +21,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 
+from vitcore.config.papers import PAPER_VARIANTS, SMALL_DATA_VARIANT
 from vitcore.config.run import RunConfig
 from vitcore.run.spawn import neutral_main
 from vitcore.store.runs import PREDICTIONS, RunStore
@@ -66,10 +67,6 @@ def _scaling() -> list[RunConfig]:
             for seed in SEEDS for rows in SCALING_ROWS for model in ("vit", "convnet")]
 
 
-# What the ViT papers tried on small data, one change each to the article's ViT (issue 21).
-PAPER_VARIANTS = ({"pos_embedding": "sincos"}, {"pooling": "cls"}, {"tokenizer": "shifted"},
-                  {"self_attention": "lsa"}, {"tokenizer": "shifted", "self_attention": "lsa"})
-SMALL_DATA_VARIANT = {"tokenizer": "shifted", "self_attention": "lsa"}  # the data-size grid's variant (SPT + LSA)
 PAPERS_SCALING_ROWS = tuple(rows for rows in SCALING_ROWS if rows not in ROWS)  # 2,000 / 8,000 / 16,000: "papers" has the rest
 
 
@@ -77,12 +74,13 @@ def _papers() -> list[RunConfig]:
     """The article's ViT with one paper's change (sincos, class token, SPT, LSA, SPT + LSA), 1,000 and 4,000 rows,
     10 random seeds; the article's ViT itself is in "headline"."""
     return [RunConfig(train_rows=rows, seed=seed, **changes)
-            for rows in ROWS for changes in PAPER_VARIANTS for seed in SEEDS]
+            for rows in ROWS for changes in PAPER_VARIANTS.values() for seed in SEEDS]
 
 
 def _papers_scaling() -> list[RunConfig]:
     """SPT + LSA at the scaling grid's other sizes (with "papers": 1,000 to 16,000 rows), 10 random seeds."""
-    return [RunConfig(train_rows=rows, seed=seed, **SMALL_DATA_VARIANT) for rows in PAPERS_SCALING_ROWS for seed in SEEDS]
+    return [RunConfig(train_rows=rows, seed=seed, **PAPER_VARIANTS[SMALL_DATA_VARIANT])
+            for rows in PAPERS_SCALING_ROWS for seed in SEEDS]
 
 
 GRIDS = {"default": _default, "tokens": _tokens, "warmup": _warmup, "headline": _headline, "scaling": _scaling,
