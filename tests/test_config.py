@@ -17,13 +17,31 @@ def test_defaults_are_the_articles_vit():
 
 @pytest.mark.parametrize("field, value, allowed", [
     ("patch_size", 5, "2, 4, 7, 14"), ("norm", "group", "layer, batch"), ("model", "resnet", "vit, convnet"),
-    ("pos_embedding", "sincos", "learned, none"), ("norm_placement", "sandwich", "pre, post"),
+    ("pos_embedding", "relative", "learned, none, sincos"), ("pooling", "max", "gap, cls"),
+    ("tokenizer", "conv", "patch, shifted"), ("self_attention", "linear", "standard, lsa"),
+    ("norm_placement", "sandwich", "pre, post"),
     ("train_rows", 55_001, "55,000"), ("epochs", 0, "1"), ("seed", -1, "0"), ("lr", 0.0, "between"),
     ("warmup_epochs", 16, "exceed"), ("heads", 3, "divisible"), ("patch_size", True, "2, 4, 7, 14"),
 ])
 def test_invalid_values_name_what_is_allowed(field, value, allowed):
     with pytest.raises(ValueError, match=allowed):
         RunConfig(**{field: value})
+
+
+def test_the_sine_cosine_table_needs_a_width_in_quarters():
+    with pytest.raises(ValueError, match="divisible by 4"):
+        RunConfig(pos_embedding="sincos", width=6, heads=1)
+    assert RunConfig(pos_embedding="sincos", width=8, heads=1).width == 8
+
+
+def test_the_papers_switches_get_their_own_run_ids_and_labels_and_leave_the_stored_ones():
+    assert RunConfig().run_id == "81be36c72149"  # the article's ViT, as committed
+    variants = [RunConfig(pos_embedding="sincos"), RunConfig(pooling="cls"), RunConfig(tokenizer="shifted"),
+                RunConfig(self_attention="lsa"), RunConfig(tokenizer="shifted", self_attention="lsa")]
+    assert len({cfg.run_id for cfg in variants} | {RunConfig().run_id}) == 6
+    assert [cfg.label() for cfg in variants] == ["ViT p7 pre-LN sincos", "ViT p7 pre-LN pos cls", "ViT p7 pre-LN pos SPT",
+                                                 "ViT p7 pre-LN pos LSA", "ViT p7 pre-LN pos SPT LSA"]
+    assert RunConfig(pooling="cls").sequence == 17 and RunConfig().sequence == 16
 
 
 @pytest.mark.slow
@@ -36,7 +54,8 @@ def test_run_id_is_stable_across_processes():
 
 CHANGES = {"model": "convnet", "pos_embedding": "none", "norm_placement": "post", "norm": "batch", "patch_size": 4,
            "width": 32, "depth": 3, "heads": 2, "mlp_dim": 64, "train_rows": 1000, "epochs": 10, "batch_size": 32,
-           "lr": 3e-4, "warmup_epochs": 2, "seed": 1}
+           "lr": 3e-4, "warmup_epochs": 2, "seed": 1, "pooling": "cls", "tokenizer": "shifted",
+           "self_attention": "lsa"}
 
 
 def test_every_field_changes_the_run_id():

@@ -32,7 +32,15 @@ def test_grid_sizes_and_contents():
     assert {c.config_id for c in headline} <= {c.config_id for c in default}  # the same cells, more seeds
     assert len(scaling) == 100 and set(headline) <= set(scaling)
     assert {c.train_rows for c in scaling} == {1000, 2000, 4000, 8000, 16000}
-    everything = set(default) | set(tokens) | set(warmup) | set(headline) | set(scaling)
+    papers, papers_scaling = grid("papers"), grid("papers-scaling")
+    assert len(papers) == 100 and {c.label() for c in papers} == {
+        "ViT p7 pre-LN sincos", "ViT p7 pre-LN pos cls", "ViT p7 pre-LN pos SPT", "ViT p7 pre-LN pos LSA",
+        "ViT p7 pre-LN pos SPT LSA"}
+    assert {(c.train_rows, c.seed) for c in papers} == {(r, s) for r in (1000, 4000) for s in range(10)}
+    assert {c.label() for c in papers_scaling} == {"ViT p7 pre-LN pos SPT LSA"} and len(papers_scaling) == 30
+    curve = {c.train_rows for c in papers_scaling} | {c.train_rows for c in papers if c.tokenizer == "shifted"}
+    assert curve == {c.train_rows for c in scaling}  # with "papers": the data-size grid's every size
+    everything = set(default) | set(tokens) | set(warmup) | set(headline) | set(scaling) | set(papers) | set(papers_scaling)
     assert len(grid("all")) == len(everything)
     with pytest.raises(ValueError, match="unknown grid"):
         grid("huge")
