@@ -59,6 +59,11 @@ else:
         st.markdown(f"**Where the lead changes sides.** {crossover}")
         with st.expander("The paired Δ per row count, as a table"):
             st.dataframe(walk.scaling_table(scaling_deltas), hide_index=True, width="stretch")
+    st.markdown(f"**Does the papers' small-data recipe move it?** {results.crossover_shift()}")
+    st.caption("The variant is the article's ViT with Shifted Patch Tokenization and Locality Self-Attention (Lee, "
+               "Lee & Song 2021), its line in the curve above. Its crossover is estimated as the ViT's; the shift "
+               "resamples the random seeds of the ViT, the variant and the convnet together, since they share each "
+               "random seed's data sample.")
 
 st.subheader("The overfitting gap")
 gaps = walk.gap_frame(headline)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from vitcore.config.papers import PAPER_VARIANTS, SMALL_DATA_VARIANT
 from vitcore.config.run import RunConfig
 from vitcore.stats.compare import compare
 from vitcore.stats.estimates import BETTER, MARGIN, WORSE
@@ -23,13 +24,15 @@ from vitcore.stats.summaries import pair_runs, runs_of, summarize
 
 CURVE_METRICS = ("test_accuracy", "final_val_accuracy")
 MODELS = {"ViT": RunConfig(), "convnet": RunConfig(model="convnet")}
+VARIANT = f"ViT + {SMALL_DATA_VARIANT}"  # the papers' small-data recipe on the article's ViT (the papers-scaling grid)
+CURVE_MODELS = {**MODELS, VARIANT: RunConfig(**PAPER_VARIANTS[SMALL_DATA_VARIANT])}
 
 
 def curve(runs: pd.DataFrame) -> pd.DataFrame:
     """model, train_rows, metric, n, mean, sd, ci_low, ci_high: one row per model, row count and metric
     for every row count where that model has runs at the article's other settings."""
     rows = []
-    for name, base in MODELS.items():
+    for name, base in CURVE_MODELS.items():
         part = runs[runs["config_id"].isin(
             {base.replace(train_rows=int(r)).config_id for r in runs["train_rows"].unique()})]
         for _, cell in summarize(part, CURVE_METRICS).iterrows():
@@ -165,3 +168,71 @@ def crossover_sentence(estimate: Crossover, first: str = "the ViT", second: str 
             f"leads below it, {leader[1]} above; the Δ changes by {estimate.per_doubling:+.4f} per doubling of the "
             f"rows (fitted on {', '.join(f'{r:,}' for r in estimate.row_counts)} rows, "
             f"{'/'.join(map(str, estimate.n_pairs))} pairs).")
+
+
+# -- does the papers' small-data variant move the crossover? -------------------------------------------
+def paired_accuracy(runs: pd.DataFrame, metric: str = "test_accuracy") -> pd.DataFrame:
+    """Per train_rows and random seed with runs of all three of CURVE_MODELS: each one's metric
+    (columns train_rows, seed, ViT, VARIANT, convnet)."""
+    frames = []
+    for name, base in CURVE_MODELS.items():
+        ids = {base.replace(train_rows=int(r)).config_id for r in runs["train_rows"].unique()}
+        part = runs[runs["config_id"].isin(ids)][["train_rows", "seed", metric]]
+        frames.append(part.rename(columns={metric: name}).set_index(["train_rows", "seed"]))
+    return pd.concat(frames, axis=1, join="inner").reset_index().sort_values(["train_rows", "seed"], ignore_index=True)
+
+
+@dataclass(frozen=True)
+class Shift:
+    """The variant's crossover over the ViT's (both from `_fit`, on the same random seeds): `ratio` of the
+    two row counts, its bootstrap 95% interval [low, high] (NaN: fewer than three row counts)."""
+    ratio: float
+    low: float
+    high: float
+    row_counts: tuple[int, ...]
+    n_pairs: tuple[int, ...]
+    replicates: int
+
+
+def crossover_shift(runs: pd.DataFrame, metric: str = "test_accuracy", reps: int = REPLICATES,
+                    seed: int = SEED) -> Shift:
+    """How far the variant moves the crossover with the convnet, as a ratio of row counts: both lines fitted
+    as in crossover_estimate, on the random seeds that have all three models, and resampled together
+    (the ViT, the variant and the convnet of one random seed share its data sample), so the interval is
+    of the paired shift."""
+    table = paired_accuracy(runs, metric)
+    groups = [part for _, part in table.groupby("train_rows") if len(part) >= 2]
+    counts, pairs = tuple(int(g["train_rows"].iloc[0]) for g in groups), tuple(len(g) for g in groups)
+    if len(groups) < 3:
+        return Shift(np.nan, np.nan, np.nan, counts, pairs, 0)
+    x = np.log(np.array(counts, dtype=float))
+    diffs = {name: [(g[name] - g["convnet"]).to_numpy() for g in groups] for name in ("ViT", VARIANT)}
+
+    def shift(picks) -> float:
+        base, moved = (_fit(x, [d[p] for d, p in zip(diffs[name], picks)])[0] for name in ("ViT", VARIANT))
+        return moved - base  # log of the ratio; NaN when either line is flat
+
+    point = shift([np.arange(len(g)) for g in groups])
+    rng = np.random.default_rng(seed)
+    logs = np.array([shift([rng.integers(0, len(g), len(g)) for g in groups]) for _ in range(reps)])
+    logs = logs[np.isfinite(logs)]
+    if not np.isfinite(point) or not len(logs):
+        return Shift(np.nan, np.nan, np.nan, counts, pairs, reps)
+    low, high = np.percentile(logs, 2.5, method="lower"), np.percentile(logs, 97.5, method="higher")
+    return Shift(float(np.exp(point)), float(np.exp(low)), float(np.exp(high)), counts, pairs, reps)
+
+
+def variant_sentence(runs: pd.DataFrame) -> str:
+    """The variant's crossover with the convnet (crossover_estimate) and its shift from the ViT's, in words."""
+    own = crossover_estimate(runs, CURVE_MODELS[VARIANT], MODELS["convnet"])
+    moved = crossover_shift(runs)
+    text = f"{VARIANT} against the convnet: " + crossover_sentence(own, f"the {VARIANT}", "the convnet")
+    if not np.isfinite(moved.ratio):
+        return text + (" Its shift from the ViT's crossover needs all three models at three or more row counts "
+                       f"(there are {len(moved.row_counts)}): `python -m vitcore sweep papers-scaling`.")
+    return text + (f" On the random seeds all three share, the variant's crossover is **{moved.ratio:.2f}×** the "
+                   f"ViT's in rows (95% paired bootstrap {moved.low:.2f}–{moved.high:.2f}, {moved.replicates:,} "
+                   f"replicates; {', '.join(f'{r:,}' for r in moved.row_counts)} rows, "
+                   f"{'/'.join(map(str, moved.n_pairs))} pairs): "
+                   + ("it moves the crossover." if moved.low > 1 or moved.high < 1 else
+                      "the interval includes 1, so a move is not resolved."))

@@ -45,6 +45,18 @@ def data_size(margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     return _scaling(margin, state.STORE_PATH, state.store_mtime())
 
 
+@st.cache_data(show_spinner="Resampling random seeds…", max_entries=4)
+def _crossover_shift(path: str, mtime: float) -> str:
+    from vitcore.analysis import scaling
+
+    return scaling.variant_sentence(state.load_runs())
+
+
+def crossover_shift() -> str:
+    """Does the papers' small-data variant move the crossover with the convnet? (scaling.variant_sentence)"""
+    return _crossover_shift(state.STORE_PATH, state.store_mtime())
+
+
 # -- the Runs page's filtered downloads -------------------------------------------------------------
 @st.cache_data(show_spinner="Preparing the download…", max_entries=16)
 def _filtered_csv(name: str, run_ids: tuple[str, ...], path: str, mtime: float) -> bytes:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from vitcore.analysis.scaling import VARIANT
 from vitcore.app.charts import verdict_scale
 from vitcore.app.fmt import BASELINE, GUIDE, SELECTION
 
-MODELS = alt.Scale(domain=["ViT", "convnet"], range=[SELECTION, BASELINE])
+MODELS = alt.Scale(domain=["ViT", "convnet", VARIANT], range=[SELECTION, BASELINE, GUIDE])  # the variant: orange
 
 
 def _log_rows(frame: pd.DataFrame, title: str = "Training rows (log scale)") -> alt.X:
