@@ -95,6 +95,30 @@ def test_find_weighted_run_prefers_exact_then_most_epochs():
         "python -m vitcore run --pos-embedding none --train-rows 1000"
 
 
+def test_a_paper_variant_shows_its_own_weights_never_the_article_vits():
+    article = RunConfig(train_rows=1000)
+    rows = []
+    for run_id, cfg in (("a" * 12, article), ("b" * 12, article.replace(pooling="cls"))):
+        rows.append({**{name: getattr(cfg, name) for name in A.MATCH_FIELDS}, "run_id": run_id, "epochs": 15,
+                     "seed": 0, "has_weights": True})
+    runs = pd.DataFrame(rows)
+    assert A.find_weighted_run(runs, article.replace(pooling="cls")) == "b" * 12
+    assert A.find_weighted_run(runs, article) == "a" * 12
+    assert A.find_weighted_run(runs, article.replace(self_attention="lsa")) is None  # no LSA run: no maps
+    assert A.train_command(article.replace(tokenizer="shifted", self_attention="lsa")) == \
+        "python -m vitcore run --train-rows 1000 --tokenizer shifted --self-attention lsa"
+
+
+def test_class_token_maps_leave_the_token_out_of_the_patch_grid():
+    cfg = RunConfig(pooling="cls")
+    scores = np.full((17, 17), 1 / 17)
+    assert A.class_tokens(cfg) == 1 and A.class_tokens(RunConfig()) == 0
+    assert A.key_map(scores, 0, skip=1).shape == (4, 4) and np.isclose(A.key_map(scores, 0, skip=1).sum(), 16 / 17)
+    assert [A.query_name(cfg, q) for q in (None, 0, 1, 16)] == ["mean over all queries", "class token", "patch 0",
+                                                                "patch 15"]
+    assert A.query_name(RunConfig(), 0) == "patch 0"
+
+
 # -- real weights ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def trained(tiny_store):
