@@ -140,3 +140,40 @@ def bench_sweep(rows=(1_000, 4_000), runs: int = 4, repeats: int = 2) -> dict[in
               f"per run {statistics.median(fresh):.0f} (min {min(fresh):.0f}, max {max(fresh):.0f}); median ratio "
               f"{ratios[train_rows]:.2f}x (goal >= 2x)", flush=True)
     return ratios
+
+
+def bench_papers(repeats: int = 3, rows: int = 4_000) -> dict[str, float]:
+    """Median seconds of one training epoch (`rows` rows, batch 64, compiled) of the article's ViT and each
+    papers' variant (vitcore.config.papers), measured round-robin in one process so load hits all alike;
+    prints each median and its ratio to the article's ViT. Returns variant -> median seconds."""
+    import numpy as np
+
+    from vitcore.config.papers import PAPER_VARIANTS
+    from vitcore.config.run import RunConfig
+    from vitcore.data.fashion import load_split
+    from vitcore.data.patches import model_inputs
+    from vitcore.model.build import build_model
+    from vitcore.run.train import _Loop, _optimizer, configure_tensorflow
+
+    configure_tensorflow()
+    loops = {}
+    for name, changes in {"the article's ViT": {}, **PAPER_VARIANTS}.items():
+        cfg = RunConfig(train_rows=rows, **changes)
+        data = load_split(cfg.train_rows, cfg.seed)
+        x = model_inputs(cfg, data.x_train)
+        loop = _Loop(build_model(cfg), _optimizer(cfg, len(x) // cfg.batch_size))
+        order = np.random.default_rng(0).permutation(len(x))
+        loop.train_epoch(x, data.y_train, order, cfg.batch_size)  # trace and compile, untimed
+        loops[name] = (loop, x, data.y_train, order, cfg.batch_size)
+    times: dict[str, list[float]] = {name: [] for name in loops}
+    for _ in range(repeats):
+        for name, (loop, x, y, order, batch) in loops.items():
+            start = time.perf_counter()
+            loop.train_epoch(x, y, order, batch)
+            times[name].append(time.perf_counter() - start)
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    base = medians["the article's ViT"]
+    for name, value in medians.items():
+        print(f"{name:18s} one epoch of {rows:,} rows: median {value:.2f} s over {repeats} "
+              f"(range {min(times[name]):.2f}-{max(times[name]):.2f}), {value / base:.2f}x the article's ViT", flush=True)
+    return medians
