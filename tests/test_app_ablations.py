@@ -147,7 +147,7 @@ def test_a_baseline_at_other_rows_is_unpaired_and_says_so(app):
 def test_flipped_images_against_seed_noise_and_flips_csv(app):
     at = app({"norm_placement": "post", "view": "Flipped images"})
     text = card_text(at)
-    assert "3 pairs with predictions" in text and "expected from random-seed noise alone" in text
+    assert "3 pairs with predictions" in text and "expected if the switch picked no direction" in text
     assert [button.proto.label for button in at.get("download_button")] == ["flips.csv"]
     store = RunStore(state.STORE_PATH)
     table = store.table()

@@ -50,9 +50,10 @@ def test_a_switch_that_changes_nothing_lists_no_image_and_reports_its_null(tmp_p
         assert report.observed[direction] > 20
         assert report.expected_null[direction] == pytest.approx(report.observed[direction], rel=0.5)
         assert report.seed_null[direction] > 20 and report.seed_null_pairs == 5
+        assert report.seed_null_expected == pytest.approx(report.observed[direction], rel=0.5)  # same n, same noise
     assert report.listed.empty and (report.images["q_value"].dropna() >= flips.FDR).all()
     text = flips.summary(report)
-    assert "expected from random-seed noise alone" in text and "0 newly wrong, 0 newly right" in text
+    assert "expected if the switch picked no direction" in text and "0 newly wrong, 0 newly right" in text
     assert set(report.images.columns) >= {"flip_rate", "null_rate", "q_value"}
 
 

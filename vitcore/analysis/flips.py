@@ -15,8 +15,10 @@ of "images flipped in most pairs" means nothing without its null:
   q < 5%. Fewer than MIN_PAIRS (= MIN_DISCORDANT) pairs can list nothing: the gallery says so
   instead of ranking images.
 - null counts for the old "flipped in more than half of the pairs" rule: expected under the same
-  sign-swap null (exact, no simulation), and measured on the baseline against itself over disjoint
-  random-seed pairs (seeds 0-1, 2-3, ...).
+  sign-swap null (exact, no simulation; it conditions on each image's discordant pairs), measured on
+  the baseline against itself over disjoint random-seed pairs (seeds 0-1, 2-3, ...), and expected
+  from that baseline-against-itself flip rate at the comparison's own number of pairs (a binomial
+  model per image: what random seeds alone list with this many pairs).
 - per pair, McNemar's counts (newly wrong / newly right over all 10,000 images) and its exact test.
 
 No TensorFlow.
@@ -139,6 +141,7 @@ class FlipReport:
     expected_null: dict
     seed_null_pairs: int
     seed_null: dict
+    seed_null_expected: float = np.nan
 
     @property
     def enough(self) -> bool:
@@ -183,8 +186,10 @@ def flip_report(paired: Paired, labels: np.ndarray) -> FlipReport:
     frame = frame.sort_values(["q_value", "p_value", "flip_rate", "image"], ascending=[True, True, False, True],
                               ignore_index=True)
     null_pairs, null_counts = seed_null(paired.baseline_alone, labels)
+    seed_expected = float(stats.binom.sf(np.floor(n / 2), n, seed_rate).sum()) if k >= 2 and n else np.nan
     return FlipReport(frame, pairs[PAIR_COLUMNS], n, {BROKEN: majority_count(b, n), FIXED: majority_count(c, n)},
-                      {direction_: expected_majority(d, n) for direction_ in DIRECTIONS}, null_pairs, null_counts)
+                      {direction_: expected_majority(d, n) for direction_ in DIRECTIONS}, null_pairs, null_counts,
+                      seed_expected)
 
 
 def _chosen(paired: Paired, flipped: np.ndarray, direction: str, image: int) -> int:
@@ -199,12 +204,13 @@ def summary(report: FlipReport) -> str:
     """The counts against their nulls, in one paragraph (the gallery's caption, `compare`'s printout)."""
     n = report.n_pairs
     counts = "; ".join(f"{what}: {report.observed[what]:,} images in more than half of the pairs, "
-                       f"{report.expected_null[what]:,.0f} expected from random-seed noise alone"
+                       f"{report.expected_null[what]:,.0f} expected if the switch picked no direction"
                        for what in DIRECTIONS)
     text = f"{n} pairs with predictions. {counts[0].upper()}{counts[1:]}."
     if report.seed_null_pairs:
-        text += (f" The baseline against itself over {report.seed_null_pairs} disjoint random-seed pairs lists "
-                 f"{report.seed_null[BROKEN]:,} / {report.seed_null[FIXED]:,} by the same rule.")
+        text += (f" Random-seed noise alone: the baseline against itself lists {report.seed_null[BROKEN]:,} / "
+                 f"{report.seed_null[FIXED]:,} by the same rule over {report.seed_null_pairs} disjoint random-seed pairs,"
+                 f" about {report.seed_null_expected:,.0f} per direction expected at {n} pairs.")
     if not report.enough:
         return (text + f" With fewer than {MIN_PAIRS} pairs no image's flips can be told apart from random-seed "
                 f"noise (the smallest possible p-value is {2 / 2 ** n if n else 1:.2f}), so no image is ranked.")
