@@ -22,7 +22,7 @@ for column, (word, title) in zip(st.columns(3), (("yes", "Agree"), ("no", "Disag
                                                 ("unresolved", "Unresolved"))):
     column.metric(title, f"{found[word]} of {len(table)}", border=True)
 
-links = [claims_view.ablations_link(claim.selection, claim.baseline) for claim in CLAIMS]
+links = claims_view.links(table, CLAIMS)
 st.dataframe(claims_view.display(table, links), hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3,
              column_config={"Claim": st.column_config.TextColumn(pinned=True),
                             "Setting": st.column_config.TextColumn(width="large"),

@@ -79,14 +79,16 @@ def test_claims_page_renders_every_claim_its_download_and_the_runs_behind_one(st
     at = page("claims")
     assert not at.exception, at.exception
     shown = at.dataframe[0].value
-    assert len(shown) == len(CLAIMS)
+    assert len(shown) == len(CLAIMS) + 1  # + the data-size row (the crossover estimate)
+    last = shown.iloc[-1]
+    assert (last["Rows"], last["Runs"]) == ("the curve", "./vit_vs_convnet")
     first = shown.iloc[0]
     assert (first["Claim"], first["Rows"], first["Verdict"], first["Agrees"]) == \
         ("ViT beats the convnet", "1,000", "better", "yes")
     assert first["Δ"] == "+0.0502" and first["Source"].startswith("source article")
-    assert (shown["Runs"].str.startswith("./?")).all()  # every row links to its runs on the Ablations page
+    assert (shown["Runs"].iloc[:-1].str.startswith("./?")).all()  # every claim links to its runs on Ablations
     assert "baseline=convnet" in first["Runs"]
-    assert [m.value for m in at.metric][0].endswith(f"of {len(CLAIMS)}")
+    assert [m.value for m in at.metric][0].endswith(f"of {len(CLAIMS) + 1}")
     assert "Correction" in " ".join(m.value for m in at.markdown)
 
     assert cli.main(["claims", "--store", str(store.root), "--out", str(tmp_path / "claims.csv")]) == 0

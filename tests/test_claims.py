@@ -62,7 +62,8 @@ def _row(table: pd.DataFrame, claim: str, train_rows: int) -> pd.Series:
 def test_claims_on_synthetic_runs():
     runs = _world()
     table = claims.claims_table(runs)
-    assert list(table.columns) == claims.COLUMNS and len(table) == len(claims.CLAIMS)
+    assert list(table.columns) == claims.COLUMNS and len(table) == len(claims.CLAIMS) + 1  # + the data-size row
+    assert table["claim"].iloc[-1] == claims.DATA_SIZE and table["verdict"].iloc[-1] == "too few seeds"  # 2 row counts
 
     row = _row(table, "ViT beats the convnet", 1000)
     assert (row.verdict, row.agrees, row.n_pairs) == ("better", "yes", 5)
@@ -86,7 +87,24 @@ def test_margin_reaches_the_verdict():
 
 def test_every_claim_has_a_verdict_on_the_committed_store():
     table = claims.claims_table(RunStore(ROOT / "cached_runs").table())
-    assert len(table) == len(claims.CLAIMS)
+    assert len(table) == len(claims.CLAIMS) + 1
     assert table["verdict"].isin(VERDICTS).all() and table["agrees"].isin(claims.AGREES).all()
     assert table["expected"].isin(claims.EXPECTED).all() and table["setting"].str.len().gt(10).all()
     assert (table["n_pairs"] >= 2).all()  # every claim's configs are in the committed grids
+
+
+def test_the_data_size_row_is_the_crossover_estimate():
+    """The ViT paper's "ViTs gain more from more data" against a curve whose ViT lead falls 0.015 per doubling of
+    the rows and crosses zero at 4,000 rows: resolved lower, so it disagrees; the crossover columns say where."""
+    rows = []
+    for train_rows in (1000, 2000, 4000, 8000, 16000):
+        for seed in range(5):
+            noise = 0.002 * ((seed * 3 + train_rows // 1000) % 5 - 2)
+            lead = 0.03 - 0.015 * np.log2(train_rows / 1000)
+            rows.append(run_row(RunConfig(train_rows=train_rows, seed=seed), test_accuracy=0.8 + lead + noise))
+            rows.append(run_row(RunConfig(model="convnet", train_rows=train_rows, seed=seed), test_accuracy=0.8))
+    row = claims.data_size_row(runs_table(rows))
+    assert (row["verdict"], row["agrees"], row["n_pairs"]) == ("lower", "no", 25)
+    assert row["mean_delta"] == pytest.approx(-0.015, abs=0.002) and row["ci_low"] < -0.015 < row["ci_high"] < 0
+    assert row["crossover_low"] < 4000 < row["crossover_high"] and row["crossover_rows"] == pytest.approx(4000, rel=0.05)
+    assert "crosses zero at about 4," in row["setting"] and np.isnan(row["train_rows"])

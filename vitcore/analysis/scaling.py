@@ -97,6 +97,8 @@ class Crossover:
     row_counts: tuple[int, ...]
     n_pairs: tuple[int, ...]
     replicates: int
+    per_doubling_low: float = np.nan   # the slope's bootstrap 95% interval (per doubling of the rows)
+    per_doubling_high: float = np.nan
 
     @property
     def inside(self) -> bool:
@@ -139,13 +141,15 @@ def crossover_estimate(runs: pd.DataFrame, first: RunConfig = MODELS["ViT"], sec
     deltas = list(curve_.values())
     point, slope = _fit(x, deltas)
     rng = np.random.default_rng(seed)
-    crossings = np.array([_fit(x, [d[rng.integers(0, len(d), len(d))] for d in deltas])[0] for _ in range(reps)])
-    crossings = np.nan_to_num(crossings, nan=np.inf)  # a flat replicate line crosses nowhere
+    fits = np.array([_fit(x, [d[rng.integers(0, len(d), len(d))] for d in deltas]) for _ in range(reps)])
+    crossings = np.nan_to_num(fits[:, 0], nan=np.inf)  # a flat replicate line crosses nowhere
+    slope_low, slope_high = np.percentile(fits[:, 1], [2.5, 97.5]) * np.log(2)
     # no interpolation between order statistics, so an unbounded end stays unbounded (an inf) instead of a NaN
     low, high = np.percentile(crossings, 2.5, method="lower"), np.percentile(crossings, 97.5, method="higher")
     with np.errstate(over="ignore"):
         rows, low, high = (float(np.exp(v)) for v in (point if np.isfinite(point) else np.inf, low, high))
-    return Crossover(rows, low, high, float(slope * np.log(2)), counts, pairs, reps)
+    return Crossover(rows, low, high, float(slope * np.log(2)), counts, pairs, reps, float(slope_low),
+                     float(slope_high))
 
 
 def crossover_sentence(estimate: Crossover, first: str = "the ViT", second: str = "the convnet") -> str:

@@ -22,10 +22,10 @@ import pandas as pd
 
 from vitcore.config.run import RunConfig
 from vitcore.stats.compare import compare
-from vitcore.stats.estimates import EQUIVALENT, MARGIN, RESOLVED
+from vitcore.stats.estimates import EQUIVALENT, HIGHER, INCONCLUSIVE, LOWER, MARGIN, RESOLVED, TOO_FEW
 
 COLUMNS = ["claim", "source", "setting", "comparison", "train_rows", "metric", "expected", "mean_delta", "ci_low",
-           "ci_high", "n_pairs", "verdict", "agrees"]
+           "ci_high", "n_pairs", "verdict", "agrees", "crossover_rows", "crossover_low", "crossover_high"]
 EXPECTED = ("> 0", "< 0", "≈ 0")
 AGREES = ("yes", "no", "unresolved")
 
@@ -131,8 +131,35 @@ def agrees(expected: str, verdict: str, mean_delta: float) -> str:
     return "yes" if (mean_delta > 0) == (expected == "> 0") else "no"
 
 
-def claims_table(runs: pd.DataFrame, margin: float = MARGIN, claims=CLAIMS) -> pd.DataFrame:
-    """One row per claim (COLUMNS), computed with vitcore.stats.compare on `runs` (RunStore.table())."""
+DATA_SIZE = "ViTs gain more from more data than convnets"
+
+
+def data_size_row(runs: pd.DataFrame) -> dict:
+    """The ledger's last row: the ViT paper's data-size claim against our data-size curve. Δ is the change of
+    ViT − convnet test accuracy per doubling of the training rows (a weighted line in log(rows),
+    vitcore.analysis.scaling.crossover_estimate) with its bootstrap interval over random seeds; the
+    crossover_* columns say where that line crosses zero. train_rows is empty: the row spans the curve."""
+    from vitcore.analysis import scaling
+
+    est = scaling.crossover_estimate(runs)
+    measured = np.isfinite(est.per_doubling_low)
+    resolved = measured and (est.per_doubling_low > 0 or est.per_doubling_high < 0)
+    verdict = (HIGHER if est.per_doubling > 0 else LOWER) if resolved else (INCONCLUSIVE if measured else TOO_FEW)
+    rows = ", ".join(f"{r:,}" for r in est.row_counts) or "none yet"
+    return {"claim": DATA_SIZE, "source": f"{VIT_PAPER}, §4.2",
+            "setting": "pre-training on ImageNet, ImageNet-21k, JFT-300M: ViTs trail ResNets on the smallest and "
+                       f"overtake them on the largest. Ours: Fashion-MNIST at {rows} rows. "
+                       + scaling.crossover_sentence(est).replace("**", ""),
+            "comparison": "ViT − convnet, change per doubling of the training rows", "train_rows": np.nan,
+            "metric": "test_accuracy", "expected": "> 0", "mean_delta": est.per_doubling,
+            "ci_low": est.per_doubling_low, "ci_high": est.per_doubling_high, "n_pairs": int(sum(est.n_pairs)),
+            "verdict": verdict, "agrees": agrees("> 0", verdict, est.per_doubling), "crossover_rows": est.rows,
+            "crossover_low": est.low, "crossover_high": est.high}
+
+
+def claims_table(runs: pd.DataFrame, margin: float = MARGIN, claims=CLAIMS, data_size: bool = True) -> pd.DataFrame:
+    """One row per claim (COLUMNS), computed with vitcore.stats.compare on `runs` (RunStore.table()), then
+    (`data_size`) the data-size row (data_size_row)."""
     rows = []
     for claim in claims:
         result = compare(runs, claim.selection, claim.baseline, margin=margin, metrics=(claim.metric,)).metrics
@@ -142,4 +169,6 @@ def claims_table(runs: pd.DataFrame, margin: float = MARGIN, claims=CLAIMS) -> p
                      "expected": claim.expected, "mean_delta": row["mean_delta"], "ci_low": row["ci_low"],
                      "ci_high": row["ci_high"], "n_pairs": int(row["n_pairs"]), "verdict": row["verdict"],
                      "agrees": agrees(claim.expected, row["verdict"], row["mean_delta"])})
+    if data_size:
+        rows.append(data_size_row(runs))
     return pd.DataFrame(rows, columns=COLUMNS)

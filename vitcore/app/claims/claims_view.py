@@ -30,12 +30,21 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
     comparison, Source and Setting."""
     places = table["metric"].map(fmt.digits)
     return pd.DataFrame({
-        "Claim": table["claim"], "Rows": table["train_rows"].map(fmt.rows), "Metric": table["metric"].map(fmt.title),
+        "Claim": table["claim"], "Rows": table["train_rows"].map(lambda r: "the curve" if fmt.missing(r) else fmt.rows(r)), "Metric": table["metric"].map(fmt.title),
         "Expected Δ": table["expected"], "Δ": [fmt.delta(d, p) for d, p in zip(table["mean_delta"], places)],
         "95% CI": [fmt.ci(lo, hi, p) for lo, hi, p in zip(table["ci_low"], table["ci_high"], places)],
         "Pairs": table["n_pairs"].astype(int), "Verdict": table["verdict"], "Agrees": table["agrees"],
         "Runs": links, "Δ = selection − baseline": table["comparison"], "Source": table["source"],
         "Setting": table["setting"]})
+
+
+DATA_SIZE_LINK = "./vit_vs_convnet"  # the data-size row's runs: the ViT vs convnet page's curve
+
+
+def links(table: pd.DataFrame, claims) -> list[str]:
+    """The Runs column: the Ablations page with both configs per claim, the ViT vs convnet page for the
+    data-size row."""
+    return [ablations_link(c.selection, c.baseline) for c in claims] + [DATA_SIZE_LINK] * (len(table) - len(claims))
 
 
 def counts(table: pd.DataFrame) -> dict[str, int]:
