@@ -5,6 +5,8 @@ never break a page); each applies to any valid run, synthetic or trained.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import shutil
@@ -13,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 
-from vitcore.store.index import COLUMNS
 
 
 def _summary(path: Path, **changes) -> None:
@@ -102,16 +103,34 @@ def symlink_run(store: Path, run_id: str, outside: Path) -> None:
 
 
 def tamper_index_row(store: Path) -> str:
-    """Change one valid row's test_accuracy in .index.json, keeping its mtime; returns the run id."""
+    """Mark one valid run damaged in .index.json, keeping its mtime; returns the run id."""
     index = store / ".index.json"
     stamp = os.stat(index)
     header, body = index.read_bytes().split(b"\n", 1)
     verdicts = json.loads(body)
-    run_id = next(run_id for run_id, verdict in verdicts.items() if verdict[1] is not None)
-    verdicts[run_id][1][COLUMNS.index("test_accuracy")] = 0.999
+    run_id = next(run_id for run_id, verdict in verdicts.items() if verdict[1] is None)
+    verdicts[run_id][1] = "made up"
     index.write_bytes(header + b"\n" + json.dumps(verdicts, separators=(",", ":")).encode())
     os.utime(index, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     return run_id
+
+
+def forge_index(store: Path, run_id: str, secret: bytes = b"") -> None:
+    """Declare `run_id` valid in .index.json under its current stamp, with the checksum recomputed
+    as a forger would: a plain sha256, or an HMAC under a guessed `secret`."""
+    from vitcore.store import index as store_index
+
+    path = store / ".index.json"
+    header, body = path.read_bytes().split(b"\n", 1)
+    verdicts = json.loads(body)
+    verdicts[run_id] = [store_index.stamp(store / run_id), None]
+    body = json.dumps(verdicts, separators=(",", ":")).encode()
+    meta = json.loads(header)
+    meta.pop("hmac", None)
+    meta["sha256"] = hashlib.sha256(body).hexdigest()
+    if secret:
+        meta["hmac"] = hmac.new(secret, body, hashlib.sha256).hexdigest()
+    path.write_bytes(json.dumps(meta).encode() + b"\n" + body)
 
 
 def debris(store: Path, age_seconds: float = 0) -> str:

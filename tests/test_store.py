@@ -117,6 +117,56 @@ def test_a_tampered_index_row_is_rebuilt_not_trusted(store):
     assert store.check() == []  # check rewrote it
 
 
+@pytest.mark.parametrize("secret", [b"", b"a guessed key"])
+def test_a_forged_index_cannot_make_a_damaged_run_valid(store, tmp_path, secret, monkeypatch):
+    """Before: an index row with a recomputed sha256 made `export` write 0.999 for a run whose files
+    said otherwise. Now the index holds verdicts only, under a key outside the store."""
+    from damage import forge_index
+
+    from vitcore.store import index
+
+    monkeypatch.setattr(index, "RACY_NS", 0)  # stamps of files written a moment ago count
+
+    run = fakes.write_run(store, RunConfig(), 0.8)
+    summary = json.loads((run.path / "summary.json").read_text())
+    (run.path / "summary.json").write_text(json.dumps({**summary, "test_accuracy": 0.999}))
+    time.sleep(0.01)
+    assert quiet_table(store).empty
+    forge_index(store.root, run.run_id, secret)
+    assert quiet_table(store).empty
+    assert cli.main(["export", "--store", str(store.root), "--out", str(tmp_path / "out")]) == 0
+    assert "0.999" not in (tmp_path / "out" / "runs.csv").read_text()
+
+
+def test_no_number_shown_comes_from_the_index(store, tmp_path, monkeypatch):
+    """An index written by the store's own writer (so its checksum is right) whose entries are
+    edited: the table and `export` still show the run's files' 0.8. Before: they showed 0.999."""
+    from vitcore.store import index
+
+    monkeypatch.setattr(index, "RACY_NS", 0)  # stamps of files written a moment ago count
+    fakes.write_run(store, RunConfig(), 0.8)
+    store.table()
+    body = (store.root / INDEX).read_bytes().split(b"\n", 1)[1]
+    index.write(store.root, json.loads(body.replace(b"0.8", b"0.999")))
+    assert store.table()["test_accuracy"].tolist() == [0.8]
+    assert cli.main(["export", "--store", str(store.root), "--out", str(tmp_path / "out")]) == 0
+    assert "0.999" not in (tmp_path / "out" / "runs.csv").read_text()
+
+
+@pytest.mark.parametrize("shape", [7, [1, 2, 3], ["stamp", 0.5], {"a": 1}, [None, ["row"]], "x"])
+def test_an_index_entry_of_the_wrong_shape_is_judged_again(store, shape):
+    """Before: a number where a list belongs, or a string accuracy, crashed every page and `export`."""
+    from vitcore.store import index
+
+    run = fakes.write_run(store, RunConfig(), 0.8)
+    store.table()
+    verdicts, _ = index.read(store.root, 1)
+    verdicts[run.run_id] = shape
+    index.write(store.root, verdicts)  # a well-signed index holding a wrong-shaped entry
+    assert store.table()["test_accuracy"].tolist() == [0.8]
+    assert index.read(store.root, 1)[0][run.run_id][1] is None  # rebuilt
+
+
 def test_a_damaged_index_file_is_rebuilt(store):
     fakes.write_run(store, RunConfig(), 0.5)
     (store.root / INDEX).write_text("{broken")

@@ -11,6 +11,7 @@ tokens: without a position embedding the prediction cannot change). `forward` an
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +49,12 @@ def numpy_model(cfg: RunConfig, weights_path: str | Path | None = None, init_see
 
     if weights_path is None:
         return NumpyViT(cfg, random_weights(cfg, init_seed))
-    return NumpyViT.from_file(cfg, weights_path)
+    # A run's weights file, read bounded and checked against cfg's parameter count first
+    # (vitcore.store.files.weights_bytes: BadRun otherwise), never by following a link.
+    from vitcore.store.files import weights_bytes
+
+    path = Path(weights_path)
+    return NumpyViT.from_file(cfg, io.BytesIO(weights_bytes(path.parent, cfg)))
 
 
 @dataclass(frozen=True)

@@ -108,7 +108,7 @@ def _has_files(folder: Path) -> bool:
     return all((folder / name).exists() for name in FILES.values())
 
 
-def _local_folder() -> Path | None:
+def local_folder() -> Path | None:
     """The first local source that has the files ($VITCORE_DATA_DIR, then the Debian package), or None."""
     env = os.environ.get("VITCORE_DATA_DIR")
     if env:
@@ -122,7 +122,7 @@ def _local_folder() -> Path | None:
 def official_test_labels() -> np.ndarray:
     """The official test labels (10,000 uint8, official order), without parsing any image: `check`
     compares stored predictions with them."""
-    folder = _local_folder()
+    folder = local_folder()
     if folder is None:
         return load_raw().y_test
     labels = read_idx(folder / FILES["test_labels"], 1)
@@ -135,7 +135,7 @@ def official_test_labels() -> np.ndarray:
 def load_test() -> tuple[np.ndarray, np.ndarray, str]:
     """(test images uint8 (10000, 28, 28), test labels, source) without reading the training files
     when the data is on disk (the pages need only the test split: ~50 MB less server memory)."""
-    folder = _local_folder()
+    folder = local_folder()
     if folder is None:
         raw = load_raw()
         return raw.x_test, raw.y_test, raw.source
@@ -148,7 +148,7 @@ def load_test() -> tuple[np.ndarray, np.ndarray, str]:
 @functools.lru_cache(maxsize=1)
 def load_raw() -> Raw:
     """The full data set from the first source that has it; DataError names all three otherwise."""
-    folder = _local_folder()
+    folder = local_folder()
     if folder is not None:
         return _read_folder(folder)
     try:  # last resort: needs the internet (fine on Streamlit Community Cloud)

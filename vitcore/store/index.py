@@ -1,18 +1,25 @@
 """The store's verdict cache, `<store>/.index.json`: for each run folder, what it was judged from
-(its stamp) and the verdict: its table() row if it is a valid run, else why not.
+(its stamp) and the verdict: valid, or why not. Verdicts only: no number comes from the index.
 
-A verdict is reused only while the folder's stamp is unchanged (vitcore.store.validate.stamp: size, mtime
-and ctime of every file), so a store of 10,000 runs costs a listing and a few stats per run instead
-of reading 40,000 files. The file is two lines: a header with the versions and the sha256 of the
-second line, the verdicts. An edited verdict fails the checksum and the whole index is rebuilt from
-the run folders, never trusted. Safe to delete; never committed.
+A verdict is reused only while the folder's stamp is unchanged (`stamp`: name, size and ctime of
+every file), so a store of 10,000 runs reads one small summary.json per valid run (its table()
+row, read from the run's own file) instead of validating 40,000 files. The file is two lines: a
+header with the versions, the data the predictions were compared with, and a keyed checksum
+(HMAC-SHA256) of the second line, the verdicts. The key lives outside the store, readable by this
+user only (KEY_FILE; a process that cannot keep one uses its own), so whoever can write the store
+but not read the key cannot forge a verdict: a recomputed plain checksum no longer passes. It is read like a run file (vitcore.store.files: bounded, never a link or a
+FIFO); an edited, damaged or wrong-shaped index or entry is discarded and judged again from the run
+folders, never trusted. Safe to delete; never committed.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import hmac
 import json
 import os
+import secrets
 import tempfile
 import time
 from pathlib import Path
@@ -20,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from vitcore.config.run import SCHEMA_VERSION, TRAINING_VERSION, RunConfig
-from vitcore.store.validate import METRICS, TEMP_PREFIX, VALIDATION_VERSION, BadRun, Contents, read_run
+from vitcore.store.files import PREDICTIONS, BadRun, json_object, read_bounded
+from vitcore.store.validate import METRICS, TEMP_PREFIX, VALIDATION_VERSION, _number, read_run
 
 NAME = ".index.json"
 INDEX_TEMP_PREFIX = ".index-"  # an index being written (or the debris of a killed writer)
@@ -32,7 +40,9 @@ COLUMNS = ["run_id", "config_id", "label", *CONFIG_FIELDS, *METRICS, "has_weight
 COLLAPSED_TEST, COLLAPSED_TRAIN = 0.2, 0.5
 RACY_NS = 2_000_000_000  # file times tick coarsely (ms on Linux, up to 2 s elsewhere)
 
-Verdict = list  # [stamp (None: judge again next time), row or None, reason or None]: a list, as from JSON
+ENTRY_BYTES = 4 << 10  # the index may hold this much per run folder (a stamp and a reason: under 1 KB)
+
+Verdict = list  # [stamp (None: judge again next time), reason (None: a valid run)]: a list, as from JSON
 
 
 def stamp(folder: str | Path, is_dir: bool = True) -> str | None:
@@ -67,54 +77,126 @@ def timing_group(summary: dict) -> str:
     return "v1/legacy"
 
 
-def row(run_id: str, contents: Contents) -> list:
-    """One table() row, values in COLUMNS order, from a validated run; ViT-only fields are None for
-    the convnet. (Lists, not dicts: half the index's size and a faster DataFrame.)"""
-    cfg, summary = contents.config, contents.summary
-    fields = cfg.identity()
+def row(run_id: str, config: RunConfig, summary: dict, has_predictions: bool) -> list:
+    """One table() row, values in COLUMNS order, from a valid run's summary; ViT-only fields are
+    None for the convnet. (Lists, not dicts: a faster DataFrame.)"""
+    fields = config.identity()
     collapsed = summary["test_accuracy"] < COLLAPSED_TEST and summary["final_train_accuracy"] > COLLAPSED_TRAIN
-    return [run_id, cfg.config_id, cfg.label(), *(fields.get(name) for name in CONFIG_FIELDS),
-            *(summary[key] for key in METRICS), contents.has_weights, contents.predictions is not None,
+    return [run_id, config.config_id, config.label(), *(fields.get(name) for name in CONFIG_FIELDS),
+            *(summary[key] for key in METRICS), summary.get("has_weights", False), has_predictions,
             timing_group(summary), collapsed]
 
 
-def judge(folder: Path, run_id: str, labels: np.ndarray | None = None, is_dir: bool = True) -> Verdict:
-    """Validate one run folder now. The stamp is taken first, so a change during the read shows next time."""
+def row_from_files(folder: Path, run_id: str, folder_stamp: str) -> list:
+    """The table() row of a run judged valid with this stamp, read from its summary.json (BadRun if
+    that no longer reads as a valid run's summary)."""
+    summary = json_object(folder, "summary.json")
+    try:
+        config = RunConfig.from_dict(summary["config"])
+        if config.run_id != run_id or not all(_number(summary.get(key)) for key in METRICS):
+            raise ValueError("not this run's summary")
+        has_predictions = any(entry.startswith(PREDICTIONS + ":") for entry in folder_stamp.split("|"))
+        return row(run_id, config, summary, has_predictions)
+    except (KeyError, TypeError, ValueError) as error:
+        raise BadRun(f"summary.json changed ({error})") from None
+
+
+def judge(folder: Path, run_id: str, labels: np.ndarray | None = None, is_dir: bool = True) -> tuple[Verdict, list | None]:
+    """Validate one run folder now: (its verdict, its table() row or None). The stamp is taken
+    first, so a change during the read shows next time."""
     folder_stamp = stamp(folder, is_dir)
     try:
-        return [folder_stamp, row(run_id, read_run(folder, run_id, labels)), None]
+        contents = read_run(folder, run_id, labels)
     except BadRun as error:
-        return [folder_stamp, None, str(error)]
+        return [folder_stamp, str(error)], None
+    return [folder_stamp, None], row(run_id, contents.config, contents.summary, contents.predictions is not None)
 
 
-def read(root: Path) -> tuple[dict[str, Verdict], str | None]:
-    """({run_id: verdict}, None), or ({}, why the index on disk cannot be used) — ({}, None) when
-    there is none or it was written by another version (both simply mean: validate everything)."""
+def well_formed(verdict) -> bool:
+    """A verdict as write() writes it: [stamp str or None, reason str or None]."""
+    return (isinstance(verdict, list) and len(verdict) == 2 and all(v is None or isinstance(v, str) for v in verdict)
+            and (verdict[0] is None or len(verdict[0]) < ENTRY_BYTES) and (verdict[1] is None or len(verdict[1]) < ENTRY_BYTES))
+
+
+def _key_file() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "vitcore" / "index.key"
+
+
+@functools.lru_cache(maxsize=1)
+def key() -> bytes:
+    """This user's index key (KEY_FILE, created 0600 on first use), or a key of this process alone
+    when none can be kept (then every process judges its runs once)."""
+    path = _key_file()
     try:
-        header, _, body = (root / NAME).read_bytes().partition(b"\n")
-    except OSError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            value = read_bounded(path, 64)
+        else:
+            value = secrets.token_bytes(32)
+            with os.fdopen(handle, "wb") as out:
+                out.write(value)
+        if len(value) == 32:
+            return value
+    except (OSError, BadRun):
+        pass
+    return secrets.token_bytes(32)
+
+
+def _checksum(body: bytes) -> str:
+    return hmac.new(key(), body, hashlib.sha256).hexdigest()
+
+
+def data_stamp() -> str:
+    """What check() compared predictions with: the local test labels file's path, size and ctime
+    ("none" without local data). When it changes, every verdict is judged again."""
+    from vitcore.data.fashion import FILES, DataError, local_folder
+
+    try:
+        folder = local_folder()
+        if folder is None:
+            return "none"
+        info = os.stat(folder / FILES["test_labels"])
+    except (DataError, OSError):
+        return "unreadable"
+    return f"{folder}:{info.st_size}:{info.st_ctime_ns}"
+
+
+def read(root: Path, entries: int) -> tuple[dict[str, Verdict], str | None]:
+    """({run_id: verdict}, None), or ({}, why the index on disk cannot be used) — ({}, None) when
+    there is none or it was written by another version or against other data (all simply mean:
+    validate everything). `entries`: the run folders there are (the index may hold ENTRY_BYTES each)."""
+    if not os.path.lexists(root / NAME):
         return {}, None
     try:
+        header, _, body = read_bounded(root / NAME, (entries + 16) * ENTRY_BYTES).partition(b"\n")
+    except BadRun as error:
+        return {}, f"{str(error).removeprefix(NAME + ' ')} (rebuilt from the run folders)"
+    try:
         meta = json.loads(header)
-        if (meta.get("schema"), meta.get("training_version"), meta.get("validation"), meta.get("columns")) != \
-                (SCHEMA_VERSION, TRAINING_VERSION, VALIDATION_VERSION, COLUMNS):
+        if (meta.get("schema"), meta.get("training_version"), meta.get("validation"), meta.get("data")) != \
+                (SCHEMA_VERSION, TRAINING_VERSION, VALIDATION_VERSION, data_stamp()):
             return {}, None
-        if meta.get("sha256") != hashlib.sha256(body).hexdigest():
+        if not hmac.compare_digest(str(meta.get("hmac")), _checksum(body)):
             return {}, "checksum mismatch: edited or damaged (rebuilt from the run folders)"
         verdicts = json.loads(body)
-        if isinstance(verdicts, dict):
-            return verdicts, None
-    except (ValueError, AttributeError):
-        pass
-    return {}, "unreadable (rebuilt from the run folders)"
+    except (ValueError, AttributeError, RecursionError):
+        return {}, "unreadable (rebuilt from the run folders)"
+    if not isinstance(verdicts, dict):
+        return {}, "unreadable (rebuilt from the run folders)"
+    kept = {run_id: verdict for run_id, verdict in verdicts.items() if well_formed(verdict)}
+    if len(kept) < len(verdicts):
+        return kept, f"{len(verdicts) - len(kept)} entries of the wrong shape (judged again)"
+    return kept, None
 
 
 def write(root: Path, verdicts: dict[str, Verdict]) -> None:
     """Replace the index atomically (temp file, then rename), readable by everyone like the runs."""
     body = json.dumps(verdicts, separators=(",", ":")).encode()
     header = json.dumps({"schema": SCHEMA_VERSION, "training_version": TRAINING_VERSION,
-                         "validation": VALIDATION_VERSION, "columns": COLUMNS,
-                         "sha256": hashlib.sha256(body).hexdigest()})
+                         "validation": VALIDATION_VERSION, "data": data_stamp(),
+                         "hmac": _checksum(body)})
     try:
         handle, temp = tempfile.mkstemp(prefix=INDEX_TEMP_PREFIX, dir=root)
         try:

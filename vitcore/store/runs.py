@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from vitcore.config.run import SCHEMA_VERSION, TRAINING_VERSION, VIT_FIELDS, RunConfig
-from vitcore.store import index
+from vitcore.store import files, index, validate
 from vitcore.store.index import COLUMNS, CONFIG_FIELDS, stamp, timing_group  # noqa: F401 (re-exported)
 from vitcore.store.validate import (  # noqa: F401
     HISTORY_COLUMNS,
@@ -58,16 +58,20 @@ class Run:
     summary: dict
     path: Path
 
+    # Each read goes through vitcore.store.files (bounded, no link followed) and the validation's
+    # parser: a file damaged since the run was loaded raises BadRun, never anything else.
     def history(self) -> pd.DataFrame:
-        return pd.read_csv(self.path / "history.csv")
+        rows = validate.parse_history(files.text(self.path, "history.csv"), self.config)
+        return pd.DataFrame(rows, columns=HISTORY_COLUMNS).astype({"epoch": np.int64})
 
     def confusion(self) -> np.ndarray:
-        return np.loadtxt(self.path / "confusion.csv", delimiter=",", dtype=np.int64).reshape(10, 10)
+        return validate.parse_confusion(files.text(self.path, "confusion.csv"))
 
     def predictions(self) -> np.ndarray | None:
         """The predicted class of each official test image (uint8, 10,000), or None if not kept."""
-        path = self.path / PREDICTIONS
-        return np.load(path, allow_pickle=False) if path.is_file() else None
+        if not os.path.lexists(self.path / PREDICTIONS):
+            return None
+        return files.predictions_array(files.read(self.path, PREDICTIONS))
 
     @property
     def weights_path(self) -> Path | None:
@@ -127,26 +131,39 @@ class RunStore:
 
     def _entries(self) -> dict[str, bool]:
         """{run id: is a real folder (not a symbolic link)} for every entry named like a run."""
-        if not self.root.is_dir():
+        try:
+            with os.scandir(self.root) as entries:
+                return {e.name: e.is_dir(follow_symlinks=False) for e in entries if RUN_ID.fullmatch(e.name)}
+        except OSError:  # no store yet, or an unreadable one (the environment check says which)
             return {}
-        with os.scandir(self.root) as entries:
-            return {e.name: e.is_dir(follow_symlinks=False) for e in entries if RUN_ID.fullmatch(e.name)}
 
     def scan(self) -> Scan:
         """Validate every run folder, reusing the index's verdict for each folder whose files are
-        unchanged (vitcore.store.index). Costs one listing and a stat per file when nothing changed."""
-        cached, _ = index.read(self.root)
-        verdicts = {}
-        root = str(self.root)
-        for run_id, is_dir in sorted(self._entries().items()):
-            folder, verdict = os.path.join(root, run_id), cached.get(run_id)
-            if verdict is None or verdict[0] is None or verdict[0] != stamp(folder, is_dir):
-                verdict = index.judge(Path(folder), run_id, is_dir=is_dir)
+        unchanged (vitcore.store.index); a valid run's row is read from its own summary.json.
+        Costs one listing, a stat per file and one small read per valid run when nothing changed."""
+        entries = self._entries()
+        cached, _ = index.read(self.root, len(entries))
+        verdicts, rows, skipped = {}, [], {}
+        for run_id, is_dir in sorted(entries.items()):
+            folder, verdict, row = self.root / run_id, cached.get(run_id), None
+            if verdict is not None and verdict[0] is not None and verdict[0] == stamp(folder, is_dir):
+                if verdict[1] is None:
+                    try:
+                        row = index.row_from_files(folder, run_id, verdict[0])
+                    except BadRun:
+                        verdict = None  # changed within the stamp's resolution: judge it now
+            else:
+                verdict = None
+            if verdict is None:
+                verdict, row = index.judge(folder, run_id, is_dir=is_dir)
             verdicts[run_id] = verdict
+            if verdict[1] is None:
+                rows.append(row)
+            else:
+                skipped[run_id] = verdict[1]
         if verdicts != cached and self.root.is_dir():
             index.write(self.root, verdicts)
-        return Scan([v[1] for v in verdicts.values() if v[1] is not None],
-                    {run_id: v[2] for run_id, v in verdicts.items() if v[1] is None})
+        return Scan(rows, skipped)
 
     def table(self) -> pd.DataFrame:
         """One row per valid run (COLUMNS): ids, label, config fields, metrics, has_weights,
@@ -158,12 +175,14 @@ class RunStore:
         return scan.table()
 
     def runs(self) -> list[Run]:
-        """Every valid run (as table()), in run id order."""
+        """Every valid run (as table()), in run id order, each validated again as it is read (one
+        damaged since is warned about and left out)."""
         runs = []
         for run_id in self.table()["run_id"]:
-            folder = self.root / run_id
-            summary = json.loads((folder / "summary.json").read_text())
-            runs.append(Run(run_id, RunConfig.from_dict(summary["config"]), summary, folder))
+            try:
+                runs.append(self.load(run_id))
+            except BadRun as error:
+                warnings.warn(f"skipping run {run_id} in {self.root}: {error}", StoreWarning, stacklevel=2)
         return runs
 
     def histories(self) -> pd.DataFrame:

@@ -36,24 +36,29 @@ def check(store: RunStore, labels: np.ndarray | None = None) -> list[tuple[str, 
     root = store.root
     if not root.is_dir():
         return []
-    cached, damaged = index.read(root)
+    try:
+        listing = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError as error:
+        return [(".", f"the store folder is unreadable ({error.strerror})")]
+    cached, damaged = index.read(root, sum(1 for entry in listing if RUN_ID.fullmatch(entry.name)))
     problems = [(INDEX, damaged)] if damaged else []
     verdicts = {}
-    for entry in sorted(os.scandir(root), key=lambda e: e.name):
+    for entry in listing:
         path = root / entry.name
         if entry.name.startswith(DEBRIS):
             if not _held(path):
                 problems.append((entry.name, _debris_reason(path)))
         elif RUN_ID.fullmatch(entry.name):
-            verdicts[entry.name] = verdict = index.judge(path, entry.name, labels, entry.is_dir(follow_symlinks=False))
-            before = cached.get(entry.name)
-            if verdict[1] is None:
-                problems.append((entry.name, verdict[2]))
-            elif before is not None and verdict[0] is not None and before[0] == verdict[0] and before != verdict:
-                problems.append((INDEX, f"its row for {entry.name} disagreed with the run's files (rebuilt)"))
-            if entry.is_dir(follow_symlinks=False):
-                problems += [(f"{entry.name}/{name}", _debris_reason(path / name))
-                             for name in sorted(os.listdir(path)) if name.startswith(TEMP_PREFIX)]
+            is_dir = entry.is_dir(follow_symlinks=False)
+            verdict, _ = index.judge(path, entry.name, labels, is_dir)
+            verdicts[entry.name], before = verdict, cached.get(entry.name)
+            if verdict[1] is not None:
+                problems.append((entry.name, verdict[1]))
+            if before is not None and verdict[0] is not None and before[0] == verdict[0] and before[1] != verdict[1]:
+                problems.append((INDEX, f"its verdict on {entry.name} disagreed with the run's files (rebuilt)"))
+            if is_dir:
+                problems += [(f"{entry.name}/{name}", _debris_reason(path / name)) for name in _listing(path)
+                             if name.startswith(TEMP_PREFIX)]
         elif entry.is_dir(follow_symlinks=False):
             problems.append((entry.name, "not a run folder (name is not a run id)"))
     if verdicts != cached:
@@ -61,10 +66,17 @@ def check(store: RunStore, labels: np.ndarray | None = None) -> list[tuple[str, 
     return [(name, _duplicate_note(reason, verdicts)) for name, reason in problems]
 
 
+def _listing(folder: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:  # an unreadable run folder: its verdict already says so
+        return []
+
+
 def _duplicate_note(reason: str, verdicts: dict) -> str:
     """A folder holding another run's config is a duplicate when that run is stored: say which one wins."""
     match = COPY_OF.search(reason)
-    if match and verdicts.get(match[1], [None, None])[1] is not None:
+    if match and match[1] in verdicts and verdicts[match[1]][1] is None:
         return f"{reason}; a duplicate of run {match[1]}, which is kept"
     return reason
 

@@ -1,4 +1,5 @@
-"""What a valid run folder is: every rule in one place, checked without TensorFlow or pandas.
+"""What a valid run folder is: every rule in one place, checked without TensorFlow (files are read by
+vitcore.store.files: bounded, never following a link).
 
 A folder `<store>/<run_id>/` is a valid run when
 - it and every entry in it are plain files or folders, never symbolic links (nothing is followed),
@@ -12,13 +13,17 @@ A folder `<store>/<run_id>/` is a valid run when
   (best/final accuracies, best epoch, gap) and the confusion matrix (test accuracy, per-class accuracy);
 - predictions.npy, if present, is 10,000 uint8 classes 0-9 whose counts per predicted class are the
   confusion matrix's column sums (check() also compares them with the official test labels);
-- model.weights.h5 is present exactly when the summary says has_weights, and is an HDF5 file.
+- model.weights.h5 is present exactly when the summary says has_weights, and is an HDF5 file;
+- every file is a plain file within its size limit (LIMITS), checked before a byte is read, and
+  opened without following links or blocking (a FIFO is refused, never waited on); every number
+  is within its physical range: params is the config's count (vitcore.model.anatomy), seconds
+  below a day, losses at most MAX_LOSS, learning rates at most the config's, confusion counts at
+  most the test split's rows. Whatever a file holds, reading it raises BadRun or returns.
 Bump VALIDATION_VERSION when a rule changes: cached verdicts (the store's index) are then redone.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import os
@@ -30,23 +35,37 @@ import numpy as np
 
 from vitcore.config.run import SCHEMA_VERSION, TRAINING_VERSION, RunConfig
 from vitcore.data.fashion import CLASS_NAMES, TEST_CLASS_COUNTS, TEST_ROWS
+from vitcore.model import anatomy
+from vitcore.store.files import (  # noqa: F401 (re-exported)
+    LIMITS,
+    PREDICTIONS,
+    WEIGHTS,
+    BadRun,
+    json_object,
+    predictions_array,
+    read,
+    read_bounded,
+    text,
+    weights_bytes,
+    weights_limit,
+)
 
-VALIDATION_VERSION = 1
+VALIDATION_VERSION = 2
 HISTORY_COLUMNS = ["epoch", "loss", "accuracy", "val_loss", "val_accuracy", "lr", "seconds"]
 METRICS = ["test_loss", "test_accuracy", "best_val_accuracy", "best_epoch", "final_train_accuracy",
            "final_val_accuracy", "gap", "params", "seconds"]
 ACCURACIES = ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "final_val_accuracy")
 REQUIRED = ("summary.json", "config.json", "history.csv", "confusion.csv")
 IDENTITY = ("schema", "training_version", "run_id", "config")  # config.json: these, as in summary.json
-PREDICTIONS, WEIGHTS = "predictions.npy", "model.weights.h5"
 TEMP_PREFIX = ".tmp-"  # a write in progress (or its debris): never part of a run
 TOLERANCE = 1e-9  # stored floats round-trip exactly; this only absorbs a last-bit difference
 CLASSES = len(CLASS_NAMES)
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
-
-
-class BadRun(Exception):
-    """Why one run folder cannot be read."""
+# Every loss here is a mean of cross-entropies of probabilities clipped away from 0 (Keras clips at
+# 1e-7; scikit-learn's log_loss at float64's eps): no mean can exceed -ln(float64 eps) = 36.04.
+MAX_LOSS = -math.log(np.finfo(np.float64).eps)
+MAX_SECONDS = 24 * 3600.0  # a run (or an epoch) of a day or more on this task is a broken clock, not a run
+LR_TOLERANCE = 1e-6  # the history's lr is the config's lr (or a warm-up below it) read back from float32
 
 
 @dataclass(frozen=True)
@@ -67,14 +86,14 @@ def read_run(folder: Path, run_id: str, labels: np.ndarray | None = None) -> Con
     for name in REQUIRED:
         if name not in names:
             raise BadRun("no summary.json (incomplete run)" if name == "summary.json" else f"missing {name}")
-    summary = _json(folder, "summary.json")
+    summary = json_object(folder, "summary.json")
     config = _config(summary, "summary.json", run_id)
-    written = _json(folder, "config.json")
+    written = json_object(folder, "config.json")
     if {key: written.get(key) for key in IDENTITY} != {key: summary.get(key) for key in IDENTITY}:
         raise BadRun(f"config.json and summary.json disagree on {', '.join(IDENTITY)}")
     _check_metrics(summary, config)
-    history = _history(_text(folder, "history.csv"), config)
-    confusion = _confusion(_text(folder, "confusion.csv"))
+    history = parse_history(text(folder, "history.csv"), config)
+    confusion = parse_confusion(text(folder, "confusion.csv"))
     _agree(summary, history, confusion)
     predictions = _predictions(folder, confusion, labels) if PREDICTIONS in names else None
     has_weights = summary.get("has_weights", False)
@@ -83,8 +102,10 @@ def read_run(folder: Path, run_id: str, labels: np.ndarray | None = None) -> Con
     if has_weights != (WEIGHTS in names):
         raise BadRun(f"summary.json says has_weights {str(has_weights).lower()} but {WEIGHTS} is "
                      f"{'missing' if has_weights else 'present'}")
-    if has_weights and not _read(folder, WEIGHTS, len(HDF5_SIGNATURE)).startswith(HDF5_SIGNATURE):
+    if has_weights and not read(folder, WEIGHTS, weights_limit(config), len(HDF5_SIGNATURE)).startswith(HDF5_SIGNATURE):
         raise BadRun(f"{WEIGHTS} is not an HDF5 file")
+    if has_weights:
+        weights_bytes(folder, config)
     return Contents(config, summary, confusion, predictions, has_weights)
 
 
@@ -116,45 +137,6 @@ def _entries(folder: Path) -> set[str]:
     return names
 
 
-def _read(folder: Path, name: str, limit: int = -1) -> bytes:
-    """A file's bytes (at most `limit`), refusing to follow a symbolic link swapped in since the
-    folder was listed."""
-    try:
-        handle = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError as error:
-        raise BadRun(f"{name} unreadable ({error.strerror})") from None
-    try:
-        if limit >= 0:
-            return os.read(handle, limit)
-        chunks = []
-        while chunk := os.read(handle, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(handle)
-
-
-def _text(folder: Path, name: str) -> str:
-    try:
-        return _read(folder, name).decode()
-    except UnicodeDecodeError:
-        raise BadRun(f"{name} is not text") from None
-
-
-def _no_constants(name: str):
-    raise ValueError(f"{name} is not a number")
-
-
-def _json(folder: Path, name: str) -> dict:
-    try:
-        data = json.loads(_text(folder, name), parse_constant=_no_constants)  # NaN, Infinity
-    except ValueError as error:
-        raise BadRun(f"{name} unreadable ({error})") from None
-    if not isinstance(data, dict):
-        raise BadRun(f"{name} is not a JSON object")
-    return data
-
-
 def _config(data: dict, name: str, run_id: str) -> RunConfig:
     if data.get("schema") != SCHEMA_VERSION:
         raise BadRun(f"{name}: schema version {data.get('schema')!r}, this code reads {SCHEMA_VERSION}")
@@ -174,7 +156,11 @@ def _config(data: dict, name: str, run_id: str) -> RunConfig:
 
 
 def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite int or float (not a bool), and an int small enough to be one (math.isfinite of a
+    400-digit int raises OverflowError)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return abs(value) < 2 ** 53 if isinstance(value, int) else math.isfinite(value)
 
 
 def _check_metrics(summary: dict, config: RunConfig) -> None:
@@ -183,14 +169,15 @@ def _check_metrics(summary: dict, config: RunConfig) -> None:
     if bad:
         raise BadRun(f"summary.json: metrics must be finite numbers, got {', '.join(bad)}")
     wrong = [f"{key} {summary[key]!r} (allowed: 0 to 1)" for key in ACCURACIES if not 0 <= summary[key] <= 1]
-    if summary["test_loss"] < 0:
-        wrong.append(f"test_loss {summary['test_loss']!r} (allowed: >= 0)")
-    if not isinstance(summary["params"], int) or summary["params"] < 1:
-        wrong.append(f"params {summary['params']!r} (allowed: a whole number >= 1)")
+    if not 0 <= summary["test_loss"] <= MAX_LOSS:
+        wrong.append(f"test_loss {summary['test_loss']!r} (allowed: 0 to {MAX_LOSS:.2f})")
+    params = anatomy.total(config)
+    if summary["params"] != params or not isinstance(summary["params"], int):
+        wrong.append(f"params {summary['params']!r} (the config's model has {params:,})")
     if not isinstance(summary["best_epoch"], int) or not 1 <= summary["best_epoch"] <= config.epochs:
         wrong.append(f"best_epoch {summary['best_epoch']!r} (allowed: 1 to {config.epochs})")
-    if summary["seconds"] <= 0:
-        wrong.append(f"seconds {summary['seconds']!r} (allowed: > 0)")
+    if not 0 < summary["seconds"] < MAX_SECONDS:
+        wrong.append(f"seconds {summary['seconds']!r} (allowed: above 0 and below a day)")
     timing = summary.get("timing")
     if timing is not None and not (isinstance(timing, dict) and set(timing) == {"code", "threads", "workers", "compile"}
                                    and all(type(timing[k]) is int and timing[k] >= 1 for k in ("code", "threads", "workers"))
@@ -202,7 +189,7 @@ def _check_metrics(summary: dict, config: RunConfig) -> None:
         raise BadRun("summary.json: " + "; ".join(wrong))
 
 
-def _history(text: str, config: RunConfig) -> np.ndarray:
+def parse_history(text: str, config: RunConfig) -> np.ndarray:
     """(epochs, 7) float64 in HISTORY_COLUMNS order."""
     lines = text.splitlines()
     if not lines or lines[0].split(",") != HISTORY_COLUMNS:
@@ -222,19 +209,24 @@ def _history(text: str, config: RunConfig) -> np.ndarray:
     for name in ("accuracy", "val_accuracy"):
         if not ((column[name] >= 0) & (column[name] <= 1)).all():
             raise BadRun(f"history.csv: {name} outside 0 to 1")
-    for name in ("loss", "val_loss", "lr", "seconds"):
-        if (column[name] < 0).any():
-            raise BadRun(f"history.csv: negative {name}")
+    for name, top in (("loss", MAX_LOSS), ("val_loss", MAX_LOSS), ("seconds", MAX_SECONDS),
+                      ("lr", config.lr * (1 + LR_TOLERANCE))):
+        if not ((column[name] >= 0) & (column[name] <= top)).all():
+            raise BadRun(f"history.csv: {name} outside 0 to {top:g}")
     return rows
 
 
-def _confusion(text: str) -> np.ndarray:
+def parse_confusion(text: str) -> np.ndarray:
     try:
         rows = [[int(value) for value in line.split(",")] for line in text.splitlines() if line.strip()]
     except ValueError:
         raise BadRun("confusion.csv: counts must be whole numbers") from None
     if len(rows) != CLASSES or any(len(row) != CLASSES for row in rows):
         raise BadRun(f"confusion.csv: must be {CLASSES}x{CLASSES} counts")
+    if any(count < 0 for row in rows for count in row):
+        raise BadRun("confusion.csv: negative counts")
+    if any(count > TEST_ROWS for row in rows for count in row):  # before int64 can overflow
+        raise BadRun(f"confusion.csv: counts above the test split's {TEST_ROWS:,} images")
     matrix = np.array(rows, dtype=np.int64)
     if (matrix < 0).any():
         raise BadRun("confusion.csv: negative counts")
@@ -271,13 +263,7 @@ def _agree(summary: dict, history: np.ndarray, confusion: np.ndarray) -> None:
 
 
 def _predictions(folder: Path, confusion: np.ndarray, labels: np.ndarray | None) -> np.ndarray:
-    try:
-        values = np.load(io.BytesIO(_read(folder, PREDICTIONS)), allow_pickle=False)
-    except (ValueError, OSError, EOFError) as error:
-        raise BadRun(f"{PREDICTIONS} unreadable ({error})") from None
-    if not isinstance(values, np.ndarray) or values.dtype != np.uint8 or values.shape != (TEST_ROWS,):
-        raise BadRun(f"{PREDICTIONS}: must be {TEST_ROWS:,} uint8 classes, got "
-                     f"{getattr(values, 'dtype', type(values).__name__)} {getattr(values, 'shape', '')}")
+    values = predictions_array(read(folder, PREDICTIONS))
     if values.max() >= CLASSES:
         raise BadRun(f"{PREDICTIONS}: class {values.max()} outside 0-{CLASSES - 1}")
     if not np.array_equal(np.bincount(values, minlength=CLASSES), confusion.sum(axis=0)):

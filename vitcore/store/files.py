@@ -1,0 +1,159 @@
+"""Reading a run's files safely, whatever they hold: every read is bounded before it starts.
+
+A file is read only if it is a plain file (never a link: nothing is followed; never a FIFO or a
+device: nothing blocks) within its size limit (LIMITS), checked with fstat on the opened handle
+before a byte is read and again while reading. Parsing is bounded too: JSON nested past Python's
+stack, an integer of thousands of digits, or a .npy header claiming 10^12 rows all become BadRun
+(the header is checked before any array is made). Every reader of a run goes through here: the
+validation, Run.history/confusion/predictions, the index and the Attention page's weights.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+from pathlib import Path
+
+import numpy as np
+
+from vitcore.config.run import RunConfig
+from vitcore.data.fashion import TEST_ROWS
+from vitcore.model import anatomy
+
+PREDICTIONS, WEIGHTS = "predictions.npy", "model.weights.h5"
+# Bytes a file may have; the largest committed files are a tenth of these (summary 924 B, config 368 B,
+# history 1.7 KB for 15 epochs, confusion 290 B, predictions 10,128 B). history.csv: 1,000 epochs
+# (RunConfig's most) of 7 values at up to 25 characters each.
+LIMITS = {"summary.json": 64 << 10, "config.json": 16 << 10, "history.csv": 1_000 * 7 * 26 + 64,
+          "confusion.csv": 4 << 10, PREDICTIONS: 16 << 10}
+WEIGHT_OVERHEAD = 1.5, 64 << 10  # weights file <= 1.5 x 4 bytes x params + 64 KB (committed: 1.13-1.31 x)
+
+
+def weights_limit(config: RunConfig) -> int:
+    """The most bytes cfg's weights file may have (float32 values plus HDF5's bookkeeping)."""
+    factor, extra = WEIGHT_OVERHEAD
+    return int(factor * 4 * anatomy.total(config)) + extra
+
+
+class BadRun(Exception):
+    """Why one run folder cannot be read."""
+
+
+def read_bounded(path: str | Path, limit: int, name: str | None = None, head: int | None = None) -> bytes:
+    """The bytes of the plain file at `path` (its first `head` bytes if given), or BadRun when it is
+    a link, not a plain file (a FIFO is never waited on), unreadable, or over `limit` bytes — the
+    size checked before reading, and again while reading (a file growing meanwhile)."""
+    name = name or os.path.basename(path)
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as error:
+        raise BadRun(f"{name} unreadable ({error.strerror})") from None
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode):
+            raise BadRun(f"{name} is not a plain file")
+        if info.st_size > limit:
+            raise BadRun(f"{name} is {info.st_size:,} bytes, over its limit of {limit:,}")
+        want = limit + 1 if head is None else min(head, limit + 1)
+        chunks, size = [], 0
+        while size < want and (chunk := os.read(handle, min(1 << 20, want - size))):
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as error:
+        raise BadRun(f"{name} unreadable ({error.strerror})") from None
+    finally:
+        os.close(handle)
+    if head is None and size > limit:
+        raise BadRun(f"{name} grew over its limit of {limit:,} bytes while read")
+    return b"".join(chunks)
+
+
+def read(folder: Path, name: str, limit: int | None = None, head: int | None = None) -> bytes:
+    return read_bounded(os.path.join(folder, name), LIMITS[name] if limit is None else limit, name, head)
+
+
+def text(folder: Path, name: str) -> str:
+    try:
+        return read(folder, name).decode()
+    except UnicodeDecodeError:
+        raise BadRun(f"{name} is not text") from None
+
+
+def _no_constants(name: str):
+    raise ValueError(f"{name} is not a number")
+
+
+def json_object(folder: Path, name: str) -> dict:
+    try:
+        data = json.loads(text(folder, name), parse_constant=_no_constants)  # NaN, Infinity
+    except ValueError as error:  # also an integer of over 4,300 digits
+        raise BadRun(f"{name} unreadable ({str(error)[:200]})") from None
+    except RecursionError:  # nested deeper than Python's stack: not one of our files
+        raise BadRun(f"{name} unreadable (nested too deep)") from None
+    if not isinstance(data, dict):
+        raise BadRun(f"{name} is not a JSON object")
+    return data
+
+
+def predictions_array(data: bytes, name: str = PREDICTIONS) -> np.ndarray:
+    """The (TEST_ROWS,) uint8 array of a .npy file's bytes, its header checked before any array is
+    made (np.load allocates whatever shape the header claims), or BadRun."""
+    buffer = io.BytesIO(data)
+    try:
+        version = np.lib.format.read_magic(buffer)
+        read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                       (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+        if read_header is None:
+            raise ValueError(f"format version {version}")
+        shape, fortran, dtype = read_header(buffer)
+    except (ValueError, OSError, EOFError, SyntaxError, TypeError) as error:
+        raise BadRun(f"{name} unreadable ({str(error)[:200]})") from None
+    if shape != (TEST_ROWS,) or dtype != np.uint8 or fortran:
+        raise BadRun(f"{name}: must be {TEST_ROWS:,} uint8 classes, got {dtype} {shape}")
+    body = data[buffer.tell():]
+    if len(body) != TEST_ROWS:
+        raise BadRun(f"{name}: {len(body):,} bytes of data for {TEST_ROWS:,} classes")
+    return np.frombuffer(body, dtype=np.uint8)
+
+
+
+
+MAX_WEIGHT_DEPTH, MAX_WEIGHT_ARRAYS = 8, 256  # Keras 3 nests a ViT's variables 4 groups deep, ~100 arrays
+
+
+def weights_bytes(folder: Path, config: RunConfig) -> bytes:
+    """The weights file's bytes if its HDF5 metadata describes float32 arrays holding exactly the
+    config's parameter count (vitcore.model.anatomy), in at most MAX_WEIGHT_ARRAYS arrays at most
+    MAX_WEIGHT_DEPTH groups deep; else BadRun. Only metadata is read here, so a 373 KB file claiming
+    a 10^9-value array costs nothing; whoever reads the arrays later reads at most params values."""
+    import h5py
+
+    data = read(folder, WEIGHTS, weights_limit(config))
+    expected, found, arrays = anatomy.total(config), 0, 0
+    try:
+        with h5py.File(io.BytesIO(data), "r") as file:
+            stack = [(file, 0)]
+            while stack:
+                group, depth = stack.pop()
+                for name in group:
+                    item = group.get(name, getlink=False)
+                    if isinstance(item, h5py.Group):
+                        if depth + 1 > MAX_WEIGHT_DEPTH:
+                            raise BadRun(f"{WEIGHTS}: groups nested over {MAX_WEIGHT_DEPTH} deep")
+                        stack.append((item, depth + 1))
+                    elif isinstance(item, h5py.Dataset):
+                        arrays += 1
+                        if arrays > MAX_WEIGHT_ARRAYS or item.dtype != np.float32:
+                            raise BadRun(f"{WEIGHTS}: not the float32 arrays of a model of this project")
+                        found += int(np.prod(item.shape, dtype=object))
+                    else:
+                        raise BadRun(f"{WEIGHTS}: holds a link or another object, not only arrays")
+    except BadRun:
+        raise
+    except Exception as error:  # noqa: BLE001 - h5py raises many kinds on a crafted file
+        raise BadRun(f"{WEIGHTS} unreadable ({type(error).__name__})") from None
+    if found != expected:
+        raise BadRun(f"{WEIGHTS}: {found:,} values, but the config's model has {expected:,} parameters")
+    return data
