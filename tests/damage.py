@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 
 
-
 def _summary(path: Path, **changes) -> None:
     summary = json.loads((path / "summary.json").read_text())
     summary.update(changes)
