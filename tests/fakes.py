@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from vitcore.article.seed_reference import CONVNET_PARAMS, VIT_PARAMS_QUOTED, VIT_PARAMS_WITH_POSITION
 from vitcore.config.run import FIELD_NAMES, RunConfig
 from vitcore.data.fashion import CLASS_NAMES
+from vitcore.model import anatomy
 from vitcore.store.runs import HISTORY_COLUMNS, METRICS, RunStore
 
 CLASSES = len(CLASS_NAMES)
@@ -21,10 +21,9 @@ TEST_ROWS = CLASSES * TEST_PER_CLASS
 
 
 def params_of(cfg: RunConfig) -> int:
-    """The parameter count Keras reports for cfg's default-size model (checked in test_models)."""
-    if cfg.model == "convnet":
-        return CONVNET_PARAMS
-    return VIT_PARAMS_WITH_POSITION if cfg.pos_embedding == "learned" else VIT_PARAMS_QUOTED
+    """The parameter count Keras reports for cfg's model (vitcore.model.anatomy; checked against
+    Keras in test_anatomy): the store refuses a run whose params differ."""
+    return anatomy.total(cfg)
 
 
 def metrics(cfg: RunConfig, accuracy: float = 0.8, *, val: float | None = None, train: float | None = None,
