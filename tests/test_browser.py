@@ -192,7 +192,8 @@ def test_ablations_landing_a_flipped_switch_and_flipped_images(server, browser):
         assert page.locator('[data-testid="stException"]').count() == 0
         assert page.get_by_text("random seeds collapsed").first.is_visible()
         assert page.get_by_text("re-estimating").count() + page.get_by_text("recalibrat").count() >= 1
-        assert page.get_by_text("pairs of runs").count() >= 1
-        assert page.locator('[data-testid="stMain"] img').count() > 0  # the gallery (charts draw on canvas)
+        assert page.get_by_text("Per pair (McNemar)").count() >= 1  # the per-pair counts and their test
+        gallery = page.locator('[data-testid="stMain"] img').count()  # images beating noise (charts draw on canvas)
+        assert gallery > 0 or page.get_by_text("cannot separate the switch").count() >= 1
     finally:
         page.close()
