@@ -16,6 +16,7 @@ page = st.navigation({
     "Ablations": [
         st.Page("pages/ablations.py", title="Ablations", icon=":material/tune:", default=True),
         st.Page("pages/claims.py", title="Claims", icon=":material/fact_check:"),
+        st.Page("pages/noise.py", title="Seed noise", icon=":material/scatter_plot:"),
         st.Page("pages/runs.py", title="Runs & downloads", icon=":material/table_view:"),
     ],
     "Walkthrough": [

@@ -24,7 +24,7 @@ from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
-PAGES = ["pages/ablations.py", "pages/claims.py", "pages/runs.py", "pages/patching.py", "pages/anatomy.py",
+PAGES = ["pages/ablations.py", "pages/claims.py", "pages/noise.py", "pages/runs.py", "pages/patching.py", "pages/anatomy.py",
          "pages/token_cost.py", "pages/attention.py", "pages/vit_vs_convnet.py"]
 # One flip per sidebar switch, each a config the committed sweep holds at 3 seeds.
 FLIPS = [("model", "convnet"), ("pos_embedding", "none"), ("norm_placement", "post"), ("norm", "batch"),

@@ -55,7 +55,8 @@ def test_run_id_is_stable_across_processes():
 CHANGES = {"model": "convnet", "pos_embedding": "none", "norm_placement": "post", "norm": "batch", "patch_size": 4,
            "width": 32, "depth": 3, "heads": 2, "mlp_dim": 64, "train_rows": 1000, "epochs": 10, "batch_size": 32,
            "lr": 3e-4, "warmup_epochs": 2, "seed": 1, "pooling": "cls", "tokenizer": "shifted",
-           "self_attention": "lsa"}
+           "self_attention": "lsa", "data_seed": 1,
+           "init_seed": 1, "order_seed": 1}
 
 
 def test_every_field_changes_the_run_id():
@@ -87,3 +88,20 @@ def test_from_dict_round_trip_and_unknown_keys():
 def test_config_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         RunConfig().seed = 3
+
+
+def test_data_init_and_order_seeds_default_to_the_random_seed():
+    plain, crossed = RunConfig(seed=3), RunConfig(seed=3, data_seed=1, init_seed=0, order_seed=2)
+    assert plain.seeds == (3, 3, 3) and (crossed.seeds.data, crossed.seeds.init, crossed.seeds.order) == (1, 0, 2)
+    assert RunConfig(seed=3, order_seed=0).seeds == (3, 3, 0)
+    assert "init 0 order 2" in crossed.label() and crossed.label().startswith(plain.label())
+    # a set data/init/order seed is its own cell (never two runs of one random seed in a cell) but
+    # the same compiled graph as the plain runs
+    assert crossed.config_id != plain.config_id and crossed.graph_id == plain.graph_id == plain.config_id
+    assert RunConfig.from_dict(crossed.identity()) == crossed
+
+
+@pytest.mark.parametrize("value", [-1, 2**31, 1.0, True, "1"])
+def test_bad_data_init_or_order_seed_names_what_is_allowed(value):
+    with pytest.raises(ValueError, match="init_seed must be empty .* from 0 to 2,147,483,647"):
+        RunConfig(init_seed=value)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from vitcore.config.papers import PAPER_VARIANTS
-from vitcore.config.run import RunConfig
+from vitcore.config.run import SEED_FIELDS, RunConfig
 from vitcore.config.switches import LEVELS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,6 +140,7 @@ def tokens_grid_seconds(runs: pd.DataFrame) -> pd.DataFrame:
     for name, value in _ARTICLE_VIT.items():  # every switch but the patch size at the article's ViT's value
         if name != "patch_size" and name in vit.columns:
             vit = vit[vit[name] == value]
+    vit = vit[vit.reindex(columns=list(SEED_FIELDS)).isna().all(axis=1)]  # one run per random seed (issue 22)
     if vit.empty:
         return pd.DataFrame(columns=columns)
     vit = vit.assign(patch_size=vit["patch_size"].astype(int))

@@ -16,6 +16,7 @@ from vitcore.config.run import (
     NORMS,
     PATCH_SIZES,
     POS_EMBEDDINGS,
+    SEED_FIELDS,
     SWITCHES,
     VIT_FIELDS,
     RunConfig,
@@ -190,7 +191,7 @@ def config_of_row(row: Mapping) -> RunConfig:
               if key in row and row[key] is not None and not (isinstance(row[key], float) and pd.isna(row[key]))}
     fields["seed"] = 0
     for key in ("patch_size", "width", "depth", "heads", "mlp_dim", "train_rows", "epochs", "batch_size",
-                "warmup_epochs"):
+                "warmup_epochs", *SEED_FIELDS):
         if key in fields:
             fields[key] = int(fields[key])
     return RunConfig(**fields)
@@ -198,9 +199,11 @@ def config_of_row(row: Mapping) -> RunConfig:
 
 def baseline_cells(table: pd.DataFrame) -> dict[str, RunConfig | None]:
     """The baseline choices by name: SAME_ROWS (None: resolved against the selection), the article's
-    ViT at 4,000 rows (listed even before it is cached), then every cached config cell."""
+    ViT at 4,000 rows (listed even before it is cached), then every cached config cell (but the
+    crossed cells of `sweep noise`, which hold one data/init/order seed fixed: the Seed noise page's)."""
     cells: dict[str, RunConfig | None] = {SAME_ROWS: None, cell_name(BASELINE): BASELINE}
-    for _, row in table.drop_duplicates("config_id").sort_values(["model", "label", "train_rows"]).iterrows():
+    plain = table[table.reindex(columns=list(SEED_FIELDS)).isna().all(axis=1)]
+    for _, row in plain.drop_duplicates("config_id").sort_values(["model", "label", "train_rows"]).iterrows():
         cfg = config_of_row(row)
         cells.setdefault(cell_name(cfg), cfg)
     return cells

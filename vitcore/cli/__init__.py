@@ -8,7 +8,7 @@ only by the commands that train or time it. One module per command group:
     runs     run, check, export, bench
     sweep    sweep
     results  effects, report, bench-attention
-    analysis compare, claims, diagnose-bn
+    analysis compare, claims, noise, diagnose-bn
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """What the runs mean: `compare` (one selection against its baseline), `claims` (the source
-article's and the papers' claims against our runs) and `diagnose-bn` (why BatchNorm ViTs collapse)."""
+article's and the papers' claims against our runs), `noise` (where the seed noise comes from) and
+`diagnose-bn` (why BatchNorm ViTs collapse)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from vitcore.cli.common import (
     writable_file,
     writable_folder,
 )
-from vitcore.cli.runs import add_config_flags, config_from_args
+from vitcore.cli.runs import add_config_flags, config_from_args, field_type
 from vitcore.config.run import RunConfig
 
 COMPARE_FILES = ("metrics.csv", "pairs.csv", "classes.csv", "confusion_delta.csv")
@@ -46,6 +47,13 @@ def add_parsers(sub) -> None:
     claims.add_argument("--out", default="claims.csv", help="output CSV file (default claims.csv)")
     claims.set_defaults(handler=_claims)
 
+    noise = sub.add_parser("noise", help="where the seed noise comes from: test-accuracy variance split into data "
+                                         "sample, init, batch order and interactions (noise.csv, pairing.csv)")
+    add_margin_flag(noise)
+    noise.add_argument("--store", default="cached_runs")
+    noise.add_argument("--out", required=True, help="output folder (created if missing)")
+    noise.set_defaults(handler=_noise)
+
     bn = sub.add_parser("diagnose-bn", help="BatchNorm ViT runs with weights: test accuracy with stored vs "
                                             "re-estimated BatchNorm statistics (bn.csv)")
     bn.add_argument("--store", default="cached_runs")
@@ -62,7 +70,7 @@ def parse_baseline(text: str, selection: RunConfig) -> RunConfig:
         name = name.strip().replace("-", "_")
         if not sep or name not in fields:
             raise UsageError(f"--baseline takes FIELD=VALUE items with FIELD one of {', '.join(fields)}; got {item!r}")
-        kind = type(getattr(RunConfig(), name))
+        kind = field_type(name)
         try:
             changes[name] = kind(value.strip())
         except ValueError:
@@ -158,4 +166,25 @@ def _diagnose_bn(args) -> int:
     path = bn.save_diagnosis(frame, out)
     print(bn.explain(frame))
     print(f"wrote {path} ({len(frame)} runs)")
+    return 0
+
+
+NOISE_FILES = ("noise.csv", "pairing.csv")
+
+
+def _noise(args) -> int:
+    margin = checked_margin(args.margin)
+    store = existing_store(args.store)  # the store first: a bad --store leaves no output folder behind
+    out = writable_folder(args.out, "--out")
+    files_in(out, NOISE_FILES, "--out")
+    from vitcore.analysis import noise
+
+    components, pairing = noise.noise_tables(store.table(), margin=margin)
+    if components.empty:
+        raise UsageError(f"no crossed runs (2+ data, init and order seeds of one config) in {store.root}: "
+                         f"`python -m vitcore sweep noise` trains them")
+    components.to_csv(out / NOISE_FILES[0], index=False)
+    pairing.to_csv(out / NOISE_FILES[1], index=False)
+    print("\n".join(noise.advice(components, pairing, margin)))
+    print("wrote " + ", ".join(str(out / name) for name in NOISE_FILES))
     return 0

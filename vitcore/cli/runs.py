@@ -7,7 +7,7 @@ import sys
 
 from vitcore.cli.common import UsageError, existing_store, files_in, import_tensorflow_quietly, usage, writable_folder
 from vitcore.config import switches
-from vitcore.config.run import MODELS, RANGES, RunConfig
+from vitcore.config.run import MODELS, RANGES, SEED_FIELDS, RunConfig
 from vitcore.store.runs import RunStore
 
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv")
@@ -48,11 +48,17 @@ def add_config_flags(parser) -> None:
              "heads": "; must divide --width"}
     for field in dataclasses.fields(RunConfig):
         default = getattr(defaults, field.name)
-        allowed = (f"{RANGES[field.name][0]:,} to {RANGES[field.name][1]:,}" if field.name in RANGES else "")
+        bounds = RANGES.get("seed" if field.name in SEED_FIELDS else field.name)  # the optional seeds: a seed's
+        allowed = f"{bounds[0]:,} to {bounds[1]:,}" if bounds else ""
         text = f"{allowed}{notes.get(field.name, '')}".lstrip("; ")
-        parser.add_argument("--" + field.name.replace("_", "-"), dest=field.name, type=type(default),
+        parser.add_argument("--" + field.name.replace("_", "-"), dest=field.name, type=field_type(field.name),
                             default=default, choices=choices.get(field.name),
-                            help=f"{text + ', ' if text else ''}default {default}")
+                            help=f"{text + ', ' if text else ''}default {'the random seed' if default is None else default}")
+
+
+def field_type(name: str) -> type:
+    """The type a RunConfig field's command-line value converts to (the optional seeds: int)."""
+    return int if name in SEED_FIELDS else type(getattr(RunConfig(), name))
 
 
 def config_from_args(args) -> RunConfig:

@@ -15,7 +15,7 @@ import functools
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from vitcore.config import switches
 from vitcore.config.switches import MODELS  # noqa: F401 - re-exported: the model choice
@@ -69,6 +69,16 @@ def _with_switches(cls: type) -> type:
     return cls
 
 
+SEED_FIELDS = ("data_seed", "init_seed", "order_seed")  # each defaults to (None:) the random seed
+
+
+class Seeds(NamedTuple):
+    """The random seed each source of seed noise uses in one run."""
+    data: int   # the stratified sample of train_rows
+    init: int   # the initial weights
+    order: int  # the per-epoch batch order
+
+
 @dataclass(frozen=True)
 @_with_switches
 class RunConfig:
@@ -84,7 +94,13 @@ class RunConfig:
     batch_size: int = 64
     lr: float = 1e-3                 # Adam
     warmup_epochs: int = 0           # linear LR warm-up over this many epochs (0: none)
-    seed: int = 0                    # weights init, data sample and shuffling
+    seed: int = 0                    # the random seed: data sample, initial weights and batch order
+    # Each source of seed noise on its own (issue 22): None takes the random seed, so a run that sets
+    # none of them is the run of `seed` (and keeps its id). Set one to hold that source fixed (or vary
+    # it alone) across random seeds, e.g. data_seed=0: one data sample, a new init and order per seed.
+    data_seed: int | None = None     # which train_rows are sampled (stratified) from the 55,000
+    init_seed: int | None = None     # the initial weights (Keras seeding before the model is built)
+    order_seed: int | None = None    # the batch order: the per-epoch permutations of the training rows
 
     def __post_init__(self) -> None:
         _check_choice("model", self.model, MODELS)
@@ -97,6 +113,12 @@ class RunConfig:
                 raise ValueError(f"{name} must be a whole number from {low:,} to {high:,}, got {value!r}")
         if self.pos_embedding == "sincos" and (self.width % 4 or self.width < 8):
             raise ValueError(f"pos_embedding 'sincos' needs a width divisible by 4 and at least 8; got {self.width}")
+        for name in SEED_FIELDS:
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                                      or not RANGES["seed"][0] <= value <= RANGES["seed"][1]):
+                raise ValueError(f"{name} must be empty (the random seed) or a whole number from "
+                                 f"{RANGES['seed'][0]:,} to {RANGES['seed'][1]:,}, got {value!r}")
         if self.width % self.heads:
             raise ValueError(f"width ({self.width}) must be divisible by heads ({self.heads})")
         if self.warmup_epochs > self.epochs:
@@ -116,11 +138,15 @@ class RunConfig:
         return self.tokens + (self.pooling == "cls")
 
     def identity(self) -> dict[str, Any]:
-        """The fields that define the result; ViT-only fields are dropped for the convnet."""
+        """The fields that define the result; ViT-only fields are dropped for the convnet, and the
+        data/init/order seeds when unset (they are the random seed: config.json stays as before)."""
         fields = {name: getattr(self, name) for name in FIELD_NAMES}  # asdict() deep-copies: 5x slower
         if self.model == "convnet":
             for name in VIT_FIELDS:
                 fields.pop(name)
+        for name in SEED_FIELDS:
+            if fields[name] is None:
+                del fields[name]
         return fields
 
     @functools.cached_property  # frozen dataclass: cached_property writes __dict__ directly
@@ -128,11 +154,26 @@ class RunConfig:
         """12 hex digits of sha256 over the canonical JSON of identity + versions + split."""
         return _digest(self.identity())
 
+    @property
+    def seeds(self) -> Seeds:
+        """The random seed of each source of seed noise: its own field, else the random seed."""
+        return Seeds(*(self.seed if value is None else value for value in (getattr(self, n) for n in SEED_FIELDS)))
+
     @functools.cached_property
     def config_id(self) -> str:
-        """Like run_id but without the seed: the id of a cell whose seeds are replicates."""
+        """Like run_id but without the seed: the id of a cell whose seeds are replicates. A set
+        data/init/order seed stays in it, so a cell never holds two runs of one random seed."""
         fields = self.identity()
         fields.pop("seed")
+        return _digest(fields)
+
+    @functools.cached_property
+    def graph_id(self) -> str:
+        """Like config_id but without the data, init and order seeds either: the runs that share one
+        compiled graph (same model, same batch shapes), which the sweep worker compiles once."""
+        fields = self.identity()
+        for name in ("seed", *SEED_FIELDS):
+            fields.pop(name, None)
         return _digest(fields)
 
     def replace(self, **changes: Any) -> "RunConfig":
@@ -140,7 +181,9 @@ class RunConfig:
 
     def label(self) -> str:
         """A short human name, e.g. 'ViT p7 pre-LN pos' or 'convnet'."""
-        return switches.run_label(self.model, {name: getattr(self, name) for name in switches.NAMES})
+        text = switches.run_label(self.model, {name: getattr(self, name) for name in switches.NAMES})
+        return text + "".join(f" {name.removesuffix('_seed')} {getattr(self, name)}" for name in SEED_FIELDS
+                              if getattr(self, name) is not None)  # e.g. 'ViT p7 pre-LN pos init 1 order 0'
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":

@@ -63,25 +63,25 @@ def _optimizer(cfg: RunConfig, steps_per_epoch: int):
 
 def train(cfg: RunConfig, store: RunStore, progress: Progress | None = None,
           save_weights: bool | None = None) -> Run:
-    """Train cfg (or return its stored run) in a fresh engine. Weights are kept for seed-0 runs
-    unless told otherwise."""
+    """Train cfg (or return its stored run) in a fresh engine. Weights are kept for random-seed-0
+    runs (no data, init or order seed other than 0) unless told otherwise."""
     return Trainer().train(cfg, store, progress, save_weights)
 
 
 class Trainer:
     """Trains runs one after another in one process, compiling once per cell.
 
-    A cell is a config without its seed (`config_id`): every seed of a cell has the same graph
-    and the same batch shapes, so the second seed on reuses the traced and XLA-compiled epoch and
-    forward functions. Its model's variables take the values a fresh build for that seed would
-    have (built with the same Keras seeding, then copied in) and the optimizer's variables return
-    to their just-built values: the result is bit for bit that of a fresh process at the same
+    A cell is a config without its random seed and data/init/order seeds (`graph_id`): all its
+    runs have the same graph and the same batch shapes, so the second run on reuses the traced and
+    XLA-compiled epoch and forward functions. Its model's variables take the values a fresh build for
+    that init seed would have (built with the same Keras seeding, then copied in) and the optimizer's
+    variables return to their just-built values: the result is bit for bit that of a fresh process at the same
     thread count (tests/test_train.py compares both paths). The sweep worker holds one Trainer.
     """
 
     def __init__(self, workers: int = 1):
         self.workers = workers  # concurrent training processes on this machine: part of the timing basis
-        self._cell: tuple[str, keras.Model, _Loop] | None = None  # (config_id, model, loop): the last cell
+        self._cell: tuple[str, keras.Model, _Loop] | None = None  # (graph_id, model, loop): the last cell
 
     def train(self, cfg: RunConfig, store: RunStore, progress: Progress | None = None,
               save_weights: bool | None = None) -> Run:
@@ -89,7 +89,7 @@ class Trainer:
         if cached is not None:
             return cached
         result = self.fit(cfg, progress)
-        keep = cfg.seed == 0 if save_weights is None else save_weights
+        keep = cfg.seeds == (0, 0, 0) if save_weights is None else save_weights
         return store.save(cfg, result["history"], result["confusion"], result["summary"],
                           result["model"] if keep else None, predictions=result["predictions"])
 
@@ -98,13 +98,16 @@ class Trainer:
         official test order), summary (metrics + timing basis) and the trained model."""
         threads = configure_tensorflow()
         started = time.perf_counter()
-        data = load_split(cfg.train_rows, cfg.seed)
+        seeds = cfg.seeds  # data sample, initial weights, batch order: each the random seed unless set
+        data = load_split(cfg.train_rows, seeds.data)
         x_train, x_val, x_test = (model_inputs(cfg, x) for x in (data.x_train, data.x_val, data.x_test))
         steps_per_epoch = max(1, len(x_train) // cfg.batch_size)
 
-        keras.utils.set_random_seed(cfg.seed)
+        # Seeds Python's, NumPy's and TensorFlow's global generators too; nothing after this draws
+        # from them (the batch order has its own generator, the data sample was drawn above).
+        keras.utils.set_random_seed(seeds.init)
         model = build_model(cfg)  # a fresh build draws this seed's initial weights
-        reused = self._cell is not None and self._cell[0] == cfg.config_id
+        reused = self._cell is not None and self._cell[0] == cfg.graph_id
         if reused:
             _, compiled, loop = self._cell
             for target, source in zip(compiled.weights, model.weights, strict=True):
@@ -113,8 +116,8 @@ class Trainer:
             model = compiled
         else:
             loop = _Loop(model, _optimizer(cfg, steps_per_epoch))
-            self._cell = (cfg.config_id, model, loop)
-        rng = np.random.default_rng(cfg.seed)  # the epoch shuffles
+            self._cell = (cfg.graph_id, model, loop)
+        rng = np.random.default_rng(seeds.order)  # the epoch shuffles
         history = []
         for epoch in range(1, cfg.epochs + 1):
             start = time.perf_counter()

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from vitcore.config.run import LEVELS, SWITCHES, RunConfig
+from vitcore.config.run import LEVELS, SEED_FIELDS, SWITCHES, RunConfig
 from vitcore.stats.compare import Delta, pair_runs, paired_delta  # noqa: F401 (the pairing, re-exported)
 from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for the pages)
     BETTER,
@@ -69,10 +69,18 @@ def summarize(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
     return out.reset_index()
 
 
+def random_seed_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs whose data sample, initial weights and batch order all come from the random seed (no
+    data/init/order seed set): the only runs a table keyed by (config fields, seed) may hold."""
+    columns = [name for name in SEED_FIELDS if name in runs.columns]
+    return runs[runs[columns].isna().all(axis=1)] if columns else runs
+
+
 def factorial_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """The ViT runs that enter main effects: warm-up 0 and every non-switch field at the article's default."""
+    """The ViT runs that enter main effects: warm-up 0, every non-switch field at the article's
+    default, data sample, init and batch order from the random seed."""
     default = RunConfig()
-    vit = runs[runs["model"] == "vit"]
+    vit = random_seed_runs(runs[runs["model"] == "vit"])
     for name in FIXED:
         vit = vit[vit[name] == getattr(default, name)]
     return vit.astype({"patch_size": int})

@@ -1,0 +1,35 @@
+"""Seed noise: where the random seed's spread comes from — the data sample, the initial weights, the
+batch order or their interactions — from the crossed runs of `python -m vitcore sweep noise`, and what
+that means for pairing a Δ. vitcore.analysis.noise computes; this page shows. Reads the store only."""
+
+import streamlit as st
+
+from vitcore.app import state
+from vitcore.app.noise import noise_view
+
+st.title("Seed noise")
+st.caption("One random seed sets three things: which training rows are sampled, the initial weights and the "
+           "batch order. The crossed runs set each on its own (data × init × order seeds) and split the "
+           "test-accuracy variance between them by a random-effects model (method of moments, 95% "
+           "generalized confidence intervals).")
+
+margin = state.margin()
+components, pairing, advice = noise_view.tables(margin)
+if components.empty:
+    st.info("No crossed runs stored yet: `python -m vitcore sweep noise` trains them "
+            "(every data seed × init seed × order seed of the article's ViT and its convnet).")
+    st.stop()
+
+for line in advice:
+    st.markdown(f"- {line}")
+st.altair_chart(noise_view.shares_chart(components), width="content")
+st.caption("Data sample, initialisation, batch order: the part of the variance that follows that seed whatever "
+           "the other two are. Interactions: the rest — a data sample that is lucky only with some "
+           "initialisations, and the three-way term (training is deterministic, so there is no other residual). "
+           "A negative estimate shows as 0, so the shares can add up to more than 100%.")
+
+st.subheader("The table")
+st.dataframe(noise_view.display(components), hide_index=True, width="stretch")
+st.subheader("Pairing a Δ")
+st.dataframe(pairing, hide_index=True, width="stretch")
+st.caption(f"The same tables as `python -m vitcore noise --margin {margin:g} --out DIR` (noise.csv, pairing.csv).")

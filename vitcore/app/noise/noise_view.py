@@ -1,0 +1,58 @@
+"""The Seed noise page's pieces: the decomposition of the stored crossed runs (vitcore.analysis.noise),
+cached per margin and store state like every read in vitcore.app.state; its shares as a chart; its
+tables as shown. No TensorFlow."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from vitcore.analysis import noise
+from vitcore.app import fmt, state
+
+SHOWN = ("data", "init", "order", noise.INTERACTIONS)  # the chart's bars: each source alone, then all interactions
+NAMES = {"data": "data sample", "init": "initialisation", "order": "batch order", noise.INTERACTIONS: "interactions"}
+COLOURS = (fmt.SELECTION, "#2f9e44", fmt.GUIDE, fmt.BASELINE)
+
+
+@st.cache_data(show_spinner="Splitting the seed noise…", max_entries=16)
+def _tables(margin: float, path: str, mtime: float) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    components, pairing = noise.noise_tables(state.load_runs(), margin=margin)
+    return components, pairing, noise.advice(components, pairing, margin)
+
+
+def tables(margin: float) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """(noise.csv's table, pairing.csv's table, the advice sentences) of the store at this margin."""
+    return _tables(margin, state.STORE_PATH, state.store_mtime())
+
+
+def shares_chart(components: pd.DataFrame) -> alt.Chart:
+    """One row per cell (a model at a row count, or a paired Δ): each source's share of the variance
+    as a bar, its 95% interval as a line."""
+    part = components[components["component"].isin(SHOWN)].assign(
+        source=lambda f: f["component"].map(NAMES),
+        where=lambda f: f["cell"] + " · " + f["train_rows"].map(fmt.rows) + " rows")
+    order = [NAMES[name] for name in SHOWN]
+    base = alt.Chart(part).encode(y=alt.Y("source:N", sort=order, title=None))
+    bars = base.mark_bar().encode(
+        x=alt.X("share:Q", title="share of the variance", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+        color=alt.Color("source:N", sort=order, scale=alt.Scale(domain=order, range=list(COLOURS)), legend=None),
+        tooltip=[alt.Tooltip("where:N", title="cell"), alt.Tooltip("source:N"),
+                 alt.Tooltip("share:Q", format=".0%"), alt.Tooltip("share_low:Q", format=".0%", title="95% low"),
+                 alt.Tooltip("share_high:Q", format=".0%", title="95% high"), alt.Tooltip("design:N")])
+    rules = base.mark_rule(color="black").encode(x="share_low:Q", x2="share_high:Q")
+    return alt.layer(bars, rules).properties(height=90, width=420).facet(
+        row=alt.Row("where:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left"),
+                    sort=list(dict.fromkeys(part["where"])))).properties(
+        title="Where the test-accuracy variance comes from (95% intervals)")
+
+
+def display(components: pd.DataFrame) -> pd.DataFrame:
+    """noise.csv's table as shown: shares in %, sd instead of variance."""
+    return pd.DataFrame({
+        "Cell": components["cell"], "Rows": components["train_rows"].map(fmt.rows), "Design": components["design"],
+        "Source": components["component"], "Share": components["share"].map("{:.0%}".format),
+        "95% interval": [f"[{low:.0%}, {high:.0%}]" for low, high in zip(components["share_low"],
+                                                                          components["share_high"], strict=True)],
+        "sd": components["variance"].pow(0.5).map("{:.4f}".format)})
