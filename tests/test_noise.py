@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 from conftest import run_cli
 from fakes import write_run
+from scipy import stats
 
 from vitcore.analysis import noise
 from vitcore.config.run import RunConfig
@@ -71,7 +72,9 @@ def test_pairing_by_a_shared_source_removes_its_covariance():
     assert low <= expected_data <= high
     everything = table.loc["random seed (all three)"]
     assert everything["removed_low"] <= 2 / 3 <= everything["removed_high"]  # 2 Var A / (Var A + 2 Var A)
-    assert everything["seeds_for_margin"] > 2
+    sd, n = np.sqrt(everything["variance"]), int(everything["seeds_for_margin"])  # n seeds: ±t·sd/√n
+    half = [stats.t.ppf(0.975, k - 1) * sd / np.sqrt(k) for k in (n, n - 1)]
+    assert n > 2 and half[0] <= 0.01 < half[1]
 
 
 def write_crossed(store, learned: np.ndarray, none: np.ndarray) -> None:

@@ -22,9 +22,10 @@ import re
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from vitcore.config.run import SEED_FIELDS
-from vitcore.stats.estimates import MARGIN, Estimate, seeds_needed
+from vitcore.stats.estimates import MARGIN
 
 SOURCES = ("data", "init", "order")
 COMPONENTS = ("data", "init", "order", "data×init", "data×order", "init×order", "data×init×order")
@@ -117,7 +118,7 @@ def decompose(y: np.ndarray, draws: int = DRAWS, seed: int = 0) -> pd.DataFrame:
 
 
 def _pivots(y: np.ndarray, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(estimates (10,), generalized pivots (draws, 10)) of _grouped's rows."""
+    """(estimates (12,), generalized pivots (draws, 12)) of _grouped's rows."""
     ms, df = mean_squares(y)
     pivots = from_mean_squares(ms * df / np.random.default_rng(seed).chisquare(df, (draws, 7)), y.shape)
     return _grouped(from_mean_squares(ms, y.shape)), _grouped(pivots)
@@ -128,8 +129,7 @@ def _grouped(variances: np.ndarray) -> np.ndarray:
     variance when only it varies, the other two fixed: its term and every interaction with it, as
     Bouthillier et al. 2021 measure a source), + the total."""
     v = variances
-    alone = [v[..., [k, *others]].sum(-1, keepdims=True) for k, others in ((0, (3, 4, 6)), (1, (3, 5, 6)),
-                                                                            (2, (4, 5, 6)))]
+    alone = [v[..., terms].sum(-1, keepdims=True) for terms in ([0, 3, 4, 6], [1, 3, 5, 6], [2, 4, 5, 6])]
     return np.concatenate([v, v[..., 3:].sum(-1, keepdims=True), *alone, v.sum(-1, keepdims=True)], axis=-1)
 
 
@@ -163,10 +163,22 @@ def pairing(base: np.ndarray, other: np.ndarray, draws: int = DRAWS, seed: int =
     sim = _effects(np.random.default_rng(seed), draws, base.shape, scales)
     removed, variance = measures(base, other)
     low, high = _percentiles(measures(sim[..., 0], sim[..., 1])[0])
-    needed = [seeds_needed(Estimate(np.nan, np.nan, np.nan, np.nan, 0, 0, np.nan, float(np.sqrt(max(v, 0)))), margin)
-              for v in variance]
+    needed = [seeds_for_half_width(float(np.sqrt(max(v, 0))), margin) for v in variance]
     return pd.DataFrame({"paired_by": [*SOURCES, "random seed (all three)"], "variance": variance, "removed": removed,
                          "removed_low": low, "removed_high": high, "seeds_for_margin": needed})
+
+
+def seeds_for_half_width(sd: float, margin: float, most: int = 100_000) -> float:
+    """The fewest random seeds whose 95% t-interval of a mean Δ is at most ±margin at this sd
+    (NaN without a spread, inf beyond `most`)."""
+    if not np.isfinite(sd) or sd <= 0:
+        return np.nan
+    n = max(2, int(np.ceil((stats.norm.ppf(0.975) * sd / margin) ** 2)))  # t > z: never below this
+    while n <= most:
+        if stats.t.ppf(0.975, n - 1) * sd / np.sqrt(n) <= margin:
+            return float(n)
+        n += 1
+    return np.inf
 
 
 def crossed_runs(runs: pd.DataFrame, metric: str = "test_accuracy") -> pd.DataFrame:
@@ -242,12 +254,23 @@ def _design(y: np.ndarray) -> str:
     return " × ".join(map(str, y.shape))
 
 
-def _pct(row) -> str:
-    return f"{row['share']:.0%} [{row['share_low']:.0%}, {row['share_high']:.0%}]"
+def data_dominance(runs: pd.DataFrame, metric: str = "test_accuracy", draws: int = DRAWS) -> pd.DataFrame:
+    """Per crossed cell (no Δ): largest_source — is the data sample the largest source when each is
+    varied alone? cell, model, train_rows, design, runs, contrast, ci_low, ci_high."""
+    rows = []
+    for _, part in crossed_runs(runs, metric).groupby("cell", sort=False):
+        [y] = balanced(part, (metric,))
+        if min(y.shape) < 2:
+            continue
+        first = part.iloc[0]
+        contrast, low, high = largest_source(y, draws)
+        rows.append({"cell": base_label(first["label"]), "model": first["model"], "train_rows": int(first["train_rows"]),
+                     "design": _design(y), "runs": y.size, "contrast": contrast, "ci_low": low, "ci_high": high})
+    return pd.DataFrame(rows, columns=["cell", "model", "train_rows", "design", "runs", "contrast", "ci_low", "ci_high"])
 
 
-def _removed(row) -> str:
-    return f"{row['removed']:.0%} [{row['removed_low']:.0%}, {row['removed_high']:.0%}]"
+def _pct(row, name: str = "share") -> str:
+    return f"{row[name]:.0%} [{row[name + '_low']:.0%}, {row[name + '_high']:.0%}]"
 
 
 def advice(components: pd.DataFrame, pairing_: pd.DataFrame, margin: float = MARGIN) -> list[str]:
@@ -268,8 +291,8 @@ def advice(components: pd.DataFrame, pairing_: pd.DataFrame, margin: float = MAR
         seed = part.iloc[-1]
         needed = seed["seeds_for_margin"]
         seeds = f"{needed:.0f} random seeds give" if np.isfinite(needed) else "no number of random seeds gives"
-        lines.append(f"{cell} at {rows:,} rows: pairing by the data sample alone removes {_removed(part.loc['data'])} of "
-                     f"the unpaired Δ's variance, by the initialisation alone {_removed(part.loc['init'])}, by the batch "
-                     f"order alone {_removed(part.loc['order'])}; pairing by the random seed (all three, as this app "
-                     f"pairs) removes {_removed(seed)}, and then {seeds} a 95% interval of ±{margin:g}.")
+        lines.append(f"{cell} at {rows:,} rows: pairing by the data sample alone removes {_pct(part.loc['data'], 'removed')} of "
+                     f"the unpaired Δ's variance, by the initialisation alone {_pct(part.loc['init'], 'removed')}, by the batch "
+                     f"order alone {_pct(part.loc['order'], 'removed')}; pairing by the random seed (all three, as this app "
+                     f"pairs) removes {_pct(seed, 'removed')}, and then {seeds} a 95% interval of ±{margin:g}.")
     return lines
