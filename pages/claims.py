@@ -6,7 +6,6 @@ import streamlit as st
 
 from vitcore.app import fmt, results, state
 from vitcore.app.claims import claims_view
-from vitcore.article.claims import CLAIMS
 
 st.title("Claims, checked")
 st.caption("Each row: what a source claims, in which setting it was measured (or only stated), and what our runs "
@@ -14,21 +13,27 @@ st.caption("Each row: what a source claims, in which setting it was measured (or
 
 margin = state.margin()
 table = results.claims(margin)
-if table["n_pairs"].sum() == 0:
+if table.empty or table["n_pairs"].sum() == 0:
     st.info("No stored runs match the claims yet: `python -m vitcore sweep default` trains them.")
 
 found = claims_view.counts(table)
-for column, (word, title) in zip(st.columns(3), (("yes", "Agree"), ("no", "Disagree"),
+for column, (word, title) in zip(st.columns(3), (("agrees", "Agree"), ("disagrees", "Disagree"),
                                                 ("unresolved", "Unresolved"))):
-    column.metric(title, f"{found[word]} of {len(table)}", border=True)
+    column.metric(title, f"{found[word]} of {sum(found.values())}", border=True,
+                  help=f"Claim rows (one per claim and training size, on the metric the source measured) at margin "
+                       f"±{margin:g}.")
+st.markdown(claims_view.tally_text(results.claims_tally()))
 
-links = claims_view.links(table, CLAIMS)
+pairs = claims_view.configs(table)
+links = claims_view.links(table)
 st.dataframe(claims_view.display(table, links), hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3,
              column_config={"Claim": st.column_config.TextColumn(pinned=True),
                             "Setting": st.column_config.TextColumn(width="large"),
+                            "p_adj": st.column_config.NumberColumn(format="%.3g"),
+                            "p_tost_adj": st.column_config.NumberColumn(format="%.3g"),
                             "Runs": st.column_config.LinkColumn(
                                 "Runs", display_text="open in Ablations", help="The Ablations page with the sidebar "
-                                "set to this claim's selection and baseline: every Δ, curve and run")})
+                                "set to this row's selection and baseline: every Δ, curve and run")})
 st.markdown(claims_view.meaning(table, margin))
 
 st.download_button("claims.csv", claims_view.csv_bytes(table), file_name="claims.csv", mime="text/csv",
@@ -36,14 +41,16 @@ st.download_button("claims.csv", claims_view.csv_bytes(table), file_name="claims
 st.caption(f"The same bytes as `python -m vitcore claims --margin {margin:g} --out claims.csv` on this store.")
 
 st.subheader("The runs behind a claim")
-pick = st.selectbox("Claim", range(len(CLAIMS)), key="claims_pick",
-                    format_func=lambda i: f"{CLAIMS[i].claim} · {fmt.rows(CLAIMS[i].selection.train_rows)} rows "
-                                          f"· {fmt.title(CLAIMS[i].metric)}")
-claim = CLAIMS[pick]
-behind = claims_view.runs_behind(state.load_runs(), claim.selection, claim.baseline, claim.metric, margin)
-st.markdown(f"Δ = **{claim.comparison}** at {fmt.rows(claim.selection.train_rows)} rows, "
-            f"{fmt.title(claim.metric).lower()}, over {len(behind)} paired random seed{'s' if len(behind) != 1 else ''} "
-            f"([open in Ablations]({links[pick]})).")
-st.dataframe(behind, hide_index=True, width="stretch", column_config={
-    name: st.column_config.NumberColumn(format=fmt.printf(claim.metric, signed=name == "Δ"))
-    for name in ("selection", "baseline", "Δ")})
+rows = [i for i, pair in enumerate(pairs) if pair]  # the data-size row's runs are the ViT vs convnet page's
+pick = st.selectbox("Claim", rows, key="claims_pick",
+                    format_func=lambda i: f"{table['claim'].iloc[i]} · {fmt.rows(table['train_rows'].iloc[i])} rows "
+                                          f"· {fmt.title(table['metric'].iloc[i])}") if rows else None
+if pick is not None:
+    (selection, baseline), metric = pairs[pick], table["metric"].iloc[pick]
+    behind = claims_view.runs_behind(state.load_runs(), selection, baseline, metric, margin)
+    st.markdown(f"Δ = **{table['comparison'].iloc[pick]}** at {fmt.rows(selection.train_rows)} rows, "
+                f"{fmt.title(metric).lower()}, over {len(behind)} paired random seed{'s' if len(behind) != 1 else ''} "
+                f"([open in Ablations]({links[pick]})).")
+    st.dataframe(behind, hide_index=True, width="stretch", column_config={
+        name: st.column_config.NumberColumn(format=fmt.printf(metric, signed=name == "Δ"))
+        for name in ("selection", "baseline", "Δ")})

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from vitcore import cli
 from vitcore.app import state
-from vitcore.article.claims import CLAIMS
+from vitcore.article import claims
 from vitcore.config.run import RunConfig
 from vitcore.store.runs import RunStore
 
@@ -79,24 +79,26 @@ def test_claims_page_renders_every_claim_its_download_and_the_runs_behind_one(st
     at = page("claims")
     assert not at.exception, at.exception
     shown = at.dataframe[0].value
-    assert len(shown) == len(CLAIMS) + 1  # + the data-size row (the crossover estimate)
-    last = shown.iloc[-1]
-    assert (last["Rows"], last["Runs"]) == ("the curve", "./vit_vs_convnet")
+    table = claims.claims_table(store.table())
+    assert len(shown) == len(table) and set(shown["Claim"]) == set(table["claim"])
     first = shown.iloc[0]
-    assert (first["Claim"], first["Rows"], first["Verdict"], first["Agrees"]) == \
-        ("ViT beats the convnet", "1,000", "better", "yes")
-    assert first["Δ"] == "+0.0502" and first["Source"].startswith("source article")
-    assert (shown["Runs"].iloc[:-1].str.startswith("./?")).all()  # every claim links to its runs on Ablations
+    assert (first["Claim"], first["Rows"], first["Verdict"], first["Direction"]) == \
+        ("the ViT beats the convnet", "1,000", "better", "agrees")
+    assert first["Metric"] == "Best val accuracy (optimistic)" and shown.iloc[1]["Metric"].endswith("· beside")
+    assert first["Sources"].startswith("source article")
+    assert (shown["Runs"].iloc[:-1].str.startswith("./?")).all()  # every row links to its runs on the Ablations page
+    last = shown.iloc[-1]  # the data-size row (the crossover estimate) links to the curve
+    assert (last["Claim"], last["Rows"], last["Runs"]) == (claims.DATA_SIZE, "the curve", "./vit_vs_convnet")
     assert "baseline=convnet" in first["Runs"]
-    assert [m.value for m in at.metric][0].endswith(f"of {len(CLAIMS) + 1}")
-    assert "Correction" in " ".join(m.value for m in at.markdown)
+    assert [m.value for m in at.metric][0].endswith(f"of {(table['role'] == claims.AS_CLAIMED).sum()}")
+    text = " ".join(m.value for m in at.markdown)
+    assert "Correction" in text and "Tally by margin" in text and "±0.005" in text and "±0.02" in text
 
     assert cli.main(["claims", "--store", str(store.root), "--out", str(tmp_path / "claims.csv")]) == 0
     assert downloads["claims.csv"] == (tmp_path / "claims.csv").read_bytes()  # the CLI's bytes
 
-    behind = at.dataframe[1].value  # the first claim's pairs, seed by seed
+    behind = at.dataframe[1].value  # the first row's pairs, seed by seed (best val accuracy)
     assert behind["random seed"].tolist() == [0, 1, 2]
-    assert behind["Δ"].tolist() == pytest.approx([0.05, 0.052, 0.0485])
 
 
 def test_claims_page_on_an_empty_store_says_how(store):

@@ -9,28 +9,46 @@ from fakes import run_row, runs_table
 
 from vitcore.article import claims
 from vitcore.config.run import RunConfig
-from vitcore.stats.estimates import VERDICTS
+from vitcore.stats.estimates import RESOLVED, VERDICTS
 from vitcore.store.runs import RunStore
 
 VIT, CONVNET = RunConfig(train_rows=1000), RunConfig(model="convnet", train_rows=1000)
 
 
-@pytest.mark.parametrize("expected, verdict, delta, answer", [
-    ("> 0", "better", 0.03, "yes"), ("> 0", "worse", 0.03, "yes"),    # gap: a positive Δ reads "worse"
-    ("> 0", "better", -0.03, "no"), ("< 0", "worse", -0.03, "yes"), ("< 0", "higher", 0.02, "no"),
-    ("> 0", "equivalent", 0.001, "no"), ("≈ 0", "equivalent", 0.001, "yes"), ("≈ 0", "better", 0.03, "no"),
-    ("> 0", "inconclusive", 0.03, "unresolved"), ("≈ 0", "too few seeds", 0.0, "unresolved"),
-    ("> 0", "not comparable", np.nan, "unresolved"),
+ROW = {"margin": 0.01, "ci_adj_low": 0.02, "ci_adj_high": 0.04}  # a resolved Δ whose interval clears ±0.01
+INSIDE = {"margin": 0.01, "ci_adj_low": 0.002, "ci_adj_high": 0.006}
+
+
+@pytest.mark.parametrize("expected, verdict, delta, row, answer", [
+    ("> 0", "better", 0.03, ROW, ("agrees", "beyond ±margin")),
+    ("> 0", "worse", 0.03, ROW, ("agrees", "beyond ±margin")),          # gap: a positive Δ reads "worse"
+    ("> 0", "slightly better", 0.004, INSIDE, ("agrees", "inside ±margin")),  # resolved in the claimed direction
+    ("> 0", "better", -0.03, ROW, ("disagrees", "beyond ±margin")), ("< 0", "higher", 0.02, ROW, ("disagrees", "beyond ±margin")),
+    ("> 0", "equivalent", 0.001, INSIDE, ("disagrees", "inside ±margin")),  # shown equivalent to zero
+    ("≈ 0", "equivalent", 0.001, INSIDE, ("agrees", "inside ±margin")),
+    ("≈ 0", "slightly worse", -0.004, INSIDE, ("agrees", "inside ±margin")),
+    ("≈ 0", "better", 0.03, ROW, ("disagrees", "beyond ±margin")),
+    ("> 0", "inconclusive", 0.03, ROW, ("unresolved", "not resolved")),
+    ("≈ 0", "too few seeds", 0.0, ROW, ("unresolved", "not resolved")),
+    ("> 0", "not comparable", np.nan, ROW, ("unresolved", "not resolved")),
 ])
-def test_agrees(expected, verdict, delta, answer):
-    assert claims.agrees(expected, verdict, delta) == answer
+def test_direction_and_size_are_judged_apart(expected, verdict, delta, row, answer):
+    assert claims.judge_claim(expected, verdict, delta, row) == answer
 
 
 def test_expected_is_checked():
     with pytest.raises(ValueError, match="expected must be one of"):
-        claims.agrees(">0", "better", 1.0)
+        claims.judge_claim(">0", "better", 1.0, ROW)
     with pytest.raises(ValueError, match="one train_rows"):
-        claims.Claim("x", "y", "z", VIT, CONVNET.replace(train_rows=4000), "test_accuracy", "> 0")
+        claims.Claim("x", (("y", "z"),), VIT, CONVNET.replace(train_rows=4000), "test_accuracy", "> 0")
+
+
+def test_one_claim_per_distinct_comparison_listing_its_sources():
+    keys = [(c.selection.config_id, c.baseline.config_id, c.metric, c.expected) for c in claims.CLAIMS]
+    assert len(keys) == len(set(keys))
+    flipped = [(b, a, m) for a, b, m, _ in keys]
+    assert not set(flipped) & {(a, b, m) for a, b, m, _ in keys if a != b}  # no comparison twice with the sign flipped
+    assert any(len(c.sources) > 1 for c in claims.CLAIMS)
 
 
 def _world() -> pd.DataFrame:
@@ -43,18 +61,20 @@ def _world() -> pd.DataFrame:
         for rows_, vit_lead in ((1000, 0.03), (4000, -0.03)):
             base = 0.7 + 0.01 * seed
             vit = RunConfig(train_rows=rows_, seed=seed)
-            rows.append(run_row(vit, test_accuracy=base + vit_lead + rng.normal(0, 0.003),
-                                gap=0.15 + rng.normal(0, 0.005)))
-            rows.append(run_row(RunConfig(model="convnet", train_rows=rows_, seed=seed),
-                                test_accuracy=base + rng.normal(0, 0.003), gap=0.05 + rng.normal(0, 0.005)))
+            acc = base + vit_lead + rng.normal(0, 0.003)
+            rows.append(run_row(vit, test_accuracy=acc, best_val_accuracy=acc, gap=0.15 + rng.normal(0, 0.005)))
+            acc = base + rng.normal(0, 0.003)
+            rows.append(run_row(RunConfig(model="convnet", train_rows=rows_, seed=seed), test_accuracy=acc,
+                                best_val_accuracy=acc, gap=0.05 + rng.normal(0, 0.005)))
         warm = RunConfig(train_rows=4000, warmup_epochs=2, seed=seed)
         rows.append(run_row(warm, test_accuracy=0.67 + 0.01 * seed + rng.normal(0, 0.001)))
     rows.append(run_row(RunConfig(train_rows=4000, pos_embedding="none"), test_accuracy=0.6))
     return runs_table(rows)
 
 
-def _row(table: pd.DataFrame, claim: str, train_rows: int) -> pd.Series:
+def _row(table: pd.DataFrame, claim: str, train_rows: int, metric: str | None = None) -> pd.Series:
     match = table[(table["claim"] == claim) & (table["train_rows"] == train_rows)]
+    match = match[match["metric"] == metric] if metric else match
     assert len(match) == 1
     return match.iloc[0]
 
@@ -62,35 +82,48 @@ def _row(table: pd.DataFrame, claim: str, train_rows: int) -> pd.Series:
 def test_claims_on_synthetic_runs():
     runs = _world()
     table = claims.claims_table(runs)
-    assert list(table.columns) == claims.COLUMNS and len(table) == len(claims.CLAIMS) + 1  # + the data-size row
+    assert list(table.columns) == claims.COLUMNS
     assert table["claim"].iloc[-1] == claims.DATA_SIZE and table["verdict"].iloc[-1] == "too few seeds"  # 2 row counts
 
-    row = _row(table, "ViT beats the convnet", 1000)
-    assert (row.verdict, row.agrees, row.n_pairs) == ("better", "yes", 5)
+    vit_best = _row(table, "the ViT beats the convnet", 1000, "best_val_accuracy")
+    assert (vit_best.verdict, vit_best.direction, vit_best.n_pairs, vit_best.role) == ("better", "agrees", 5,
+                                                                                       claims.AS_CLAIMED)
+    row = _row(table, "the ViT beats the convnet", 1000, "test_accuracy")  # beside the optimistic metric
     vit, convnet = (runs[(runs.model == m) & (runs.train_rows == 1000)].sort_values("seed") for m in ("vit", "convnet"))
     assert row.mean_delta == pytest.approx(np.mean(vit.test_accuracy.to_numpy() - convnet.test_accuracy.to_numpy()))
-    assert _row(table, "CNNs beat ViTs on small data", 1000).agrees == "no"  # the same Δ, sign flipped
-    assert _row(table, "ViT beats the convnet", 4000)[["verdict", "agrees"]].tolist() == ["worse", "no"]
+    assert row.role == claims.BESIDE
+    assert _row(table, "CNNs beat ViTs on small data", 1000).direction == "disagrees"  # the same Δ, other claim
+    assert _row(table, "CNNs beat ViTs on small data", 4000).direction == "agrees"  # evaluated at every size
+    assert _row(table, "the ViT beats the convnet", 4000, "best_val_accuracy")[["verdict", "direction"]].tolist() == [
+        "worse", "disagrees"]
     overfits = _row(table, "the ViT overfits more than the convnet", 1000)
-    assert (overfits.verdict, overfits.agrees) == ("worse", "yes")  # a larger gap is "worse", as expected
-    assert _row(table, "pre-norm does not need warm-up", 4000)[["verdict", "agrees"]].tolist() == ["equivalent", "yes"]
-    assert _row(table, "forgetting the position embedding hurts", 4000)[["verdict", "agrees"]].tolist() == [
-        "too few seeds", "unresolved"]
-    assert _row(table, "smaller patches cost more compute", 4000).agrees == "unresolved"  # no patch-4 runs at all
+    assert (overfits.verdict, overfits.direction) == ("worse", "agrees")  # a larger gap is "worse", as expected
+    assert _row(table, "pre-norm does not need warm-up", 4000).direction == "agrees"
+    assert _row(table, "removing the position embedding hurts", 4000)[["verdict", "direction"]].tolist() == [
+        "too few seeds", "unresolved"]  # one random seed
+    assert not (table["claim"].str.startswith("smaller patches")).any()  # no patch-4 runs at all: no row
 
 
-def test_margin_reaches_the_verdict():
+def test_margin_reaches_the_verdict_and_the_tally_shows_three_margins():
     """A wide margin makes the resolved 0.03 lead 'slightly better' (real, inside ±0.1): it still agrees."""
-    row = _row(claims.claims_table(_world(), margin=0.1), "ViT beats the convnet", 1000)
-    assert (row.verdict, row.agrees) == ("slightly better", "yes")
+    row = _row(claims.claims_table(_world(), margin=0.1), "the ViT beats the convnet", 1000, "best_val_accuracy")
+    assert (row.verdict, row.direction, row["size"]) == ("slightly better", "agrees", "inside ±margin")
+    tally = claims.tally(_world())
+    assert tally["margin"].tolist() == [0.005, 0.01, 0.02]
+    assert (tally[["agrees", "disagrees", "unresolved"]].sum(axis=1) == tally["rows"]).all()
 
 
-def test_every_claim_has_a_verdict_on_the_committed_store():
+def test_every_claim_is_evaluated_on_the_committed_store():
     table = claims.claims_table(RunStore(ROOT / "cached_runs").table())
-    assert len(table) == len(claims.CLAIMS) + 1
-    assert table["verdict"].isin(VERDICTS).all() and table["agrees"].isin(claims.AGREES).all()
+    assert set(table["claim"]) == {c.claim for c in claims.CLAIMS} | {claims.DATA_SIZE}
+    assert table["verdict"].isin(VERDICTS).all() and table["direction"].isin(claims.DIRECTIONS).all()
     assert table["expected"].isin(claims.EXPECTED).all() and table["setting"].str.len().gt(10).all()
     assert (table["n_pairs"] >= 2).all()  # every claim's configs are in the committed grids
+    data_size = table[table["claim"] == "CNNs beat ViTs on small data"]
+    assert len(data_size) >= 3  # along the data-size curve
+    resolved_as_claimed = table["verdict"].isin(RESOLVED) & (
+        (table["expected"] == "> 0") & (table["mean_delta"] > 0) | (table["expected"] == "< 0") & (table["mean_delta"] < 0))
+    assert (table.loc[resolved_as_claimed, "direction"] == "agrees").all()  # never "disagrees"
 
 
 def test_the_data_size_row_is_the_crossover_estimate():
@@ -104,7 +137,7 @@ def test_the_data_size_row_is_the_crossover_estimate():
             rows.append(run_row(RunConfig(train_rows=train_rows, seed=seed), test_accuracy=0.8 + lead + noise))
             rows.append(run_row(RunConfig(model="convnet", train_rows=train_rows, seed=seed), test_accuracy=0.8))
     row = claims.data_size_row(runs_table(rows))
-    assert (row["verdict"], row["agrees"], row["n_pairs"]) == ("lower", "no", 25)
+    assert (row["verdict"], row["direction"], row["n_pairs"]) == ("lower", "disagrees", 25)
     assert row["mean_delta"] == pytest.approx(-0.015, abs=0.002) and row["ci_low"] < -0.015 < row["ci_high"] < 0
     assert row["crossover_low"] < 4000 < row["crossover_high"] and row["crossover_rows"] == pytest.approx(4000, rel=0.05)
     assert "crosses zero at about 4," in row["setting"] and np.isnan(row["train_rows"])

@@ -139,16 +139,23 @@ def _write_flips(store, runs, selection: RunConfig, baseline: RunConfig, labels,
 
 
 def _claims(args) -> int:
-    from vitcore.article.claims import claims_table
+    from vitcore.article import claims
+    from vitcore.stats import estimates
 
     margin = checked_margin(args.margin)
     store = existing_store(args.store)
     out = writable_file(args.out, "--out", "claims.csv")
-    table = claims_table(store.table(), margin)
+    runs = store.table()
+    table = claims.claims_table(runs, margin)
     table.to_csv(out, index=False)
-    counts = table["agrees"].value_counts()
-    print(f"{out}: {len(table)} claims — agree {counts.get('yes', 0)}, disagree {counts.get('no', 0)}, "
-          f"unresolved {counts.get('unresolved', 0)}")
+    shown = table[table["role"] == claims.AS_CLAIMED]
+    print(f"{out}: {shown['claim'].nunique()} claims at {len(shown)} (claim, train_rows) rows, each judged in its "
+          f"comparison's family (as on the Ablations page)")
+    margins = sorted({margin, *estimates.TALLY_MARGINS})
+    for row in claims.tally(runs, margins).itertuples():
+        print(f"  margin ±{row.margin:g}: agrees {row.agrees}, disagrees {row.disagrees}, unresolved {row.unresolved}"
+              + ("  (this file)" if row.margin == margin else ""))
+    print(f"  why ±{estimates.MARGIN:g}: {estimates.MARGIN_REASON}")
     return 0
 
 

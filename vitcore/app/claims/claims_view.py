@@ -1,5 +1,5 @@
-"""The Claims page's frames: vitcore.article.claims.claims_table as shown, its CSV (the CLI's bytes), what a
-verdict means, and the runs behind each claim (a link to the Ablations page with both configs set,
+"""The Claims page's frames: vitcore.article.claims.claims_table as shown, its CSV (the CLI's bytes), the tally
+at three margins, what a verdict, direction and size mean, and the runs behind each claim (a link to the Ablations page with both configs set,
 and the seed-by-seed pairs).
 
 No Streamlit: tests/test_app_claims.py checks these directly.
@@ -13,10 +13,12 @@ import pandas as pd
 
 from vitcore.app import fmt
 from vitcore.app.selection import BASELINE_KEY, SIDEBAR_KEYS, cell_name
+from vitcore.article.claims import AS_CLAIMED, CLAIMS, DIRECTIONS
 from vitcore.config.run import RunConfig
 from vitcore.stats.compare import compare, default_baseline
+from vitcore.stats.estimates import DEFINITIONS, MARGIN, MARGIN_REASON, OPTIMISTIC
 
-AGREES_WORDS = {"yes": "yes", "no": "no", "unresolved": "unresolved"}
+BY_NAME = {claim.claim: claim for claim in CLAIMS}
 
 
 def csv_bytes(table: pd.DataFrame) -> bytes:
@@ -24,49 +26,76 @@ def csv_bytes(table: pd.DataFrame) -> bytes:
     return table.to_csv(index=False).encode("utf-8")
 
 
-def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
-    """One row per claim, what it says and what we found first: Claim, Rows, Metric, Expected Δ, Δ, 95% CI,
-    Pairs, Verdict, Agrees, Runs (a link to the Ablations page with both configs selected), then the
-    comparison, Source and Setting."""
-    places = table["metric"].map(fmt.digits)
-    return pd.DataFrame({
-        "Claim": table["claim"], "Rows": table["train_rows"].map(lambda r: "the curve" if fmt.missing(r) else fmt.rows(r)), "Metric": table["metric"].map(fmt.title),
-        "Expected Δ": table["expected"], "Δ": [fmt.delta(d, p) for d, p in zip(table["mean_delta"], places)],
-        "95% CI": [fmt.ci(lo, hi, p) for lo, hi, p in zip(table["ci_low"], table["ci_high"], places)],
-        "Pairs": table["n_pairs"].astype(int), "Verdict": table["verdict"], "Agrees": table["agrees"],
-        "Runs": links, "Δ = selection − baseline": table["comparison"], "Source": table["source"],
-        "Setting": table["setting"]})
-
-
 DATA_SIZE_LINK = "./vit_vs_convnet"  # the data-size row's runs: the ViT vs convnet page's curve
 
 
-def links(table: pd.DataFrame, claims) -> list[str]:
-    """The Runs column: the Ablations page with both configs per claim, the ViT vs convnet page for the
+def configs(table: pd.DataFrame) -> list[tuple[RunConfig, RunConfig] | None]:
+    """(selection, baseline) of every ledger row: its claim's configs at the row's train_rows (None for the
+    data-size row, which spans the curve)."""
+    return [BY_NAME[name].at(int(rows)) if name in BY_NAME and not fmt.missing(rows) else None
+            for name, rows in zip(table["claim"], table["train_rows"])]
+
+
+def links(table: pd.DataFrame) -> list[str]:
+    """The Runs column: the Ablations page with both configs per row, the ViT vs convnet page for the
     data-size row."""
-    return [ablations_link(c.selection, c.baseline) for c in claims] + [DATA_SIZE_LINK] * (len(table) - len(claims))
+    return [ablations_link(*pair) if pair else DATA_SIZE_LINK for pair in configs(table)]
+
+
+def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
+    """One row per claim, train_rows and metric, what it says and what we found first: Claim, Rows, Metric
+    (optimistic ones say so), Expected Δ, Δ, the interval that goes with the verdict, both adjusted tests,
+    Pairs, Verdict, Direction, Size, Family, Runs (a link to the Ablations page with both configs), then the
+    comparison, Sources and Setting."""
+    from vitcore.app.ablations.cards import interval_text
+
+    places = table["metric"].map(fmt.digits)
+    metric = [fmt.title(m) + (" (optimistic)" if m in OPTIMISTIC else "") + ("" if role == AS_CLAIMED else " · beside")
+              for m, role in zip(table["metric"], table["role"])]
+    return pd.DataFrame({
+        "Claim": table["claim"], "Rows": table["train_rows"].map(lambda r: "the curve" if fmt.missing(r) else fmt.rows(r)),
+        "Metric": metric,
+        "Expected Δ": table["expected"], "Δ": [fmt.delta(d, p) for d, p in zip(table["mean_delta"], places)],
+        "Interval": [interval_text(row, p) if row["n_pairs"] >= 2 and not fmt.missing(row["train_rows"]) else
+                     f"95% bootstrap {fmt.ci(row['ci_low'], row['ci_high'], p)}"
+                     for row, p in zip(table.to_dict("records"), places)],
+        "p_adj": table["p_adj"], "p_tost_adj": table["p_tost_adj"],
+        "Pairs": table["n_pairs"].astype(int), "Verdict": table["verdict"], "Direction": table["direction"],
+        "Size": table["size"], "Family": [f"{name} (m = {int(m)})" for name, m in
+                                          zip(table["family"], table["family_size"])],
+        "Runs": links, "Δ = selection − baseline": table["comparison"], "Sources": table["sources"],
+        "Setting": table["setting"]})
 
 
 def counts(table: pd.DataFrame) -> dict[str, int]:
-    """How many claims agree (yes), disagree (no) and cannot be told yet (unresolved)."""
-    found = table["agrees"].value_counts()
-    return {word: int(found.get(word, 0)) for word in AGREES_WORDS}
+    """How many claims (as claimed, one per claim and train_rows) agree, disagree and are unresolved."""
+    found = table.loc[table["role"] == AS_CLAIMED, "direction"].value_counts()
+    return {word: int(found.get(word, 0)) for word in DIRECTIONS}
+
+
+def tally_text(tally: pd.DataFrame) -> str:
+    """The tally at the three margins side by side, with the margin's reason."""
+    parts = [f"±{r.margin:g}: **{r.agrees}** agree, **{r.disagrees}** disagree, **{r.unresolved}** unresolved"
+             for r in tally.itertuples()]
+    return "**Tally by margin** (of " + f"{int(tally['rows'].max())} claim rows): " + " · ".join(parts) + \
+        f". Why ±{MARGIN:g}: {MARGIN_REASON}"
 
 
 def meaning(table: pd.DataFrame, margin: float) -> str:
-    """What a verdict and 'agrees' mean here, and which correction applies."""
-    chance = 0.05 * len(table)
+    """What a verdict, direction and size mean here, and which correction applies."""
+    words = "; ".join(f"*{word}*: {text}" for word, text in DEFINITIONS.items())
     return (
-        "Each row is one paired comparison: the two configs' runs are matched by random seed at the same training "
-        "rows, Δ = selection − baseline per random seed, averaged, with a 95% t-interval over the pairs "
-        "(vitcore.stats.compare, the Ablations page's engine). **Verdicts**: *better*/*worse* when p < 0.05 (the 95% CI "
-        f"excludes 0); *equivalent* when the 90% CI lies inside ±{margin:g} (±1 s for seconds); *inconclusive* "
-        "when neither — more random seeds would settle it; *too few seeds* below 2 pairs. **Agrees**: *yes* when "
-        "the verdict goes the way the source expects (or *equivalent* where it expects no difference), *no* when "
-        "it is resolved the other way or equivalent where a difference is expected, *unresolved* when the data "
-        "cannot tell. **Correction**: none across claims — each row tests one claim stated in advance at 5%, "
-        f"so with {len(table)} claims about {chance:.1f} resolved verdict could arise by chance if no effect were "
-        "real (the Ablations page's main effects and interactions, by contrast, are Holm-corrected per family).")
+        "Each row is one paired comparison at one training size: the two configs' runs matched by random seed, "
+        "Δ = selection − baseline per random seed, averaged (vitcore.stats.compare, the Ablations page's engine). "
+        f"**Verdicts** (margin ±{margin:g}, ±1 s for seconds): {words} **Direction**: *agrees* when resolved in "
+        "the claimed direction (for ≈ 0: shown inside ±margin), *disagrees* when resolved the other way or shown "
+        "equivalent to zero where a difference is claimed, *unresolved* otherwise. **Size**, judged apart: beyond "
+        "±margin (the simultaneous 95% interval clears it), inside ±margin, or not resolved. **Correction**: each "
+        "row is judged in its comparison's family — the same family, interval and verdict the Ablations page "
+        "gives those two configs (a single-switch change: Bonferroni over the base config's single-switch "
+        "changes at that size; the ViT against its convnet: one comparison), so a claim never reads differently "
+        "here than there. Best validation accuracy, the source article's own measure, is optimistic (the epoch is "
+        "selected on the split it reports): those claims show test accuracy beside.")
 
 
 def ablations_link(selection: RunConfig, baseline: RunConfig) -> str:
