@@ -59,3 +59,17 @@ def test_every_verdict_word_has_one_definition():
     for word in e.VERDICTS:
         assert word.split()[-1] in defined
     assert set(e.RESOLVED) | {e.EQUIVALENT, e.INCONCLUSIVE, e.TOO_FEW, e.NOT_COMPARABLE} == set(e.VERDICTS)
+
+
+def test_readme_legend_and_help_print_the_library_words():
+    from pathlib import Path
+
+    from vitcore.app.ablations import cards
+    from vitcore.cli.common import VERDICTS_EPILOG
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    legend = cards.definitions()
+    for word, text in e.DEFINITIONS.items():
+        assert f"**{word}** — {text}" in readme and f"**{word}**: {text}" in legend
+        assert f"{word}: {text}" in VERDICTS_EPILOG
+    assert e.MARGIN_REASON in readme and e.MARGIN_REASON in legend

@@ -129,13 +129,14 @@ def with_n2_curve(bench: pd.DataFrame) -> pd.DataFrame:
 
 def tokens_grid_seconds(runs: pd.DataFrame) -> pd.DataFrame:
     """Training seconds per patch size from the store table, baseline ViT only (pre-LN, learned
-    position embedding, no warm-up), one row per (patch_size, train_rows): mean, std, runs, tokens.
+    position embedding, no warm-up), one row per (patch_size, train_rows, timing_group): mean, std, runs,
+    tokens — seconds are never pooled across timing groups.
     Within a training size only the seeds every patch size has count (patch 7 has more seeds, from
     the `headline` grid), so the rows compare the same data samples."""
     columns = ["patch_size", "tokens", "train_rows", "runs", "mean_seconds", "std_seconds",
                "mean_test_accuracy"]
     if runs is None or runs.empty:
-        return pd.DataFrame(columns=columns)
+        return pd.DataFrame(columns=columns + ["epochs", "timing_group"])
     vit = runs[(runs["model"] == "vit") & (runs["warmup_epochs"] == 0)]
     for name, value in _ARTICLE_VIT.items():  # every switch but the patch size at the article's ViT's value
         if name != "patch_size" and name in vit.columns:
@@ -144,12 +145,16 @@ def tokens_grid_seconds(runs: pd.DataFrame) -> pd.DataFrame:
     if vit.empty:
         return pd.DataFrame(columns=columns)
     vit = vit.assign(patch_size=vit["patch_size"].astype(int))
-    vit = vit.groupby(["train_rows", "epochs"], group_keys=False)[list(vit.columns)].apply(_common_seeds)
-    grouped = vit.groupby(["patch_size", "train_rows", "epochs"], as_index=False).agg(
+    if "timing_group" not in vit.columns:
+        vit = vit.assign(timing_group="")
+    keys = ["train_rows", "epochs", "timing_group"]  # seconds are never pooled across timing groups
+    vit = vit.groupby(keys, group_keys=False)[list(vit.columns)].apply(_common_seeds)
+    grouped = vit.groupby(["patch_size", *keys], as_index=False).agg(
         runs=("seconds", "size"), mean_seconds=("seconds", "mean"), std_seconds=("seconds", "std"),
         mean_test_accuracy=("test_accuracy", "mean"))
     grouped["tokens"] = (28 // grouped["patch_size"]) ** 2
-    return grouped[columns + ["epochs"]].sort_values(["train_rows", "patch_size"]).reset_index(drop=True)
+    return grouped[columns + ["epochs", "timing_group"]].sort_values(
+        ["train_rows", "timing_group", "patch_size"]).reset_index(drop=True)
 
 
 def variant_cost_table() -> pd.DataFrame:

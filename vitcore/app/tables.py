@@ -168,14 +168,16 @@ def relative_seconds(grid: pd.DataFrame, reference: int = BASELINE.patch_size) -
     """Per (train_rows, epochs) of cost.tokens_grid_seconds: each patch size's training time relative
     to the article's patch 7, as one sentence."""
     sentences = []
-    for (train_rows, epochs), part in grid.groupby(["train_rows", "epochs"]):
+    keys = ["train_rows", "epochs", "timing_group"] if "timing_group" in grid.columns else ["train_rows", "epochs"]
+    for (train_rows, epochs, *group), part in grid.groupby(keys):
         part = part.set_index("patch_size")
         if reference not in part.index or len(part) < 2:
             continue
         ratios = ", ".join(f"patch {p} ({int(part.loc[p, 'tokens'])} tokens) "
                            f"{fmt.times(part.loc[p, 'mean_seconds'] / part.loc[reference, 'mean_seconds'])}"
                            for p in part.index if p != reference)
-        sentences.append(f"At {fmt.rows(train_rows)} rows, {int(epochs)} epochs, training time relative to patch "
+        timed = f" (timed as {group[0]})" if group and group[0] else ""
+        sentences.append(f"At {fmt.rows(train_rows)} rows, {int(epochs)} epochs{timed}, training time relative to patch "
                          f"{reference}: {ratios}. Whole-model training also pays for the MLP and projections, which "
                          "grow linearly in N, so it grows more slowly than the attention layer alone.")
     return sentences

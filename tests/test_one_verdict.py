@@ -1,0 +1,181 @@
+"""One comparison, one verdict (issue 16), on the committed store: every comparison that appears on more than
+one view has one verdict and one interval; the CSVs carry both tests, recomputed here with scipy; no seconds
+figure mixes timing groups."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import ROOT
+from scipy import stats as sp
+
+from vitcore.analysis import cost
+from vitcore.app import charts, tables
+from vitcore.article import claims, report
+from vitcore.cli import main
+from vitcore.config.run import RunConfig
+from vitcore.stats import estimates as v
+from vitcore.stats import summaries
+from vitcore.stats.compare import compare
+from vitcore.store.runs import RunStore
+
+MIRROR = {v.BETTER: v.WORSE, v.SLIGHTLY_BETTER: v.SLIGHTLY_WORSE, v.HIGHER: v.LOWER, v.SLIGHTLY_HIGHER: v.SLIGHTLY_LOWER}
+MIRROR.update({b: a for a, b in MIRROR.items()})
+SHARED = ["verdict", "family", "family_size", "p_adj", "p_tost_adj", "n_pairs"]
+
+
+@pytest.fixture(scope="module")
+def runs() -> pd.DataFrame:
+    return RunStore(ROOT / "cached_runs").table()
+
+
+def assert_same(a: dict, b: dict, flipped: bool = False, where: str = "") -> None:
+    """b is a's comparison on another view (flipped: with selection and baseline swapped)."""
+    verdict = MIRROR.get(a["verdict"], a["verdict"]) if flipped else a["verdict"]
+    assert b["verdict"] == verdict, where
+    for name in [n for n in SHARED[1:] if n in b]:  # a chart's data holds what it draws and its tooltip
+        assert b[name] == pytest.approx(a[name], nan_ok=True) if name != "family" else b[name] == a[name], where
+    sign = -1 if flipped else 1
+    low, high = (sign * a["ci_adj_high"], sign * a["ci_adj_low"]) if flipped else (a["ci_adj_low"], a["ci_adj_high"])
+    assert (b["ci_adj_low"], b["ci_adj_high"]) == pytest.approx((low, high), nan_ok=True), where
+    assert b["mean_delta"] == pytest.approx(sign * a["mean_delta"], nan_ok=True), where
+
+
+@pytest.mark.slow
+def test_every_comparison_on_several_views_has_one_verdict_and_one_interval(runs):
+    seen = 0
+    effects = summaries.main_effects(runs)
+    for train_rows in sorted(runs["train_rows"].unique()):
+        base = RunConfig(train_rows=int(train_rows))
+        flips = summaries.flip_effects(runs, base)  # the landing's forest plot and the flip table
+        if flips.empty:
+            continue
+        spec = charts.forest(tables.flip_frame(flips, "test_accuracy"), "test_accuracy", "t").to_dict()
+        (drawn,) = [rows for rows in spec["datasets"].values() if "verdict_text" in rows[0]]
+        for row, dot in zip(flips[flips["metric"] == "test_accuracy"].to_dict("records"), drawn):
+            assert_same(row, dot, where="forest plot")
+        for row in flips.to_dict("records"):
+            variant = base.replace(**{row["switch"]: row["to"]})
+            card = compare(runs, variant, base, metrics=(row["metric"],)).metrics.iloc[0].to_dict()
+            assert_same(row, card, where=f"card {variant.label()} {row['metric']}")
+            back = summaries.flip_effects(runs, variant, metrics=(row["metric"],))
+            back = back[(back["switch"] == row["switch"]) & (back["to"] == row["from"])].iloc[0].to_dict()
+            assert_same(row, back, flipped=True, where=f"flip table of {variant.label()}")
+            single = effects[(effects["factor"] == row["switch"]) & (effects["level"] == row["to"])
+                             & (effects["train_rows"] == train_rows) & (effects["metric"] == row["metric"])
+                             & (effects["cells"] == 1)]
+            for one in single.to_dict("records"):
+                assert_same(row, one, where="main effect in one cell")
+                seen += 1
+            seen += 3
+    for row, claim, selection, baseline in claims.evaluated(runs):
+        card = compare(runs, selection, baseline, metrics=(row["metric"],)).metrics.iloc[0].to_dict()
+        assert_same(card, row, where=f"claim {row['claim']} at {row['train_rows']}")
+        seen += 1
+    assert seen > 100
+
+
+def bonferroni_row(deltas: np.ndarray, size: int, margin: float = 0.01) -> dict:
+    """Both tests and their adjusted values, recomputed with scipy."""
+    n = len(deltas)
+    p = sp.ttest_1samp(deltas, 0).pvalue
+    p_tost = max(sp.ttest_1samp(deltas, -margin, alternative="greater").pvalue,
+                 sp.ttest_1samp(deltas, margin, alternative="less").pvalue)
+    mean, se = deltas.mean(), sp.sem(deltas)
+    return {"p_value": p, "p_tost": p_tost, "p_adj": min(1, size * p), "p_tost_adj": min(1, size * p_tost),
+            "ci_low": sp.t.interval(0.95, n - 1, mean, se)[0], "ci90_high": sp.t.interval(0.90, n - 1, mean, se)[1],
+            "ci_adj_low": sp.t.interval(1 - 0.05 / size, n - 1, mean, se)[0],
+            "ci90_adj_high": sp.t.interval(1 - 0.10 / size, n - 1, mean, se)[1]}
+
+
+def single_switch_family_size(runs: pd.DataFrame, base: RunConfig) -> int:
+    """Stored configs one switch (or warm-up) away from the article's ViT at base's rows, counted by brute force."""
+    fields = ["pos_embedding", "norm_placement", "norm", "patch_size", "warmup_epochs", "width", "depth", "heads",
+              "mlp_dim", "epochs", "batch_size", "lr", "model"]
+    same_rows = runs[runs["train_rows"] == base.train_rows].drop_duplicates("config_id")
+
+    def equal(x, y) -> bool:
+        try:
+            return float(x) == float(y)
+        except (TypeError, ValueError):
+            return x == y
+
+    differs = sum(same_rows[f].map(lambda x, f=f: not equal(x, getattr(base, f))).astype(int) for f in fields)
+    return int((differs == 1).sum())
+
+
+def check(csv_row: pd.Series, deltas: np.ndarray, size: int) -> None:
+    expected = bonferroni_row(deltas, size)
+    assert csv_row["family_size"] == size and csv_row["n_pairs"] == len(deltas)
+    for name, value in expected.items():
+        assert csv_row[name] == pytest.approx(value, rel=1e-9), name
+    resolved, inside = expected["p_adj"] < 0.05, expected["p_tost_adj"] < 0.05
+    word = v.direction(csv_row["metric"], deltas.mean() > 0, inside) if resolved else (
+        v.EQUIVALENT if inside else v.INCONCLUSIVE)
+    assert csv_row["verdict"] == word
+
+
+def paired_deltas(runs, selection: RunConfig, baseline: RunConfig, metric: str) -> np.ndarray:
+    a, b = (runs[runs["config_id"] == c.config_id].set_index(["train_rows", "seed"])[metric] for c in (selection, baseline))
+    both = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").sort_index()
+    return (both["a"] - both["b"]).to_numpy()
+
+
+@pytest.mark.slow
+def test_the_csvs_carry_both_tests_recomputed_with_scipy(runs, tmp_path, capsys):
+    base, batch = RunConfig(train_rows=1000), RunConfig(train_rows=1000, norm="batch")
+    assert main(["compare", "--norm", "batch", "--train-rows", "1000", "--out", str(tmp_path / "c")]) == 0
+    metrics = pd.read_csv(tmp_path / "c" / "metrics.csv").set_index("metric", drop=False)
+    size = single_switch_family_size(runs, base)
+    for metric in ("test_accuracy", "best_val_accuracy", "gap"):
+        check(metrics.loc[metric], paired_deltas(runs, batch, base, metric), size)
+
+    assert main(["claims", "--out", str(tmp_path / "claims.csv")]) == 0
+    table = pd.read_csv(tmp_path / "claims.csv")
+    vit_convnet = table[(table["claim"] == "the ViT beats the convnet")].head(2)  # the article's two models: m = 1
+    for row in vit_convnet.to_dict("records"):
+        selection, baseline = (cfg.replace(train_rows=row["train_rows"]) for cfg in (RunConfig(), RunConfig(model="convnet")))
+        check(pd.Series(row), paired_deltas(runs, selection, baseline, row["metric"]), 1)
+    bn = table[(table["claim"].str.startswith("BatchNorm")) & (table["train_rows"] == 4000)].iloc[0]
+    check(bn, paired_deltas(runs, RunConfig(norm="batch"), RunConfig(), "test_accuracy"),
+          single_switch_family_size(runs, RunConfig()))
+
+    assert main(["effects", "--out", str(tmp_path / "effects.csv")]) == 0
+    effects = pd.read_csv(tmp_path / "effects.csv")
+    vit = summaries.factorial_runs(runs)
+    for factor, level, rows in (("norm", "batch", 4000), ("pos_embedding", "none", 1000), ("norm_placement", "post", 4000)):
+        row = effects[(effects["factor"] == factor) & (effects["level"] == level) & (effects["train_rows"] == rows)
+                      & (effects["metric"] == "test_accuracy")].iloc[0]
+        part = vit[vit["train_rows"] == rows]
+        others = [s for s in ("pos_embedding", "norm_placement", "norm", "patch_size") if s != factor]
+        wide = part.pivot_table(index=[*others, "seed"], columns=factor, values="test_accuracy")
+        per_seed = (wide[level] - wide[summaries.REFERENCE[factor]]).dropna().groupby(level="seed").mean()
+        family = effects[(effects["metric"] == "test_accuracy") & (effects["train_rows"] == rows) & (effects["cells"] > 1)]
+        check(row, per_seed.to_numpy(), len(family))
+    capsys.readouterr()
+
+
+def test_no_seconds_figure_mixes_timing_groups(runs):
+    groups = runs.set_index("run_id")["timing_group"]
+    # report: the headline's seconds come from one named group
+    for row in report.headline(runs).to_dict("records"):
+        if row["seconds_n"]:
+            cfg = (RunConfig() if row["model"] == "vit" else RunConfig(model="convnet")).replace(train_rows=row["train_rows"])
+            own = runs[(runs["config_id"] == cfg.config_id) & (runs["timing_group"] == row["seconds_timing_group"])]
+            assert row["seconds_mean"] == pytest.approx(own["seconds"].mean()) and len(own) == row["seconds_n"]
+    # compare (cards, report deltas, claims): every pair behind a seconds Δ is timed in the row's group
+    for selection, baseline in itertools.product([RunConfig(), RunConfig(patch_size=4)], [RunConfig(model="convnet")]):
+        result = compare(runs, selection, baseline, metrics=("seconds",))
+        pairs = result.pairs
+        row = result.metrics.iloc[0]
+        assert set(groups[pairs["selection_run_id"]]) | set(groups[pairs["baseline_run_id"]]) == {row["timing_group"]}
+    for row in claims.claims_table(runs).to_dict("records"):
+        assert (row["metric"] == "seconds") == bool(row["timing_group"])  # named where seconds are shown
+    # the token-cost table: one group per row
+    grid = cost.tokens_grid_seconds(runs)
+    for row in grid.to_dict("records"):
+        part = runs[(runs["model"] == "vit") & (runs["patch_size"] == row["patch_size"])
+                    & (runs["train_rows"] == row["train_rows"]) & (runs["timing_group"] == row["timing_group"])]
+        assert len(part) >= row["runs"]
+    assert grid.groupby(["patch_size", "train_rows", "epochs"])["timing_group"].count().max() >= 1
