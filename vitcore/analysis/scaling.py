@@ -19,7 +19,7 @@ import pandas as pd
 from vitcore.config.papers import PAPER_VARIANTS, SMALL_DATA_VARIANT
 from vitcore.config.run import RunConfig
 from vitcore.stats.compare import compare
-from vitcore.stats.estimates import BETTER, MARGIN, WORSE
+from vitcore.stats.estimates import BAD, GOOD, MARGIN
 from vitcore.stats.summaries import pair_runs, runs_of, summarize
 
 CURVE_METRICS = ("test_accuracy", "final_val_accuracy")
@@ -65,8 +65,8 @@ def crossover(frame: pd.DataFrame, metric: str = "test_accuracy") -> str:
         return "No row count has paired runs of both models yet."
     described = "; ".join(f"{r.train_rows:,} rows: Δ {r.mean_delta:+.4f} [{r.ci_low:+.4f}, {r.ci_high:+.4f}], {r.verdict} "
                           f"({r.n_pairs} pairs)" for r in part.itertuples())
-    ahead = part[part["verdict"] == BETTER]["train_rows"].tolist()
-    behind = part[part["verdict"] == WORSE]["train_rows"].tolist()
+    ahead = part[part["verdict"].isin(GOOD)]["train_rows"].tolist()  # resolved, "slightly" included
+    behind = part[part["verdict"].isin(BAD)]["train_rows"].tolist()
     if ahead and behind:
         low, high = (max(ahead), min(behind)) if max(ahead) < min(behind) else (max(behind), min(ahead))
         leader = "the ViT" if max(ahead) < min(behind) else "the convnet"

@@ -41,8 +41,8 @@ def data_size_curve(frame: pd.DataFrame) -> alt.Chart:
 
 def paired_delta(frame: pd.DataFrame) -> alt.Chart:
     """Paired ViT − convnet Δ per row count (walk.delta_frame) with its 95% CI, coloured by verdict as on
-    every Δ chart of the app (charts.verdict_scale: blue = the ViT more, red = less, dark grey =
-    equivalent, pale = unresolved), one panel per metric; the dashed line is no difference."""
+    every Δ chart of the app (charts.verdict_scale, COLOUR_RULE: green = better for the ViT, red = worse,
+    dark grey = equivalent, pale = unresolved), one panel per metric; the dashed line is no difference."""
     colour = alt.Color("verdict:N", title="Verdict", scale=verdict_scale("test_accuracy", frame["verdict"]))
     base = alt.Chart().encode(x=_log_rows(frame))
     zero = base.mark_rule(color=GUIDE, strokeDash=[5, 3]).encode(y=alt.datum(0))
