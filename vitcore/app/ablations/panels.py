@@ -261,8 +261,8 @@ def _cell_strip(metric: str, effects: pd.DataFrame, cells: str, interaction: boo
         f"Each {kind} in every cell of the other switches ({cells})"), width="content")
     spread = percell.spread(per_cell)
     st.caption(f"Dot: the {kind} within one cell, paired over its random seeds; tick: the average above. Per-cell "
-               f"sd of the Δs: {fmt.number(spread['cell_sd'].median(), 4)} (median over effects). Blue / red: the "
-               "cell's Δ is resolved (Holm within the effect's cells); grey: not resolved.")
+               f"sd of the Δs: {fmt.number(spread['cell_sd'].median(), 4)} (median over effects). Colour: the cell's own "
+               "verdict (Holm within the effect's cells; pale grey: not resolved), by the rule of the chart above.")
     st.download_button("cells.csv" if not interaction else "interaction_cells.csv",
                        per_cell.to_csv(index=False).encode(), mime="text/csv", icon=":material/download:",
                        on_click="ignore", key=f"download_cells_{interaction}",

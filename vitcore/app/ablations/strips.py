@@ -3,7 +3,8 @@
 Charts and sentences from vitcore.stats.percell: one dot per cell (coloured by whether that cell's
 effect is resolved after Holm within the effect's cells), a black tick at the averaged effect, and the
 notes a reader needs — where cells disagree in sign beyond noise, and which verdicts change when the
-effect is computed over the LayerNorm cells or the cells without collapsed runs. No Streamlit here.
+effect is computed over the LayerNorm cells or the cells without collapsed runs. Cells are coloured by
+the one rule of the verdict charts (vitcore.app.charts.COLOUR_RULE). No Streamlit here.
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ import altair as alt
 import pandas as pd
 
 from vitcore.app import fmt, tables
-from vitcore.app.fmt import LESS, MORE, PALE, axis_format
+from vitcore.app.charts import verdict_scale
+from vitcore.app.fmt import axis_format
 from vitcore.stats import percell
-from vitcore.stats.estimates import ALPHA
-
-HIGHER, LOWER, UNRESOLVED = "resolved higher", "resolved lower", "not resolved"
+from vitcore.stats.estimates import ALPHA, INCONCLUSIVE, direction
 
 
 def strip_frame(cells: pd.DataFrame, effects: pd.DataFrame, interaction: bool = False) -> pd.DataFrame:
@@ -26,9 +26,9 @@ def strip_frame(cells: pd.DataFrame, effects: pd.DataFrame, interaction: bool = 
     key = [c for c in percell.EFFECT_KEY if c in effects.columns]
     averages = {tuple(map(str, k)): m for *k, m in effects[[*key, "mean_delta"]].itertuples(index=False)}
     labelled["average"] = [averages.get(tuple(map(str, k))) for k in cells[key].itertuples(index=False)]
-    resolved = labelled["p_holm"] < ALPHA
-    labelled["resolved"] = [HIGHER if r and m > 0 else LOWER if r else UNRESOLVED
-                            for r, m in zip(resolved, labelled["mean_delta"])]
+    resolved = labelled["p_holm"] < ALPHA  # the cell's own verdict word, coloured by the one rule (charts)
+    labelled["resolved"] = [direction(metric, m > 0, False) if r else INCONCLUSIVE
+                            for r, m, metric in zip(resolved, labelled["mean_delta"], labelled["metric"])]
     labelled["collapse"] = labelled["collapsed"].map({True: "holds a collapsed run", False: ""})
     return labelled
 
@@ -38,7 +38,7 @@ def strip(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
     panel per training size with its own x-scale."""
     places = axis_format(metric)
     colour = alt.Color("resolved:N", title="Cell (Holm within the effect's cells)",
-                       scale=alt.Scale(domain=[HIGHER, LOWER, UNRESOLVED], range=[MORE, LESS, PALE]))
+                       scale=verdict_scale(metric, frame["resolved"]))
     base = alt.Chart().encode(y=alt.Y("effect:N", title=None, sort=None, axis=alt.Axis(labelLimit=320)))
     dots = base.mark_circle(size=45, opacity=0.8).encode(
         x=alt.X("mean_delta:Q", title="Δ in each cell of the other switches",
