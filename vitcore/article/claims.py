@@ -47,6 +47,11 @@ SEED = "source article (Vision Transformers)"
 VIT_PAPER = "Dosovitskiy et al. 2021, An Image is Worth 16x16 Words"
 XIONG = "Xiong et al. 2020, On Layer Normalization in the Transformer Architecture"
 BN_PAPERS = "Shen et al. 2020, PowerNorm; Yao et al. 2021, Leveraging Batch Normalization for Vision Transformers"
+BEYER = "Beyer, Zhai & Kolesnikov 2022, Better plain ViT baselines for ImageNet-1k"
+LEE = "Lee, Lee & Song 2021, Vision Transformer for Small-Size Datasets"
+# Every small-data paper's setting differs from ours: the ledger row says so in the setting itself.
+OURS = " — ours: a 2-block, 64-wide ViT trained from scratch on Fashion-MNIST for 15 epochs, not their setting"
+LEE_SETTING = "Tiny-ImageNet, CIFAR-10/100 and SVHN from scratch, 100 epochs with strong augmentation"
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,23 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("smaller patches cost more compute (4 vs 7)", ((VIT_PAPER, "Tables 5–6: ImageNet-1k, ViT-B/16 needs about "
                                                                       "4x the compute of ViT-B/32"),),
           VIT.replace(patch_size=4), VIT, "seconds", "> 0"),
+    # What the ViT papers tried on small data (issue 21; vitcore.config.papers).
+    Claim("a fixed 2-D sine-cosine position embedding does as well as a learned one",
+          ((BEYER, "ImageNet-1k, ViT-S/16, 90 epochs: fixed 2-D sin-cos is one of the changes of their plain baseline"
+                   + OURS),
+           (VIT_PAPER, "Table 8: ImageNet, ViT-B/16: 1-D, 2-D and relative embeddings about equal" + OURS)),
+          VIT.replace(pos_embedding="sincos"), VIT, "test_accuracy", "≈ 0"),
+    Claim("a class token and global average pooling work equally well",
+          ((VIT_PAPER, "Appendix D.3: ImageNet, ViT-B/16, each with its own tuned learning rate (ours: lr 1e-3 for "
+                       "both, tuned for neither)" + OURS),),
+          VIT.replace(pooling="cls"), VIT, "test_accuracy", "≈ 0"),
+    Claim("Shifted Patch Tokenization lifts a ViT on small data", ((LEE, LEE_SETTING + OURS),),
+          VIT.replace(tokenizer="shifted"), VIT, "test_accuracy", "> 0"),
+    Claim("Locality Self-Attention lifts a ViT on small data", ((LEE, LEE_SETTING + OURS),),
+          VIT.replace(self_attention="lsa"), VIT, "test_accuracy", "> 0"),
+    Claim("SPT and LSA together lift a ViT on small data",
+          ((LEE, LEE_SETTING + ": +2.96 points on Tiny-ImageNet on average over their ViTs" + OURS),),
+          VIT.replace(tokenizer="shifted", self_attention="lsa"), VIT, "test_accuracy", "> 0"),
 )
 
 
