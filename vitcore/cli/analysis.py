@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from argparse import RawDescriptionHelpFormatter
+from pathlib import Path
 
 from vitcore.cli.common import (
     VERDICTS_EPILOG,
@@ -14,6 +15,7 @@ from vitcore.cli.common import (
     checked_margin,
     existing_store,
     files_in,
+    staged,
     usage,
     verdict_line,
     writable_file,
@@ -70,6 +72,8 @@ def parse_baseline(text: str, selection: RunConfig) -> RunConfig:
         name = name.strip().replace("-", "_")
         if not sep or name not in fields:
             raise UsageError(f"--baseline takes FIELD=VALUE items with FIELD one of {', '.join(fields)}; got {item!r}")
+        if name in changes:
+            raise UsageError(f"--baseline gives {name} more than once ({text!r}); give each field once")
         kind = field_type(name)
         try:
             changes[name] = kind(value.strip())
@@ -96,7 +100,6 @@ def _compare(args) -> int:
     predictions, labels = _predictions(store, runs, selection, baseline)
     result = compare(runs, selection, baseline, margin, confusions=store.confusions(), predictions=predictions,
                      labels=labels)
-    written = write(result, out)
     how = f"paired over random seeds {', '.join(map(str, result.seeds))}" if result.paired else "UNPAIRED (Welch): the sides differ in train_rows"
     print(f"{selection.label()} ({selection.train_rows:,} rows) − {baseline.label()} ({baseline.train_rows:,} rows), {how}")
     print(f"verdicts: {result.family.caption()}")
@@ -106,8 +109,10 @@ def _compare(args) -> int:
             print(f"  {'':21} over random seeds and test images [{row['ci_low_with_test']:+.4f}, "
                   f"{row['ci_high_with_test']:+.4f}] (the wider: {row['wider']}); the verdict is judged over "
                   f"{row['interval']}, as on every view")
-    if labels is not None and result.paired:
-        written += _write_flips(store, runs, selection, baseline, labels, out)
+    with staged(out) as stage:
+        written = [out / Path(path).name for path in write(result, stage)]
+        if labels is not None and result.paired:
+            written += [out / Path(path).name for path in _write_flips(store, runs, selection, baseline, labels, stage)]
     print("wrote " + ", ".join(str(path) for path in written))
     return 0
 
@@ -147,7 +152,8 @@ def _claims(args) -> int:
     out = writable_file(args.out, "--out", "claims.csv")
     runs = store.table()
     table = claims.claims_table(runs, margin)
-    table.to_csv(out, index=False)
+    with staged(out.parent) as stage:
+        table.to_csv(stage / out.name, index=False)
     shown = table[table["role"] == claims.AS_CLAIMED]
     print(f"{out}: {shown['claim'].nunique()} claims at {len(shown)} (claim, train_rows) rows, each judged in its "
           f"comparison's family (as on the Ablations page)")
@@ -170,7 +176,8 @@ def _diagnose_bn(args) -> int:
     frame = bn.diagnose_bn(store, progress=lambda done, total, row: print(
         f"  {done}/{total} {row['label']} rows {row['train_rows']:,}: test {row['test_accuracy']:.4f} stored, "
         f"{row['test_accuracy_recalibrated']:.4f} recalibrated", flush=True))
-    path = bn.save_diagnosis(frame, out)
+    with staged(out) as stage:
+        path = out / Path(bn.save_diagnosis(frame, stage)).name
     print(bn.explain(frame))
     print(f"wrote {path} ({len(frame)} runs)")
     return 0

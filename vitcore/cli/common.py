@@ -1,9 +1,12 @@
-"""What every command shares: the one-line usage error, and path checks made before any work."""
+"""What every command shares: the one-line usage error, path checks made before any work, and
+outputs written atomically (`staged`)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -42,9 +45,32 @@ def existing_store(path: str) -> RunStore:
     return store
 
 
+STAGE_PREFIX = ".vitcore-out-"  # a command's outputs before they are renamed into place
+
+
+@contextlib.contextmanager
+def staged(folder: Path):
+    """A hidden folder inside `folder` to write a command's outputs into. When the block ends
+    without error each file is renamed into `folder` (a reader sees the old file or the new one,
+    never part of one); on any error, a full disk included, none is and the folder is removed."""
+    stage = Path(tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=folder))
+    try:
+        yield stage
+        for name in sorted(os.listdir(stage)):
+            os.replace(stage / name, folder / name)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _named(path: str | Path, flag: str) -> None:
+    if not str(path).strip():  # Path("") is ".": an empty --out would write into the current folder
+        raise UsageError(f"{flag} is empty; give a path")
+
+
 def writable_folder(path: str | Path, flag: str) -> Path:
     """`path` as a folder this command can write into, created if missing, or UsageError. The probe
     is a real (anonymous) file: permission bits say nothing for root or a read-only mount."""
+    _named(path, flag)
     folder = Path(path)
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{flag} {folder} is a file, not a folder")
@@ -59,6 +85,7 @@ def writable_folder(path: str | Path, flag: str) -> Path:
 
 def writable_file(path: str | Path, flag: str, example: str) -> Path:
     """`path` as a file this command can (over)write, its folder created if missing, or UsageError."""
+    _named(path, flag)
     file = Path(path)
     if file.is_dir():
         raise UsageError(f"{flag} {file} is a folder; give a file name (e.g. {file / example})")

@@ -11,6 +11,7 @@ from vitcore.cli.common import (
     checked_margin,
     existing_store,
     files_in,
+    staged,
     usage,
     writable_file,
     writable_folder,
@@ -57,7 +58,8 @@ def _effects(args) -> int:
     if effects.empty:
         raise UsageError(f"no main effects in {args.store}: it needs ViT runs at the reference switches and at "
                          f"least one switch flipped, at the same train_rows and seed")
-    effects.to_csv(out, index=False)
+    with staged(out.parent) as stage:
+        effects.to_csv(stage / out.name, index=False)
     counts = effects["verdict"].value_counts()
     print(f"{out}: {len(effects)} main effects from {len(runs)} runs (both tests Bonferroni-adjusted within each "
           "family: " + "; ".join(f"{name}, m = {int(m)}" for name, m in
@@ -72,7 +74,9 @@ def _report(args) -> int:
     runs = _runs(args.store)  # the store first: a bad --store leaves no output folder behind
     out = writable_folder(args.out, "--out")
     files_in(out, REPORT_FILES, "--out")
-    for sentence in report.write_report(runs, out):
+    with staged(out) as stage:
+        sentences = report.write_report(runs, stage)
+    for sentence in sentences:
         print(sentence)
     print("wrote " + ", ".join(str(out / name) for name in REPORT_FILES))
     return 0
@@ -87,7 +91,8 @@ def _bench_attention(args) -> int:
 
     configure_tensorflow()
     table = cost.bench_attention(repeats=args.repeats)
-    cost.write_attention_bench(table, out)
+    with staged(out.parent) as stage:
+        cost.write_attention_bench(table, stage / out.name)
     for row in table.itertuples():
         print(f"{row.tokens:>4} tokens  {row.attention_entries:>8,} entries  median {row.median_ms:8.3f} ms "
               f"(min {row.min_ms:.3f}, max {row.max_ms:.3f})")

@@ -5,7 +5,15 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from vitcore.cli.common import UsageError, existing_store, files_in, import_tensorflow_quietly, usage, writable_folder
+from vitcore.cli.common import (
+    UsageError,
+    existing_store,
+    files_in,
+    import_tensorflow_quietly,
+    staged,
+    usage,
+    writable_folder,
+)
 from vitcore.config import switches
 from vitcore.config.run import MODELS, RANGES, SEED_FIELDS, RunConfig
 from vitcore.store.runs import RunStore
@@ -121,8 +129,11 @@ def _export(args) -> int:
     store = existing_store(args.store)
     out = writable_folder(args.out, "--out")
     files_in(out, EXPORTS, "--out")
-    for name, frame in store.export_frames().items():
-        frame.to_csv(out / name, index=False)
+    frames = store.export_frames()
+    with staged(out) as stage:
+        for name, frame in frames.items():
+            frame.to_csv(stage / name, index=False)
+    for name, frame in frames.items():
         print(f"{out / name}: {len(frame):,} rows")
     return 0
 

@@ -9,6 +9,7 @@ a folder nobody holds is debris of a killed writer. Writers that take no lock (a
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import re
@@ -102,8 +103,10 @@ def clean(store: RunStore, older_than: float = STALE_SECONDS) -> list[str]:
         if stat.S_ISDIR(info.st_mode):
             shutil.rmtree(path, ignore_errors=True)
         else:
-            path.unlink(missing_ok=True)
-        removed.append(str(path.relative_to(root)))
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
+        if not os.path.lexists(path):  # a read-only store keeps it: then it is not "removed" (check still lists it)
+            removed.append(str(path.relative_to(root)))
     return removed
 
 
