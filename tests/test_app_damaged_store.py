@@ -81,3 +81,23 @@ def page_title(page: str) -> str:
     tree = ast.parse((ROOT / page).read_text())
     call = next(node for node in ast.walk(tree) if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "title")
     return call.args[0].value
+
+
+def test_a_run_damaged_while_the_server_runs_is_dropped_at_the_next_page_run(tmp_path, monkeypatch):
+    """Before: the cache key was the store folder's mtime, which an edit in place does not move, so the
+    damaged run stayed in the cached table with no note. Now the key is every run folder's stamp.
+    (The app's own cached reads, called as a page calls them: AppTest starts each session with
+    fresh caches, so it cannot show a stale one.)"""
+    from test_fuzz import copy_store
+
+    store = copy_store(tmp_path / "store", runs=40)
+    monkeypatch.setattr(state, "STORE_PATH", str(store))
+    monkeypatch.setattr(state, "STORE_KEY_SECONDS", 0.0, raising=False)
+    runs = state.load_runs()
+    run_id = runs["run_id"].iloc[0]
+    assert state._scan(str(store), state.store_mtime())[1] == {}
+    folder_mtime = (store / run_id).stat().st_mtime_ns
+    RUN_DAMAGE["metric moved"][0](store / run_id)  # summary.json rewritten in place
+    assert (store / run_id).stat().st_mtime_ns == folder_mtime
+    assert run_id not in set(state.load_runs()["run_id"])
+    assert list(state._scan(str(store), state.store_mtime())[1]) == [run_id]  # the skipped note's count
