@@ -147,9 +147,14 @@ def restrict(runs: pd.DataFrame, subset: str) -> pd.DataFrame:
 
 def changed_verdicts(everything: pd.DataFrame, subset: pd.DataFrame) -> pd.DataFrame:
     """Effects present in both frames (main_effects or interactions of all runs and of `restrict(...)`)
-    whose verdict differs: the key, and mean_delta / ci_low / ci_high / verdict of each side."""
+    whose verdict differs: the key, and mean_delta / ci_low / ci_high / verdict of each side (the interval
+    the verdict used: simultaneous over its family when the frames have ci_adj_*)."""
     key = [c for c in EFFECT_KEY if c in everything.columns and c in subset.columns]
     values = ["mean_delta", "ci_low", "ci_high", "verdict"]
+    # the interval the verdict was judged on: simultaneous over its family where the frames carry it
+    adjusted = {"ci_adj_low": "ci_low", "ci_adj_high": "ci_high"}
+    if set(adjusted) <= set(everything.columns) & set(subset.columns):
+        everything, subset = (f.drop(columns=["ci_low", "ci_high"]).rename(columns=adjusted) for f in (everything, subset))
     left = everything.assign(_key=everything[key].astype(str).agg("|".join, axis=1))
     right = subset.assign(_key=subset[key].astype(str).agg("|".join, axis=1))[["_key", *values]]
     both = left[[*key, "_key", *values]].merge(right, on="_key", suffixes=("_all", "_subset"))
@@ -167,4 +172,5 @@ def changed_sentence(changed: pd.DataFrame, subset: str, names: dict | None = No
              f"{r.verdict_subset} ({r.mean_delta_subset:+.4f} [{r.ci_low_subset:+.4f}, {r.ci_high_subset:+.4f}]) "
              f"over the {subset.removesuffix(' only')}" for r in changed.itertuples()]
     count = f"{len(items)} verdict{'s' if len(items) != 1 else ''} change{'s' if len(items) == 1 else ''}"
-    return f"Over the {subset.removesuffix(' only')} only, {count}: " + "; ".join(items) + "."
+    return (f"Over the {subset.removesuffix(' only')} only, {count}: " + "; ".join(items)
+            + " (each with the interval its verdict used).")
