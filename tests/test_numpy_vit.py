@@ -132,3 +132,27 @@ def test_large_token_counts_run_in_chunks_with_the_same_result():
     single = [model(tokens[i:i + 1]) for i in range(30)]
     for index, output in enumerate(whole):
         np.testing.assert_allclose(output, np.concatenate([s[index] for s in single]), atol=1e-6)
+
+
+@pytest.mark.slow
+def test_the_committed_papers_runs_give_the_same_maps_in_numpy_and_keras():
+    """The Attention page's maps of the class-token, LSA, SPT and sincos variants from their own trained weights:
+    NumPy (the page) and Keras (training) on real test images, to 1e-5."""
+    import keras
+
+    from vitcore.data.samples import gallery
+    from vitcore.run.sweep import grid
+    from vitcore.store.runs import RunStore
+
+    store, images = RunStore(ROOT / "cached_runs"), gallery(prefer_full=False).images[:16]
+    runs = [store.get(cfg) for cfg in grid("papers") if cfg.seed == 0]
+    runs = [run for run in runs if run is not None and run.weights_path is not None]
+    if not runs:
+        pytest.skip("no committed papers runs with weights")
+    for run in runs:
+        ours = A.forward(A.numpy_model(run.config, run.weights_path), run.config, images)
+        theirs = A.forward(A.build_attention_model(run.config, run.weights_path), run.config, images)
+        assert ours.scores[0].shape[-1] == run.config.sequence
+        for got, want in zip([ours.probs, *ours.scores], [theirs.probs, *theirs.scores]):
+            np.testing.assert_allclose(got, want, atol=1e-5, rtol=0)
+        keras.backend.clear_session()
