@@ -17,7 +17,13 @@ Measures, on fresh `streamlit run streamlit_app.py` servers with training off:
      servers side by side and visits interleaved, median of 5: the landing (time to its forest plot
      and to its cards) and a flipped switch (time to the cards). Goal: <= 1.5x the trivial page.
 
+  6. server CPU (issue 20): one pass over every page (9 views) on a fresh server with the shipped
+     .streamlit/config.toml (file watcher off) against the same with the watcher on, servers one after
+     the other in rounds, median of 3. Goal: <= 0.5x. Run it from a checkout with its .venv inside (the
+     README's first command), where the watcher has the most to walk.
+
     python bench/app_bench.py --paint    # only 5 (about a minute)
+    python bench/app_bench.py --cpu      # only 6 (about five minutes)
 """
 
 from __future__ import annotations
@@ -70,9 +76,10 @@ st.metric("A number", 1)
 
 
 @contextlib.contextmanager
-def served(log: Path, script: str = "streamlit_app.py"):
-    """(process, url) of a fresh `streamlit run script` (output to `log`), stopped on exit."""
-    process, url = start_server(log, script)
+def served(log: Path, script: str = "streamlit_app.py", watcher: str | None = "none"):
+    """(process, url) of a fresh `streamlit run script` (output to `log`), stopped on exit; `watcher`
+    overrides server.fileWatcherType (None: the shipped .streamlit/config.toml decides)."""
+    process, url = start_server(log, script, watcher)
     try:
         yield process, url
     finally:
@@ -80,13 +87,14 @@ def served(log: Path, script: str = "streamlit_app.py"):
         process.wait(10)
 
 
-def start_server(log: Path, script: str = "streamlit_app.py") -> tuple[subprocess.Popen, str]:
+def start_server(log: Path, script: str = "streamlit_app.py", watcher: str | None = "none") -> tuple[subprocess.Popen, str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"],
+         "--server.port", str(port), "--server.address", "127.0.0.1",
+         *(["--server.fileWatcherType", watcher] if watcher else [])],
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "VITCORE_ALLOW_TRAINING": "0"},
         stdout=log.open("w"), stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -173,17 +181,50 @@ def first_paint(browser, folder: Path, rounds: int = 5) -> None:
               + " ".join(f"{value:.2f}" for value in values))
 
 
+def cpu_seconds(server: psutil.Process) -> float:
+    """User + system CPU of the server process and its children so far."""
+    times = server.cpu_times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def server_cpu(browser, folder: Path, rounds: int = 3) -> None:
+    """Issue 20: a fresh server's CPU from its start to the end of one pass over every page (9 views),
+    shipped config vs the file watcher on, one after the other in each round; median of `rounds`."""
+    import statistics
+
+    setups = {"shipped config (watcher off)": None, "watcher on (auto)": "auto"}
+    cpu = {name: [] for name in setups}
+    overflows = dict.fromkeys(setups, 0)
+    for round_ in range(rounds):
+        for name, watcher in setups.items():
+            log = folder / f"cpu_{round_}_{watcher}.log"
+            with served(log, watcher=watcher) as (process, url):
+                server = psutil.Process(process.pid)
+                warm_line(log)
+                view_pages(browser, url, (*ALL_PAGES, "?norm=batch"))
+                cpu[name].append(cpu_seconds(server))
+            overflows[name] += log.read_text().count("queue overflow")
+    shipped, watched = (statistics.median(cpu[name]) for name in setups)
+    print(f"server CPU, start + one pass over 9 views, median of {rounds} (load average {os.getloadavg()[0]:.1f}, "
+          f"checkout {ROOT}, .venv inside: {(ROOT / '.venv').is_dir()}):")
+    for name in setups:
+        print(f"  {name}: {statistics.median(cpu[name]):.1f} s ("
+              + ", ".join(f"{value:.1f}" for value in cpu[name]) + f"); 'queue overflow' log lines: {overflows[name]}")
+    print(f"  ratio shipped / watcher on: {shipped / watched:.2f} (goal <= 0.5)")
+
+
 def main() -> int:
     import tempfile
 
     from playwright.sync_api import sync_playwright
 
-    if "--paint" in sys.argv[1:]:
-        with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            first_paint(browser, Path(folder))
-            browser.close()
-        return 0
+    for flag, only in (("--paint", first_paint), ("--cpu", server_cpu)):
+        if flag in sys.argv[1:]:
+            with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+                only(browser, Path(folder))
+                browser.close()
+            return 0
     first, second = script_seconds()
     warmed, _ = script_seconds(warm=True)
     print(f"ablations page script (AppTest on app.py, fresh process): first session {first:.2f} s without the "

@@ -128,6 +128,15 @@ def test_training_switched_off_removes_the_button(table, monkeypatch):
     assert any("VITCORE_ALLOW_TRAINING=0" in info.value for info in at.info)
 
 
+def test_a_view_only_install_shows_the_install_line_instead_of_the_button(table, monkeypatch):
+    monkeypatch.delenv("VITCORE_ALLOW_TRAINING", raising=False)
+    monkeypatch.setenv("VITCORE_MAX_TRAIN_MINUTES", "100000")
+    monkeypatch.setitem(sys.modules, "tensorflow", None)  # what `import tensorflow` finds without it installed
+    at = app(uncached(table))
+    assert not at.exception and "Train now" not in [button.label for button in at.button]
+    assert any("pip install -r requirements-train.txt" in info.value for info in at.info)
+
+
 def test_train_now_trains_stores_and_shows_the_run(tmp_path, monkeypatch):
     """The whole train-on-demand path with a fake trainer (no TensorFlow) on a scratch store."""
     from vitcore.app.training import train_panel

@@ -21,6 +21,7 @@ from vitcore.cli import analysis, results, runs, sweep
 from vitcore.cli.common import Parser, UsageError
 from vitcore.config import environment
 from vitcore.data.fashion import DataError
+from vitcore.run import TRAIN_INSTALL
 
 GROUPS = (runs, sweep, results, analysis)  # each adds its subcommands; each subcommand sets `handler`
 
@@ -42,6 +43,11 @@ def main(argv: list[str] | None = None) -> int:
         return args.handler(args)
     except (UsageError, DataError) as error:
         print(f"error: {error}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as error:
+        if error.name not in ("tensorflow", "keras"):
+            raise
+        print(f"error: this command trains or runs a model and needs TensorFlow: {TRAIN_INSTALL}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

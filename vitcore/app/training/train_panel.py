@@ -20,6 +20,7 @@ from vitcore.app.training import server
 from vitcore.app.training.child import train_in_child
 from vitcore.app.training.slot import TrainingStatus, estimate_seconds, over_budget, training_allowed
 from vitcore.config.run import RunConfig
+from vitcore.run import TRAIN_INSTALL, training_installed
 
 OWNER_KEY = "_vitcore_training_owner"
 
@@ -60,6 +61,10 @@ def render_train_offer(cfg: RunConfig, runs: pd.DataFrame) -> None:
     if not training_allowed():
         st.info("Training is switched off on this deployment (`VITCORE_ALLOW_TRAINING=0`). "
                 f"To train it locally: `{train_command(cfg)}`")
+        return
+    if not training_installed():  # the view-only install (requirements.txt)
+        st.info(f"Training needs TensorFlow, which this install leaves out: `{TRAIN_INSTALL}`, then restart "
+                f"the app (or train from a terminal: `{train_command(cfg)}`).", icon=":material/download:")
         return
     refused = server.training_refused()
     if refused:
