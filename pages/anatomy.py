@@ -5,6 +5,7 @@ imported; tests/test_anatomy.py checks every count against the Keras builder for
 import streamlit as st
 
 from vitcore.app import fmt, state
+from vitcore.app.sidebar import LABELS
 from vitcore.article.seed_reference import POSITION_EMBEDDING_PARAMS, VIT_PARAMS_QUOTED
 from vitcore.config.run import RunConfig
 from vitcore.model import anatomy
@@ -35,13 +36,17 @@ b.metric("without position embedding", fmt.rows(sums["without position"]),
               f"{fmt.rows(POSITION_EMBEDDING_PARAMS)}-parameter embedding.")
 c.metric("convnet (the article's)", fmt.rows(convnet_total))
 
-st.dataframe(table, hide_index=True, width="stretch", column_config={
+scale_row = table["component"].str.startswith("Conv2D")  # the article's yardstick, not a part of the ViT
+st.dataframe(table[~scale_row], hide_index=True, width="stretch", column_config={
     "component": st.column_config.TextColumn(width="medium"),
     "parameters": st.column_config.NumberColumn(format="localized", width="small"),
     "formula": st.column_config.TextColumn(width="large"),
     "in the article's table": st.column_config.CheckboxColumn(width="small")})
+conv = table[scale_row].iloc[0]
 st.caption("Counted from the layer shapes, as Keras' count_params() counts the built model (a test checks the two "
-           "agree for every switch combination). Total = " + table.set_index("component").loc["total", "formula"] + ".")
+           "agree for every switch combination). Total = " + table.set_index("component").loc["total", "formula"] +
+           f". Not in the ViT, for scale (the article's table lists it): {conv['component'].split(',')[0]} on the same "
+           f"one-channel image, {conv['formula']} = **{fmt.rows(conv['parameters'])}** parameters.")
 
 position = sums["position embedding"]
 projection = dict(anatomy.breakdown(cfg))["patch projection"]
@@ -49,7 +54,7 @@ where = (f"plus **{fmt.rows(position)}** of position embedding ({cfg.tokens} tok
          else "and nothing for position (the embedding is switched off: the model sees a bag of patches)")
 st.markdown(
     f"The input stage costs the ViT **{fmt.rows(projection)}** parameters of patch projection {where}; "
-    "a Conv2D(64, 3) on the same image costs **640**. "
+    f"a Conv2D(64, 3) on the same image costs **{fmt.rows(conv['parameters'])}**. "
     f"Total **{fmt.rows(sums['total'])}**, or **{fmt.rows(sums['without position'])}** without the position "
     f"embedding — the source article quotes {fmt.rows(VIT_PARAMS_QUOTED)} for the article's ViT, which is the total "
     f"*excluding* the embedding (its model, like ours, has {fmt.rows(VIT_PARAMS_QUOTED + POSITION_EMBEDDING_PARAMS)}). "
@@ -59,7 +64,8 @@ if cfg.norm == "batch":
 
 st.subheader("What each switch adds or removes")
 effects = anatomy.toggle_effects(cfg)
-st.dataframe(effects.assign(**{"Δ parameters": effects["Δ parameters"].map(lambda d: fmt.number(d, 0, signed=d != 0)),
+st.dataframe(effects.assign(**{"switch": effects["switch"].map(LABELS),
+                               "Δ parameters": effects["Δ parameters"].map(lambda d: fmt.number(d, 0, signed=d != 0)),
                                "total": effects["total"].map(fmt.rows)}),
              hide_index=True, width="stretch")
 st.markdown(

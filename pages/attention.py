@@ -8,7 +8,7 @@ from vitcore.analysis import attention as A
 from vitcore.app import state
 from vitcore.app.charts import spread_bars
 from vitcore.app.walkthrough import probes, walk
-from vitcore.app.walkthrough.pictures import attention_picture
+from vitcore.app.walkthrough.pictures import attention_picture, colour_key
 from vitcore.app.walkthrough.sketch import render_sketch
 from vitcore.config.run import RunConfig
 from vitcore.data.fashion import CLASS_NAMES
@@ -76,9 +76,7 @@ st.markdown(walk.map_distance_note(distance, scores.shape[1], N, block, probes.C
 spread_labels = [f"row {r}: {CLASS_NAMES[t]}" for r, t in zip(rows, row_labels)]
 st.altair_chart(spread_bars(A.spread_frame(spread_labels, scores, control_scores), 1 / N), width="content")
 ours, theirs = A.head_spread(scores), A.head_spread(control_scores)
-st.markdown(f"Head spreads of the trained model: {ours.min():.3f}–{ours.max():.3f}; of an untrained model of the "
-            f"same config: {theirs.min():.3f}–{theirs.max():.3f}. Structure that an untrained network also shows is "
-            "not evidence of anything the model learned.")
+st.markdown(walk.spread_note(ours, theirs, N, float((scanned.predicted == labels).mean()), len(scan)))
 
 st.subheader("Per-head heat maps over the image")
 pick = st.columns(2)
@@ -86,13 +84,16 @@ row = pick[0].selectbox("Row", rows, format_func=lambda r: f"row {r}", key="atte
 query = pick[1].selectbox("Query", [None, *range(N)], key="attention_query",
                           format_func=lambda q: A.query_name(run_cfg, q))
 position = rows.index(row)
-for name, model in (("trained", trained), ("random init", control)):
-    maps = model.scores[block]
-    grids = [A.key_map(maps[position, head], query, skip) for head in range(maps.shape[1])]
-    vmax = max(max(float(grid.max()) for grid in grids), 1e-9)
+models = {"trained": trained, "random init": control}
+grids = {name: [A.key_map(m.scores[block][position, head], query, skip) for head in range(m.scores[block].shape[1])]
+         for name, m in models.items()}
+vmax = max(max(float(grid.max()) for grid in maps) for maps in grids.values())  # one scale for every map
+st.image(colour_key(vmax, 1 / N), width=360, caption=f"Colour key, shared by all {sum(map(len, grids.values()))} maps: "
+         f"white = weight 0, full red = {vmax:.3f} (the largest weight in any); black tick: the uniform 1/N = {1 / N:.4f}.")
+outline = None if query is None or query < skip else query - skip
+for name, model in models.items():
     st.caption(f"{name}: {CLASS_NAMES[row_labels[position]]} → {CLASS_NAMES[model.predicted[position]]}")
-    for head, (col, grid) in enumerate(zip(st.columns(len(grids)), grids)):
-        outline = None if query is None or query < skip else query - skip
+    for head, (col, grid) in enumerate(zip(st.columns(len(grids[name])), grids[name])):
         col.image(attention_picture(images.image(row), grid, vmax, outline), caption=f"head {head}: max {grid.max():.3f}",
                   clamp=True)
 

@@ -56,9 +56,11 @@ else:
     st.markdown(f"**Timing basis:** every second below comes from runs of timing group `{group}` — "
                 f"{walk.timing_basis(group)}. Seconds are compared only within one group: runs timed by other code "
                 "or under other load are not mixed in. Wall time of one run, data loading to test evaluation.")
-    st.dataframe(grid, hide_index=True, width="content", column_config={
+    shown = grid.assign(std_seconds=[fmt.metric(std, "seconds") for std in grid["std_seconds"]])  # one seed: —
+    st.dataframe(shown, hide_index=True, width="content", column_config={
+        "train_rows": st.column_config.NumberColumn("train rows", format="localized"),
         "mean_seconds": st.column_config.NumberColumn("mean seconds", format=fmt.printf("seconds")),
-        "std_seconds": st.column_config.NumberColumn("std seconds", format=fmt.printf("seconds")),
+        "std_seconds": st.column_config.TextColumn("std seconds"),
         "runs": st.column_config.NumberColumn("random seeds"),
         "mean_test_accuracy": st.column_config.NumberColumn("mean test accuracy", format=fmt.printf("test_accuracy"))})
     for sentence in tables.relative_seconds(grid):

@@ -21,6 +21,26 @@ def test_grid_picture_lines_on_patch_boundaries(patch):
     assert orange.all(axis=0).sum() == orange.all(axis=1).sum() == 2 * (28 // patch - 1)
 
 
+@pytest.mark.parametrize("patch", [2, 7, 14])
+def test_every_patch_shows_its_token_number_and_the_picture_its_frame(patch):
+    rgb = pictures.grid_picture(np.zeros((28, 28)), patch)
+    numbered = pictures.token_numbers(rgb, patch)
+    size, grid = patch * pictures.PIXEL, 28 // patch
+    inked = [not np.allclose(numbered[r * size:(r + 1) * size, c * size:(c + 1) * size],
+                             rgb[r * size:(r + 1) * size, c * size:(c + 1) * size])
+             for r in range(grid) for c in range(grid)]
+    assert all(inked)  # a number drawn in each of the grid² patches
+    frame = pictures.framed(numbered)
+    assert frame.shape == (rgb.shape[0] + 4, rgb.shape[1] + 4, 3)
+    assert np.allclose(frame[0, 5], pictures.FRAME_RGB) and np.allclose(frame[2:-2, 2:-2], numbered)
+
+
+def test_the_colour_key_runs_from_white_to_the_heat_colour_with_the_uniform_tick():
+    key = pictures.colour_key(0.5, 0.0625, width=101)
+    assert np.allclose(key[0, 0], 1.0) and np.allclose(key[0, -1], 0.25 + 0.75 * pictures.HEAT_RGB)
+    assert np.allclose(key[:, round(0.0625 / 0.5 * 100)], 0.0)  # the black 1/N tick
+
+
 def test_tiles_and_matrix_keep_values():
     image = np.random.default_rng(0).random((28, 28))
     tokens = patchify(image[None], 7)[0]

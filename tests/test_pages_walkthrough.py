@@ -61,13 +61,14 @@ def test_anatomy_numbers_match_the_article_exactly(empty_store):
         assert metric in shown
     counted = dict(zip(at.dataframe[0].value["component"], at.dataframe[0].value["parameters"]))
     assert [counted[name] for name in ("patch projection", "position embedding", "one attention block",
-                                       "one MLP block", "Conv2D(64, 3) on 1 channel, for scale")] == \
-        [3_200, 1_024, 16_640, 16_576, 640]
+                                       "one MLP block")] == [3_200, 1_024, 16_640, 16_576]
+    assert not any(name.startswith("Conv2D") for name in counted)  # not a part of the ViT's total (issue 20)
+    assert "Not in the ViT, for scale" in shown and "3×3×1×64 + 64 = **640** parameters" in shown
     assert "3,200 + 1,024 + 2 × 33,472 + 778" in at.dataframe[0].value.set_index("component").loc["total", "formula"]
-    effects = at.dataframe[1].value.set_index(["switch", "to"])
-    assert effects.loc[("pos_embedding", "none"), "Δ parameters"] == "-1,024"  # separators (issue 13.9)
-    assert effects.loc[("patch_size", "14"), "Δ parameters"] == "+8,640"
-    assert effects.loc[("norm_placement", "post"), "Δ parameters"] == "0"
+    effects = at.dataframe[1].value.set_index(["switch", "to"])  # switches by their sidebar labels (issue 20)
+    assert effects.loc[("Position embedding", "none"), "Δ parameters"] == "-1,024"  # separators (issue 13.9)
+    assert effects.loc[("Patch size", "14"), "Δ parameters"] == "+8,640"
+    assert effects.loc[("Norm placement", "post"), "Δ parameters"] == "0"
 
 
 def test_anatomy_follows_the_sidebar(empty_store):

@@ -122,7 +122,7 @@ def with_n2_curve(bench: pd.DataFrame) -> pd.DataFrame:
     """Long frame for a chart: measured median and the fitted a + b*N^2 at each token count."""
     a, b, _ = quadratic_fit(bench["tokens"], bench["median_ms"])
     measured = pd.DataFrame({"tokens": bench["tokens"], "ms": bench["median_ms"], "series": "measured median"})
-    grid = np.unique(np.linspace(bench["tokens"].min(), bench["tokens"].max(), 60).round())
+    grid = np.unique(np.geomspace(bench["tokens"].min(), bench["tokens"].max(), 60).round())  # even on a log axis
     fitted = pd.DataFrame({"tokens": grid, "ms": a + b * grid ** 2, "series": "fit a + b·N²"})
     return pd.concat([measured, fitted], ignore_index=True)
 

@@ -255,18 +255,28 @@ def spread_bars(table: pd.DataFrame, uniform: float) -> alt.Chart:
         color=alt.Color("model:N", scale=alt.Scale(domain=["trained", "random init"], range=[SELECTION, BASELINE]),
                         legend=alt.Legend(orient="top", title=None)),
         tooltip=["label:N", "head:N", "model:N", alt.Tooltip("spread:Q", format=".4f")])
-    rule = base.mark_rule(color=GUIDE, strokeDash=[5, 3]).encode(y="mean(uniform):Q")
-    return alt.layer(bars, rule).properties(width=150, height=200).facet(
+    rule = base.mark_rule(color=GUIDE).encode(  # a one-entry legend says what the dashed line is
+        y="mean(uniform):Q", strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(range=[[5, 3]]),
+                                                       legend=alt.Legend(orient="top", title=None, labelLimit=400)))
+    return alt.layer(bars, rule.transform_calculate(line=f"'uniform head: every weight 1/N = {uniform:.4f}'")).properties(
+        width=150, height=200).facet(
         facet=alt.Facet("label:N", title=None), columns=4)
 
 
 def cost_chart(curve: pd.DataFrame) -> alt.Chart:
-    """Measured median forward time vs tokens (points) and the fitted a + b·N² curve (line)."""
+    """Measured median forward time vs tokens (points) and the fitted a + b·N² curve (dashed line), both
+    axes logarithmic: the 4-64-token points the page talks about are spread out, not squashed at 0."""
     measured = curve[curve["series"] == "measured median"]
-    fitted = curve[curve["series"] != "measured median"]
-    x = alt.X("tokens:Q", title="tokens N")
-    points = alt.Chart(measured).mark_circle(size=80, color=SELECTION).encode(
-        x=x, y=alt.Y("ms:Q", title="forward time of one attention layer (ms)"),
-        tooltip=["tokens:Q", alt.Tooltip("ms:Q", format=".3f")])
-    line = alt.Chart(fitted).mark_line(color=BASELINE, strokeDash=[5, 3]).encode(x=x, y="ms:Q")
+    fitted = curve[(curve["series"] != "measured median") & (curve["ms"] > 0)]
+    names = [*dict.fromkeys(measured["series"]), *dict.fromkeys(fitted["series"])]
+    colour = alt.Color("series:N", title=None, scale=alt.Scale(domain=names, range=[SELECTION, BASELINE]),
+                       legend=alt.Legend(orient="top", symbolStrokeWidth=2, labelLimit=300))
+    ticks = sorted(int(t) for t in measured["tokens"])
+    x = alt.X("tokens:Q", title="tokens N (log scale)", scale=alt.Scale(type="log", nice=False, padding=12),
+              axis=alt.Axis(values=ticks, format=",d", labelOverlap=False, grid=False))
+    y = alt.Y("ms:Q", title="forward time of one attention layer (ms, log scale)", scale=alt.Scale(type="log"))
+    points = alt.Chart(measured).mark_circle(size=80, opacity=1).encode(
+        x=x, y=y, color=colour,
+        tooltip=[alt.Tooltip("tokens:Q", format=",d"), alt.Tooltip("ms:Q", format=",.3f", title="median ms")])
+    line = alt.Chart(fitted).mark_line(strokeDash=[5, 3]).encode(x=x, y=y, color=colour)
     return (line + points).properties(height=320)

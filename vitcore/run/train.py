@@ -173,7 +173,7 @@ class _Loop:
 
         self.model, self.optimizer = model, optimizer
         optimizer.build(model.trainable_variables)  # slots now, or tf.function traces twice
-        self._optimizer_start = [np.array(v) for v in optimizer.variables]  # iterations 0, zero moments, lr
+        self._optimizer_start = [v.value.numpy() for v in optimizer.variables]  # iterations 0, zero moments, lr
         loss_fn = keras.losses.SparseCategoricalCrossentropy(reduction="sum")
 
         spec = tf.TensorSpec((None, *model.input_shape[1:]), tf.float32)  # one trace for any batch

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from vitcore.app import fmt
+from vitcore.article.seed_reference import SEED_VIT_TEST_ACCURACY
 
 OPTIMISTIC = "selected on the validation split (optimistic)"
 SINGLE_SEED_METRICS = ("best_val_accuracy", "gap")  # what the source article states for one random seed
@@ -151,3 +152,16 @@ def map_distance_note(distance: float, heads: int, tokens: int, block: int, seed
             f"{distance:.3f} is the average over the picked rows, the {heads} heads and the {tokens} queries of block "
             f"{block}. The untrained model has the same config, drawn as Keras initialises it (random seed {seed}). "
             "The distances from uniform say how far each model is from spreading its weight evenly over all patches.")
+
+
+def spread_note(ours, untrained, tokens: int, accuracy: float, scanned: int) -> str:
+    """The head spreads of both models, reconciled with the source article's 0.15-0.29 (same measure,
+    another model) and with its uniform 0.0625 (a top weight, not a spread)."""
+    return (f"Head spreads of the trained model: {ours.min():.3f}–{ours.max():.3f}; of an untrained model of the "
+            f"same config: {untrained.min():.3f}–{untrained.max():.3f}. Structure that an untrained network also "
+            "shows is not evidence of anything the model learned. The measure is the source article's (max − min of "
+            "the most concentrated query's weights: its 0.6459 for head 0 on the pullover); a uniform head scores 0 "
+            f"on it, and the dashed 1/N = {1 / tokens:.4f} is the *top weight* of a uniform head, the line the article "
+            "draws its spreads against. The article's 0.15–0.29 come from its own single training (test accuracy "
+            f"{SEED_VIT_TEST_ACCURACY:.4f} on the full split), ours from this run ({accuracy:.4f} on the first "
+            f"{scanned:,} test rows): the same measure on another model, so the ranges need not agree.")
