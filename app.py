@@ -4,13 +4,18 @@ The sidebar lives here so its switches persist across pages; every page reads th
 `vitcore.app.state.selection()`.
 """
 
+from pathlib import Path
+
 import streamlit as st
 
 from vitcore.app import state
 from vitcore.app.sidebar import render_sidebar
 from vitcore.app.training import server
 
-st.set_page_config(page_title="vitcore: ViT ablations", page_icon=":material/grid_view:", layout="wide")
+# The tab icon is a file served by this server: a Material icon or emoji would be fetched from an outside
+# font server (a console error offline, a request to a third party online).
+ICON = Path(__file__).parent / "vitcore" / "app" / "icon.png"
+st.set_page_config(page_title="vitcore: ViT ablations", page_icon=str(ICON), layout="wide")
 
 page = st.navigation({
     "Ablations": [

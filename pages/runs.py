@@ -42,7 +42,7 @@ st.markdown(runs_view.caption(shown, runs, described))
 st.dataframe(
     runs_view.display(shown),
     hide_index=True,
-    height=480,
+    height=runs_view.table_height(len(shown)),
     column_order=["label", "train_rows", "seed", "test_accuracy", "best_val_accuracy", "best_epoch",
                   "final_train_accuracy", "final_val_accuracy", "gap", "test_loss", "params", "seconds",
                   *[c for c in OPTIONAL if c in runs.columns], *SIDEBAR_KEYS, "epochs", "run_id", "config_id",
@@ -86,11 +86,17 @@ st.caption("Full: the same bytes as `python -m vitcore export --out DIR` (runs, 
            "`python -m vitcore effects` (main effects paired by random seed). Shown: the same files restricted to the "
            f"{fmt.rows(len(shown))} runs shown above (effects.csv: main effects computed from them).")
 ids = tuple(shown["run_id"])
-for column, name in zip(st.columns(len(state.EXPORTS)), state.EXPORTS):
-    column.download_button(f"{name}: shown ({fmt.rows(len(shown))} runs)",
-                           lambda name=name: results.filtered_export_csv(name, ids),
-                           file_name=name.replace(".csv", "_shown.csv"), mime="text/csv", icon=":material/filter_alt:",
-                           on_click="ignore", key=f"download_shown_{name}", disabled=shown.empty)
-    column.download_button(f"{name}: all ({fmt.rows(len(runs))} runs)", lambda name=name: state.export_csv(name),
-                           file_name=name, mime="text/csv", icon=":material/download:", on_click="ignore",
-                           key=f"download_{name}")
+no_effects = runs_view.effects_note(shown)
+for name in state.EXPORTS:  # one row per file: its name, then the shown and the full download
+    file, filtered, full = st.columns([1, 2, 2], vertical_alignment="center")
+    file.markdown(f"`{name}`")
+    empty = shown.empty or (name == "effects.csv" and no_effects is not None)
+    filtered.download_button(f"shown ({fmt.rows(len(shown))} runs)", lambda name=name: results.filtered_export_csv(name, ids),
+                             file_name=name.replace(".csv", "_shown.csv"), mime="text/csv", icon=":material/filter_alt:",
+                             on_click="ignore", key=f"download_shown_{name}", disabled=empty, width="stretch",
+                             help=no_effects if name == "effects.csv" and no_effects else None)
+    full.download_button(f"all ({fmt.rows(len(runs))} runs)", lambda name=name: state.export_csv(name),
+                         file_name=name, mime="text/csv", icon=":material/download:", on_click="ignore",
+                         key=f"download_{name}", width="stretch")
+if no_effects:
+    st.caption(f"effects.csv, shown: off — {no_effects}.")

@@ -17,31 +17,6 @@ if headline["n_seeds"].sum() == 0:
     st.info("No runs of the article's ViT or convnet (15 epochs, 1,000 or 4,000 rows) are stored yet. "
             "`python -m vitcore sweep default` trains them; until then only the source article's numbers exist.")
 
-st.subheader("The headline: test accuracy, paired by random seed")
-st.markdown("\n".join(f"- {sentence}" for sentence in sentences))
-st.dataframe(walk.headline_table(deltas), hide_index=True, width="stretch",
-             column_config={"Metric": st.column_config.TextColumn(width="large")})
-st.caption("Each Δ is ViT − convnet within one random seed (same training rows, same data sample), averaged over "
-           "the paired random seeds; both means are over those seeds only. Test accuracy is the headline; best "
-           "validation accuracy is the maximum over 15 epochs on the split it reports, so it is selected on the "
-           f"validation split (optimistic). Verdicts at margin ±{margin:g}: *equivalent* when the 90% interval lies "
-           "inside it, *inconclusive* when the data cannot tell yet. Seconds are compared only between runs timed "
-           "the same way (one timing group); they depend on the machine and its load.")
-
-st.subheader("The source article's single random seed, against the spread of one random seed")
-st.markdown("The source article trained each model once. One run's difference scatters much more than the mean "
-            "of many, so the right yardstick for it is not the confidence interval of our mean Δ but the **95% "
-            "prediction interval of one paired difference**: where a single new random seed's Δ falls 95% of the "
-            "time (mean ± t × sd × √(1 + 1/n) over our paired random seeds).")
-single = walk.single_seed_table(deltas)
-if single.empty:
-    st.caption("No paired runs yet to place the source article's numbers.")
-else:
-    st.markdown("\n".join(f"- {sentence}" for sentence in walk.single_seed_sentences(deltas)))
-    st.dataframe(single, hide_index=True, width="stretch", column_config={"Metric": st.column_config.TextColumn(
-        width="large"), "The article's Δ lies": st.column_config.TextColumn(width="large")})
-    st.caption("The source article's wall times come from another machine, so its seconds are not placed here.")
-
 st.subheader("How small can the data be before the convnet wins?")
 curve, scaling_deltas, crossover = results.data_size(margin)
 if curve.empty:
@@ -64,6 +39,32 @@ else:
                "Lee & Song 2021), its line in the curve above. Its crossover is estimated as the ViT's; the shift "
                "resamples the random seeds of the ViT, the variant and the convnet together, since they share each "
                "random seed's data sample.")
+
+st.subheader("The headline: test accuracy, paired by random seed")
+st.dataframe(walk.headline_table(deltas), hide_index=True, width="stretch",
+             column_config={"Metric": st.column_config.TextColumn(width="large")})
+with st.expander("The headline in sentences"):
+    st.markdown("\n".join(f"- {sentence}" for sentence in sentences))
+st.caption("Each Δ is ViT − convnet within one random seed (same training rows, same data sample), averaged over "
+           "the paired random seeds; both means are over those seeds only. Test accuracy is the headline; best "
+           "validation accuracy is the maximum over 15 epochs on the split it reports, so it is selected on the "
+           f"validation split (optimistic). Verdicts at margin ±{margin:g}: *equivalent* when the 90% interval lies "
+           "inside it, *inconclusive* when the data cannot tell yet. Seconds are compared only between runs timed "
+           "the same way (one timing group); they depend on the machine and its load.")
+
+st.subheader("The source article's single random seed, against the spread of one random seed")
+st.markdown("The source article trained each model once. One run's difference scatters much more than the mean "
+            "of many, so the right yardstick for it is not the confidence interval of our mean Δ but the **95% "
+            "prediction interval of one paired difference**: where a single new random seed's Δ falls 95% of the "
+            "time (mean ± t × sd × √(1 + 1/n) over our paired random seeds).")
+single = walk.single_seed_table(deltas)
+if single.empty:
+    st.caption("No paired runs yet to place the source article's numbers.")
+else:
+    st.markdown("\n".join(f"- {sentence}" for sentence in walk.single_seed_sentences(deltas)))
+    st.dataframe(single, hide_index=True, width="stretch", column_config={"Metric": st.column_config.TextColumn(
+        width="large"), "The article's Δ lies": st.column_config.TextColumn(width="large")})
+    st.caption("The source article's wall times come from another machine, so its seconds are not placed here.")
 
 st.subheader("The overfitting gap")
 gaps = walk.gap_frame(headline)

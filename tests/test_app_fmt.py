@@ -45,5 +45,15 @@ def test_counts_times_and_missing():
     assert fmt.number(0) == "0.0000" and fmt.number(-0.5, signed=True) == "-0.5000"
 
 
+def test_one_rule_for_app_cli_and_report():  # issue 20: separators everywhere, seconds to 0.1 s
+    from vitcore.article import report
+    from vitcore.config import numbers
+
+    assert fmt.number is numbers.number and fmt.digits is numbers.digits and report.digits is numbers.digits
+    assert fmt.mean_sd(1234.56, 10.25, numbers.digits("seconds")) == "1,234.6 ± 10.2"
+    assert fmt.ci(-1234.5, 20.0, 1) == "[-1,234.5, +20.0]" and fmt.spread(1234.5, 3, 1) == "± 1,234.5 sd over 3 seeds"
+    assert fmt.metric(3.96141, "seconds", signed=True) == "+4.0"
+
+
 def test_report_markdown_sits_below_the_page_title():
     assert fmt.demote_headings("# A\ntext\n## B") == "## A\ntext\n### B"

@@ -219,10 +219,16 @@ def test_runs_page_follows_the_sidebar_and_offers_each_download_shown_and_full(t
     shown = at.dataframe[0].value
     assert set(shown["config_id"]) == {BASELINE.config_id}  # the sidebar's selection: the article's ViT
     assert len(shown) == len(stats.runs_of(table, BASELINE))
-    labels = [button.label for button in at.get("download_button")]
-    assert len(labels) == 2 * len(state.EXPORTS)
-    assert all(any(label.startswith(f"{name}: shown") for label in labels) and
-               any(label.startswith(f"{name}: all") for label in labels) for name in state.EXPORTS)
+    assert list(shown["seed"]) == sorted(shown["seed"])  # random seeds in order (issue 20)
+    buttons = [button.proto for button in at.get("download_button")]  # per file: shown, then all
+    assert [button.label for button in buttons] == [f"{kind} ({n:,} runs)" for _ in state.EXPORTS
+                                                    for kind, n in (("shown", len(shown)), ("all", len(table)))]
+    files = [markdown.value.strip("`") for markdown in at.markdown if markdown.value.strip("`") in state.EXPORTS]
+    assert files == list(state.EXPORTS)
+    # one config shown: its effects.csv would be a header alone, so that button is off and says why
+    assert [button.disabled for button in buttons] == [name == "effects.csv" and kind == "shown"
+                                                       for name in state.EXPORTS for kind in ("shown", "all")]
+    assert any(caption.value.startswith("effects.csv, shown: off") for caption in at.caption)
 
 
 def test_metric_choice_redraws_the_flip_table(table):

@@ -70,6 +70,7 @@ def test_help_states_the_allowed_ranges(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "10 to 55,000; fewer than --batch-size train as one smaller batch per epoch" in text
     assert "1 to 1,000, default 15" in text and "between 0 and 1, exclusive" in text
+    assert "Train one config (or print its cached result)." in text  # a description line (issue 20)
 
 
 @pytest.mark.slow

@@ -33,7 +33,12 @@ def test_compare_writes_the_three_tables(filled, tmp_path, capsys):
     assert acc["mean_delta"] == pytest.approx(-0.10 + 0.0015, abs=1e-3)
     assert list(pd.read_csv(out / "classes.csv").columns) == CLASS_COLUMNS
     assert list(pd.read_csv(out / "confusion_delta.csv").columns) == CONFUSION_COLUMNS
-    assert "paired over random seeds 0, 1, 2, 3" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "paired over random seeds 0, 1, 2, 3" in printed
+    lines = {line.split()[0]: line for line in printed.splitlines() if line.startswith("  ") and " Δ " in line}
+    sec = metrics.set_index("metric").loc["seconds"]  # the app's rule (issue 20): seconds to 0.1 s, accuracy to 4
+    assert f"Δ {sec['mean_delta']:+,.1f} [{sec['ci_low']:+,.1f}, {sec['ci_high']:+,.1f}]" in lines["seconds"]
+    assert f"Δ {acc['mean_delta']:+.4f} [{acc['ci_low']:+.4f}, {acc['ci_high']:+.4f}]" in lines["test_accuracy"]
 
 
 def test_compare_against_other_train_rows_is_unpaired(filled, tmp_path, capsys):

@@ -1,4 +1,5 @@
-"""How the app prints numbers, in one place: every page, chart and table imports it.
+"""How the app prints numbers, in one place: every page, chart and table imports it. The rule itself
+(decimals per metric, separators, signs) is vitcore.config.numbers, shared with the CLI and the reports.
 
 A seed mean is '0.7915 ± 0.0040' everywhere, a Δ is '+0.0123', an interval '[-0.0100, +0.0200]',
 a row count '4,000'. Metric titles and decimals live here too, as do the colours (selection blue,
@@ -7,58 +8,24 @@ baseline grey, orange guides). Plain strings, no Streamlit: tests/test_app_fmt.p
 
 from __future__ import annotations
 
-import math
+from vitcore.config.numbers import DIGITS, MISSING, SIGNED, ci, delta, digits, metric, missing, number  # noqa: F401
 
 TITLES = {"test_accuracy": "Test accuracy", "best_val_accuracy": "Best val accuracy",
           "final_train_accuracy": "Final train accuracy", "gap": "Gap (train − val)", "seconds": "Seconds",
           "params": "Parameters"}
-DIGITS = {"seconds": 1, "params": 0}  # decimals shown; accuracies, gaps and their Δs get 4
-SIGNED = {"gap"}                      # a gap is a difference: always printed with its sign
 SELECTION, BASELINE = "#3b5bdb", "#868e96"  # every chart: the selection blue, the baseline grey
 GUIDE = "#e8590c"  # orange: reference lines (uniform 1/N) and the patch grid
-MISSING = "—"
 
 
-def digits(metric: str) -> int:
-    return DIGITS.get(metric, 4)
-
-
-def title(metric: str) -> str:
-    return TITLES.get(metric, metric)
-
-
-def missing(value) -> bool:
-    """None or NaN (a std over one seed, a CI over one pair, a number the source article does not give)."""
-    if value is None:
-        return True
-    try:
-        return math.isnan(value)
-    except TypeError:
-        return False
-
-
-def number(value, places: int = 4, signed: bool = False) -> str:
-    """'0.7915', '+0.0123' (signed), '71,946' (0 places); '—' when missing."""
-    if missing(value):
-        return MISSING
-    return f"{value:{'+' if signed else ''},.{places}f}"
-
-
-def metric(value, name: str, signed: bool | None = None) -> str:
-    """A metric's value with its own decimals (and sign, for a gap)."""
-    return number(value, digits(name), name in SIGNED if signed is None else signed)
-
-
-def delta(value, places: int = 4) -> str:
-    """A difference: always signed, '+0.0123'."""
-    return number(value, places, signed=True)
+def title(name: str) -> str:
+    return TITLES.get(name, name)
 
 
 def mean_sd(mean: float, std: float, places: int = 4) -> str:
     """A seed mean: '0.7915 ± 0.0040' ('0.7915' when the std is missing: one random seed)."""
     if missing(std):
-        return f"{mean:.{places}f}"
-    return f"{mean:.{places}f} ± {std:.{places}f}"
+        return number(mean, places)
+    return f"{number(mean, places)} ± {number(std, places)}"
 
 
 def seeds_cell(mean: float, std: float, n: int, places: int = 4, signed: bool = False) -> str:
@@ -74,14 +41,7 @@ def seeds_cell(mean: float, std: float, n: int, places: int = 4, signed: bool = 
 
 def spread(std: float, n: int, places: int = 4) -> str:
     """Under a metric card: '± 0.0040 sd over 3 seeds', or 'one seed'."""
-    return "one seed" if n < 2 or missing(std) else f"± {std:.{places}f} sd over {n} seeds"
-
-
-def ci(low: float, high: float, places: int = 4, none: str = "no CI") -> str:
-    """A 95% interval as '[-0.0100, +0.0200]'; `none` when there is none (a single pair)."""
-    if missing(low) or missing(high):
-        return none
-    return f"[{low:+.{places}f}, {high:+.{places}f}]"
+    return "one seed" if n < 2 or missing(std) else f"± {number(std, places)} sd over {n} seeds"
 
 
 def rows(count: int) -> str:

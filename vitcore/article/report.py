@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from vitcore.article import seed_reference as seed
+from vitcore.config.numbers import digits, number
 from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
 from vitcore.stats.compare import compare
@@ -87,13 +88,12 @@ def headline_deltas(runs: pd.DataFrame, margin: float = MARGIN) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-DIGITS = {"params": 0, "seconds": 1}  # decimals shown; accuracies and gaps get 4
 
 
-def _ci(row, digits: int = 4) -> str:
+def _ci(row, places: int = 4) -> str:
     if math.isnan(row["ci_low"]):
         return "no interval"
-    return f"95% CI {row['ci_low']:+.{digits}f} to {row['ci_high']:+.{digits}f}"
+    return f"95% CI {number(row['ci_low'], places, True)} to {number(row['ci_high'], places, True)}"
 
 
 def _seeds(n: int) -> str:
@@ -173,14 +173,14 @@ def load_runs(path) -> pd.DataFrame:
     return runs
 
 
-def _cell(mean: float, std: float, n: int, digits: int) -> str:
+def _cell(mean: float, std: float, n: int, places: int) -> str:
     if n == 0 or math.isnan(mean):
         return "not run"
     if n < 2:
-        return f"{mean:,.{digits}f} (1 seed)"
+        return f"{number(mean, places)} (1 seed)"
     if std == 0:  # a count no seed changes (params)
-        return f"{mean:,.{digits}f}"
-    return f"{mean:,.{digits}f} ± {std:,.{digits}f}"
+        return number(mean, places)
+    return f"{number(mean, places)} ± {number(std, places)}"
 
 
 def _markdown(frame: pd.DataFrame) -> str:
@@ -196,7 +196,7 @@ def headline_markdown(runs: pd.DataFrame) -> str:
                           "seeds": table["n_seeds"]})
     for metric in ("test_accuracy", *SEED_METRICS):  # test accuracy leads: the honest figure
         count = "seconds_n" if metric == "seconds" else "n_seeds"
-        shown[metric] = [_cell(r[f"{metric}_mean"], r[f"{metric}_std"], r[count], DIGITS.get(metric, 4))
+        shown[metric] = [_cell(r[f"{metric}_mean"], r[f"{metric}_std"], r[count], digits(metric))
                          + (f" (timed as {r['seconds_timing_group']}, {r['seconds_n']} runs)"
                             if metric == "seconds" and r["seconds_n"] else "")
                          for _, r in table.iterrows()]
@@ -205,13 +205,13 @@ def headline_markdown(runs: pd.DataFrame) -> str:
         if metric in v.OPTIMISTIC:
             shown = shown.rename(columns={metric: f"{metric} (optimistic)"})
         quoted = table[f"seed_{metric}"]
-        shown[f"{metric} (source article)"] = quoted.map(lambda v: "—" if math.isnan(v) else f"{v:,.{DIGITS.get(metric, 4)}f}")
+        shown[f"{metric} (source article)"] = quoted.map(lambda v: "—" if math.isnan(v) else number(v, digits(metric)))
     delta_shown = deltas.assign(
         rows=deltas["train_rows"].map("{:,}".format),
-        delta=[f"{r['mean_delta']:+.{DIGITS.get(r['metric'], 4)}f}" for _, r in deltas.iterrows()],
-        ci=[_ci(r, DIGITS.get(r["metric"], 4)).replace("95% CI ", "") for _, r in deltas.iterrows()],
+        delta=[number(r['mean_delta'], digits(r['metric']), True) for _, r in deltas.iterrows()],
+        ci=[_ci(r, digits(r["metric"])).replace("95% CI ", "") for _, r in deltas.iterrows()],
     p=[f"{r['p_value']:.3g}" for _, r in deltas.iterrows()], p_tost=[f"{r['p_tost']:.3g}" for _, r in deltas.iterrows()],
-        source_article=[f"{r['seed_delta']:+.{DIGITS.get(r['metric'], 4)}f}" if not math.isnan(r["seed_delta"]) else "—"
+        source_article=[number(r['seed_delta'], digits(r['metric']), True) if not math.isnan(r["seed_delta"]) else "—"
                    for _, r in deltas.iterrows()],
     )[["rows", "metric", "delta", "ci", "p", "p_tost", "n_pairs", "verdict", "timing_group", "source_article"]]
     parts = ["# The source article's headline, re-measured", "",

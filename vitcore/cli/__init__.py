@@ -31,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for group in GROUPS:
         group.add_parsers(sub)
+    for action in sub._choices_actions:  # `python -m vitcore run --help` opens with the line the list shows
+        command = sub.choices[action.dest]
+        command.description = command.description or action.help[:1].upper() + action.help[1:] + "."
     return parser
 
 

@@ -22,6 +22,7 @@ from vitcore.cli.common import (
     writable_folder,
 )
 from vitcore.cli.runs import add_config_flags, config_from_args, field_type
+from vitcore.config import numbers
 from vitcore.config.run import RunConfig
 
 COMPARE_FILES = ("metrics.csv", "pairs.csv", "classes.csv", "confusion_delta.csv")
@@ -106,8 +107,9 @@ def _compare(args) -> int:
     for row in result.metrics.to_dict("records"):
         print("  " + verdict_line(row))
         if row["n_pairs_with_test"] and row["ci_low_with_test"] == row["ci_low_with_test"]:
-            print(f"  {'':21} over random seeds and test images [{row['ci_low_with_test']:+.4f}, "
-                  f"{row['ci_high_with_test']:+.4f}] (the wider: {row['wider']}); the verdict is judged over "
+            print(f"  {'':21} over random seeds and test images "
+                  f"{numbers.ci(row['ci_low_with_test'], row['ci_high_with_test'], numbers.digits(row['metric']))} "
+                  f"(the wider: {row['wider']}); the verdict is judged over "
                   f"{row['interval']}, as on every view")
     with staged(out) as stage:
         written = [out / Path(path).name for path in write(result, stage)]

@@ -10,6 +10,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from vitcore.config import numbers
 from vitcore.stats import estimates
 from vitcore.store.runs import RunStore
 
@@ -115,12 +116,12 @@ def add_margin_flag(parser) -> None:
 def verdict_line(row: dict) -> str:
     """One Δ row as `compare` prints it: Δ, the interval that goes with the verdict, both tests, the verdict
     and, when inconclusive, the power-based seeds (a total and how many more, as the app says it)."""
-    places = 1 if row["metric"] == "seconds" else 4
+    places = numbers.digits(row["metric"])  # the app's rule: seconds to 0.1 s, accuracies to 4 decimals
     adjusted = row["family_size"] > 1
     low, high = (row["ci_adj_low"], row["ci_adj_high"]) if adjusted else (row["ci_low"], row["ci_high"])
     p, p_tost = (row["p_adj"], row["p_tost_adj"]) if adjusted else (row["p_value"], row["p_tost"])
     which = f"95% ×{int(row['family_size'])}" if adjusted else "95%"
-    text = (f"{row['metric']:21} Δ {row['mean_delta']:+.{places}f} {which} [{low:+.{places}f}, {high:+.{places}f}]  "
+    text = (f"{row['metric']:21} Δ {numbers.delta(row['mean_delta'], places)} {which} {numbers.ci(low, high, places)}  "
             f"{'p_adj' if adjusted else 'p'} {p:.3g}  {'p_tost_adj' if adjusted else 'p_tost'} {p_tost:.3g}  "
             f"n={row['n_pairs']}  {row['verdict']}")
     if row["verdict"] == estimates.INCONCLUSIVE:

@@ -61,7 +61,7 @@ def _effects(args) -> int:
     with staged(out.parent) as stage:
         effects.to_csv(stage / out.name, index=False)
     counts = effects["verdict"].value_counts()
-    print(f"{out}: {len(effects)} main effects from {len(runs)} runs (both tests Bonferroni-adjusted within each "
+    print(f"{out}: {len(effects):,} main effects from {len(runs):,} runs (both tests Bonferroni-adjusted within each "
           "family: " + "; ".join(f"{name}, m = {int(m)}" for name, m in
                                  effects.groupby("family")["family_size"].max().items()) + "): "
           + ", ".join(f"{counts[v]} {v}" for v in stats.VERDICTS if v in counts))

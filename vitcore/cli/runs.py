@@ -101,7 +101,7 @@ def _run(args) -> int:
     s = run.summary
     print(f"run {run.run_id}: params {s['params']:,}  best val {s['best_val_accuracy']:.4f} (epoch {s['best_epoch']})  "
           f"final train {s['final_train_accuracy']:.4f}  final val {s['final_val_accuracy']:.4f}  "
-          f"gap {s['gap']:+.4f}  test {s['test_accuracy']:.4f}  {s['seconds']:.1f} s")
+          f"gap {s['gap']:+.4f}  test {s['test_accuracy']:.4f}  {s['seconds']:,.1f} s")
     return 0
 
 
@@ -121,7 +121,7 @@ def _check(args) -> int:
     for name, reason in problems:
         print(f"{name}: {reason}")
     valid = len(store.scan().rows)  # check() just rewrote the index: no run is read again
-    print(f"{store.root}: {valid} valid runs, {len(problems)} problems")
+    print(f"{store.root}: {valid:,} valid runs, {len(problems):,} problems")
     return 1 if problems else 0
 
 

@@ -65,7 +65,7 @@ def _sweep(args) -> int:
     if args.list:
         for name in sweep.GRIDS:
             configs, summary = sweep.grid(name), (sweep.GRIDS[name].__doc__ or "").partition("\n")[0]
-            print(f"{name:8} {len(configs):4} runs  ({len({c.config_id for c in configs})} configs x seeds)  "
+            print(f"{name:8} {len(configs):5,} runs  ({len({c.config_id for c in configs})} configs x seeds)  "
                   f"{summary}".rstrip())
         return 0
     if not args.grid:
@@ -86,7 +86,7 @@ def _sweep(args) -> int:
           f"{len(todo)} {what}")
     if args.dry_run:
         for cfg in todo:
-            print(f"  {cfg.run_id}  {cfg.label():28} rows {cfg.train_rows:5}  seed {cfg.seed}")
+            print(f"  {cfg.run_id}  {cfg.label():28} rows {cfg.train_rows:>6,}  seed {cfg.seed}")
         return 0
     if todo:
         writable_folder(store.root, "--store")  # before training, not after it
@@ -95,15 +95,15 @@ def _sweep(args) -> int:
         def progress(result):
             note = ("" if "backfilled" not in result else " backfilled" if result["backfilled"]
                     else " replaced" if result["replaced"] else " MISMATCH")
-            bar.set_postfix_str(f"last: {result['label']} rows {result['train_rows']} seed {result['seed']} "
-                                f"test {result['test_accuracy']:.4f} ({result['seconds']:.0f} s){note}")
+            bar.set_postfix_str(f"last: {result['label']} rows {result['train_rows']:,} seed {result['seed']} "
+                                f"test {result['test_accuracy']:.4f} ({result['seconds']:,.1f} s){note}")
             bar.update(1)
         with usage():
             results = sweep.run_sweep(configs, store, args.workers, args.executor, args.address, progress, backfill,
                                       args.replace_unreproducible)
     hours = (time.perf_counter() - started) / 3600
     if results:
-        print(f"{'checked' if backfill else 'trained'} {len(results)} runs in {hours * 3600:.0f} s: "
+        print(f"{'checked' if backfill else 'trained'} {len(results)} runs in {hours * 3600:,.1f} s: "
               f"{len(results) / hours:.0f} runs/hour with {args.workers} worker(s)")
     replaced = [r for r in results if r.get("replaced")]
     if replaced:

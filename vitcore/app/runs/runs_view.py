@@ -49,12 +49,30 @@ def apply_filters(runs: pd.DataFrame, picked: dict[str, list]) -> pd.DataFrame:
 
 
 def display(runs: pd.DataFrame) -> pd.DataFrame:
-    """The table as shown: integer columns as nullable integers (4, not 4.0; blank for the convnet)."""
+    """The table as shown: sorted by config, training rows and random seed; integer columns as nullable
+    integers (4, not 4.0; blank for the convnet)."""
     shown = runs.copy()
     for column in INTEGER_COLUMNS:
         if column in shown.columns:
             shown[column] = pd.to_numeric(shown[column], errors="coerce").astype("Int64")
-    return shown
+    order = [c for c in ("label", "train_rows", "seed") if c in shown.columns]
+    return shown.sort_values(order, kind="stable").reset_index(drop=True) if order else shown
+
+
+def table_height(rows: int, most: int = 480) -> int:
+    """Pixels for a st.dataframe of `rows` rows: its header and rows (35 px each), at most `most`, so a
+    short table leaves no empty rows below its data."""
+    return min(most, 35 * (rows + 1) + 3)
+
+
+def effects_note(shown: pd.DataFrame) -> str | None:
+    """Why the shown runs have no main effects (effects.csv would be its header alone), or None: an effect
+    pairs runs that differ in one switch, so it needs at least two configs of the same model."""
+    configs = shown.groupby("model")["config_id"].nunique() if len(shown) else pd.Series(dtype=int)
+    if configs.empty or configs.max() < 2:
+        return ("the shown runs are one config per model, so no switch is compared in them; show more "
+                "configs (All runs) to compute their main effects")
+    return None
 
 
 def caption(shown: pd.DataFrame, runs: pd.DataFrame, scope: str) -> str:

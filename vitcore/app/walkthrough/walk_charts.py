@@ -26,11 +26,13 @@ def _log_rows(frame: pd.DataFrame, title: str = "Training rows (log scale)") -> 
 def data_size_curve(frame: pd.DataFrame) -> alt.Chart:
     """Accuracy vs training rows per model (walk.curve_frame): the random-seed mean as a line and
     mean ± sd over random seeds as a band, one panel per metric (test, final val)."""
-    base = alt.Chart().encode(x=_log_rows(frame), color=alt.Color("model:N", scale=MODELS, title=None))
+    base = alt.Chart().encode(x=_log_rows(frame))
     band = base.mark_area(opacity=0.18).encode(y=alt.Y("low:Q", title="Accuracy", scale=alt.Scale(zero=False)),
-                                               y2="high:Q")
+                                               y2="high:Q", color=alt.Color("model:N", scale=MODELS, legend=None))
+    # the legend comes from the lines alone: full-colour strokes, not the pale bands
     line = base.mark_line(point=alt.OverlayMarkDef(size=40)).encode(
-        y="mean:Q",
+        y="mean:Q", color=alt.Color("model:N", scale=MODELS, title=None, legend=alt.Legend(
+            symbolType="stroke", symbolStrokeWidth=3, symbolSize=300, labelFontSize=13, symbolOpacity=1)),
         tooltip=["model:N", alt.Tooltip("train_rows:Q", format=",d", title="rows"), "panel:N",
                  alt.Tooltip("mean:Q", format=".4f"), alt.Tooltip("sd:Q", format=".4f", title="sd over random seeds"),
                  alt.Tooltip("n:Q", title="random seeds")])
