@@ -60,8 +60,8 @@ panels.metric_cards(cards.metric_cards(comparison, selected, base, margin, is_ba
 panels.collapse(cfg, selected, base)
 if not painted:  # the sidebar's fragment reruns the app once the browser has the cards
     st.stop()
-if not is_baseline:
-    metric = metric_control()
+if not is_baseline:  # a variant: the metric control sits in the two views it changes (only one is open)
+    metric = None
 
 # Lazy views: only the open tab's code runs, so the cards paint before any chart below them.
 curves, confusions, flipped, flip_one, effects = st.tabs(VIEWS, key=VIEW_KEY, bind="query-params")
@@ -76,7 +76,7 @@ if flipped.open:
         panels.flipped_images(cfg, baseline, comparison, is_baseline)
 if flip_one.open:
     with flip_one:
-        panels.flip_table(cfg, metric, margin)
+        panels.flip_table(cfg, metric or metric_control(), margin)
 if effects.open:
     with effects:
-        panels.main_effects(metric, margin)
+        panels.main_effects(metric or metric_control(), margin)

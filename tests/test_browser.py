@@ -82,13 +82,19 @@ def browser():
         browser.close()
 
 
-def open_page(browser, url: str):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+OUTSIDE: list[str] = []  # every request a page made to a host other than the server (issue 20: none)
+
+
+def open_page(browser, url: str, width: int = 1400):
+    page = browser.new_page(viewport={"width": width, "height": 1000})
+    server = url.split("/")[2]
+    page.on("request", lambda request: OUTSIDE.append(request.url)
+            if request.url.split("/")[2:3] != [server] and not request.url.startswith(("data:", "blob:")) else None)
     page.goto(url, wait_until="domcontentloaded")
     page.wait_for_selector('[data-testid="stMain"] h1', timeout=60_000)
     # A session's first run paints the page alone; the sidebar (and the Ablations page's charts) follow
     # a second later (vitcore.app.sidebar._then_the_rest): wait for its switches, then for that run.
-    page.wait_for_selector('[data-testid="stSidebar"] [data-testid="stRadio"]', timeout=60_000)
+    page.wait_for_selector('[data-testid="stSidebar"] [data-testid="stRadio"]', timeout=60_000, state="attached")
     settle(page)
     return page
 
@@ -101,7 +107,7 @@ def settle(page) -> None:
     page.wait_for_timeout(800)  # let charts lay out
     # The app scrolls inside its main container, so a "full page" screenshot needs a tall viewport.
     height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
-    page.set_viewport_size({"width": 1400, "height": max(1000, min(int(height) + 40, 12_000))})
+    page.set_viewport_size({"width": page.viewport_size["width"], "height": max(1000, min(int(height) + 40, 12_000))})
     page.wait_for_timeout(800)
 
 
@@ -119,6 +125,40 @@ def test_every_page_renders_in_a_real_browser(server, browser):
                 assert page.get_by_text(expected, exact=False).first.is_visible(), expected
         finally:
             page.close()
+    assert OUTSIDE == [], OUTSIDE[:5]  # the tab icon and fonts come from this server, never a font server
+
+
+def test_first_hour_layout(server, browser):
+    """Issue 20's layout items, one screenshot each: the sidebar's baseline box in full (sidebar.png), the
+    Runs page's sorted seeds, fitted table and file-by-file downloads (runs.png), the Claims table's Source
+    beside each claim (claims_page.png), a variant's metric control inside the views it changes
+    (ablations_variant_effects.png) and the Ablations landing 400 px wide (ablations_400px.png)."""
+    page = open_page(browser, server.url)
+    try:
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        sidebar.screenshot(path=str(SHOTS / "sidebar.png"))
+        box = sidebar.locator('[data-testid="stSelectbox"]').first
+        assert box.evaluate("e => [...e.querySelectorAll('*')].every(c => c.scrollWidth <= c.clientWidth + 1)"), \
+            "the Baseline box cuts its value"
+    finally:
+        page.close()
+    page = open_page(browser, f"{server.url}/?norm=batch")
+    try:
+        assert page.get_by_text("Metric for the effects").count() == 0  # Learning curves: it would change nothing
+    finally:
+        page.close()
+    page = open_page(browser, f"{server.url}/?norm=batch&view=Main+effects")
+    try:
+        page.screenshot(path=str(SHOTS / "ablations_variant_effects.png"), full_page=True)
+        assert page.get_by_text("Metric for the effects").count() == 1  # inside the view it changes
+    finally:
+        page.close()
+    page = open_page(browser, server.url, width=400)
+    try:
+        page.screenshot(path=str(SHOTS / "ablations_400px.png"), full_page=True)
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        page.close()
 
 
 def test_a_bad_link_shows_the_note_in_the_browser(server, browser):
