@@ -5,9 +5,9 @@ imported; tests/test_anatomy.py checks every count against the Keras builder for
 import streamlit as st
 
 from vitcore.app import fmt, state
-from vitcore.app.sidebar import LABELS
 from vitcore.article.seed_reference import POSITION_EMBEDDING_PARAMS, VIT_PARAMS_QUOTED
 from vitcore.config.run import RunConfig
+from vitcore.config.switches import SWITCH
 from vitcore.model import anatomy
 
 CONVNET = RunConfig(model="convnet")
@@ -64,7 +64,7 @@ if cfg.norm == "batch":
 
 st.subheader("What each switch adds or removes")
 effects = anatomy.toggle_effects(cfg)
-st.dataframe(effects.assign(**{"switch": effects["switch"].map(LABELS),
+st.dataframe(effects.assign(**{"switch": effects["switch"].map(lambda name: SWITCH[name].label),
                                "Δ parameters": effects["Δ parameters"].map(lambda d: fmt.number(d, 0, signed=d != 0)),
                                "total": effects["total"].map(fmt.rows)}),
              hide_index=True, width="stretch")
