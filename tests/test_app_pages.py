@@ -191,7 +191,8 @@ from vitcore.app.state import warm_caches
 steps = warm_caches()  # what streamlit_app.py's start-up hook runs
 assert list(steps) == ["imports", "runs table and metric cards", "curves and confusions", "flip and main effects"], steps
 for page, query in (("pages/ablations.py", {}), ("pages/ablations.py", {"patch_size": "2", "train_rows": "8000"}),
-                    ("pages/runs.py", {})):
+                    *((f"pages/{name}.py", {}) for name in ("runs", "claims", "patching", "anatomy", "token_cost",
+                                                             "attention", "vit_vs_convnet"))):
     at = AppTest.from_file(%r, default_timeout=120)
     at.query_params.update(query)
     at.run()
@@ -202,10 +203,10 @@ print("tensorflow" in sys.modules, "keras" in sys.modules)
 
 
 @pytest.mark.slow
-def test_ablation_and_runs_pages_never_import_tensorflow():
+def test_no_page_imports_tensorflow_or_keras():
     """In a fresh interpreter (pytest's own process has TensorFlow from other test modules): the
-    server's cache warm-up, the ablations page, its uncached path, and the runs page run without
-    importing it."""
+    server's cache warm-up, the ablations page, its uncached path, and every other page run without
+    importing TensorFlow or Keras (the view-only install, requirements.txt, has neither)."""
     import subprocess
 
     done = subprocess.run([sys.executable, "-c", FRESH_PROCESS % APP], capture_output=True, text=True, timeout=300,

@@ -120,12 +120,13 @@ def test_vit_vs_convnet_headline_is_paired_and_places_the_single_seed(empty_stor
     shown = text(at)
     for sentence in report.headline_sentences(runs):  # the report's conclusions, as written
         assert sentence in shown
-    headline = at.dataframe[0].value
-    assert headline["Metric"].iloc[0] == "Test accuracy"  # the headline leads
+    sizes, headline, single = (frame.value for frame in at.dataframe)  # the data-size section leads (issue 20)
+    assert "Pairs" in sizes.columns
+    assert headline["Metric"].iloc[0] == "Test accuracy"  # the headline table leads with test accuracy
     optimistic = headline[headline["Metric"].str.startswith("Best val accuracy")]["Metric"]
     assert (optimistic == "Best val accuracy — selected on the validation split (optimistic)").all()
     assert "ViT 0.7903" in shown  # the ViT's mean test accuracy over the paired random seeds
-    single = at.dataframe[1].value  # the article's one-seed Δ against the 95% prediction interval
+    # single: the article's one-seed Δ against the 95% prediction interval
     deltas = report.headline_deltas(runs).set_index(["train_rows", "metric"])
     row = deltas.loc[(1_000, "best_val_accuracy")]
     assert single.iloc[0]["95% prediction interval (1 random seed)"] == fmt.ci(row["pi_low"], row["pi_high"])
