@@ -274,7 +274,9 @@ def cost_chart(curve: pd.DataFrame) -> alt.Chart:
     ticks = sorted(int(t) for t in measured["tokens"])
     x = alt.X("tokens:Q", title="tokens N (log scale)", scale=alt.Scale(type="log", nice=False, padding=12),
               axis=alt.Axis(values=ticks, format=",d", labelOverlap=False, grid=False))
-    y = alt.Y("ms:Q", title="forward time of one attention layer (ms, log scale)", scale=alt.Scale(type="log"))
+    decades = [v * 10 ** k for k in range(-1, 5) for v in (1, 3)]  # 0.1, 0.3, 1, 3, ... : readable log ticks
+    y = alt.Y("ms:Q", title="forward time of one attention layer (ms, log scale)", scale=alt.Scale(type="log"),
+              axis=alt.Axis(values=decades, format=",~g"))
     points = alt.Chart(measured).mark_circle(size=80, opacity=1).encode(
         x=x, y=y, color=colour,
         tooltip=[alt.Tooltip("tokens:Q", format=",d"), alt.Tooltip("ms:Q", format=",.3f", title="median ms")])

@@ -23,6 +23,7 @@ from vitcore.app.selection import (
     PAGE_DEFAULTS,
     SAME_ROWS,
     baseline_cells,
+    cell_name,
     coverage_caption,
     current_choices,
     option_seeds,
@@ -129,7 +130,8 @@ def render_sidebar() -> None:
         st.selectbox(LABELS[BASELINE_KEY], list(cells), index=0, key=BASELINE_KEY, help=HELP[BASELINE_KEY],
                      bind="query-params")
         chosen = resolve_baseline(st.session_state.get(BASELINE_KEY), cells, selection)
-        st.caption(f"Baseline: {coverage_caption(counts.get(chosen.config_id, 0))} stored.")
+        # the box cuts a long name (its text is its URL value, so no shorter label): the caption says it in full
+        st.caption(f"Baseline: **{cell_name(chosen)}**, {coverage_caption(counts.get(chosen.config_id, 0))} stored.")
         st.segmented_control(LABELS[MARGIN_KEY], MARGINS, default=MARGIN, required=True, key=MARGIN_KEY,
                              help=HELP[MARGIN_KEY], bind="query-params")  # the page's metric control: one chunk
         st.button("Reset everything", on_click=reset, icon=":material/restart_alt:", key="reset_switches",
