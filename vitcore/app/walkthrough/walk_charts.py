@@ -32,7 +32,7 @@ def data_size_curve(frame: pd.DataFrame) -> alt.Chart:
     # the legend comes from the lines alone: full-colour strokes, not the pale bands
     line = base.mark_line(point=alt.OverlayMarkDef(size=40)).encode(
         y="mean:Q", color=alt.Color("model:N", scale=MODELS, title=None, legend=alt.Legend(
-            symbolType="stroke", symbolStrokeWidth=3, symbolSize=300, labelFontSize=13, symbolOpacity=1)),
+            symbolType="stroke", symbolStrokeWidth=3, symbolSize=300, labelFontSize=13, symbolOpacity=1, labelLimit=400)),
         tooltip=["model:N", alt.Tooltip("train_rows:Q", format=",d", title="rows"), "panel:N",
                  alt.Tooltip("mean:Q", format=".4f"), alt.Tooltip("sd:Q", format=".4f", title="sd over random seeds"),
                  alt.Tooltip("n:Q", title="random seeds")])
