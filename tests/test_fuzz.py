@@ -18,7 +18,7 @@ from test_app_damaged_store import frame_opening, page_title, pages
 from vitcore import cli
 from vitcore.app import state
 from vitcore.data.samples import local_data_available
-from vitcore.store.runs import INDEX, RunStore
+from vitcore.store.runs import INDEX, RunStore, StoreWarning
 
 ROOT = Path(__file__).resolve().parents[1]
 MEMORY_GOAL = 400 << 20
@@ -79,10 +79,13 @@ def test_check_names_every_hostile_file_within_the_memory_goal(hostile):
 def test_every_reader_skips_them_within_the_memory_goal(hostile, tmp_path):
     store, expected, valid = hostile
     (tmp_path / "out").mkdir()
-    code, memory, seconds = peak(lambda: cli.main(["export", "--store", str(store), "--out", str(tmp_path / "out")]))
+    with pytest.warns(StoreWarning) as said:  # each skipped run is reported (a StoreWarning per reader)
+        code, memory, seconds = peak(lambda: cli.main(["export", "--store", str(store), "--out", str(tmp_path / "out")]))
     print(f"export: {seconds:.2f} s, peak {memory / 2**20:.0f} MB")
     assert code == 0 and memory < MEMORY_GOAL
-    table = RunStore(store).table()
+    assert set(expected) <= {run_id for run_id in expected for w in said if run_id in str(w.message)}
+    with pytest.warns(StoreWarning):
+        table = RunStore(store).table()
     assert len(table) == valid - len(expected) and not set(table["run_id"]) & set(expected)
 
 
