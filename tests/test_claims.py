@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import ROOT
-from fakes import run_row, runs_table
+from fakes import run_row, runs_table, write_run
 
 from vitcore.article import claims
 from vitcore.config.run import RunConfig
@@ -115,7 +115,8 @@ def test_margin_reaches_the_verdict_and_the_tally_shows_three_margins():
 
 def test_every_claim_is_evaluated_on_the_committed_store():
     table = claims.claims_table(RunStore(ROOT / "cached_runs").table())
-    assert set(table["claim"]) == {c.claim for c in claims.CLAIMS} | {claims.DATA_SIZE}
+    assert set(table["claim"]) == {c.claim for c in claims.CLAIMS} | {claims.DATA_SIZE, claims.SEED_NOISE}
+    assert (table["claim"] == claims.SEED_NOISE).sum() >= 2  # the noise grid: the ViT and the convnet, 1,000 rows
     assert table["verdict"].isin(VERDICTS).all() and table["direction"].isin(claims.DIRECTIONS).all()
     assert table["expected"].isin(claims.EXPECTED).all() and table["setting"].str.len().gt(10).all()
     # every claim's configs are in the committed grids; the `papers` grid's may have one random seed while it
@@ -147,3 +148,23 @@ def test_the_data_size_row_is_the_crossover_estimate():
     assert row["mean_delta"] == pytest.approx(-0.015, abs=0.002) and row["ci_low"] < -0.015 < row["ci_high"] < 0
     assert row["crossover_low"] < 4000 < row["crossover_high"] and row["crossover_rows"] == pytest.approx(4000, rel=0.05)
     assert "crosses zero at about 4," in row["setting"] and np.isnan(row["train_rows"])
+
+
+def test_the_seed_noise_rows_judge_bouthillier_on_the_crossed_runs(tmp_path):
+    """A crossed store where the data sample dominates (its own term 50x each other one) agrees; one
+    where the batch order does disagrees; the ViT without position embedding gets no row."""
+    from test_noise import simulate
+
+    for name, true, expected in (("data", [50, 1, 1, 1, 1, 1, 1], ("higher", claims.AGREES)),
+                                 ("order", [1, 1, 50, 1, 1, 1, 1], ("lower", claims.DISAGREES))):
+        store = RunStore(tmp_path / name)
+        table = simulate(np.array(true) * 1e-5, (6, 4, 4), 1, seed=21)[0]
+        for model in ("vit", "convnet"):
+            for d, i, o in np.ndindex(*table.shape):
+                write_run(store, RunConfig(model=model, train_rows=1000, seed=d, init_seed=i, order_seed=o),
+                          0.8 + table[d, i, o])
+        write_run(store, RunConfig(pos_embedding="none", train_rows=1000, seed=0, init_seed=0, order_seed=0), 0.8)
+        rows = pd.DataFrame(claims.seed_noise_rows(store.table()))
+        assert len(rows) == 2 and set(rows["train_rows"]) == {1000} and (rows["n_pairs"] == 96).all()
+        assert {tuple(pair) for pair in rows[["verdict", "direction"]].to_numpy()} == {expected}
+        assert set(rows.columns) <= set(claims.COLUMNS)

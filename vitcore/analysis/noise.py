@@ -187,6 +187,8 @@ def crossed_runs(runs: pd.DataFrame, metric: str = "test_accuracy") -> pd.DataFr
     if runs.empty or not set(SEED_FIELDS) <= set(runs.columns):
         return pd.DataFrame(columns=["cell", "model", "train_rows", *SOURCES, metric])
     crossed = runs[runs[list(SEED_FIELDS)].notna().any(axis=1)].copy()
+    if crossed.empty:
+        return pd.DataFrame(columns=["cell", "model", "train_rows", *SOURCES, metric])
     for source, name in zip(SOURCES, SEED_FIELDS, strict=True):
         crossed[source] = crossed[name].fillna(crossed["seed"]).astype(int)
     crossed["cell"] = crossed[list(CELL_FIELDS)].map(str).agg("|".join, axis=1)  # NaN: "nan" (convnet)

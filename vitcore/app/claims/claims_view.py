@@ -13,7 +13,7 @@ import pandas as pd
 
 from vitcore.app import fmt
 from vitcore.app.selection import BASELINE_KEY, SIDEBAR_KEYS, cell_name
-from vitcore.article.claims import AS_CLAIMED, CLAIMS, DIRECTIONS
+from vitcore.article.claims import AS_CLAIMED, CLAIMS, DIRECTIONS, SEED_NOISE
 from vitcore.config.run import RunConfig
 from vitcore.stats.compare import compare, default_baseline
 from vitcore.stats.estimates import DEFINITIONS, MARGIN, MARGIN_REASON, OPTIMISTIC
@@ -27,6 +27,7 @@ def csv_bytes(table: pd.DataFrame) -> bytes:
 
 
 DATA_SIZE_LINK = "./vit_vs_convnet"  # the data-size row's runs: the ViT vs convnet page's curve
+SEED_NOISE_LINK = "./noise"  # the seed-noise rows' runs: the Seed noise page's crossed design
 
 
 def configs(table: pd.DataFrame) -> list[tuple[RunConfig, RunConfig] | None]:
@@ -38,8 +39,9 @@ def configs(table: pd.DataFrame) -> list[tuple[RunConfig, RunConfig] | None]:
 
 def links(table: pd.DataFrame) -> list[str]:
     """The Runs column: the Ablations page with both configs per row, the ViT vs convnet page for the
-    data-size row."""
-    return [ablations_link(*pair) if pair else DATA_SIZE_LINK for pair in configs(table)]
+    data-size row, the Seed noise page for the seed-noise rows."""
+    return [ablations_link(*pair) if pair else SEED_NOISE_LINK if claim == SEED_NOISE else DATA_SIZE_LINK
+            for pair, claim in zip(configs(table), table["claim"], strict=True)]
 
 
 def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
