@@ -31,5 +31,8 @@ st.caption("Data sample, initialisation, batch order: the part of the variance t
 st.subheader("The table")
 st.dataframe(noise_view.display(components), hide_index=True, width="stretch")
 st.subheader("Pairing a Δ")
-st.dataframe(pairing, hide_index=True, width="stretch")
+st.dataframe(noise_view.pairing_display(pairing, margin), hide_index=True, width="stretch")
+st.caption("Removes: the share of the unpaired Δ's variance (each arm's runs independent) that pairing the two arms "
+           "by that source alone takes away; the random seed pairs all three. Random seeds for ±margin: how many "
+           "give a 95% interval of the mean Δ that narrow at that sd.")
 st.caption(f"The same tables as `python -m vitcore noise --margin {margin:g} --out DIR` (noise.csv, pairing.csv).")

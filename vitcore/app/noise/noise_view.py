@@ -56,3 +56,15 @@ def display(components: pd.DataFrame) -> pd.DataFrame:
         "95% interval": [f"[{low:.0%}, {high:.0%}]" for low, high in zip(components["share_low"],
                                                                           components["share_high"], strict=True)],
         "sd": components["variance"].pow(0.5).map("{:.4f}".format)})
+
+
+def pairing_display(pairing: pd.DataFrame, margin: float) -> pd.DataFrame:
+    """pairing.csv's table as shown: what pairing by each source removes, in %, with its interval."""
+    return pd.DataFrame({
+        "Δ": pairing["cell"], "Rows": pairing["train_rows"].map(fmt.rows), "Paired by": pairing["paired_by"],
+        "sd of the Δ": pairing["variance"].clip(lower=0).pow(0.5).map("{:.4f}".format),
+        "Removes": pairing["removed"].map("{:.0%}".format),
+        "95% interval": [f"[{low:.0%}, {high:.0%}]" for low, high in zip(pairing["removed_low"],
+                                                                          pairing["removed_high"], strict=True)],
+        f"Random seeds for ±{margin:g}": pairing["seeds_for_margin"].map(
+            lambda n: "—" if fmt.missing(n) else f"{n:,.0f}")})
