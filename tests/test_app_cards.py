@@ -145,6 +145,7 @@ def test_effect_frame_marks_single_cell_effects():
     frame = tables.effect_frame(effects)
     assert list(frame["effect"]) == ["patch size 2 (vs 7) · one cell", "norm batch (vs layer)"]
     assert list(frame["basis"]) == ["one cell only", "averaged over the grid's cells"]
+    assert list(frame["level"]) == ["2", "batch"]  # one type: a chart's data goes to the browser as Arrow
     assert "patch size 2" in tables.single_cell_note(effects)
 
 
