@@ -22,10 +22,13 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from vitcore.config.run import LEVELS, SWITCHES, RunConfig
+from vitcore.config import switches
+from vitcore.config.run import RunConfig
 from vitcore.stats.estimates import ONE
 
-FLIP_FIELDS = (*SWITCHES, "warmup_epochs")  # what a single-switch change may change
+# What a single-switch change may change: every ViT switch of the registry (the factorial's and the
+# papers'), and warm-up epochs, whose levels are the ones the store has runs at.
+FLIP_FIELDS = tuple(s.name for s in switches.REGISTRY if s.applies("vit"))
 
 
 @dataclass(frozen=True)
@@ -51,11 +54,11 @@ def runs_of(runs: pd.DataFrame, cfg: RunConfig) -> pd.DataFrame:
 
 
 def levels(runs: pd.DataFrame, field: str) -> list:
-    """The levels a single-switch change may move `field` to: the switch's LEVELS, or the warm-up
-    epochs the store has runs at."""
-    if field in LEVELS:
-        return list(LEVELS[field])
-    return sorted(int(w) for w in runs["warmup_epochs"].dropna().unique()) if len(runs) else []
+    """The levels a single-switch change may move `field` to: the switch's levels, or for a free field
+    (warm-up epochs) the values the store has runs at."""
+    if not switches.SWITCH[field].free:
+        return list(switches.LEVELS[field])
+    return sorted(int(w) for w in runs[field].dropna().unique()) if len(runs) and field in runs.columns else []
 
 
 def neighbours(runs: pd.DataFrame, cfg: RunConfig) -> list[tuple[str, object, RunConfig]]:
@@ -101,9 +104,17 @@ def base_of(a: RunConfig, b: RunConfig, field: str, runs: pd.DataFrame) -> RunCo
     return min((a, b), key=lambda cfg: _rank(cfg, field, order)).replace(seed=0)
 
 
+def testable(runs: pd.DataFrame, a: RunConfig, b: RunConfig) -> bool:
+    """Whether two configs share at least 2 (train_rows, random seed) pairs: a comparison with a test."""
+    seeds = [set(runs_of(runs, cfg)["seed"]) for cfg in (a, b)]
+    return len(seeds[0] & seeds[1]) >= 2
+
+
 def flip_family(runs: pd.DataFrame, base: RunConfig) -> Family:
-    """The single-switch changes whose base is `base`: m = how many are stored."""
-    size = sum(1 for field, _, other in neighbours(runs, base) if base_of(base, other, field, runs).config_id == base.config_id)
+    """The single-switch changes whose base is `base`: m = how many are stored with at least 2 pairs (a
+    change with fewer has no test, so it takes no share of the 5%)."""
+    size = sum(1 for field, _, other in neighbours(runs, base)
+               if base_of(base, other, field, runs).config_id == base.config_id and testable(runs, base, other))
     return Family(f"single-switch changes of {base.label()} at {base.train_rows:,} rows", max(size, 1))
 
 
