@@ -14,7 +14,10 @@ from contextlib import asynccontextmanager
 
 import streamlit as st
 
+from vitcore.app.memory import return_freed_memory
+
 log = logging.getLogger("vitcore")
+return_freed_memory()  # freed arrays go back to the system: RSS follows what the server holds
 
 
 def _warm() -> None:

@@ -24,6 +24,7 @@ Measures, on fresh `streamlit run streamlit_app.py` servers with training off:
 
     python bench/app_bench.py --paint    # only 5 (about a minute)
     python bench/app_bench.py --cpu      # only 6 (about five minutes)
+    python bench/app_bench.py --memory   # issue 19's RSS under any URL (bench/memory_bench.py, ~10 minutes)
 """
 
 from __future__ import annotations
@@ -216,9 +217,10 @@ def server_cpu(browser, folder: Path, rounds: int = 3) -> None:
 def main() -> int:
     import tempfile
 
+    from memory_bench import memory
     from playwright.sync_api import sync_playwright
 
-    for flag, only in (("--paint", first_paint), ("--cpu", server_cpu)):
+    for flag, only in (("--paint", first_paint), ("--cpu", server_cpu), ("--memory", memory)):
         if flag in sys.argv[1:]:
             with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
