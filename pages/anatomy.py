@@ -59,7 +59,7 @@ st.markdown(
     f"embedding — the source article quotes {fmt.rows(VIT_PARAMS_QUOTED)} for the article's ViT, which is the total "
     f"*excluding* the embedding (its model, like ours, has {fmt.rows(VIT_PARAMS_QUOTED + POSITION_EMBEDDING_PARAMS)}). "
     f"The article's convnet: **{fmt.rows(convnet_total)}**.")
-if cfg.norm == "batch":
+if cfg.batch_norm:
     st.caption("BatchNormalization rows include its moving mean and variance (2 × width non-trainable each).")
 
 st.subheader("What each switch adds or removes")

@@ -10,6 +10,7 @@ Tests that train, start a server or browser, or spawn a process are marked `slow
 """
 
 import functools
+import itertools
 import os
 import subprocess
 import sys
@@ -21,10 +22,23 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from vitcore.config.run import RunConfig  # noqa: E402
+from vitcore.config.switches import FACTORS, LEVELS, REGISTRY  # noqa: E402
 from vitcore.store.runs import RunStore  # noqa: E402
 
 TINY = RunConfig(train_rows=300, epochs=2)  # the article's ViT on 300 rows: ~15 s with compile
 TINY_VARIANTS = (TINY, TINY.replace(pos_embedding="none"))  # what tiny_store holds
+
+
+def switch_grid(**only: tuple) -> list[RunConfig]:
+    """The tests' switch grid, from the registry: every combination of the factorial's switches at all
+    their levels (`only` narrows one, e.g. switch_grid(patch_size=(4, 7, 14))), then each other ViT
+    switch's other levels one at a time on the article's ViT. A new switch joins every test that loops
+    over this grid; interactions of the non-factorial switches are listed by the tests that need them."""
+    combos = [RunConfig(**dict(zip(FACTORS, levels)))
+              for levels in itertools.product(*(only.get(name, LEVELS[name]) for name in FACTORS))]
+    singles = [RunConfig(**{s.name: level}) for s in REGISTRY if not s.free and not s.grid and s.applies("vit")
+               for level in only.get(s.name, s.levels) if level != s.default]
+    return combos + singles
 
 
 def run_cli(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:

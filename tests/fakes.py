@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from vitcore.config.run import FIELD_NAMES, RunConfig
+from vitcore.config.run import FIELD_NAMES, VIT_FIELDS, RunConfig
 from vitcore.data.fashion import CLASS_NAMES
 from vitcore.model import anatomy
 from vitcore.store.runs import HISTORY_COLUMNS, METRICS, RunStore
@@ -85,7 +85,7 @@ def run_row(cfg: RunConfig, **overrides) -> dict:
 def runs_table(rows: list[dict]) -> pd.DataFrame:
     """run_row()s as a frame with RunStore.table()'s columns and dtypes (ViT-only fields as objects)."""
     frame = pd.DataFrame(rows, columns=["run_id", "config_id", "label", *FIELD_NAMES, *METRICS, "has_weights"])
-    for name in ("pos_embedding", "norm_placement", "norm", "patch_size", "width", "depth", "heads", "mlp_dim"):
+    for name in VIT_FIELDS:
         frame[name] = frame[name].astype(object)
     return frame
 

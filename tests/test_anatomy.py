@@ -4,12 +4,12 @@ against the Keras builder (vitcore.model.build.param_breakdown) for every switch
 import itertools
 
 import pytest
+from conftest import switch_grid
 
-from vitcore.config.run import NORM_PLACEMENTS, NORMS, PATCH_SIZES, POS_EMBEDDINGS, RunConfig
+from vitcore.config.run import NORMS, PATCH_SIZES, RunConfig
 from vitcore.model import anatomy
 
-GRID = [RunConfig(pos_embedding=pos, norm_placement=placement, norm=norm, patch_size=patch)
-        for pos, placement, norm, patch in itertools.product(POS_EMBEDDINGS, NORM_PLACEMENTS, NORMS, PATCH_SIZES)]
+GRID = switch_grid()
 # The papers' switches (issue 21) with every patch size and both norms: SPT's projection scales with the patch area,
 # BatchNorm changes no new row, and the class token and LSA stack.
 PAPERS = [RunConfig(pooling=pooling, tokenizer=tokenizer, self_attention=attention, patch_size=patch, norm=norm)

@@ -106,7 +106,7 @@ def test_a_paper_variant_shows_its_own_weights_never_the_article_vits():
     assert A.find_weighted_run(runs, article) == "a" * 12
     assert A.find_weighted_run(runs, article.replace(self_attention="lsa")) is None  # no LSA run: no maps
     assert A.train_command(article.replace(tokenizer="shifted", self_attention="lsa")) == \
-        "python -m vitcore run --train-rows 1000 --tokenizer shifted --self-attention lsa"
+        "python -m vitcore run --tokenizer shifted --self-attention lsa --train-rows 1000"  # switches.SELECTED order
 
 
 def test_class_token_maps_leave_the_token_out_of_the_patch_grid():

@@ -6,6 +6,7 @@ import pytest
 from conftest import ROOT
 
 from vitcore.config.run import FIELD_NAMES, VIT_FIELDS, RunConfig
+from vitcore.config.switches import REGISTRY
 
 
 def test_defaults_are_the_articles_vit():
@@ -52,11 +53,10 @@ def test_run_id_is_stable_across_processes():
     assert len(RunConfig().run_id) == 12
 
 
-CHANGES = {"model": "convnet", "pos_embedding": "none", "norm_placement": "post", "norm": "batch", "patch_size": 4,
+# each registered switch at its first other level (pos none, post, batch, patch 2, warm-up 2)
+CHANGES = {"model": "convnet", **{s.name: next(v for v in s.levels if v != s.default) for s in REGISTRY},
            "width": 32, "depth": 3, "heads": 2, "mlp_dim": 64, "train_rows": 1000, "epochs": 10, "batch_size": 32,
-           "lr": 3e-4, "warmup_epochs": 2, "seed": 1, "pooling": "cls", "tokenizer": "shifted",
-           "self_attention": "lsa", "data_seed": 1,
-           "init_seed": 1, "order_seed": 1}
+           "lr": 3e-4, "seed": 1, "data_seed": 1, "init_seed": 1, "order_seed": 1}
 
 
 def test_every_field_changes_the_run_id():

@@ -1,7 +1,6 @@
-import itertools
-
 import numpy as np
 import pytest
+from conftest import switch_grid
 
 keras = pytest.importorskip("keras")
 
@@ -25,12 +24,8 @@ def test_totals_without_position_embedding_and_convnet():
     assert build_model(RunConfig(model="convnet")).count_params() == 60_554
 
 
-SWITCH_GRID = list(itertools.product(("learned", "none"), ("pre", "post"), ("layer", "batch"), (2, 4, 7, 14)))
-
-
-@pytest.mark.parametrize("pos, placement, norm, patch", SWITCH_GRID)
-def test_every_switch_combination_builds_and_runs(pos, placement, norm, patch):
-    cfg = RunConfig(pos_embedding=pos, norm_placement=placement, norm=norm, patch_size=patch)
+@pytest.mark.parametrize("cfg", switch_grid(), ids=RunConfig.label)
+def test_every_switch_combination_builds_and_runs(cfg):
     model = build_model(cfg)
     images = np.random.default_rng(0).random((3, 28, 28), dtype=np.float32)
     probs = np.asarray(model(model_inputs(cfg, images), training=False))
@@ -39,8 +34,8 @@ def test_every_switch_combination_builds_and_runs(pos, placement, norm, patch):
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
     names = {layer.name for layer in model.layers}
     assert {"patch_projection", "block0_attention", "block1_attention", "final_norm"} <= names
-    assert ("pos_embedding" in names) == (pos == "learned")
-    norm_type = keras.layers.LayerNormalization if norm == "layer" else keras.layers.BatchNormalization
+    assert ("pos_embedding" in names) == (cfg.pos_embedding == "learned")
+    norm_type = keras.layers.LayerNormalization if cfg.norm == "layer" else keras.layers.BatchNormalization
     assert isinstance(model.get_layer("block0_norm1"), norm_type)
 
 

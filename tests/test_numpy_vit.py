@@ -8,18 +8,17 @@ everywhere, Keras' own float32 rounding grows past 1e-5 through post-norm BatchN
 float64 Keras and NumPy then agree to 1e-7, so the formula is right either way.)
 """
 
-import itertools
 
 import numpy as np
 import pytest
-from conftest import ROOT
+from conftest import ROOT, switch_grid
 
 from vitcore.analysis import attention as A
-from vitcore.config.run import NORM_PLACEMENTS, NORMS, RunConfig
+from vitcore.config.run import RunConfig
 from vitcore.data.patches import model_inputs
 from vitcore.model.numpy_vit import NumpyViT, load_weights, random_weights
 
-GRID = list(itertools.product(("learned", "none"), NORM_PLACEMENTS, NORMS, (4, 7, 14)))
+GRID = switch_grid(patch_size=(4, 7, 14), pos_embedding=("learned", "none"))
 # The papers' variants (issue 21), alone and with the other switches where they interact: the class token with
 # BatchNorm and post-norm, LSA with the class token (its masked diagonal spans 17 tokens), SPT at another patch.
 PAPERS = [dict(pos_embedding="sincos"), dict(pos_embedding="sincos", patch_size=4), dict(pooling="cls"),
@@ -35,14 +34,13 @@ def tokens_of(cfg: RunConfig, rows: int = 6, seed: int = 0) -> np.ndarray:
     return model_inputs(cfg, images)
 
 
-@pytest.mark.parametrize("pos, placement, norm, patch", GRID[::5])
-def test_random_model_outputs_are_distributions(pos, placement, norm, patch):
-    cfg = RunConfig(pos_embedding=pos, norm_placement=placement, norm=norm, patch_size=patch)
+@pytest.mark.parametrize("cfg", GRID[::5], ids=RunConfig.label)
+def test_random_model_outputs_are_distributions(cfg):
     probs, *scores = NumpyViT(cfg, random_weights(cfg, seed=1))(tokens_of(cfg))
     assert probs.shape == (6, 10) and np.allclose(probs.sum(1), 1, atol=1e-5)
     assert len(scores) == cfg.depth
     for block in scores:
-        assert block.shape == (6, cfg.heads, cfg.tokens, cfg.tokens) and np.allclose(block.sum(-1), 1, atol=1e-5)
+        assert block.shape == (6, cfg.heads, cfg.sequence, cfg.sequence) and np.allclose(block.sum(-1), 1, atol=1e-5)
 
 
 @pytest.mark.parametrize("changes", PAPERS, ids=lambda c: RunConfig(**c).label())
@@ -98,13 +96,10 @@ def test_bad_inputs_are_refused():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("changes", [dict(pos_embedding=pos, norm_placement=placement, norm=norm, patch_size=patch)
-                                     for pos, placement, norm, patch in GRID] + PAPERS,
-                         ids=lambda c: RunConfig(**c).label())
-def test_matches_keras_to_1e_5(tmp_path, changes):
+@pytest.mark.parametrize("cfg", GRID + [RunConfig(**changes) for changes in PAPERS], ids=RunConfig.label)
+def test_matches_keras_to_1e_5(tmp_path, cfg):
     import keras
 
-    cfg = RunConfig(**changes)
     model = A.build_attention_model(cfg, None, init_seed=3)
     rng = np.random.default_rng(4)
     for variable in model.weights:  # every variable moved off its init, about as far as training moves it

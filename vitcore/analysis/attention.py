@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from vitcore.config.run import RunConfig
+from vitcore.config.switches import SELECTED
 from vitcore.data.fashion import CLASS_NAMES
 from vitcore.data.patches import model_inputs, patchify
 
@@ -240,8 +241,7 @@ def sketch_weights(image: np.ndarray, query: int, temperature: float = 1.0, patc
 
 
 # -- which stored run to show ---------------------------------------------------------------------
-MATCH_FIELDS = ("model", "pos_embedding", "norm_placement", "norm", "patch_size", "train_rows", "warmup_epochs",
-                "pooling", "tokenizer", "self_attention")
+MATCH_FIELDS = SELECTED  # every field the sidebar selects by: the model, each registered switch, the rows
 
 
 def find_weighted_run(runs: pd.DataFrame, cfg: RunConfig) -> str | None:

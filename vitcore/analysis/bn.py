@@ -57,7 +57,7 @@ def bn_steps(cfg: RunConfig) -> int:
 def bn_runs(store: RunStore) -> list[Run]:
     """Every stored ViT run with norm="batch" that kept its weights (seed-0 runs), in run-id order."""
     return [run for run in store.runs()
-            if run.config.model == "vit" and run.config.norm == "batch" and run.weights_path is not None]
+            if run.config.model == "vit" and run.config.batch_norm and run.weights_path is not None]
 
 
 def batch_norms(model) -> list:

@@ -128,9 +128,9 @@ def with_n2_curve(bench: pd.DataFrame) -> pd.DataFrame:
 
 
 def tokens_grid_seconds(runs: pd.DataFrame) -> pd.DataFrame:
-    """Training seconds per patch size from the store table, baseline ViT only (pre-LN, learned
-    position embedding, no warm-up), one row per (patch_size, train_rows, timing_group): mean, std, runs,
-    tokens — seconds are never pooled across timing groups.
+    """Training seconds per patch size from the store table, the article's ViT with only the patch
+    size changed (every other registered switch at its default), one row per (patch_size, train_rows,
+    timing_group): mean, std, runs, tokens — seconds are never pooled across timing groups.
     Within a training size only the seeds every patch size has count (patch 7 has more seeds, from
     the `headline` grid), so the rows compare the same data samples."""
     columns = ["patch_size", "tokens", "train_rows", "runs", "mean_seconds", "std_seconds",

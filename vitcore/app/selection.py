@@ -10,28 +10,25 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from vitcore.config.run import (
-    MODELS,
-    NORM_PLACEMENTS,
-    NORMS,
-    PATCH_SIZES,
-    POS_EMBEDDINGS,
-    SEED_FIELDS,
-    SWITCHES,
-    VIT_FIELDS,
-    RunConfig,
-)
+from vitcore.config import switches
+from vitcore.config.run import DEFAULTS as FIELD_DEFAULTS
+from vitcore.config.run import FIELD_NAMES, MODELS, SEED_FIELDS, VIT_FIELDS, RunConfig
+from vitcore.run.sweep import GRID_ROWS
 from vitcore.stats.estimates import MARGIN
 from vitcore.stats.summaries import METRICS
 
-# The sidebar's choices per widget key (== RunConfig field). Values appear in the URL as str(value).
-# train_rows/warmup_epochs offer the swept values plus a few that can be trained on demand.
-TRAIN_ROWS = (1_000, 2_000, 4_000, 8_000)
-WARMUP_EPOCHS = (0, 2, 5)
-CHOICES: dict[str, tuple] = {"model": MODELS, "pos_embedding": POS_EMBEDDINGS, "norm_placement": NORM_PLACEMENTS,
-                             "norm": NORMS, "patch_size": PATCH_SIZES, "train_rows": TRAIN_ROWS,
-                             "warmup_epochs": WARMUP_EPOCHS}
+# The sidebar's choices per widget key (== RunConfig field, switches.SELECTED). Values appear in the
+# URL as str(value). The switches' levels come from the registry; train_rows offers every row count
+# the sweep's grids train.
+TRAIN_ROWS = GRID_ROWS
+CHOICES: dict[str, tuple] = {key: MODELS if key == "model" else TRAIN_ROWS if key == "train_rows"
+                             else switches.LEVELS[key] for key in switches.SELECTED}
 SIDEBAR_KEYS = tuple(CHOICES)  # the sidebar's widget keys, in the order it draws them
+# Each key's label (the sidebar, the Runs page's filters) and the sidebar's help.
+LABELS = {"model": "Model", "train_rows": "Training rows", **{s.name: s.label for s in switches.REGISTRY}}
+HELP = {"model": "The article's ViT (patch → Dense 64 → 2 transformer blocks) or its 60,554-parameter convnet.",
+        "train_rows": "Stratified training rows (validation is a fixed 5,000; test is the official 10,000).",
+        **{s.name: s.help for s in switches.REGISTRY}}
 DEFAULTS = {key: getattr(RunConfig(), key) for key in CHOICES}
 BASELINE_KEY = "baseline"
 BASELINE = RunConfig()  # the article's ViT: patch 7, pre-LN, learned positions, 4,000 rows
@@ -46,7 +43,7 @@ METRIC_LABELS = {metric.replace("_", " "): metric for metric in METRICS}
 PAGE_DEFAULTS = {MARGIN_KEY: MARGIN, METRIC_KEY: next(iter(METRIC_LABELS)), INTERACTIONS_KEY: False,
                  VIEW_KEY: VIEWS[0]}
 # Fields outside the sidebar that a cached cell might still differ in (named in its cell name).
-_EXTRA_FIELDS = ("width", "depth", "heads", "mlp_dim", "epochs", "batch_size", "lr")
+_EXTRA_FIELDS = tuple(name for name in FIELD_NAMES if name not in switches.SELECTED and name != "seed")
 
 
 def config_from_state(state: Mapping, seed: int = 0) -> RunConfig:
@@ -149,12 +146,12 @@ def option_seeds(key: str, values: Mapping, counts: Mapping[str, int]) -> dict:
 
 
 def variants(cfg: RunConfig, counts: Mapping[str, int]) -> int:
-    """How many configs with one switch of cfg changed (the four ViT switches, warm-up) have runs: the
+    """How many configs with one switch of cfg changed (every registered switch) have runs: the
     rows of its flip table, counted without any statistics."""
     if cfg.model != "vit":
         return 0
     total = 0
-    for key in (*SWITCHES, "warmup_epochs"):
+    for key in switches.NAMES:
         for option in CHOICES[key]:
             try:
                 other = cfg.replace(**{key: option})
@@ -190,10 +187,12 @@ def config_of_row(row: Mapping) -> RunConfig:
     fields = {key: row[key] for key in RunConfig.__dataclass_fields__
               if key in row and row[key] is not None and not (isinstance(row[key], float) and pd.isna(row[key]))}
     fields["seed"] = 0
-    for key in ("patch_size", "width", "depth", "heads", "mlp_dim", "train_rows", "epochs", "batch_size",
-                "warmup_epochs", *SEED_FIELDS):
-        if key in fields:
-            fields[key] = int(fields[key])
+    for key, value in fields.items():  # pandas gives floats for integer columns holding None
+        default = FIELD_DEFAULTS[key]
+        if key in SEED_FIELDS:  # optional random seeds: None (left out above) or a whole number
+            fields[key] = int(value)
+        elif isinstance(default, (int, float)) and not isinstance(default, bool):
+            fields[key] = type(default)(value)
     return RunConfig(**fields)
 
 

@@ -32,29 +32,21 @@ from vitcore.app.selection import (
     seed_counts,
     selection_or_default,
 )
+from vitcore.app.selection import HELP as KEY_HELP
+from vitcore.app.selection import LABELS as KEY_LABELS
+from vitcore.config.switches import SWITCH
 from vitcore.stats.estimates import MARGIN
 
 NOTES_KEY = "_vitcore_query_notes"
 PAINTED, _TICKS = "_vitcore_painted", "_vitcore_paint_ticks"
 HELP = {
-    "model": "The article's ViT (patch → Dense 64 → 2 transformer blocks) or its 60,554-parameter convnet.",
-    "pos_embedding": "`learned`: a trainable 16×64 (for patch 7) table added to the tokens. "
-                     "`none`: the model sees an unordered bag of patches.",
-    "norm_placement": "`pre`: norm → sublayer → add (residual path stays clean). "
-                      "`post`: sublayer → add → norm, the original Transformer.",
-    "norm": "`layer`: LayerNormalization per token. `batch`: BatchNormalization over the batch.",
-    "patch_size": "Side of a square patch: 2/4/7/14 → 196/49/16/4 tokens. Attention cost grows with tokens².",
-    "train_rows": "Stratified training rows (validation is a fixed 5,000; test is the official 10,000).",
-    "warmup_epochs": "Linear learning-rate warm-up over this many epochs (0: none).",
+    **KEY_HELP,  # one entry per sidebar key: the model, each registered switch, the rows
     BASELINE_KEY: "What every Δ is measured against, seed by seed. Default: the article's ViT at the selected rows.",
     MARGIN_KEY: "An effect smaller than this is no effect: *equivalent* when the 90% interval of the Δ lies inside "
                 "±margin (accuracies and the gap; seconds use ±1 s). Also sets how many random seeds an "
                 "*inconclusive* Δ would need.",
 }
-LABELS = {"model": "Model", "pos_embedding": "Position embedding", "norm_placement": "Norm placement",
-          "norm": "Norm", "patch_size": "Patch size", "train_rows": "Training rows",
-          "warmup_epochs": "Warm-up epochs", BASELINE_KEY: "Baseline", MARGIN_KEY: "Equivalence margin"}
-_VIT_ONLY = ("pos_embedding", "norm_placement", "norm", "patch_size")
+LABELS = {**KEY_LABELS, BASELINE_KEY: "Baseline", MARGIN_KEY: "Equivalence margin"}
 _RESET_KEYS = (*CHOICES, BASELINE_KEY, *PAGE_DEFAULTS)
 
 
@@ -123,7 +115,7 @@ def render_sidebar() -> None:
             options, seeds = CHOICES[key], option_seeds(key, values, counts)
             st.radio(LABELS[key], options, index=options.index(DEFAULTS[key]), key=key, help=HELP[key],
                      horizontal=True, captions=[coverage_caption(seeds[option]) for option in options],
-                     disabled=key in _VIT_ONLY and values["model"] == "convnet", bind="query-params")
+                     disabled=key in SWITCH and not SWITCH[key].applies(values["model"]), bind="query-params")
             if key == "model" and values["model"] == "convnet":
                 st.caption("The ViT switches below do not apply to the convnet.")
         selection, _ = selection_or_default(values)

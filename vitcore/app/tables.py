@@ -12,6 +12,7 @@ import pandas as pd
 from vitcore.app import fmt
 from vitcore.app.selection import BASELINE, cell_name
 from vitcore.config.run import RunConfig
+from vitcore.config.switches import REGISTRY
 from vitcore.stats.estimates import MARGIN
 
 
@@ -24,8 +25,7 @@ def curve_roles(selected: pd.DataFrame, base: pd.DataFrame, cfg: RunConfig,
     return roles, order
 
 
-SWITCH_NAMES = {"pos_embedding": "position embedding", "norm_placement": "norm placement", "norm": "norm",
-                "patch_size": "patch size", "warmup_epochs": "warm-up epochs"}
+SWITCH_NAMES = {switch.name: switch.noun for switch in REGISTRY}  # 'position embedding'; effect labels
 
 
 def flip_frame(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.DataFrame:

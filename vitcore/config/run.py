@@ -128,6 +128,12 @@ class RunConfig:
         object.__setattr__(self, "lr", float(self.lr))
 
     @property
+    def batch_norm(self) -> bool:
+        """Whether the norms are BatchNormalization (moving statistics; the collapse diagnosis). Outside
+        the builder's name -> layer table (model.build.make_norm), the norm value is read only here."""
+        return self.norm == "batch"
+
+    @property
     def tokens(self) -> int:
         """Patch tokens per image (a class token is not one of them)."""
         return (28 // self.patch_size) ** 2

@@ -9,7 +9,7 @@ filter and the tests' grids.
 How to add a switch (e.g. dropout 0.0 / 0.1):
   1. Append one `Switch(...)` to REGISTRY below. Its RunConfig field is created from it (after
      the other switches, before `width`), with `default` as the field's default, checked against
-     `levels` at construction. `grid=False` unless the default factorial sweep should cross it
+     `levels` at construction. Leave `grid` empty unless the default factorial sweep should cross it
      (that would make every stored cell of `sweep default` incomplete).
   2. Add its branch to the model builder (vitcore/model/build.py) and, if inference changes,
      to the NumPy forward pass (vitcore/model/numpy_vit.py); anatomy's formulas if it changes
@@ -41,12 +41,14 @@ class Switch:
     tag: Callable[[Any], str]           # the run label's text for a value: " p7", "-LN", "" for none
     why: str = ""                       # why one would change it (the RunConfig field's comment)
     models: tuple = ("vit",)            # the models it means something for; it does not split the others
-    grid: bool = False                  # crossed in the default factorial sweep (and its main effects)
+    grid: tuple = ()                    # its levels crossed in the default factorial sweep (): not crossed
     free: bool = False                  # a numeric field declared in config/run.py; levels are offered values
 
     def __post_init__(self) -> None:
         if self.default not in self.levels:
             raise ValueError(f"switch {self.name}: default {self.default!r} is not one of its levels {self.levels}")
+        if not set(self.grid) <= set(self.levels):
+            raise ValueError(f"switch {self.name}: grid levels {self.grid} are not all among its levels {self.levels}")
 
     @property
     def noun(self) -> str:
@@ -63,19 +65,22 @@ REGISTRY: tuple[Switch, ...] = (
            "`none`: the model sees an unordered bag of patches. "
            "`sincos`: a fixed 2-D sine-cosine table, no parameters (Beyer, Zhai & Kolesnikov 2022).",
            tag=lambda v: {"learned": " pos", "none": " no-pos", "sincos": " sincos"}[v],
-           why="none: the model sees a bag of patches; sincos: fixed 2-D sine-cosine (big_vision)", grid=True),
+           why="none: the model sees a bag of patches; sincos: fixed 2-D sine-cosine (big_vision)",
+           grid=("learned", "none")),  # sincos is not crossed: the `papers` grid has it
     Switch("norm_placement", ("pre", "post"), "pre", "Norm placement",
            "`pre`: norm → sublayer → add (residual path stays clean). "
            "`post`: sublayer → add → norm, the original Transformer.",
            tag=lambda v: f" {v}", why="pre: norm -> sublayer -> add; post: sublayer -> add -> norm (needs warm-up?)",
-           grid=True),
+           grid=("pre", "post")),
     Switch("norm", ("layer", "batch"), "layer", "Norm",
            "`layer`: LayerNormalization per token. `batch`: BatchNormalization over the batch.",
            tag=lambda v: "-LN" if v == "layer" else "-BN",
-           why="LayerNormalization(eps=1e-6) or BatchNormalization: batch statistics inside a block", grid=True),
+           why="LayerNormalization(eps=1e-6) or BatchNormalization: batch statistics inside a block",
+           grid=("layer", "batch")),
     Switch("patch_size", (2, 4, 7, 14), 7, "Patch size",
            "Side of a square patch: 2/4/7/14 → 196/49/16/4 tokens. Attention cost grows with tokens².",
-           tag=lambda v: f" p{v}", why="smaller patch -> more tokens -> attention cost ~ tokens^2", grid=True),
+           tag=lambda v: f" p{v}", why="smaller patch -> more tokens -> attention cost ~ tokens^2",
+           grid=(7, 4, 14)),  # patch 2 (196 tokens, ~10 min a run) has its own grid: sweep tokens
     # What the ViT papers tried on small data (issue 21; vitcore.config.papers): not in the factorial.
     Switch("pooling", ("gap", "cls"), "gap", "Pooling",
            "`gap`: the classifier reads the mean of the tokens. `cls`: a learned class token is prepended and "
@@ -100,6 +105,9 @@ LABEL_ORDER = ("patch_size", "norm_placement", "norm", "pos_embedding")
 SWITCH = {switch.name: switch for switch in REGISTRY}
 NAMES = tuple(SWITCH)
 FACTORS = tuple(s.name for s in REGISTRY if s.grid)  # the default factorial's switches
+# The fields the dashboard selects runs by, in the sidebar's order: the model, the switches with
+# levels, the training rows, then the free switches (warm-up).
+SELECTED = ("model", *(s.name for s in REGISTRY if not s.free), "train_rows", *(s.name for s in REGISTRY if s.free))
 LEVELS = {s.name: s.levels for s in REGISTRY}
 DEFAULTS = {s.name: s.default for s in REGISTRY}
 VIT_ONLY = tuple(s.name for s in REGISTRY if s.models == ("vit",))

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pandas as pd
 
 from vitcore.article.seed_reference import CONVNET_PARAMS, VIT_PARAMS_QUOTED  # noqa: F401 - the printed numbers
+from vitcore.config import switches
 from vitcore.config.run import RunConfig
-from vitcore.config.switches import LEVELS
 from vitcore.data.patches import token_width
 
 SEED_VIT_QUOTED = VIT_PARAMS_QUOTED  # the "ViT 70,922": without the position embedding
@@ -23,8 +23,8 @@ SEED_ROWS = ("patch projection", "position embedding", "one attention block", "o
 def formulas(cfg: RunConfig) -> dict[str, tuple[str, int]]:
     """Row name -> (formula text, value) for the ViT of cfg; must equal what Keras counts."""
     w, p2, n, m, h = cfg.width, token_width(cfg), cfg.tokens, cfg.mlp_dim, cfg.heads
-    norm_each = (4 if cfg.norm == "batch" else 2) * w  # gamma, beta (+ moving mean, variance)
-    norm_text = f"2 × 4 × {w}" if cfg.norm == "batch" else f"2 × 2 × {w}"
+    norm_each = (4 if cfg.batch_norm else 2) * w  # gamma, beta (+ moving mean, variance)
+    norm_text = f"2 × 4 × {w}" if cfg.batch_norm else f"2 × 2 × {w}"
     projection = (f"{p2} × {w} + {w}", p2 * w + w)
     if cfg.tokenizer == "shifted":  # SPT: LayerNorm over the 5·patch² values, then the projection
         projection = (f"2 × {p2} (LayerNorm of 5 × {cfg.patch_size ** 2}) + {projection[0]}", 2 * p2 + projection[1])
@@ -90,12 +90,14 @@ def totals(counted: list[tuple[str, int]]) -> dict[str, int]:
     return {"total": values["total"], "position embedding": position, "without position": values["total"] - position}
 
 
+# The switches whose flips the anatomy shows: the registry's ViT switches with levels of their own.
+FLIPPED = tuple(s.name for s in switches.REGISTRY if not s.free and s.applies("vit"))
+
+
 def toggle_variants(cfg: RunConfig) -> list[RunConfig]:
     """cfg with one ViT switch flipped at a time (every other value of each switch)."""
-    variants = []
-    for name, choices in LEVELS.items():
-        variants += [cfg.replace(**{name: value}) for value in choices if value != getattr(cfg, name)]
-    return variants
+    return [cfg.replace(**{name: value}) for name in FLIPPED for value in switches.LEVELS[name]
+            if value != getattr(cfg, name)]
 
 
 def total(cfg: RunConfig) -> int:
@@ -109,7 +111,7 @@ def toggle_effects(cfg: RunConfig, count_total=total) -> pd.DataFrame:
     base = count_total(cfg)
     rows = []
     for variant in toggle_variants(cfg):
-        changed = next(name for name in LEVELS if getattr(variant, name) != getattr(cfg, name))
+        changed = next(name for name in FLIPPED if getattr(variant, name) != getattr(cfg, name))
         total = count_total(variant)
         rows.append({"switch": changed, "from": str(getattr(cfg, changed)), "to": str(getattr(variant, changed)),
                      "tokens": variant.tokens, "total": total, "Δ parameters": total - base})

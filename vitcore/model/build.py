@@ -131,7 +131,8 @@ def make_attention(kind: str, heads: int, key_dim: int, name: str) -> keras.laye
 
 
 def make_norm(kind: str, name: str) -> keras.layers.Layer:
-    """One name -> layer table, as timm's norm_layer: the only place the norm switch is read."""
+    """One name -> layer table, as timm's norm_layer: the only place the norm switch picks a layer
+    (elsewhere RunConfig.batch_norm says which one)."""
     if kind == "layer":
         return keras.layers.LayerNormalization(epsilon=1e-6, name=name)
     if kind == "batch":

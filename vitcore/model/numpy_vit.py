@@ -79,7 +79,7 @@ def random_weights(cfg: RunConfig, seed: int = 0) -> Weights:
     rng = np.random.default_rng(seed)
     w, m, k, h = cfg.width, cfg.mlp_dim, cfg.width // cfg.heads, cfg.heads
     zeros, ones = (lambda *s: np.zeros(s, np.float32)), (lambda *s: np.ones(s, np.float32))
-    norm = ([ones(w), zeros(w), zeros(w), ones(w)] if cfg.norm == "batch" else [ones(w), zeros(w)])
+    norm = ([ones(w), zeros(w), zeros(w), ones(w)] if cfg.batch_norm else [ones(w), zeros(w)])
     weights: Weights = {"patch_projection": [_glorot(rng, (token_width(cfg), w)), zeros(w)]}
     if cfg.tokenizer == "shifted":
         weights["patch_norm"] = [ones(token_width(cfg)), zeros(token_width(cfg))]

@@ -21,8 +21,9 @@ import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 
+from vitcore.config import switches
 from vitcore.config.papers import PAPER_VARIANTS, SMALL_DATA_VARIANT
-from vitcore.config.run import RunConfig
+from vitcore.config.run import MODELS, RunConfig
 from vitcore.run.spawn import neutral_main
 from vitcore.store.runs import PREDICTIONS, RunStore
 
@@ -30,41 +31,42 @@ SEEDS = tuple(range(10))       # 10 random seeds per cell: enough to resolve a ~
 TOKEN_SEEDS = tuple(range(5))  # patch 2 (196 tokens) costs ~10 min a run: 5 random seeds
 ROWS = (1_000, 4_000)
 SCALING_ROWS = (1_000, 2_000, 4_000, 8_000, 16_000)
+GRID_ROWS = tuple(sorted({*ROWS, *SCALING_ROWS}))  # every row count a grid trains (the sidebar offers each)
 LOSS_TOLERANCE = 1e-5  # a backfill's largest allowed per-epoch loss difference (float32 rounding)
 CHUNK = 5  # seeds of one cell per worker task: compile once, still spread over the workers
 
 
 def _default() -> list[RunConfig]:
-    """The full factorial of the four switches (2 x 2 x 2 x 3 = 24 ViTs) + the convnet, 2 sizes, 10 random seeds."""
-    vits = [RunConfig(pos_embedding=pos, norm_placement=place, norm=norm, patch_size=patch)
-            for pos, place, norm, patch in itertools.product(("learned", "none"), ("pre", "post"),
-                                                              ("layer", "batch"), (7, 4, 14))]
+    """The full factorial of the registry's grid switches (today 2 x 2 x 2 x 3 = 24 ViTs: position embedding,
+    norm placement, norm, patch 7/4/14) + the convnet, 2 sizes, 10 random seeds."""
+    factors = [switches.SWITCH[name] for name in switches.FACTORS]
+    vits = [RunConfig(**{f.name: level for f, level in zip(factors, levels)})
+            for levels in itertools.product(*(f.grid for f in factors))]
     cells = [*vits, RunConfig(model="convnet")]
     return [cell.replace(train_rows=rows, seed=seed) for seed in SEEDS for rows in ROWS for cell in cells]
 
 
 def _tokens() -> list[RunConfig]:
     """The article's ViT at 196 / 49 / 16 / 4 tokens: the measured cost of token count (patch 2: 5 random seeds)."""
+    patches = sorted(switches.LEVELS["patch_size"], reverse=True)  # 14, 7, 4, 2: 4 to 196 tokens
     return [RunConfig(patch_size=patch, train_rows=rows, seed=seed)
-            for rows in ROWS for patch in (14, 7, 4, 2) for seed in (TOKEN_SEEDS if patch == 2 else SEEDS)]
+            for rows in ROWS for patch in patches for seed in (TOKEN_SEEDS if patch == min(patches) else SEEDS)]
 
 
 def _warmup() -> list[RunConfig]:
     """Pre- vs post-norm with and without 2 epochs of warm-up: the article's "post-norm needs warm-up"."""
     return [RunConfig(norm_placement=place, warmup_epochs=warmup, seed=seed)
-            for seed in SEEDS for place in ("pre", "post") for warmup in (0, 2)]
+            for seed in SEEDS for place in switches.LEVELS["norm_placement"] for warmup in (0, 2)]
 
 
 def _headline() -> list[RunConfig]:
     """The article's ViT and convnet at 1,000 and 4,000 rows, 10 random seeds: its headline, settled."""
-    return [RunConfig(model=model, train_rows=rows, seed=seed)
-            for seed in SEEDS for rows in ROWS for model in ("vit", "convnet")]
+    return [RunConfig(model=model, train_rows=rows, seed=seed) for seed in SEEDS for rows in ROWS for model in MODELS]
 
 
 def _scaling() -> list[RunConfig]:
     """The article's ViT and convnet at 1,000 to 16,000 rows, 10 random seeds: where does the convnet win?"""
-    return [RunConfig(model=model, train_rows=rows, seed=seed)
-            for seed in SEEDS for rows in SCALING_ROWS for model in ("vit", "convnet")]
+    return [RunConfig(model=model, train_rows=rows, seed=seed) for seed in SEEDS for rows in SCALING_ROWS for model in MODELS]
 
 
 PAPERS_SCALING_ROWS = tuple(rows for rows in SCALING_ROWS if rows not in ROWS)  # 2,000 / 8,000 / 16,000: "papers" has the rest

@@ -103,7 +103,7 @@ def collapse(cfg: RunConfig, selected: pd.DataFrame, base: pd.DataFrame) -> None
     """Collapsed runs (test < 0.2 while train > 0.5) and, for BatchNorm, the measured diagnosis."""
     notes = [f"{side}: {note}" for side, frame in (("selection", selected), ("baseline", base))
              if (note := cards.collapsed_note(frame))]
-    if not notes and cfg.norm != "batch":
+    if not notes and not cfg.batch_norm:
         return
     from vitcore.analysis import bn
 
@@ -115,7 +115,7 @@ def collapse(cfg: RunConfig, selected: pd.DataFrame, base: pd.DataFrame) -> None
         st.error("**Collapsed runs** (test accuracy < 0.2 while final train accuracy > 0.5) — "
                  + "; ".join(notes) + ". Every mean and Δ above includes them.", icon=":material/warning:")
     with st.expander("Why BatchNorm ViTs collapse: the measured diagnosis", icon=":material/troubleshoot:",
-                     expanded=bool(notes) and cfg.norm == "batch"):
+                     expanded=bool(notes) and cfg.batch_norm):
         st.markdown(text)
 
 

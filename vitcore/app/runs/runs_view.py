@@ -10,14 +10,14 @@ from __future__ import annotations
 import pandas as pd
 
 from vitcore.app import fmt
-from vitcore.app.selection import cell_name, config_of_row
+from vitcore.app.selection import LABELS, cell_name, config_of_row
+from vitcore.config.run import DEFAULTS
 
-# Every switch of a run, as (table column, filter label); patch size etc. are integers (convnet rows: none).
-FILTERS = {"model": "Model", "pos_embedding": "Position embedding", "norm_placement": "Norm placement",
-           "norm": "Norm", "patch_size": "Patch size", "train_rows": "Training rows", "warmup_epochs": "Warm-up epochs",
-           "seed": "Random seed"}
-INTEGER_COLUMNS = ("patch_size", "width", "depth", "heads", "mlp_dim", "train_rows", "epochs", "batch_size",
-                   "warmup_epochs", "seed", "best_epoch", "params")
+# Every field the sidebar selects by, and the random seed, as (table column, filter label); the integer
+# columns (patch size etc.; convnet rows: none) are the RunConfig fields with whole-number defaults.
+FILTERS = {**LABELS, "seed": "Random seed"}
+INTEGER_COLUMNS = (*(name for name, value in DEFAULTS.items() if isinstance(value, int) and not isinstance(value, bool)),
+                   "best_epoch", "params")
 NOT_APPLICABLE = "n/a"  # a ViT switch on a convnet row
 
 
