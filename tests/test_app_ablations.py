@@ -120,7 +120,7 @@ def test_one_click_selects_a_variant_and_the_cards_lead_with_verdicts(app):
 def test_sidebar_options_say_what_is_stored(app):
     at = app()
     assert list(at.radio(key="patch_size").proto.captions) == ["not trained", "not trained", "3 seeds", "not trained"]
-    assert list(at.radio(key="train_rows").proto.captions) == ["3 seeds", "not trained", "3 seeds", "not trained"]
+    assert list(at.radio(key="train_rows").proto.captions) == ["3 seeds", "not trained", "3 seeds", "not trained", "not trained"]  # … 16,000
     assert list(at.radio(key="model").proto.captions) == ["3 seeds", "not trained"]
 
 

@@ -55,3 +55,11 @@ def test_a_later_field_enters_the_id_only_off_its_default(monkeypatch):
     assert run._digest({**cfg.identity(), "data_seed": 0}) != cfg.run_id
     # an original field always enters: the article's ViT's id is not the hash without its defaults
     assert run._digest({"model": "vit", "seed": 0}) != RunConfig().run_id
+
+
+def test_the_sidebar_offers_every_row_count_the_grids_train():
+    from vitcore.app import selection
+    from vitcore.run import sweep
+
+    assert {cfg.train_rows for cfg in sweep.grid("all")} <= set(selection.CHOICES["train_rows"])
+    assert 16_000 in selection.CHOICES["train_rows"]
