@@ -101,11 +101,6 @@ def head_spread(scores: np.ndarray) -> np.ndarray:
     return query_spread(scores).max(axis=-1)
 
 
-def top_weight(scores: np.ndarray) -> np.ndarray:
-    """The largest single attention weight per row and head: (rows, heads)."""
-    return np.asarray(scores).max(axis=(-2, -1))
-
-
 def uniform_weight(scores_or_tokens) -> float:
     """1/N: what every key gets from a head that ignores content and position (0.0625 at 16 tokens)."""
     tokens = scores_or_tokens if np.isscalar(scores_or_tokens) else np.asarray(scores_or_tokens).shape[-1]
@@ -150,11 +145,6 @@ def query_name(cfg: RunConfig, query: int | None) -> str:
         return "mean over all queries"
     skip = class_tokens(cfg)
     return "class token" if query < skip else f"patch {query - skip}"
-
-
-def upsample(grid_map: np.ndarray, patch: int) -> np.ndarray:
-    """(grid, grid) -> (grid*patch, grid*patch): each patch's value repeated over its pixels."""
-    return np.kron(np.asarray(grid_map), np.ones((patch, patch)))
 
 
 # -- which rows to look at ------------------------------------------------------------------------

@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from vitcore.config.run import RunConfig
-from vitcore.store.index import COLLAPSED_TEST, COLLAPSED_TRAIN
+from vitcore.config.run import RunConfig, full_batches
+from vitcore.store.index import collapsed
 from vitcore.store.runs import Run, RunStore
 
 BN_CSV = Path(__file__).resolve().parents[2] / "analysis" / "bn.csv"  # committed, so the view-only dashboard can show it
@@ -42,16 +42,10 @@ COLUMNS = ["run_id", "label", "patch_size", "train_rows", "seed", "test_accuracy
            "bn_steps", "start_share", "first_bn_variance", "first_bn_sd_ratio"]
 
 
-def collapsed(test_accuracy, final_train_accuracy):
-    """True where a run fits its training rows but not the test split (the thresholds of runs.csv's
-    `collapsed`, vitcore.store.index); works on scalars and on pandas columns alike."""
-    return (test_accuracy < COLLAPSED_TEST) & (final_train_accuracy > COLLAPSED_TRAIN)
-
-
 def bn_steps(cfg: RunConfig) -> int:
-    """Training steps, i.e. moving-average updates per BatchNorm layer: full batches only (train.py
-    drops the last partial batch), one update per step (validation runs with training=False)."""
-    return max(1, cfg.train_rows // cfg.batch_size) * cfg.epochs
+    """Training steps, i.e. moving-average updates per BatchNorm layer: the trainer's full batches
+    (config.run.full_batches), one update per step (validation runs with training=False)."""
+    return full_batches(cfg.train_rows, cfg.batch_size)[0] * cfg.epochs
 
 
 def bn_runs(store: RunStore) -> list[Run]:

@@ -18,6 +18,7 @@ import pandas as pd
 from vitcore.config.papers import PAPER_VARIANTS
 from vitcore.config.run import SEED_FIELDS, RunConfig
 from vitcore.config.switches import LEVELS
+from vitcore.data.patches import SIDE
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH_CSV = ROOT / "bench" / "attention_cost.csv"
@@ -152,7 +153,7 @@ def tokens_grid_seconds(runs: pd.DataFrame) -> pd.DataFrame:
     grouped = vit.groupby(["patch_size", *keys], as_index=False).agg(
         runs=("seconds", "size"), mean_seconds=("seconds", "mean"), std_seconds=("seconds", "std"),
         mean_test_accuracy=("test_accuracy", "mean"))
-    grouped["tokens"] = (28 // grouped["patch_size"]) ** 2
+    grouped["tokens"] = (SIDE // grouped["patch_size"]) ** 2
     return grouped[columns + ["epochs", "timing_group"]].sort_values(
         ["train_rows", "timing_group", "patch_size"]).reset_index(drop=True)
 

@@ -17,13 +17,14 @@ import numpy as np
 import pandas as pd
 
 from vitcore.config.papers import PAPER_VARIANTS, SMALL_DATA_VARIANT
-from vitcore.config.run import RunConfig
+from vitcore.config.run import ARTICLE_MODELS, RunConfig
+from vitcore.config.switches import MODEL_NAMES
 from vitcore.stats.compare import compare
 from vitcore.stats.estimates import BAD, GOOD, MARGIN
 from vitcore.stats.summaries import pair_runs, runs_of, summarize
 
 CURVE_METRICS = ("test_accuracy", "final_val_accuracy")
-MODELS = {"ViT": RunConfig(), "convnet": RunConfig(model="convnet")}
+MODELS = {MODEL_NAMES[model]: cfg for model, cfg in ARTICLE_MODELS.items()}  # the article's two models, "ViT" first
 VARIANT = f"ViT + {SMALL_DATA_VARIANT}"  # the papers' small-data recipe on the article's ViT (the papers-scaling grid)
 CURVE_MODELS = {**MODELS, VARIANT: RunConfig(**PAPER_VARIANTS[SMALL_DATA_VARIANT])}
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from vitcore.config import switches
 from vitcore.config.run import DEFAULTS as FIELD_DEFAULTS
-from vitcore.config.run import FIELD_NAMES, MODELS, SEED_FIELDS, VIT_FIELDS, RunConfig
+from vitcore.config.run import FIELD_NAMES, MODELS, SEED_FIELDS, VIT_FIELDS, RunConfig, article_model, default_baseline
 from vitcore.run.sweep import GRID_ROWS
 from vitcore.stats.estimates import MARGIN
 from vitcore.stats.summaries import METRICS
@@ -31,7 +31,7 @@ HELP = {"model": "The article's ViT (patch → Dense 64 → 2 transformer blocks
         **{s.name: s.help for s in switches.REGISTRY}}
 DEFAULTS = {key: getattr(RunConfig(), key) for key in CHOICES}
 BASELINE_KEY = "baseline"
-BASELINE = RunConfig()  # the article's ViT: patch 7, pre-LN, learned positions, 4,000 rows
+BASELINE = article_model("vit")  # the article's ViT: patch 7, pre-LN, learned positions, 4,000 rows
 # The default baseline follows the sidebar's training rows, so a switch is compared like for like.
 SAME_ROWS = "the article's ViT at the selected rows"
 # The Ablations page's own URL-bound controls (Reset returns each to its default).
@@ -212,4 +212,4 @@ def resolve_baseline(name: str | None, cells: Mapping[str, RunConfig | None], se
     """The baseline config a choice names; SAME_ROWS (or an unknown name) -> the article's ViT at the
     selection's training rows."""
     chosen = cells.get(name) if name is not None else None
-    return chosen if chosen is not None else BASELINE.replace(train_rows=selection.train_rows)
+    return chosen if chosen is not None else default_baseline(selection)

@@ -221,40 +221,6 @@ def training_slot():
     return SERVER_SLOT
 
 
-def warm_caches() -> dict[str, float]:
-    """Server start-up (streamlit_app.py's lifespan hook, in a background thread): import what the
-    Ablations page imports and fill the store caches of its default view (the article's ViT against
-    itself), so the first visitor does not pay for them. Returns seconds per step. The hook catches
-    what this raises: a failure only means the first visitor computes what is missing."""
-    import time
-
-    seconds: dict[str, float] = {}
-    start = time.perf_counter()
-
-    def lap(step: str) -> None:
-        nonlocal start
-        now = time.perf_counter()
-        seconds[step], start = now - start, now
-
-    from vitcore.app import charts  # altair
-    from vitcore.app.ablations import cards, panels
-    from vitcore.stats import summaries as stats  # scipy.stats
-
-    lap("imports")
-    runs = load_runs()
-    cfg, base = RunConfig(), baseline({})
-    cards.metric_cards(None, stats.runs_of(runs, cfg), stats.runs_of(runs, base), MARGIN, is_baseline=True)
-    lap("runs table and metric cards")
-    ids = [*stats.runs_of(runs, cfg)["run_id"], *stats.runs_of(runs, base)["run_id"]]
-    histories, _ = run_frames(ids)
-    charts.learning_curves(charts.curve_frame(histories, dict.fromkeys(ids, "runs")), ["runs"]).to_dict()
-    lap("curves and confusions")  # to_dict: altair loads and checks its schema once per process
-    panels.forest_spec(cfg, "test_accuracy", MARGIN)  # the landing's forest plot: its flip effects and spec
-    main_effects("test_accuracy")
-    lap("flip and main effects")
-    return seconds
-
-
 # -- the Ablations page's comparison (issue 9) and its flipped images (issue 10) ------------------
 def margin(state=None) -> float:
     """The sidebar's equivalence margin (verdicts.MARGIN unless one of MARGINS is chosen)."""

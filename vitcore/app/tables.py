@@ -123,22 +123,6 @@ def headline_claim() -> str:
             f"{' / '.join(map(fmt.rows, with_gap))} rows.")
 
 
-def gap_frame(headline: pd.DataFrame) -> pd.DataFrame:
-    """The gap bars of report.headline(): ours (mean ± std over random seeds) and the source article's
-    single-seed gap, per model and training size (columns: model, rows, source, mean, low, high)."""
-    bars = []
-    for _, r in headline.iterrows():
-        rows = fmt.rows(r["train_rows"])
-        if r["n_seeds"]:
-            std = 0.0 if fmt.missing(r["gap_std"]) else r["gap_std"]
-            bars.append({"model": r["model"], "rows": rows, "source": "ours (mean ± std)",
-                         "mean": r["gap_mean"], "low": r["gap_mean"] - std, "high": r["gap_mean"] + std})
-        if not fmt.missing(r["seed_gap"]):
-            bars.append({"model": r["model"], "rows": rows, "source": "the source article (one seed)",
-                         "mean": r["seed_gap"], "low": r["seed_gap"], "high": r["seed_gap"]})
-    return pd.DataFrame(bars, columns=["model", "rows", "source", "mean", "low", "high"])
-
-
 def cost_table(table: pd.DataFrame) -> pd.DataFrame:
     """cost.token_cost_table() as the source article prints it: 2,401 and 9.4×, 2,401.0×."""
     return pd.DataFrame({

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from vitcore.config.run import RunConfig
+from vitcore.config.run import ARTICLE_MODELS, RunConfig
 from vitcore.stats import estimates as v
 from vitcore.stats.compare import compare
 
@@ -85,7 +85,7 @@ class Claim:
         return [(self.metric, AS_CLAIMED)] + ([("test_accuracy", BESIDE)] if self.beside else [])
 
 
-VIT, CONVNET = RunConfig(), RunConfig(model="convnet")
+VIT, CONVNET = ARTICLE_MODELS["vit"], ARTICLE_MODELS["convnet"]  # the article's two models (config.run)
 ONE_SEED = "Fashion-MNIST, 15 epochs, 1 random seed: "
 
 CLAIMS: tuple[Claim, ...] = (

@@ -19,14 +19,14 @@ import pandas as pd
 
 from vitcore.article import seed_reference as seed
 from vitcore.config.numbers import digits, number
-from vitcore.config.run import RunConfig
+from vitcore.config.run import ARTICLE_MODELS
 from vitcore.stats import estimates as v
 from vitcore.stats.compare import compare
 from vitcore.stats.estimates import MARGIN, paired_estimate, prediction_interval
 from vitcore.stats.summaries import runs_of, summarize
 from vitcore.store.runs import RunStore
 
-MODELS = {"vit": RunConfig(), "convnet": RunConfig(model="convnet")}  # the article's two models
+MODELS = ARTICLE_MODELS  # the article's two models: "vit", "convnet"
 HEADLINE_METRICS = ("params", "best_val_accuracy", "final_train_accuracy", "gap", "seconds", "test_accuracy")
 SEED_METRICS = ("params", "best_val_accuracy", "final_train_accuracy", "gap", "seconds")
 DELTA_METRICS = ("test_accuracy", "best_val_accuracy", "final_val_accuracy", "gap", "seconds")

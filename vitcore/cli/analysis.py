@@ -23,7 +23,7 @@ from vitcore.cli.common import (
 )
 from vitcore.cli.runs import add_config_flags, config_from_args, field_type
 from vitcore.config import numbers
-from vitcore.config.run import RunConfig
+from vitcore.config.run import RunConfig, default_baseline
 
 COMPARE_FILES = ("metrics.csv", "pairs.csv", "classes.csv", "confusion_delta.csv")
 FLIP_FILES = ("flips.csv", "flip_pairs.csv")  # when runs of both sides kept predictions.npy
@@ -65,7 +65,7 @@ def add_parsers(sub) -> None:
 
 
 def parse_baseline(text: str, selection: RunConfig) -> RunConfig:
-    """'field=value,...' applied to the article's ViT at the selection's train_rows."""
+    """'field=value,...' applied to the default baseline (the article's ViT at the selection's train_rows)."""
     fields = {f.name: f for f in dataclasses.fields(RunConfig)}
     changes = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
@@ -81,7 +81,7 @@ def parse_baseline(text: str, selection: RunConfig) -> RunConfig:
         except ValueError:
             raise UsageError(f"--baseline {name} must be a {kind.__name__}, got {value.strip()!r}") from None
     with usage():
-        return RunConfig(train_rows=selection.train_rows).replace(**changes)
+        return default_baseline(selection).replace(**changes)
 
 
 def _compare(args) -> int:

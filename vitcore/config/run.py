@@ -31,6 +31,7 @@ VAL_ROWS = 5_000
 SPLIT_SEED = 20_240_601
 SPLIT = f"val{VAL_ROWS}-stratified-seed{SPLIT_SEED}"
 MAX_TRAIN_ROWS = 60_000 - VAL_ROWS
+IMAGE_SIDE = 28  # Fashion-MNIST images are 28 x 28 pixels (data.patches.SIDE)
 
 # The switches (pos_embedding, norm_placement, norm, patch_size, ...) and their levels live in
 # vitcore.config.switches, the one registry; these names are kept for the layers that import them.
@@ -136,7 +137,7 @@ class RunConfig:
     @property
     def tokens(self) -> int:
         """Patch tokens per image (a class token is not one of them)."""
-        return (28 // self.patch_size) ** 2
+        return (IMAGE_SIDE // self.patch_size) ** 2
 
     @property
     def sequence(self) -> int:
@@ -216,3 +217,27 @@ def _digest(fields: dict[str, Any]) -> str:
     payload = {"schema": SCHEMA_VERSION, "training": TRAINING_VERSION, "split": SPLIT, **fields}
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def article_model(model: str = "vit", train_rows: int = DEFAULTS["train_rows"], **changes: Any) -> RunConfig:
+    """The source article's ViT or convnet (every other field at its default) at train_rows: the
+    one definition of "the article's two models" (report, scaling, claims, the sidebar's baseline)."""
+    return RunConfig(model=model, train_rows=train_rows, **changes)
+
+
+ARTICLE_MODELS = {model: article_model(model) for model in MODELS}  # at the default 4,000 rows
+
+
+def default_baseline(selection: RunConfig) -> RunConfig:
+    """What a selection is compared with unless told otherwise: the article's ViT at the selection's
+    training rows, so a switch is compared like for like (the sidebar, `compare --baseline`)."""
+    return article_model("vit", selection.train_rows)
+
+
+def full_batches(rows: int, batch_size: int) -> tuple[int, int]:
+    """(steps, batch) of one training epoch over `rows` rows: full batches only, the last partial
+    batch dropped (one batch shape, one XLA compile); fewer rows than one batch train as one smaller
+    batch. The trainer and the BatchNorm diagnosis (its moving-average updates) both count this way."""
+    batch = min(batch_size, rows)
+    return rows // batch, batch
+

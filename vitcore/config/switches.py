@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 MODELS = ("vit", "convnet")
+MODEL_NAMES = {"vit": "ViT", "convnet": "convnet"}  # as run labels and charts name them
 
 
 @dataclass(frozen=True)
@@ -116,8 +117,7 @@ LABEL_SWITCHES = (*LABEL_ORDER, *(name for name in NAMES if name not in LABEL_OR
 
 def run_label(model: str, values: dict[str, Any]) -> str:
     """'ViT p7 pre-LN pos', 'convnet', 'ViT p7 post-LN pos warm-up 2': the model and each switch's tag."""
-    text = "convnet" if model == "convnet" else "ViT"
-    return text + "".join(SWITCH[name].tag(values[name]) for name in LABEL_SWITCHES if SWITCH[name].applies(model))
+    return MODEL_NAMES[model] + "".join(SWITCH[name].tag(values[name]) for name in LABEL_SWITCHES if SWITCH[name].applies(model))
 
 
 def check(name: str, value: Any) -> None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from vitcore.config.run import PATCH_SIZES
+from vitcore.config.run import IMAGE_SIDE, PATCH_SIZES
 
-SIDE = 28
+SIDE = IMAGE_SIDE
 
 
 def _check(patch: int) -> int:

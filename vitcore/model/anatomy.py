@@ -13,6 +13,7 @@ import pandas as pd
 from vitcore.article.seed_reference import CONVNET_PARAMS, VIT_PARAMS_QUOTED  # noqa: F401 - the printed numbers
 from vitcore.config import switches
 from vitcore.config.run import RunConfig
+from vitcore.data.fashion import NUM_CLASSES
 from vitcore.data.patches import token_width
 
 SEED_VIT_QUOTED = VIT_PARAMS_QUOTED  # the "ViT 70,922": without the position embedding
@@ -22,7 +23,7 @@ SEED_ROWS = ("patch projection", "position embedding", "one attention block", "o
 
 def formulas(cfg: RunConfig) -> dict[str, tuple[str, int]]:
     """Row name -> (formula text, value) for the ViT of cfg; must equal what Keras counts."""
-    w, p2, n, m, h = cfg.width, token_width(cfg), cfg.tokens, cfg.mlp_dim, cfg.heads
+    w, p2, n, m, h, k = cfg.width, token_width(cfg), cfg.tokens, cfg.mlp_dim, cfg.heads, NUM_CLASSES
     norm_each = (4 if cfg.batch_norm else 2) * w  # gamma, beta (+ moving mean, variance)
     norm_text = f"2 × 4 × {w}" if cfg.batch_norm else f"2 × 2 × {w}"
     projection = (f"{p2} × {w} + {w}", p2 * w + w)
@@ -39,7 +40,7 @@ def formulas(cfg: RunConfig) -> dict[str, tuple[str, int]]:
         "one attention block": attention,
         "one MLP block": (f"{w}×{m} + {m} + {m}×{w} + {w}", w * m + m + m * w + w),
         "one block's norms": (norm_text, 2 * norm_each),
-        "final norm + classifier": (f"{norm_each} + {w}×10 + 10", norm_each + w * 10 + 10),
+        "final norm + classifier": (f"{norm_each} + {w}×{k} + {k}", norm_each + w * k + k),
         "Conv2D(64, 3) on 1 channel, for scale": ("3×3×1×64 + 64", 3 * 3 * 64 + 64),
     }
     per_block = rows["one attention block"][1] + rows["one MLP block"][1] + rows["one block's norms"][1]
@@ -55,7 +56,7 @@ def formulas(cfg: RunConfig) -> dict[str, tuple[str, int]]:
 # The article's convnet (vitcore.model.build.build_convnet): layer -> (formula, parameters); 60,554 in all.
 CONVNET_LAYERS = {"conv1": ("3×3×1×32 + 32", 3 * 3 * 1 * 32 + 32), "conv2": ("3×3×32×64 + 64", 3 * 3 * 32 * 64 + 64),
                   "conv3": ("3×3×64×64 + 64", 3 * 3 * 64 * 64 + 64), "dense": ("64×64 + 64", 64 * 64 + 64),
-                  "classifier": ("64×10 + 10", 64 * 10 + 10)}
+                  "classifier": (f"64×{NUM_CLASSES} + {NUM_CLASSES}", 64 * NUM_CLASSES + NUM_CLASSES)}
 VIT_ROWS = ("patch projection", "position embedding", "class token", "one attention block", "one MLP block", "one block's norms",
             "final norm + classifier", "Conv2D(64, 3) on 1 channel, for scale", "total")
 

@@ -26,10 +26,10 @@ import keras
 import numpy as np
 
 from vitcore.config.run import RunConfig
-from vitcore.data.patches import token_width
+from vitcore.data.fashion import NUM_CLASSES
+from vitcore.data.patches import SIDE, token_width
 from vitcore.model.posemb import sincos_2d
 
-NUM_CLASSES = 10
 MASKED = -1e9  # the logit a masked key gets (exp underflows to exactly 0 in float32); numpy_vit uses the same
 
 
@@ -197,8 +197,8 @@ def build_vit(cfg: RunConfig, with_attention: bool = False) -> keras.Model:
 
 def build_convnet(cfg: RunConfig) -> keras.Model:
     """The source article's plain three-block convnet: exactly 60,554 parameters."""
-    images = keras.Input(shape=(28, 28), name="images")
-    x = keras.layers.Reshape((28, 28, 1), name="channel")(images)
+    images = keras.Input(shape=(SIDE, SIDE), name="images")
+    x = keras.layers.Reshape((SIDE, SIDE, 1), name="channel")(images)
     x = keras.layers.Conv2D(32, 3, activation="relu", name="conv1")(x)
     x = keras.layers.MaxPooling2D(name="pool1")(x)
     x = keras.layers.Conv2D(64, 3, activation="relu", name="conv2")(x)
@@ -234,7 +234,7 @@ def param_breakdown(cfg: RunConfig) -> list[tuple[str, int]]:
         return sum(model.get_layer(name).count_params() for name in names if _has_layer(model, name))
 
     conv = keras.layers.Conv2D(64, 3)
-    conv.build((None, 28, 28, 1))
+    conv.build((None, SIDE, SIDE, 1))
     return [
         ("patch projection", count("patch_norm", "patch_projection")),
         ("position embedding", count("pos_embedding")),

@@ -27,10 +27,10 @@ from scipy.special import erf
 from threadpoolctl import threadpool_limits
 
 from vitcore.config.run import RunConfig
+from vitcore.data.fashion import NUM_CLASSES
 from vitcore.data.patches import token_width
 from vitcore.model.posemb import sincos_2d
 
-NUM_CLASSES = 10
 CHUNK = 2 ** 22  # rows x heads x N² attention entries per chunk (16 MB): patch 2 runs 26 rows at a time
 LAYER_EPS, BATCH_EPS = 1e-6, 1e-3  # LayerNormalization(epsilon=1e-6) in models.make_norm; Keras' BatchNorm default
 MASKED = -1e9  # Locality Self-Attention's logit for a token's own key, as vitcore.model.build.MASKED

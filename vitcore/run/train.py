@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.metrics import confusion_matrix, log_loss
 
 from vitcore.config import environment
-from vitcore.config.run import RunConfig
+from vitcore.config.run import RunConfig, full_batches
 from vitcore.data.fashion import load_split
 from vitcore.data.patches import model_inputs
 from vitcore.model.build import NUM_CLASSES, build_model
@@ -101,7 +101,7 @@ class Trainer:
         seeds = cfg.seeds  # data sample, initial weights, batch order: each the random seed unless set
         data = load_split(cfg.train_rows, seeds.data)
         x_train, x_val, x_test = (model_inputs(cfg, x) for x in (data.x_train, data.x_val, data.x_test))
-        steps_per_epoch = max(1, len(x_train) // cfg.batch_size)
+        steps_per_epoch, _ = full_batches(len(x_train), cfg.batch_size)
 
         # Seeds Python's, NumPy's and TensorFlow's global generators too; nothing after this draws
         # from them (the batch order has its own generator, the data sample was drawn above).
@@ -220,8 +220,7 @@ class _Loop:
         rows at batch 64, other rows each epoch) is dropped so every step has one shape and XLA
         compiles once (a second shape costs ~4 s of compile, more than the 15 epochs it serves).
         Fewer rows than one batch train as one smaller batch (at or above batch_size: unchanged)."""
-        batch_size = min(batch_size, len(order))
-        steps = len(order) // batch_size
+        steps, batch_size = full_batches(len(order), batch_size)
         index = order[:steps * batch_size].reshape(steps, batch_size)  # (steps, batch)
         losses, corrects = self._epoch(x[index], y[index])
         seen = steps * batch_size

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from vitcore.config.run import RunConfig
+from vitcore.config.run import RunConfig, default_baseline
 from vitcore.data.fashion import CLASS_NAMES, NUM_CLASSES
 from vitcore.stats import bootstrap
 from vitcore.stats.bootstrap import TEST_COLUMNS
@@ -115,9 +115,6 @@ class Comparison:
         return sorted(int(s) for s in part["seed"].dropna().unique()) if self.paired else []
 
 
-def default_baseline(selection: RunConfig) -> RunConfig:
-    """The article's ViT at the selection's train_rows."""
-    return RunConfig(train_rows=selection.train_rows)
 
 
 def _unpaired_side(frame: pd.DataFrame, group: str | None) -> pd.DataFrame:

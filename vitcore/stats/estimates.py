@@ -21,7 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-METRICS = ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "gap", "seconds")  # every view's metrics
+from vitcore.config.metrics import COMPARED
+
+METRICS = COMPARED  # every view's metrics (vitcore.config.metrics names them once)
 # Which direction is "better" for the verdict words. gap (final train - final val accuracy) measures
 # overfitting and seconds is cost, so lower is better for both; a metric not listed counts as
 # higher-is-better. Final train accuracy has no good direction (more fit can mean more memorising),

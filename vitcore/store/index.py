@@ -19,6 +19,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import tempfile
 import time
@@ -31,6 +32,7 @@ from vitcore.store.files import PREDICTIONS, BadRun, json_object, read_bounded
 from vitcore.store.validate import METRICS, TEMP_PREFIX, VALIDATION_VERSION, _number, read_run
 
 NAME = ".index.json"
+RUN_ID = re.compile(r"[0-9a-f]{12}")  # a run folder's name
 INDEX_TEMP_PREFIX = ".index-"  # an index being written (or the debris of a killed writer)
 CONFIG_FIELDS = list(RunConfig.__dataclass_fields__)
 COLUMNS = ["run_id", "config_id", "label", *CONFIG_FIELDS, *METRICS, "has_weights", "has_predictions",
@@ -41,6 +43,12 @@ COLLAPSED_TEST, COLLAPSED_TRAIN = 0.2, 0.5
 RACY_NS = 2_000_000_000  # file times tick coarsely (ms on Linux, up to 2 s elsewhere)
 
 ENTRY_BYTES = 4 << 10  # the index may hold this much per run folder (a stamp and a reason: under 1 KB)
+
+def collapsed(test_accuracy, final_train_accuracy):
+    """True where a run fits its training rows but not the test split (runs.csv's `collapsed`, the
+    BatchNorm diagnosis); works on scalars and on pandas columns alike."""
+    return (test_accuracy < COLLAPSED_TEST) & (final_train_accuracy > COLLAPSED_TRAIN)
+
 
 Verdict = list  # [stamp (None: judge again next time), reason (None: a valid run)]: a list, as from JSON
 
@@ -81,10 +89,9 @@ def row(run_id: str, config: RunConfig, summary: dict, has_predictions: bool) ->
     """One table() row, values in COLUMNS order, from a valid run's summary; ViT-only fields are
     None for the convnet. (Lists, not dicts: a faster DataFrame.)"""
     fields = config.identity()
-    collapsed = summary["test_accuracy"] < COLLAPSED_TEST and summary["final_train_accuracy"] > COLLAPSED_TRAIN
     return [run_id, config.config_id, config.label(), *(fields.get(name) for name in CONFIG_FIELDS),
             *(summary[key] for key in METRICS), summary.get("has_weights", False), has_predictions,
-            timing_group(summary), collapsed]
+            timing_group(summary), bool(collapsed(summary["test_accuracy"], summary["final_train_accuracy"]))]
 
 
 def row_from_files(folder: Path, run_id: str, folder_stamp: str) -> list:

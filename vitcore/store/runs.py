@@ -20,7 +20,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import re
 import shutil
 import tempfile
 import warnings
@@ -31,8 +30,9 @@ import numpy as np
 import pandas as pd
 
 from vitcore.config.run import SCHEMA_VERSION, TRAINING_VERSION, VIT_FIELDS, RunConfig
+from vitcore.data.fashion import NUM_CLASSES
 from vitcore.store import files, index, validate
-from vitcore.store.index import COLUMNS, CONFIG_FIELDS, stamp, timing_group  # noqa: F401 (re-exported)
+from vitcore.store.index import COLUMNS, CONFIG_FIELDS, RUN_ID, stamp, timing_group  # noqa: F401 (re-exported)
 from vitcore.store.validate import (  # noqa: F401
     HISTORY_COLUMNS,
     METRICS,
@@ -44,7 +44,6 @@ from vitcore.store.validate import (  # noqa: F401
 )
 
 INDEX = index.NAME
-RUN_ID = re.compile(r"[0-9a-f]{12}")
 
 
 class StoreWarning(UserWarning):
@@ -194,7 +193,7 @@ class RunStore:
 
     def confusions(self) -> pd.DataFrame:
         """Long format: run_id, true, predicted, count (100 rows per valid run)."""
-        true, predicted = np.divmod(np.arange(100), 10)
+        true, predicted = np.divmod(np.arange(NUM_CLASSES ** 2), NUM_CLASSES)
         frames = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted,
                                 "count": run.confusion().ravel()}) for run in self.runs()]
         if not frames:
@@ -246,7 +245,7 @@ class RunStore:
                       "config": cfg.identity()}
             _write_json(temp / "config.json", config)
             pd.DataFrame(history, columns=HISTORY_COLUMNS).to_csv(temp / "history.csv", index=False)
-            np.savetxt(temp / "confusion.csv", np.asarray(confusion).reshape(10, 10), fmt="%d", delimiter=",")
+            np.savetxt(temp / "confusion.csv", np.asarray(confusion).reshape(NUM_CLASSES, NUM_CLASSES), fmt="%d", delimiter=",")
             if predictions is not None:
                 np.save(temp / PREDICTIONS, _as_predictions(predictions, confusion), allow_pickle=False)
             if model is not None:
@@ -290,9 +289,9 @@ class RunStore:
 def _as_predictions(predictions: np.ndarray, confusion: np.ndarray) -> np.ndarray:
     """uint8 predictions whose per-class counts equal the confusion matrix's column sums."""
     values = np.asarray(predictions)
-    confusion = np.asarray(confusion).reshape(10, 10)
+    confusion = np.asarray(confusion).reshape(NUM_CLASSES, NUM_CLASSES)
     if values.shape != (int(confusion.sum()),) or values.min(initial=0) < 0 or values.max(initial=0) > 9:
         raise ValueError(f"predictions must be {int(confusion.sum()):,} classes 0-9; got shape {values.shape}")
-    if not np.array_equal(np.bincount(values, minlength=10), confusion.sum(axis=0)):
+    if not np.array_equal(np.bincount(values, minlength=NUM_CLASSES), confusion.sum(axis=0)):
         raise ValueError("predictions disagree with the confusion matrix's predicted-class counts")
     return values.astype(np.uint8)

@@ -12,21 +12,25 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import re
 import shutil
 import stat
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from vitcore.store import index
-from vitcore.store.runs import INDEX, RUN_ID, RunStore
-from vitcore.store.validate import TEMP_PREFIX
+from vitcore.store.index import RUN_ID
+from vitcore.store.validate import TEMP_PREFIX, copy_of
+
+if TYPE_CHECKING:  # annotations only: vitcore.store.runs imports this module
+    from vitcore.store.runs import RunStore
+
+INDEX = index.NAME
 
 STALE_SECONDS = 3600  # `check --fix` removes unheld debris older than this
 DEBRIS = (TEMP_PREFIX, index.INDEX_TEMP_PREFIX)
-COPY_OF = re.compile(r"its config is run ([0-9a-f]{12}), not ")  # vitcore.store.validate's wording
 
 
 def check(store: RunStore, labels: np.ndarray | None = None) -> list[tuple[str, str]]:
@@ -43,7 +47,7 @@ def check(store: RunStore, labels: np.ndarray | None = None) -> list[tuple[str, 
         return [(".", f"the store folder is unreadable ({error.strerror})")]
     cached, damaged = index.read(root, sum(1 for entry in listing if RUN_ID.fullmatch(entry.name)))
     problems = [(INDEX, damaged)] if damaged else []
-    verdicts = {}
+    verdicts, copies = {}, {}  # copies: folder -> the run id its config is (a copy or a hand edit)
     for entry in listing:
         path = root / entry.name
         if entry.name.startswith(DEBRIS):
@@ -55,6 +59,8 @@ def check(store: RunStore, labels: np.ndarray | None = None) -> list[tuple[str, 
             verdicts[entry.name], before = verdict, cached.get(entry.name)
             if verdict[1] is not None:
                 problems.append((entry.name, verdict[1]))
+                if is_dir and (other := copy_of(path)):
+                    copies[entry.name] = other
             if before is not None and verdict[0] is not None and before[0] == verdict[0] and before[1] != verdict[1]:
                 problems.append((INDEX, f"its verdict on {entry.name} disagreed with the run's files (rebuilt)"))
             if is_dir:
@@ -64,7 +70,7 @@ def check(store: RunStore, labels: np.ndarray | None = None) -> list[tuple[str, 
             problems.append((entry.name, "not a run folder (name is not a run id)"))
     if verdicts != cached:
         index.write(root, verdicts)
-    return [(name, _duplicate_note(reason, verdicts)) for name, reason in problems]
+    return [(name, _duplicate_note(reason, copies.get(name), verdicts)) for name, reason in problems]
 
 
 def _listing(folder: Path) -> list[str]:
@@ -74,11 +80,10 @@ def _listing(folder: Path) -> list[str]:
         return []
 
 
-def _duplicate_note(reason: str, verdicts: dict) -> str:
+def _duplicate_note(reason: str, other: str | None, verdicts: dict) -> str:
     """A folder holding another run's config is a duplicate when that run is stored: say which one wins."""
-    match = COPY_OF.search(reason)
-    if match and match[1] in verdicts and verdicts[match[1]][1] is None:
-        return f"{reason}; a duplicate of run {match[1]}, which is kept"
+    if other is not None and other in verdicts and verdicts[other][1] is None:
+        return f"{reason}; a duplicate of run {other}, which is kept"
     return reason
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from vitcore.config.metrics import SUMMARY
 from vitcore.config.run import SCHEMA_VERSION, TRAINING_VERSION, RunConfig
 from vitcore.data.fashion import CLASS_NAMES, TEST_CLASS_COUNTS, TEST_ROWS
 from vitcore.model import anatomy
@@ -52,8 +53,7 @@ from vitcore.store.files import (  # noqa: F401 (re-exported)
 
 VALIDATION_VERSION = 2
 HISTORY_COLUMNS = ["epoch", "loss", "accuracy", "val_loss", "val_accuracy", "lr", "seconds"]
-METRICS = ["test_loss", "test_accuracy", "best_val_accuracy", "best_epoch", "final_train_accuracy",
-           "final_val_accuracy", "gap", "params", "seconds"]
+METRICS = list(SUMMARY)  # summary.json's metrics (vitcore.config.metrics)
 ACCURACIES = ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "final_val_accuracy")
 REQUIRED = ("summary.json", "config.json", "history.csv", "confusion.csv")
 IDENTITY = ("schema", "training_version", "run_id", "config")  # config.json: these, as in summary.json
@@ -153,6 +153,15 @@ def _config(data: dict, name: str, run_id: str) -> RunConfig:
     if data.get("run_id", run_id) != run_id:
         raise BadRun(f"{name} says run_id {data.get('run_id')!r}")
     return config
+
+
+def copy_of(folder: Path) -> str | None:
+    """The run id summary.json's config is when that is not the folder's name (a copy or a hand edit)."""
+    try:
+        other = RunConfig.from_dict(json_object(folder, "summary.json")["config"]).run_id
+    except (BadRun, KeyError, TypeError, ValueError):
+        return None
+    return other if other != folder.name else None
 
 
 def _number(value) -> bool:

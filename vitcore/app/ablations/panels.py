@@ -37,7 +37,7 @@ def chart(key: tuple, build, width: str = "stretch") -> None:
 
 
 def forest_spec(cfg: RunConfig, metric: str, margin: float) -> dict:
-    """The landing's forest plot (also built by state.warm_caches at server start)."""
+    """The landing's forest plot (also built by ablations.warm.warm_caches at server start)."""
     frame = tables.flip_frame(state.flip_effects(cfg, margin), metric, margin)
     title = (f"What flipping one switch of {cell_name(cfg)} does to {cards.title(metric).lower()} (paired over up "
              f"to {int(frame['n_pairs'].max())} random seeds)")

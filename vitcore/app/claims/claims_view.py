@@ -14,8 +14,8 @@ import pandas as pd
 from vitcore.app import fmt
 from vitcore.app.selection import BASELINE_KEY, SIDEBAR_KEYS, cell_name
 from vitcore.article.claims import AS_CLAIMED, CLAIMS, DIRECTIONS, SEED_NOISE
-from vitcore.config.run import RunConfig
-from vitcore.stats.compare import compare, default_baseline
+from vitcore.config.run import RunConfig, default_baseline
+from vitcore.stats.compare import compare
 from vitcore.stats.estimates import DEFINITIONS, MARGIN, MARGIN_REASON, OPTIMISTIC
 
 BY_NAME = {claim.claim: claim for claim in CLAIMS}
