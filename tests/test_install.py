@@ -17,7 +17,8 @@ from vitcore.store.runs import RunStore
 def test_an_installed_vitcore_runs_its_cli_outside_the_repo(tmp_path):
     source = tmp_path / "source"  # a copy: the build's build/ and *.egg-info stay out of the repo
     shutil.copytree(ROOT / "vitcore", source / "vitcore", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "pyproject.toml", source)
+    for name in ("pyproject.toml", "requirements.txt"):  # the dependencies are requirements.txt's pins
+        shutil.copy(ROOT / name, source)
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
                     "--target", str(target), str(source)], check=True, capture_output=True, timeout=600)
