@@ -32,7 +32,7 @@ from vitcore.app.selection import (  # noqa: F401
 )
 from vitcore.config.run import RunConfig
 from vitcore.stats.estimates import MARGIN
-from vitcore.store.runs import HISTORY_COLUMNS, BadRun, RunStore
+from vitcore.store.runs import HISTORY_COLUMNS, PREDICTIONS, BadRun, RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
 STORE_PATH = os.environ.get("VITCORE_STORE", str(ROOT / "cached_runs"))
@@ -229,9 +229,24 @@ def margin(state=None) -> float:
     return next((m for m in MARGINS if str(m) == str(value)), MARGIN)
 
 
+def prediction_source(path: str):
+    """(predictions(run_id) -> array or None, the official test labels) for the store at `path`, or
+    (None, None) when the labels are not on this machine (they would come from Keras' downloader)."""
+    from vitcore.data.fashion import official_test_labels
+    from vitcore.data.samples import local_data_available
+
+    if not local_data_available():
+        return None, None
+
+    def predictions(run_id: str):
+        file = Path(path) / run_id / PREDICTIONS
+        return np.load(file, allow_pickle=False) if file.is_file() else None
+
+    return predictions, official_test_labels()
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def _comparison(cfg: RunConfig, base: RunConfig, margin: float, path: str, mtime: float):
-    from vitcore.app.ablations.evidence import prediction_source
     from vitcore.stats import compare
     from vitcore.stats import summaries as stats
 

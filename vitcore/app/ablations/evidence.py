@@ -3,15 +3,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from vitcore.app import state
 from vitcore.config.run import RunConfig
-from vitcore.store.runs import PREDICTIONS
 
 
 @st.cache_data(show_spinner=False)
@@ -26,28 +22,12 @@ def cell_effects(metric: str, interactions: bool = False, cells: str = "") -> pd
     return _cells(metric, interactions, cells, state.STORE_PATH, state.store_mtime())
 
 
-def prediction_source(path: str):
-    """(predictions(run_id) -> array or None, the official test labels) for the store at `path`, or
-    (None, None) when the labels are not on this machine (they would come from Keras' downloader)."""
-    from vitcore.data.fashion import official_test_labels
-    from vitcore.data.samples import local_data_available
-
-    if not local_data_available():
-        return None, None
-
-    def predictions(run_id: str):
-        file = Path(path) / run_id / PREDICTIONS
-        return np.load(file, allow_pickle=False) if file.is_file() else None
-
-    return predictions, official_test_labels()
-
-
 @st.cache_data(show_spinner="Comparing the runs' per-image predictions…", max_entries=32)
 def _flipped(cfg: RunConfig, base: RunConfig, path: str, mtime: float):
     from vitcore.analysis import flips
     from vitcore.stats import summaries as stats
 
-    predictions, labels = prediction_source(path)
+    predictions, labels = state.prediction_source(path)
     if labels is None:
         return None
     runs = state._table(path, mtime)
