@@ -31,7 +31,7 @@ from vitcore.data.fashion import NUM_CLASSES
 from vitcore.data.patches import token_width
 from vitcore.model.posemb import sincos_2d
 
-CHUNK = 2 ** 22  # rows x heads x N² attention entries per chunk (16 MB): patch 2 runs 26 rows at a time
+CHUNK = 2 ** 22  # rows x heads x N² attention entries per chunk (16 MB): 27 rows at patch 2 (4 heads, 196 tokens)
 LAYER_EPS, BATCH_EPS = 1e-6, 1e-3  # LayerNormalization(epsilon=1e-6) in models.make_norm; Keras' BatchNorm default
 MASKED = -1e9  # Locality Self-Attention's logit for a token's own key, as vitcore.model.build.MASKED
 MHA_PARTS = ("query", "key", "value", "attention_output")  # the sub-layer names Keras gives an attention layer's kernels
