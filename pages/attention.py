@@ -110,7 +110,7 @@ st.subheader("Control (b): shuffle the patches")
 rows_used = min(probes.PERMUTED_ROWS, len(images.indices))
 st.markdown(f"The first {rows_used} test images, patch tokens fed in one random order. Attention is "
             "permutation-equivariant and the pooling is a mean: only the position embedding can notice.")
-for pos in LEVELS["pos_embedding"][::-1]:  # none first: the model that cannot notice
+for pos in sorted(LEVELS["pos_embedding"], key=lambda p: p != "none"):  # none first: it cannot notice
     other = probes.stored_weights(cfg.replace(pos_embedding=pos))
     if other is None:
         st.info(f"pos_embedding={pos!r}: no stored weights; train with "
