@@ -19,6 +19,7 @@ from vitcore.app import state
 from vitcore.app.selection import BASELINE, SIDEBAR_KEYS
 from vitcore.app.sidebar import PAINTED
 from vitcore.config.run import RunConfig
+from vitcore.config.switches import REGISTRY
 from vitcore.stats import compare
 from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
@@ -97,8 +98,8 @@ def test_a_copied_link_reproduces_the_view(table):
 def test_convnet_disables_the_vit_switches_without_hiding_them():
     at = app({"model": "convnet"})
     disabled = {radio.key: radio.disabled for radio in at.radio if radio.key in SIDEBAR_KEYS}
-    assert disabled == {"model": False, "pos_embedding": True, "norm_placement": True, "norm": True,
-                        "patch_size": True, "train_rows": False, "warmup_epochs": False}
+    assert disabled == {"model": False, "train_rows": False, **{s.name: not s.applies("convnet") for s in REGISTRY}}
+    assert disabled["pos_embedding"] and disabled["patch_size"] and not disabled["warmup_epochs"]
 
 
 @pytest.mark.parametrize("query, key", [({"patch_size": "5"}, "patch_size"),

@@ -34,7 +34,7 @@ def test_every_switch_combination_builds_and_runs(cfg):
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
     names = {layer.name for layer in model.layers}
     assert {"patch_projection", "block0_attention", "block1_attention", "final_norm"} <= names
-    assert ("pos_embedding" in names) == (cfg.pos_embedding == "learned")
+    assert ("pos_embedding" in names) == (cfg.pos_embedding != "none")  # learned or sincos: a named layer
     norm_type = keras.layers.LayerNormalization if cfg.norm == "layer" else keras.layers.BatchNormalization
     assert isinstance(model.get_layer("block0_norm1"), norm_type)
 
