@@ -10,8 +10,7 @@ from vitcore.app.charts import spread_bars
 from vitcore.app.walkthrough import probes, walk
 from vitcore.app.walkthrough.pictures import attention_picture, colour_key
 from vitcore.app.walkthrough.sketch import render_sketch
-from vitcore.config.run import RunConfig
-from vitcore.config.switches import LEVELS
+from vitcore.config.run import POS_EMBEDDINGS, RunConfig
 from vitcore.data.fashion import CLASS_NAMES
 from vitcore.data.samples import SEED_ROWS
 
@@ -110,7 +109,7 @@ st.subheader("Control (b): shuffle the patches")
 rows_used = min(probes.PERMUTED_ROWS, len(images.indices))
 st.markdown(f"The first {rows_used} test images, patch tokens fed in one random order. Attention is "
             "permutation-equivariant and the pooling is a mean: only the position embedding can notice.")
-for pos in sorted(LEVELS["pos_embedding"], key=lambda p: p != "none"):  # none first: it cannot notice
+for pos in sorted(POS_EMBEDDINGS, key=lambda p: p != "none"):  # none first: it cannot notice
     other = probes.stored_weights(cfg.replace(pos_embedding=pos))
     if other is None:
         st.info(f"pos_embedding={pos!r}: no stored weights; train with "
