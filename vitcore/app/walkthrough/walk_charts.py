@@ -17,6 +17,12 @@ from vitcore.app.fmt import BASELINE, GUIDE, SELECTION
 MODELS = alt.Scale(domain=["ViT", "convnet", VARIANT], range=[SELECTION, BASELINE, GUIDE])  # the variant: orange
 
 
+# One legend for both layers (a legend=None on one layer drops it for the shared scale): full-colour strokes,
+# so the bands' 0.18 opacity does not make the key pale.
+LEGEND = alt.Legend(symbolType="stroke", symbolStrokeWidth=3, symbolSize=300, labelFontSize=13, symbolOpacity=1,
+                    labelLimit=400)
+
+
 def _log_rows(frame: pd.DataFrame, title: str = "Training rows (log scale)") -> alt.X:
     ticks = sorted(int(r) for r in frame["train_rows"].unique())
     return alt.X("train_rows:Q", title=title, scale=alt.Scale(type="log", nice=False, padding=24),
@@ -28,11 +34,9 @@ def data_size_curve(frame: pd.DataFrame) -> alt.Chart:
     mean ± sd over random seeds as a band, one panel per metric (test, final val)."""
     base = alt.Chart().encode(x=_log_rows(frame))
     band = base.mark_area(opacity=0.18).encode(y=alt.Y("low:Q", title="Accuracy", scale=alt.Scale(zero=False)),
-                                               y2="high:Q", color=alt.Color("model:N", scale=MODELS, legend=None))
-    # the legend comes from the lines alone: full-colour strokes, not the pale bands
+                                               y2="high:Q", color=alt.Color("model:N", scale=MODELS, title=None, legend=LEGEND))
     line = base.mark_line(point=alt.OverlayMarkDef(size=40)).encode(
-        y="mean:Q", color=alt.Color("model:N", scale=MODELS, title=None, legend=alt.Legend(
-            symbolType="stroke", symbolStrokeWidth=3, symbolSize=300, labelFontSize=13, symbolOpacity=1, labelLimit=400)),
+        y="mean:Q", color=alt.Color("model:N", scale=MODELS, title=None, legend=LEGEND),
         tooltip=["model:N", alt.Tooltip("train_rows:Q", format=",d", title="rows"), "panel:N",
                  alt.Tooltip("mean:Q", format=".4f"), alt.Tooltip("sd:Q", format=".4f", title="sd over random seeds"),
                  alt.Tooltip("n:Q", title="random seeds")])
