@@ -282,3 +282,17 @@ def test_reset_returns_every_switch_to_the_article_vit(table):
     assert not at.exception
     assert [metric.value for metric in at.metric] == shown_values(table, BASELINE)
     assert not {"norm", "patch_size", "model"} & set(at.query_params)  # defaults leave the URL clean
+
+
+# The papers' levels (issue 21): each from the URL, as a copied link would give it, on every page.
+PAPER_LEVELS = [("pos_embedding", "sincos"), ("pooling", "cls"), ("tokenizer", "shifted"), ("self_attention", "lsa")]
+
+
+@pytest.mark.parametrize("key, value", PAPER_LEVELS)
+def test_every_page_renders_for_each_papers_level(key, value):
+    for page in PAGES:
+        at = app({key: value, "train_rows": 4_000}, page=page)
+        assert not at.exception, (page, [exception.value for exception in at.exception])
+        assert not [w.value for w in at.warning if "falls back" in w.value or "not one of" in w.value], page
+    at = app({key: value})
+    assert at.radio(key=key).value == value  # the sidebar offers the level and shows it selected
