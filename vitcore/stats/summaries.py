@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from vitcore.config import switches
 from vitcore.config.run import LEVELS, SEED_FIELDS, SWITCHES, RunConfig
 from vitcore.stats.compare import Delta, pair_runs, paired_delta  # noqa: F401 (the pairing, re-exported)
 from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for the pages)
@@ -42,6 +43,7 @@ from vitcore.stats.families import family_of, neighbours, runs_of
 REFERENCE = {name: getattr(RunConfig(), name) for name in SWITCHES}  # the article's ViT: learned, pre, layer, 7
 # Fields that must sit at the article's defaults for a ViT run to enter main_effects/interactions.
 FIXED = ("width", "depth", "heads", "mlp_dim", "epochs", "batch_size", "lr", "warmup_epochs")
+NON_FACTORS = tuple(name for name in switches.NAMES if name not in SWITCHES and name not in FIXED)
 CONFIG_COLUMNS = [name for name in RunConfig.__dataclass_fields__ if name != "seed"]
 EFFECT_COLUMNS = ["factor", "level", "reference", "train_rows", "metric", "mean_delta", "n_pairs",
                   *JUDGEMENT_COLUMNS, "cells", "timing_group"]
@@ -77,11 +79,13 @@ def random_seed_runs(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def factorial_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """The ViT runs that enter main effects: warm-up 0, every non-switch field at the article's
-    default, data sample, init and batch order from the random seed."""
+    """The ViT runs that enter main effects: warm-up 0, every non-switch field and every switch
+    outside the factorial (the papers' pooling, tokenizer, self-attention) at the article's default,
+    data sample, init and batch order from the random seed. (A class-token run would otherwise be
+    averaged into the article's ViT's cell, which has no column for its pooling.)"""
     default = RunConfig()
     vit = random_seed_runs(runs[runs["model"] == "vit"])
-    for name in FIXED:
+    for name in (*FIXED, *(field for field in NON_FACTORS if field in vit.columns)):
         vit = vit[vit[name] == getattr(default, name)]
     return vit.astype({"patch_size": int})
 
