@@ -153,6 +153,7 @@ def test_train_now_trains_stores_and_shows_the_run(tmp_path, monkeypatch):
         write_run(store, cfg, 0.7777)
 
     monkeypatch.setattr(state, "STORE_PATH", str(tmp_path))
+    monkeypatch.setattr(state, "STORE_KEY_SECONDS", 0.0)  # the store key is re-taken at most once a second
     monkeypatch.setattr(train_panel, "_train_seeds", fake_train)
     at = app({"train_rows": 2_000})
     at.button(key="train_now").click().run()
