@@ -121,6 +121,7 @@ def test_backfill_replaces_an_unreproducible_run_and_logs_its_old_numbers(tmp_pa
     assert list(log["run_id"]) == [invented.run_id]
     assert log["old_test_accuracy"][0] == old["test_accuracy"]
     assert log["new_test_accuracy"][0] == run.summary["test_accuracy"]
+    assert store.table()["timing_group"].iloc[0].endswith("/replaced")  # its seconds are not its cell's
     assert store.check() == [] and run_sweep([invented], store, backfill=True, replace=True) == []
 
 

@@ -212,6 +212,7 @@ def backfill_predictions(trainer, cfg: RunConfig, store: RunStore, replace: bool
     if same:
         store.add_predictions(run, fit["predictions"])
     elif replace:
+        fit["summary"]["timing"]["context"] = "replaced"  # timed on another occasion than its cell: its own group
         store.replace(cfg, fit["history"], fit["confusion"], fit["summary"],
                       fit["model"] if run.weights_path is not None else None, predictions=fit["predictions"])
         result.update(replaced=True, **{f"old_{name}": run.summary[name] for name in REPLACED_METRICS},
