@@ -82,7 +82,7 @@ def test_a_committed_weights_file_loads_by_layer_name():
 
     cfg = RunConfig.from_dict(json.loads((files[0].parent / "config.json").read_text())["config"])
     weights = load_weights(files[0])
-    assert weights["patch_projection"][0].shape == (cfg.patch_size ** 2, cfg.width)
+    assert weights["patch_projection"][0].shape == (tokens_of(cfg).shape[-1], cfg.width)  # p² values, 5p² shifted
     assert weights["block0_attention/query"][0].shape == (cfg.width, cfg.heads, cfg.width // cfg.heads)
     probs, *_ = NumpyViT(cfg, weights)(tokens_of(cfg))
     assert np.allclose(probs.sum(1), 1, atol=1e-5)
