@@ -26,6 +26,7 @@ from vitcore.app.sidebar import PAINTED
 from vitcore.data.fashion import official_test_labels
 from vitcore.data.samples import local_data_available
 from vitcore.stats import summaries as stats
+from vitcore.stats import testset
 from vitcore.store.runs import RunStore
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -111,10 +112,12 @@ def test_one_click_selects_a_variant_and_the_cards_lead_with_verdicts(app):
     delta = np.mean(ACCURACY[POST]) - np.mean(ACCURACY[BASELINE])
     assert at.metric[0].value == f"{np.mean(ACCURACY[POST]):.4f}" and at.metric[0].delta == f"{delta:+.4f}"
     assert not any("What flipping one switch" in spec for spec in titles(at))  # the cards lead now
-    # every pair kept its predictions: test accuracy's card also gives the interval over test images
+    # every pair kept its predictions: test accuracy's interval counts the test images too, the seed-only one beside it
     row = state.comparison(POST, BASELINE).metrics.set_index("metric").loc["test_accuracy"]
-    assert row["n_pairs_with_test"] == 3 and np.isfinite(row["ci_low_with_test"])
-    assert f"over test images too [{row['ci_low_with_test']:+.4f}, {row['ci_high_with_test']:+.4f}]" in text
+    assert row["n_pairs_with_test"] == 3 and row["interval"] in (testset.WITH_TEST, testset.SEEDS_ONLY)
+    seeds = f"[{row['ci_low_seeds']:+.4f}, {row['ci_high_seeds']:+.4f}]"
+    assert (f"as wide as {seeds} over random seeds alone" if row["interval"] == testset.WITH_TEST
+            else f"over random seeds alone {seeds}") in text
 
 
 def test_sidebar_options_say_what_is_stored(app):

@@ -1,10 +1,10 @@
-"""The seeds x test-images bootstrap (vitcore.stats.bootstrap), recomputed by a plain loop."""
+"""The seeds x test-images bootstrap (vitcore.stats.bootstrap, the cross-check of vitcore.stats.testset),
+recomputed by a plain loop."""
 
 import numpy as np
 import pytest
 
 from vitcore.stats import bootstrap
-from vitcore.stats.estimates import paired_estimate
 
 
 def synthetic_differences(pairs: int = 8, images: int = 2_000, seed: int = 1) -> np.ndarray:
@@ -47,23 +47,6 @@ def test_the_interval_matches_a_plain_loop_within_monte_carlo_error():
     est = bootstrap.seed_and_test_estimate(diffs, reps)
     assert est.se == pytest.approx(se_fast) and est.mean == pytest.approx(diffs.mean())
     assert est.ci_high - est.ci_low > 0
-
-
-def test_the_test_set_widens_the_interval_shown_beside_the_verdict():
-    diffs = synthetic_differences()
-    seed_only = paired_estimate(diffs.mean(axis=1))
-    with_test = bootstrap.seed_and_test_estimate(diffs)
-    assert with_test.ci_high - with_test.ci_low > seed_only.ci_high - seed_only.ci_low
-    used, which = bootstrap.wider(seed_only, with_test)
-    assert used is with_test and which == bootstrap.WITH_TEST
-    text = bootstrap.sentence(seed_only, with_test)  # beside the verdict, which every view judges over random seeds
-    assert "the wider: random seeds and test images" in text and "the verdict is judged over random seeds" in text
-    # the variance components say the same: se^2 = seed part + image part (ANOVA of the pairs x images table)
-    n, images = diffs.shape
-    per_image = diffs.mean(axis=0)
-    seed_part = diffs.mean(axis=1).var(ddof=1) / n
-    image_part = per_image.var(ddof=1) / images
-    assert with_test.se == pytest.approx(np.sqrt(seed_part * (n - 1) / n + image_part), rel=0.1)
 
 
 def test_one_pair_gives_no_interval_and_an_empty_table_is_refused():

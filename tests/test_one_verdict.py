@@ -10,25 +10,31 @@ import pytest
 from conftest import ROOT
 from scipy import stats as sp
 
-from vitcore.analysis import cost
+from vitcore.analysis import cost, scaling
 from vitcore.app import charts, tables
 from vitcore.article import claims, report
 from vitcore.cli import main
 from vitcore.config import switches
 from vitcore.config.run import FIELD_NAMES, RunConfig
 from vitcore.stats import estimates as v
-from vitcore.stats import summaries
+from vitcore.stats import summaries, testset
 from vitcore.stats.compare import compare
 from vitcore.store.runs import RunStore
 
 MIRROR = {v.BETTER: v.WORSE, v.SLIGHTLY_BETTER: v.SLIGHTLY_WORSE, v.HIGHER: v.LOWER, v.SLIGHTLY_HIGHER: v.SLIGHTLY_LOWER}
 MIRROR.update({b: a for a, b in MIRROR.items()})
-SHARED = ["verdict", "family", "family_size", "p_adj", "p_tost_adj", "n_pairs"]
+SHARED = ["verdict", "family", "family_size", "p_adj", "p_tost_adj", "n_pairs", "interval"]
 
 
 @pytest.fixture(scope="module")
 def runs() -> pd.DataFrame:
     return RunStore(ROOT / "cached_runs").table()
+
+
+@pytest.fixture(scope="module")
+def tests() -> testset.TestSet:
+    """The committed runs' predictions: test accuracy's verdicts count the test set's sampling on every view."""
+    return testset.from_store(RunStore(ROOT / "cached_runs"))
 
 
 def assert_same(a: dict, b: dict, flipped: bool = False, where: str = "") -> None:
@@ -38,7 +44,8 @@ def assert_same(a: dict, b: dict, flipped: bool = False, where: str = "") -> Non
     verdict = MIRROR.get(a["verdict"], a["verdict"]) if flipped else a["verdict"]
     assert b["verdict"] == verdict, where
     for name in [n for n in SHARED[1:] if n in b]:  # a chart's data holds what it draws and its tooltip
-        assert b[name] == pytest.approx(a[name], nan_ok=True) if name != "family" else b[name] == a[name], where
+        assert b[name] == pytest.approx(a[name], nan_ok=True) if name not in ("family", "interval") else \
+            b[name] == a[name], where
     sign = -1 if flipped else 1
     low, high = (sign * a["ci_adj_high"], sign * a["ci_adj_low"]) if flipped else (a["ci_adj_low"], a["ci_adj_high"])
     assert (b["ci_adj_low"], b["ci_adj_high"]) == pytest.approx((low, high), nan_ok=True), where
@@ -46,12 +53,12 @@ def assert_same(a: dict, b: dict, flipped: bool = False, where: str = "") -> Non
 
 
 @pytest.mark.slow
-def test_every_comparison_on_several_views_has_one_verdict_and_one_interval(runs):
-    seen = 0
-    effects = summaries.main_effects(runs)
+def test_every_comparison_on_several_views_has_one_verdict_and_one_interval(runs, tests):
+    seen = with_test = 0
+    effects = summaries.main_effects(runs, test_set=tests)
     for train_rows in sorted(runs["train_rows"].unique()):
         base = RunConfig(train_rows=int(train_rows))
-        flips = summaries.flip_effects(runs, base)  # the landing's forest plot and the flip table
+        flips = summaries.flip_effects(runs, base, test_set=tests)  # the landing's forest plot and the flip table
         if flips.empty:
             continue
         spec = charts.forest(tables.flip_frame(flips, "test_accuracy"), "test_accuracy", "t").to_dict()
@@ -60,9 +67,10 @@ def test_every_comparison_on_several_views_has_one_verdict_and_one_interval(runs
             assert_same(row, dot, where="forest plot")
         for row in flips.to_dict("records"):
             variant = base.replace(**{row["switch"]: row["to"]})
-            card = compare(runs, variant, base, metrics=(row["metric"],)).metrics.iloc[0].to_dict()
+            card = compare(runs, variant, base, metrics=(row["metric"],), test_set=tests).metrics.iloc[0].to_dict()
             assert_same(row, card, where=f"card {variant.label()} {row['metric']}")
-            back = summaries.flip_effects(runs, variant, metrics=(row["metric"],))
+            with_test += card["interval"] == testset.WITH_TEST
+            back = summaries.flip_effects(runs, variant, metrics=(row["metric"],), test_set=tests)
             back = back[(back["switch"] == row["switch"]) & (back["to"] == row["from"])].iloc[0].to_dict()
             assert_same(row, back, flipped=True, where=f"flip table of {variant.label()}")
             single = effects[(effects["factor"] == row["switch"]) & (effects["level"] == row["to"])
@@ -72,20 +80,28 @@ def test_every_comparison_on_several_views_has_one_verdict_and_one_interval(runs
                 assert_same(row, one, where="main effect in one cell")
                 seen += 1
             seen += 3
-    for row, claim, selection, baseline in claims.evaluated(runs):
-        card = compare(runs, selection, baseline, metrics=(row["metric"],)).metrics.iloc[0].to_dict()
+    for row, claim, selection, baseline in claims.evaluated(runs, test_set=tests):
+        card = compare(runs, selection, baseline, metrics=(row["metric"],), test_set=tests).metrics.iloc[0].to_dict()
         assert_same(card, row, where=f"claim {row['claim']} at {row['train_rows']}")
         seen += 1
-    assert seen > 100
+    for row in scaling.deltas(runs, test_set=tests).to_dict("records"):  # the data-size curve's Δs
+        vit, convnet = RunConfig(train_rows=row["train_rows"]), RunConfig(model="convnet", train_rows=row["train_rows"])
+        card = compare(runs, vit, convnet, metrics=(row["metric"],), test_set=tests).metrics.iloc[0].to_dict()
+        assert (row["verdict"], row["interval"]) == (card["verdict"], card["interval"])
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((card["ci_low"], card["ci_high"]), nan_ok=True)
+        seen += 1
+    assert seen > 100 and with_test >= 10  # test-accuracy comparisons with predictions count the test set
 
 
-def bonferroni_row(deltas: np.ndarray, size: int, margin: float = 0.01) -> dict:
-    """Both tests and their adjusted values, recomputed with scipy."""
+def bonferroni_row(deltas: np.ndarray, size: int, margin: float = 0.01, test_se: float = 0.0) -> dict:
+    """Both tests and their adjusted values, recomputed with scipy (`test_se`: the test images' part of the
+    standard error, added in quadrature; 0 = scipy's one-sample t-tests as they are)."""
     n = len(deltas)
-    p = sp.ttest_1samp(deltas, 0).pvalue
-    p_tost = max(sp.ttest_1samp(deltas, -margin, alternative="greater").pvalue,
-                 sp.ttest_1samp(deltas, margin, alternative="less").pvalue)
-    mean, se = deltas.mean(), sp.sem(deltas)
+    mean, se = deltas.mean(), np.hypot(sp.sem(deltas), test_se)
+    p = 2 * sp.t.sf(abs(mean) / se, n - 1)
+    p_tost = max(sp.t.sf((mean + margin) / se, n - 1), sp.t.cdf((mean - margin) / se, n - 1))
+    if test_se == 0:
+        assert p == pytest.approx(sp.ttest_1samp(deltas, 0).pvalue, rel=1e-9)
     return {"p_value": p, "p_tost": p_tost, "p_adj": min(1, size * p), "p_tost_adj": min(1, size * p_tost),
             "ci_low": sp.t.interval(0.95, n - 1, mean, se)[0], "ci90_high": sp.t.interval(0.90, n - 1, mean, se)[1],
             "ci_adj_low": sp.t.interval(1 - 0.05 / size, n - 1, mean, se)[0],
@@ -116,7 +132,8 @@ def single_switch_family_size(runs: pd.DataFrame, base: RunConfig) -> int:
 
 
 def check(csv_row: pd.Series, deltas: np.ndarray, size: int) -> None:
-    expected = bonferroni_row(deltas, size)
+    test_se = csv_row["test_se"] if csv_row.get("interval") == testset.WITH_TEST else 0.0
+    expected = bonferroni_row(deltas, size, test_se=test_se)
     assert csv_row["family_size"] == size and csv_row["n_pairs"] == len(deltas)
     for name, value in expected.items():
         assert csv_row[name] == pytest.approx(value, rel=1e-9), name

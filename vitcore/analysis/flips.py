@@ -79,8 +79,11 @@ def paired_predictions(predictions, selection_runs: pd.DataFrame, baseline_runs:
     alone = [np.asarray(p, dtype=np.int64) for run_id in baseline_runs.sort_values(["train_rows", "seed"])["run_id"]
              if (p := predictions(run_id)) is not None]
     width = len(sel[0]) if sel else (len(alone[0]) if alone else 0)
-    return Paired(pd.DataFrame(keys, columns=["train_rows", "seed"]), np.array(sel).reshape(-1, width),
-                  np.array(base).reshape(-1, width), np.array(alone).reshape(-1, width))
+
+    def table(arrays) -> np.ndarray:  # (runs, images); (0, width) when no run kept its predictions
+        return np.array(arrays, dtype=np.int64).reshape(len(arrays), width)
+
+    return Paired(pd.DataFrame(keys, columns=["train_rows", "seed"]), table(sel), table(base), table(alone))
 
 
 def sign_test(k, d) -> np.ndarray:

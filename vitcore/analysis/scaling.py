@@ -45,17 +45,19 @@ def curve(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns).sort_values(["metric", "model", "train_rows"], ignore_index=True)
 
 
-def deltas(runs: pd.DataFrame, margin: float = MARGIN) -> pd.DataFrame:
+def deltas(runs: pd.DataFrame, margin: float = MARGIN, test_set=None) -> pd.DataFrame:
     """ViT - convnet per row count and metric, paired: train_rows, metric, mean_delta, ci_low,
-    ci_high, n_pairs, verdict ("better" = the ViT is better)."""
+    ci_high, n_pairs, verdict ("better" = the ViT is better), interval (what the interval covers:
+    vitcore.stats.testset, with the store's `test_set` as on the cards)."""
     shared = sorted(set(curve(runs).query("model == 'ViT'")["train_rows"])
                     & set(curve(runs).query("model == 'convnet'")["train_rows"]))
     rows = []
     for train_rows in shared:
         vit, convnet = (MODELS[m].replace(train_rows=train_rows) for m in ("ViT", "convnet"))
-        result = compare(runs, vit, convnet, margin, metrics=CURVE_METRICS).metrics
+        result = compare(runs, vit, convnet, margin, metrics=CURVE_METRICS, test_set=test_set).metrics
         rows += [{"train_rows": train_rows, **row} for row in result.to_dict("records")]
-    columns = ["train_rows", "metric", "mean_delta", "ci_low", "ci_high", "n_pairs", "verdict", "seeds_needed"]
+    columns = ["train_rows", "metric", "mean_delta", "ci_low", "ci_high", "n_pairs", "verdict", "seeds_needed",
+               "interval"]
     return pd.DataFrame(rows, columns=columns)
 
 

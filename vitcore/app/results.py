@@ -21,7 +21,9 @@ def _headline(margin: float, path: str, mtime: float) -> tuple[pd.DataFrame, pd.
     from vitcore.article import report
 
     runs = state.load_runs()
-    return report.headline(runs), report.headline_deltas(runs, margin), report.headline_sentences(runs, margin)
+    tests = state.test_set()
+    return (report.headline(runs), report.headline_deltas(runs, margin, tests),
+            report.headline_sentences(runs, margin, tests))
 
 
 def headline(margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
@@ -34,7 +36,7 @@ def _scaling(margin: float, path: str, mtime: float) -> tuple[pd.DataFrame, pd.D
     from vitcore.analysis import scaling
 
     runs = state.load_runs()
-    deltas = scaling.deltas(runs, margin)
+    deltas = scaling.deltas(runs, margin, state.test_set())
     estimate = scaling.crossover_sentence(scaling.crossover_estimate(runs))
     return scaling.curve(runs), deltas, f"{estimate} {scaling.crossover(deltas)}"
 
@@ -64,7 +66,7 @@ def _filtered_csv(name: str, run_ids: tuple[str, ...], path: str, mtime: float) 
 
     runs = state.load_runs()
     frames = {} if name == "effects.csv" else RunStore(path).export_frames()
-    return filtered_csv(name, frames, runs[runs["run_id"].isin(set(run_ids))])
+    return filtered_csv(name, frames, runs[runs["run_id"].isin(set(run_ids))], state.test_set())
 
 
 def filtered_export_csv(name: str, run_ids) -> bytes:
@@ -78,7 +80,7 @@ def filtered_export_csv(name: str, run_ids) -> bytes:
 def _claims(margin: float, path: str, mtime: float) -> pd.DataFrame:
     from vitcore.article.claims import claims_table
 
-    return claims_table(state.load_runs(), margin)
+    return claims_table(state.load_runs(), margin, test_set=state.test_set())
 
 
 def claims(margin: float = MARGIN) -> pd.DataFrame:
@@ -90,7 +92,7 @@ def claims(margin: float = MARGIN) -> pd.DataFrame:
 def _claims_tally(path: str, mtime: float) -> pd.DataFrame:
     from vitcore.article.claims import tally
 
-    return tally(state.load_runs())
+    return tally(state.load_runs(), test_set=state.test_set())
 
 
 def claims_tally() -> pd.DataFrame:

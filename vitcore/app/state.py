@@ -32,7 +32,7 @@ from vitcore.app.selection import (  # noqa: F401
 )
 from vitcore.config.run import RunConfig
 from vitcore.stats.estimates import MARGIN
-from vitcore.store.runs import HISTORY_COLUMNS, PREDICTIONS, BadRun, RunStore
+from vitcore.store.runs import HISTORY_COLUMNS, BadRun, RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
 STORE_PATH = os.environ.get("VITCORE_STORE", str(ROOT / "cached_runs"))
@@ -148,7 +148,7 @@ def _export_csv(name: str, path: str, mtime: float) -> bytes:
     if name == "effects.csv":  # as `python -m vitcore effects`: with the per-cell spread
         from vitcore.stats import percell
 
-        return percell.effects_with_spread(store.table()).to_csv(index=False).encode()
+        return percell.effects_with_spread(store.table(), test_set=test_set()).to_csv(index=False).encode()
     return store.export_frames()[name].to_csv(index=False).encode()
 
 
@@ -165,7 +165,8 @@ def _effects(kind: str, metric: str, path: str, mtime: float, margin: float = MA
     from vitcore.stats import summaries as stats
 
     compute = stats.main_effects if kind == "main" else stats.interactions
-    return compute(percell.restrict(_table(path, mtime), cells or percell.ALL), metrics=(metric,), margin=margin)
+    return compute(percell.restrict(_table(path, mtime), cells or percell.ALL), metrics=(metric,), margin=margin,
+                   test_set=test_set())
 
 
 def main_effects(metric: str, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
@@ -183,7 +184,7 @@ def interactions(metric: str, margin: float = MARGIN, cells: str = "") -> pd.Dat
 def _flips(cfg: RunConfig, path: str, mtime: float, margin: float = MARGIN) -> pd.DataFrame:
     from vitcore.stats import summaries as stats
 
-    return stats.flip_effects(_table(path, mtime), cfg, margin=margin)
+    return stats.flip_effects(_table(path, mtime), cfg, margin=margin, test_set=test_set())
 
 
 def flip_effects(cfg: RunConfig, margin: float = MARGIN) -> pd.DataFrame:
@@ -229,20 +230,18 @@ def margin(state=None) -> float:
     return next((m for m in MARGINS if str(m) == str(value)), MARGIN)
 
 
-def prediction_source(path: str):
-    """(predictions(run_id) -> array or None, the official test labels) for the store at `path`, or
-    (None, None) when the labels are not on this machine (they would come from Keras' downloader)."""
-    from vitcore.data.fashion import official_test_labels
-    from vitcore.data.samples import local_data_available
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _test_set(path: str, mtime: float):
+    from vitcore.stats import testset
 
-    if not local_data_available():
-        return None, None
+    return testset.from_store(RunStore(path))
 
-    def predictions(run_id: str):
-        file = Path(path) / run_id / PREDICTIONS
-        return np.load(file, allow_pickle=False) if file.is_file() else None
 
-    return predictions, official_test_labels()
+def test_set():
+    """The store's vitcore.stats.testset.TestSet (its runs' predictions, the shipped test labels), shared by
+    every session until the store changes: every view passes it, so test accuracy's verdicts include the
+    test set's sampling wherever the runs kept predictions, the same on every page and in the CLI."""
+    return _test_set(STORE_PATH, store_mtime())
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -253,8 +252,7 @@ def _comparison(cfg: RunConfig, base: RunConfig, margin: float, path: str, mtime
     runs = _table(path, mtime)
     ids = [*stats.runs_of(runs, cfg)["run_id"], *stats.runs_of(runs, base)["run_id"]]
     _, confusions = _run_frames(tuple(sorted(set(ids))), path, mtime)
-    predictions, labels = prediction_source(path)  # test accuracy's interval over random seeds and test images
-    return compare.compare(runs, cfg, base, margin, confusions, predictions=predictions, labels=labels)
+    return compare.compare(runs, cfg, base, margin, confusions, test_set=test_set())
 
 
 def comparison(cfg: RunConfig, base: RunConfig, margin: float = MARGIN):

@@ -33,10 +33,11 @@ import pandas as pd
 from vitcore.config.run import ARTICLE_MODELS, RunConfig
 from vitcore.stats import estimates as v
 from vitcore.stats.compare import compare
+from vitcore.stats.testset import TEST_COLUMNS
 
 COLUMNS = ["claim", "sources", "setting", "comparison", "train_rows", "metric", "role", "expected", "mean_delta",
-           "n_pairs", *v.JUDGEMENT_COLUMNS, "timing_group", "direction", "size", "crossover_rows", "crossover_low",
-           "crossover_high"]
+           "n_pairs", *v.JUDGEMENT_COLUMNS, "timing_group", *TEST_COLUMNS, "direction", "size", "crossover_rows",
+           "crossover_low", "crossover_high"]
 EXPECTED = ("> 0", "< 0", "≈ 0")
 AGREES, DISAGREES, UNRESOLVED = "agrees", "disagrees", "unresolved"
 DIRECTIONS = (AGREES, DISAGREES, UNRESOLVED)
@@ -163,10 +164,11 @@ def judge_claim(expected: str, verdict: str, mean_delta: float, row: dict) -> tu
     return direction, size
 
 
-def evaluated(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS) -> list[tuple[dict, Claim, RunConfig,
-                                                                                              RunConfig]]:
+def evaluated(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, test_set=None
+              ) -> list[tuple[dict, Claim, RunConfig, RunConfig]]:
     """(row, claim, selection, baseline) for every claim at every train_rows where both configs have
-    runs, each of its metrics judged by vitcore.stats.compare."""
+    runs, each of its metrics judged by vitcore.stats.compare (with the store's `test_set`, as the
+    comparison's card is)."""
     present = set(runs["config_id"]) if len(runs) else set()
     out = []
     for claim in claims:
@@ -175,7 +177,8 @@ def evaluated(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS) -> li
             if selection.config_id not in present or baseline.config_id not in present:
                 continue
             metrics = [m for m, _ in claim.metrics()]
-            result = compare(runs, selection, baseline, margin=margin, metrics=metrics).metrics.set_index("metric")
+            result = compare(runs, selection, baseline, margin=margin, metrics=metrics,
+                             test_set=test_set).metrics.set_index("metric")
             for metric, role in claim.metrics():
                 row = result.loc[metric].to_dict()
                 direction, size = judge_claim(claim.expected, row["verdict"], row["mean_delta"], row)
@@ -253,24 +256,25 @@ def seed_noise_rows(runs: pd.DataFrame) -> list[dict]:
     return rows
 
 
-def claims_table(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, data_size: bool = True) -> pd.DataFrame:
+def claims_table(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, data_size: bool = True,
+                 test_set=None) -> pd.DataFrame:
     """One row per claim, train_rows and metric (COLUMNS), computed with vitcore.stats.compare on
     `runs` (RunStore.table()), then (`data_size`) the data-size row (data_size_row) and the seed-noise
     rows (seed_noise_rows; like the data-size row, they do not depend on the margin)."""
-    rows = [row for row, *_ in evaluated(runs, margin, claims)]
+    rows = [row for row, *_ in evaluated(runs, margin, claims, test_set)]
     if data_size:
         rows.append(data_size_row(runs))
         rows += seed_noise_rows(runs)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def tally(runs: pd.DataFrame, margins=v.TALLY_MARGINS, claims=CLAIMS) -> pd.DataFrame:
+def tally(runs: pd.DataFrame, margins=v.TALLY_MARGINS, claims=CLAIMS, test_set=None) -> pd.DataFrame:
     """How many evaluated claims (rows as claimed, one per claim and train_rows) agree, disagree and are
     unresolved at each margin: margin, agrees, disagrees, unresolved, rows. The data-size row does not
     depend on the margin and is left out."""
     rows = []
     for margin in margins:
-        table = claims_table(runs, margin, claims, data_size=False)
+        table = claims_table(runs, margin, claims, data_size=False, test_set=test_set)
         found = table.loc[table["role"] == AS_CLAIMED, "direction"].value_counts()
         rows.append({"margin": margin, **{word: int(found.get(word, 0)) for word in DIRECTIONS},
                      "rows": int(found.sum())})

@@ -24,6 +24,7 @@ from vitcore.stats import estimates as v
 from vitcore.stats.compare import compare
 from vitcore.stats.estimates import MARGIN, paired_estimate, prediction_interval
 from vitcore.stats.summaries import runs_of, summarize
+from vitcore.stats.testset import TEST_COLUMNS, WITH_TEST
 from vitcore.store.runs import RunStore
 
 MODELS = ARTICLE_MODELS  # the article's two models: "vit", "convnet"
@@ -66,7 +67,7 @@ def _seconds_in_one_group(own: pd.DataFrame) -> dict:
             "seconds_timing_group": group, "seconds_n": len(seconds)}
 
 
-def headline_deltas(runs: pd.DataFrame, margin: float = MARGIN) -> pd.DataFrame:
+def headline_deltas(runs: pd.DataFrame, margin: float = MARGIN, test_set=None) -> pd.DataFrame:
     """Paired ViT - convnet per train_rows and metric (DELTA_METRICS), from the comparison engine:
     the two means over the paired random seeds, Δ, 95% CI, n_pairs, verdict ("better" = the ViT
     is better; for gap and seconds lower is better), the 95% prediction interval of one paired
@@ -75,7 +76,7 @@ def headline_deltas(runs: pd.DataFrame, margin: float = MARGIN) -> pd.DataFrame:
     rows = []
     for train_rows in seed.TRAIN_ROWS:
         vit, convnet = (MODELS[m].replace(train_rows=train_rows) for m in ("vit", "convnet"))
-        result = compare(runs, vit, convnet, margin, metrics=DELTA_METRICS)
+        result = compare(runs, vit, convnet, margin, metrics=DELTA_METRICS, test_set=test_set)
         for _, row in result.metrics.iterrows():
             deltas = result.pairs[result.pairs["metric"] == row["metric"]]["delta"]
             low, high = prediction_interval(paired_estimate(deltas))
@@ -84,7 +85,7 @@ def headline_deltas(runs: pd.DataFrame, margin: float = MARGIN) -> pd.DataFrame:
                          "seed_delta": seed.seed_value("vit", train_rows, row["metric"])
                          - seed.seed_value("convnet", train_rows, row["metric"])})
     columns = ["train_rows", "metric", "vit_mean", "convnet_mean", "mean_delta", "n_pairs", *v.JUDGEMENT_COLUMNS,
-               "timing_group", "pi_low", "pi_high", "seed_delta"]
+               "timing_group", *TEST_COLUMNS, "pi_low", "pi_high", "seed_delta"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -93,7 +94,8 @@ def headline_deltas(runs: pd.DataFrame, margin: float = MARGIN) -> pd.DataFrame:
 def _ci(row, places: int = 4) -> str:
     if math.isnan(row["ci_low"]):
         return "no interval"
-    return f"95% CI {number(row['ci_low'], places, True)} to {number(row['ci_high'], places, True)}"
+    over = " over random seeds and test images" if row.get("interval") == WITH_TEST else ""
+    return f"95% CI{over} {number(row['ci_low'], places, True)} to {number(row['ci_high'], places, True)}"
 
 
 def _seeds(n: int) -> str:
@@ -132,10 +134,10 @@ def _single_seed(row) -> str:
             f"{'inside, an ordinary draw' if inside else 'outside, an unusual draw for this setup'}.")
 
 
-def headline_sentences(runs: pd.DataFrame, margin: float = MARGIN) -> list[str]:
+def headline_sentences(runs: pd.DataFrame, margin: float = MARGIN, test_set=None) -> list[str]:
     """The conclusions, written from headline_deltas: per size, test accuracy (the headline), best
     validation accuracy (selected on the validation split, so optimistic), the gaps and time."""
-    deltas = headline_deltas(runs, margin).set_index(["train_rows", "metric"])
+    deltas = headline_deltas(runs, margin, test_set).set_index(["train_rows", "metric"])
     sentences = []
     for train_rows in seed.TRAIN_ROWS:
         test = deltas.loc[(train_rows, "test_accuracy")]
@@ -189,9 +191,9 @@ def _markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def headline_markdown(runs: pd.DataFrame) -> str:
+def headline_markdown(runs: pd.DataFrame, test_set=None) -> str:
     """headline.md: the sentences, the table (ours: mean ± std over random seeds | source article: one seed), the Δs."""
-    table, deltas = headline(runs), headline_deltas(runs)
+    table, deltas = headline(runs), headline_deltas(runs, test_set=test_set)
     shown = pd.DataFrame({"model": table["model"], "rows": table["train_rows"].map("{:,}".format),
                           "seeds": table["n_seeds"]})
     for metric in ("test_accuracy", *SEED_METRICS):  # test accuracy leads: the honest figure
@@ -215,7 +217,7 @@ def headline_markdown(runs: pd.DataFrame) -> str:
                    for _, r in deltas.iterrows()],
     )[["rows", "metric", "delta", "ci", "p", "p_tost", "n_pairs", "verdict", "timing_group", "source_article"]]
     parts = ["# The source article's headline, re-measured", "",
-             *[f"- {sentence}" for sentence in headline_sentences(runs)], "",
+             *[f"- {sentence}" for sentence in headline_sentences(runs, test_set=test_set)], "",
              "## ViT vs convnet (ours: mean ± std over random seeds; source article: one seed)", "", _markdown(shown), "",
              "## Paired ViT − convnet (pairs share train_rows and random seed; 95% t-interval over random seeds)", "",
              _markdown(delta_shown), "",
@@ -238,12 +240,12 @@ def data_size_sentence(runs: pd.DataFrame) -> str:
     return scaling.crossover_sentence(scaling.crossover_estimate(runs)).replace("**", "")
 
 
-def write_report(runs: pd.DataFrame, out: Path) -> list[str]:
+def write_report(runs: pd.DataFrame, out: Path, test_set=None) -> list[str]:
     """Write headline.csv, headline_deltas.csv and headline.md into the folder `out`; returns the sentences
     (the headline's, then the data-size curve's crossover estimate)."""
     crossing = data_size_sentence(runs)
     headline(runs).to_csv(out / "headline.csv", index=False)
-    headline_deltas(runs).to_csv(out / "headline_deltas.csv", index=False)
-    (out / "headline.md").write_text(headline_markdown(runs)
+    headline_deltas(runs, test_set=test_set).to_csv(out / "headline_deltas.csv", index=False)
+    (out / "headline.md").write_text(headline_markdown(runs, test_set)
                                      + f"\n## Where the ViT's lead changes sides (the data-size curve)\n\n{crossing}\n")
-    return [*headline_sentences(runs), crossing]
+    return [*headline_sentences(runs, test_set=test_set), crossing]

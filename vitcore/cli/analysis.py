@@ -85,6 +85,7 @@ def parse_baseline(text: str, selection: RunConfig) -> RunConfig:
 
 
 def _compare(args) -> int:
+    from vitcore.stats import testset
     from vitcore.stats.compare import compare, write
 
     margin = checked_margin(args.margin)
@@ -98,35 +99,22 @@ def _compare(args) -> int:
         if not (runs["config_id"] == cfg.config_id).any():
             raise UsageError(f"no stored runs for the {side}, {cfg.label()} at {cfg.train_rows:,} rows, in {store.root} "
                              f"(`python -m vitcore sweep --list` shows what the grids train)")
-    predictions, labels = _predictions(store, runs, selection, baseline)
-    result = compare(runs, selection, baseline, margin, confusions=store.confusions(), predictions=predictions,
-                     labels=labels)
+    test_set = testset.from_store(store)  # test accuracy's Δ with the test set's sampling, as on every page
+    result = compare(runs, selection, baseline, margin, confusions=store.confusions(), test_set=test_set)
     how = f"paired over random seeds {', '.join(map(str, result.seeds))}" if result.paired else "UNPAIRED (Welch): the sides differ in train_rows"
     print(f"{selection.label()} ({selection.train_rows:,} rows) − {baseline.label()} ({baseline.train_rows:,} rows), {how}")
     print(f"verdicts: {result.family.caption()}")
     for row in result.metrics.to_dict("records"):
         print("  " + verdict_line(row))
-        if row["n_pairs_with_test"] and row["ci_low_with_test"] == row["ci_low_with_test"]:
-            print(f"  {'':21} over random seeds and test images "
-                  f"{numbers.ci(row['ci_low_with_test'], row['ci_high_with_test'], numbers.digits(row['metric']))} "
-                  f"(the wider: {row['wider']}); the verdict is judged over "
-                  f"{row['interval']}, as on every view")
+        if (line := testset.sentence(row, numbers.digits(row["metric"]))) is not None:
+            print(f"  {'':21} {line}")
     with staged(out) as stage:
         written = [out / Path(path).name for path in write(result, stage)]
-        if labels is not None and result.paired:
-            written += [out / Path(path).name for path in _write_flips(store, runs, selection, baseline, labels, stage)]
+        if test_set is not None and result.paired:
+            written += [out / Path(path).name
+                        for path in _write_flips(store, runs, selection, baseline, test_set.labels, stage)]
     print("wrote " + ", ".join(str(path) for path in written))
     return 0
-
-
-def _predictions(store, runs, selection: RunConfig, baseline: RunConfig):
-    """(predictions(run_id), the test labels) when a run on each side kept predictions.npy, else (None, None)."""
-    sides = [runs[(runs["config_id"] == cfg.config_id) & runs["has_predictions"]] for cfg in (selection, baseline)]
-    if any(side.empty for side in sides):
-        return None, None
-    from vitcore.data.fashion import official_test_labels
-
-    return (lambda run_id: store.load(run_id).predictions()), official_test_labels()
 
 
 def _write_flips(store, runs, selection: RunConfig, baseline: RunConfig, labels, out) -> list:
@@ -147,20 +135,21 @@ def _write_flips(store, runs, selection: RunConfig, baseline: RunConfig, labels,
 
 def _claims(args) -> int:
     from vitcore.article import claims
-    from vitcore.stats import estimates
+    from vitcore.stats import estimates, testset
 
     margin = checked_margin(args.margin)
     store = existing_store(args.store)
     out = writable_file(args.out, "--out", "claims.csv")
     runs = store.table()
-    table = claims.claims_table(runs, margin)
+    test_set = testset.from_store(store)  # as on the Claims page
+    table = claims.claims_table(runs, margin, test_set=test_set)
     with staged(out.parent) as stage:
         table.to_csv(stage / out.name, index=False)
     shown = table[table["role"] == claims.AS_CLAIMED]
     print(f"{out}: {shown['claim'].nunique()} claims at {len(shown)} (claim, train_rows) rows, each judged in its "
           f"comparison's family (as on the Ablations page)")
     margins = sorted({margin, *estimates.TALLY_MARGINS})
-    for row in claims.tally(runs, margins).itertuples():
+    for row in claims.tally(runs, margins, test_set=test_set).itertuples():
         print(f"  margin ±{row.margin:g}: agrees {row.agrees}, disagrees {row.disagrees}, unresolved {row.unresolved}"
               + ("  (this file)" if row.margin == margin else ""))
     print(f"  why ±{estimates.MARGIN:g}: {estimates.MARGIN_REASON}")

@@ -47,6 +47,15 @@ def _runs(path: str):
         return report.load_runs(path)
 
 
+def _test_set(path: str):
+    """The store's test set (its runs' predictions, the shipped test labels): test accuracy's verdicts include
+    the test set's sampling, as on every page."""
+    from vitcore.stats import testset
+    from vitcore.store.runs import RunStore
+
+    return testset.from_store(RunStore(path))
+
+
 def _effects(args) -> int:
     from vitcore.stats import percell
     from vitcore.stats import summaries as stats
@@ -54,7 +63,7 @@ def _effects(args) -> int:
     checked_margin(args.margin)
     runs = _runs(args.store)  # the store first: a bad --store leaves no output folder behind
     out = writable_file(args.out, "--out", "effects.csv")
-    effects = percell.effects_with_spread(runs, margin=args.margin)
+    effects = percell.effects_with_spread(runs, margin=args.margin, test_set=_test_set(args.store))
     if effects.empty:
         raise UsageError(f"no main effects in {args.store}: it needs ViT runs at the reference switches and at "
                          f"least one switch flipped, at the same train_rows and seed")
@@ -75,7 +84,7 @@ def _report(args) -> int:
     out = writable_folder(args.out, "--out")
     files_in(out, REPORT_FILES, "--out")
     with staged(out) as stage:
-        sentences = report.write_report(runs, stage)
+        sentences = report.write_report(runs, stage, _test_set(args.store))
     for sentence in sentences:
         print(sentence)
     print("wrote " + ", ".join(str(out / name) for name in REPORT_FILES))

@@ -11,10 +11,12 @@ a (pairs, images) x (images, replicates) product of image counts, so 2,000 repli
 take well under a second.
 
 The interval is mean +- t(n - 1) x the bootstrap's standard deviation (the seed-only interval's form,
-with the wider spread). It is shown beside the verdict, not used for it: the verdict of a comparison is the
-same on every view (vitcore.stats.families), and the other views have no predictions to resample.
-Resampling both ways counts the seed x image noise twice (Owen 2007, "the pigeonhole bootstrap"), so
-the interval errs wide. No pandas, no TensorFlow.
+with the wider spread). The verdicts use the crossed random-effects model of vitcore.stats.testset
+instead, which estimates the same variance without bias and without random draws (one comparison:
+milliseconds, not ~1.5 s): resampling both ways counts the seed x image noise two or three times (Owen
+2007, "the pigeonhole bootstrap"), which in our tables (-1/0/+1 per image, that term dominating) makes
+this interval wider, while drawing the pairs shrinks their part by (n - 1) / n. It stays as the model's cross-check
+(tests/test_testset.py). No pandas, no TensorFlow.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from vitcore.stats.estimates import CONFIDENCE, Estimate, paired_estimate
 REPLICATES = 2_000
 SEED = 0  # the bootstrap's own random generator: fixed, so a page and metrics.csv show the same interval
 CHUNK = 100
-SEEDS_ONLY, WITH_TEST = "random seeds", "random seeds and test images"  # which interval is meant
 
 
 def differences(selection: np.ndarray, baseline: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -68,51 +69,3 @@ def seed_and_test_estimate(diffs: np.ndarray, reps: int = REPLICATES, seed: int 
     half = stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * se
     p = float(2 * stats.t.sf(abs(mean / se), n - 1)) if se > 0 else float(mean == 0)
     return Estimate(mean, mean - half, mean + half, p, n, n - 1, se, per_pair.scale)
-
-
-def wider(seed_only: Estimate, with_test: Estimate) -> tuple[Estimate, str]:
-    """The estimate whose 95% interval is wider, and which it is ("random seeds" or "random seeds and
-    test images")."""
-    width = [e.ci_high - e.ci_low for e in (seed_only, with_test)]
-    if np.isfinite(width[1]) and (not np.isfinite(width[0]) or width[1] > width[0]):
-        return with_test, WITH_TEST
-    return seed_only, SEEDS_ONLY
-
-
-def sentence(seed_only: Estimate, with_test: Estimate, digits: int = 4) -> str:
-    """One sentence on how the test set's sampling changes the interval (the verdict stays over random seeds)."""
-    if not np.isfinite(with_test.ci_low):
-        return "No interval over test images: fewer than two pairs kept their per-image predictions."
-    _, used = wider(seed_only, with_test)
-    ratio = (with_test.ci_high - with_test.ci_low) / (seed_only.ci_high - seed_only.ci_low)
-    return (f"Resampling the test images as well as the random seeds gives [{with_test.ci_low:+.{digits}f}, "
-            f"{with_test.ci_high:+.{digits}f}] against [{seed_only.ci_low:+.{digits}f}, "
-            f"{seed_only.ci_high:+.{digits}f}] over random seeds alone ({ratio:.2f}× as wide; the wider: {used}); "
-            "the verdict is judged over random seeds, as on every view of this comparison.")
-
-
-TEST_COLUMNS = ["ci_low_with_test", "ci_high_with_test", "n_pairs_with_test", "interval", "wider"]
-
-
-def with_test_set(frame, pairs, predictions, labels, margin: float, metric: str = "test_accuracy"):
-    """compare's metrics frame with TEST_COLUMNS: for `metric` (test accuracy: per-image correctness is
-    what the predictions give), the interval over random seeds and test images when every pair kept its
-    predictions (`predictions(run_id)` -> array or None). It is shown beside the verdict, which stays the
-    seed-paired one every view gives this comparison (its family's, vitcore.stats.families): `interval`
-    names the interval the verdict used, and `wider` which of the two is wider. Other rows: NaN."""
-    frame = frame.assign(ci_low_with_test=np.nan, ci_high_with_test=np.nan, n_pairs_with_test=0, interval=SEEDS_ONLY,
-                         wider=SEEDS_ONLY)
-    matched = pairs[pairs["metric"] == metric] if len(pairs) else pairs
-    if not len(matched) or metric not in set(frame["metric"]):
-        return frame
-    kept = [(predictions(s), predictions(b)) for s, b in zip(matched["selection_run_id"], matched["baseline_run_id"])]
-    kept = [(s, b) for s, b in kept if s is not None and b is not None]
-    index = frame.index[frame["metric"] == metric][0]
-    frame.loc[index, "n_pairs_with_test"] = len(kept)
-    if len(kept) < 2 or len(kept) < len(matched):  # a subset's Δ is another number: never mix the two
-        return frame
-    diffs = differences(np.stack([s for s, _ in kept]), np.stack([b for _, b in kept]), labels)
-    test = seed_and_test_estimate(diffs)
-    _, which = wider(paired_estimate(matched["delta"]), test)
-    frame.loc[index, ["ci_low_with_test", "ci_high_with_test", "wider"]] = [test.ci_low, test.ci_high, which]
-    return frame

@@ -7,8 +7,9 @@ train_rows the comparison is unpaired (Welch) and says so (`paired` = False). Fo
 the pairs of one timing group count (the group with most pairs, named in `timing_group`; never
 pooled across groups); with fewer than two the verdict is "not comparable". Means beside a Δ are
 over the paired random seeds only. Each row carries both tests and the verdict (vitcore.stats.
-estimates.judge) in the comparison's family (vitcore.stats.families). Every page and the CLI use
-this module, so a number on screen is the number in `metrics.csv`.
+estimates.judge) in the comparison's family (vitcore.stats.families). Test accuracy's Δ includes the
+test set's own sampling when every pair kept its predictions (vitcore.stats.testset: `interval` says
+which). Every page and the CLI use this module, so a number on screen is the number in `metrics.csv`.
 """
 
 from __future__ import annotations
@@ -20,15 +21,12 @@ import pandas as pd
 
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.data.fashion import CLASS_NAMES, NUM_CLASSES
-from vitcore.stats import bootstrap
-from vitcore.stats.bootstrap import TEST_COLUMNS
+from vitcore.stats import testset
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, MARGIN, METRICS, Estimate, judge, paired_estimate, welch_estimate
 from vitcore.stats.families import ALONE, Family, family_of, runs_of
 
 METRIC_COLUMNS = ["metric", "selection_mean", "baseline_mean", "n_pairs", "mean_delta", *JUDGEMENT_COLUMNS, "paired",
-                  "timing_group"]
-# + test accuracy's interval over random seeds and test images (shown beside the verdict's interval)
-ALL_METRIC_COLUMNS = [*METRIC_COLUMNS, *TEST_COLUMNS]
+                  "timing_group", *testset.TEST_COLUMNS]
 CLASS_COLUMNS = ["class", "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS]
 CONFUSION_COLUMNS = ["true", "predicted", "mean_delta", "ci_low", "ci_high", "n_pairs"]
 PAIR_KEY = ["train_rows", "seed"]  # what makes two runs a pair: the same data sample and initialisation
@@ -83,15 +81,19 @@ class Delta:
 
 
 def paired_delta(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, margin: float = MARGIN,
-                 family: Family = ALONE) -> Delta:
+                 family: Family = ALONE, test_set: testset.TestSet | None = None) -> Delta:
     """Pair runs by (train_rows, seed), take variant - baseline and judge it (both tests, adjusted in
-    `family`). Seconds with fewer than 2 pairs in one timing group are "not comparable"."""
+    `family`). Seconds with fewer than 2 pairs in one timing group are "not comparable". With the
+    store's `test_set`, test accuracy's interval and tests include the test set's sampling when every
+    pair kept its predictions (testset.judged_estimate; the row's TEST_COLUMNS say which): every view
+    of a comparison passes it, so the comparison has one verdict."""
     pairs = pair_runs(baseline, variant, metric)
-    est = paired_estimate(pairs["delta"])
+    est, test_columns = testset.judged_estimate(paired_estimate(pairs["delta"]), metric, pairs, test_set)
     verdict = judge(metric, est, margin, family.name, family.size, comparable=metric != "seconds" or est.n >= 2)
     group = pairs["timing_group_variant"].iloc[0] if metric == "seconds" and len(pairs) and \
         "timing_group_variant" in pairs.columns else ""
-    row = {"metric": metric, "mean_delta": est.mean, "n_pairs": est.n, **verdict, "timing_group": group}
+    row = {"metric": metric, "mean_delta": est.mean, "n_pairs": est.n, **verdict, "timing_group": group,
+           **test_columns}
     return Delta(metric, row, pairs)
 
 
@@ -132,14 +134,13 @@ def _common_timing_group(sel: pd.DataFrame, base: pd.DataFrame) -> str | None:
 
 
 def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None = None, margin: float = MARGIN,
-            confusions: pd.DataFrame | None = None, metrics=METRICS, predictions=None, labels=None) -> Comparison:
+            confusions: pd.DataFrame | None = None, metrics=METRICS, test_set: testset.TestSet | None = None
+            ) -> Comparison:
     """Compare the runs of `selection` (any random seed) with those of `baseline` (default: the
     article's ViT at the selection's train_rows), every metric judged in the pair's family
     (families.family_of). `confusions` (RunStore.confusions() format) adds the per-class and
-    confusion-matrix Δs. `predictions(run_id)` (an array or None) and the test `labels` add test
-    accuracy's interval over random seeds *and* test images (vitcore.stats.bootstrap, the columns
-    TEST_COLUMNS) when every pair kept its predictions, shown beside the verdict: the verdict stays
-    the one every view gives this comparison (over random seeds, in its family)."""
+    confusion-matrix Δs. `test_set` (testset.from_store) puts the test set's sampling into test
+    accuracy's paired Δ (paired_delta), as on every other view of the comparison."""
     baseline = baseline or default_baseline(selection)
     sel, base = runs_of(runs, selection), runs_of(runs, baseline)
     paired = selection.train_rows == baseline.train_rows
@@ -147,7 +148,7 @@ def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None
     rows, pairs = [], []
     for metric in metrics:
         if paired:
-            delta = paired_delta(base, sel, metric, margin, family)
+            delta = paired_delta(base, sel, metric, margin, family, test_set)
             matched = delta.pairs
             rows.append({**delta.row, "selection_mean": matched["variant"].mean(),
                          "baseline_mean": matched["baseline"].mean(), "paired": True})
@@ -159,17 +160,14 @@ def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None
             est = welch_estimate(a[metric], b[metric])
             verdict = judge(metric, est, margin, comparable=metric != "seconds" or est.n >= 2)
             rows.append({"metric": metric, "selection_mean": a[metric].mean(), "baseline_mean": b[metric].mean(),
-                         "n_pairs": 0, "mean_delta": est.mean, **verdict, "paired": False, "timing_group": group or ""})
+                         "n_pairs": 0, "mean_delta": est.mean, **verdict, "paired": False, "timing_group": group or "",
+                         "interval": testset.SEEDS_ONLY, "ci_low_seeds": est.ci_low, "ci_high_seeds": est.ci_high,
+                         "test_se": np.nan, "n_pairs_with_test": 0})
             both = pd.concat([a.assign(side="selection"), b.assign(side="baseline")])
             pairs.append(both[["side", "train_rows", "seed", "run_id", metric]].rename(columns={metric: "value"})
                          .assign(metric=metric))
     frame = pd.DataFrame(rows, columns=METRIC_COLUMNS)
     long = pd.concat(pairs, ignore_index=True) if pairs else pd.DataFrame()
-    if paired and predictions is not None and labels is not None:
-        frame = bootstrap.with_test_set(frame, long, predictions, labels, margin)
-    else:
-        frame = frame.assign(ci_low_with_test=np.nan, ci_high_with_test=np.nan, n_pairs_with_test=0,
-                             interval=bootstrap.SEEDS_ONLY, wider=bootstrap.SEEDS_ONLY)
     classes = confusion = None
     if confusions is not None:
         classes, confusion = class_deltas(confusions, sel, base, paired, margin)

@@ -101,7 +101,9 @@ def holm(p_values) -> np.ndarray:
 class Estimate:
     """A difference (selection - baseline) with its uncertainty: paired (one-sample t over the
     per-seed differences) or unpaired (Welch). `scale` is the sd that sets the interval width:
-    the sd of the paired differences, or sqrt(s1^2 + s2^2) for two independent sides."""
+    the sd of the paired differences, or sqrt(s1^2 + s2^2) for two independent sides. `floor`: the part of
+    `se` that more random seeds cannot shrink (the test set's own sampling, vitcore.stats.testset), 0 when
+    the test images are taken as fixed: se = sqrt(scale^2 / n + floor^2)."""
     mean: float
     ci_low: float
     ci_high: float
@@ -111,6 +113,7 @@ class Estimate:
     se: float
     scale: float
     paired: bool = True
+    floor: float = 0.0
 
     def interval(self, confidence: float) -> tuple[float, float]:
         half = stats.t.ppf(0.5 + confidence / 2, self.df) * self.se if self.df > 0 else np.nan
@@ -176,21 +179,28 @@ def _two_sided_p(mean: float, se: float, df: float) -> float:
 
 
 # -- power: how many paired random seeds would settle an undecided Δ ----------------------------
-def power_difference(delta: float, sd: float, n: int, level: float = ALPHA, paired: bool = True) -> float:
+def _se(sd: float, n: int, floor: float) -> float:
+    """The standard error with n pairs: the random seeds' part shrinks as 1/sqrt(n), the floor does not."""
+    return math.sqrt(sd ** 2 / n + floor ** 2)
+
+
+def power_difference(delta: float, sd: float, n: int, level: float = ALPHA, paired: bool = True,
+                     floor: float = 0.0) -> float:
     """Power of the two-sided t-test at `level` with n pairs (or n runs per side) when the true Δ is
-    `delta` and the sd (of the differences, or sqrt(s1²+s2²)) is `sd`: noncentral t, exact."""
+    `delta` and the sd (of the differences, or sqrt(s1²+s2²)) is `sd`, plus a `floor` of standard error
+    that more random seeds do not shrink: noncentral t (exact when the floor is 0)."""
     df = n - 1 if paired else 2 * n - 2
-    nc = delta / (sd / math.sqrt(n))
+    nc = delta / _se(sd, n, floor)
     critical = stats.t.ppf(1 - level / 2, df)
     return float(stats.nct.sf(critical, df, nc) + stats.nct.cdf(-critical, df, nc))
 
 
 def power_equivalence(delta: float, sd: float, n: int, margin: float, level: float = ALPHA,
-                      paired: bool = True) -> float:
+                      paired: bool = True, floor: float = 0.0) -> float:
     """Power of TOST at `level` (each one-sided test at `level`) for true Δ `delta`: the usual lower
     bound P(T1 > t) + P(T2 < -t) - 1 over the two noncentral t's (tight when the power is high)."""
     df = n - 1 if paired else 2 * n - 2
-    se = sd / math.sqrt(n)
+    se = _se(sd, n, floor)
     critical = stats.t.ppf(1 - level, df)
     power = stats.nct.sf(critical, df, (delta + margin) / se) + stats.nct.cdf(-critical, df, (delta - margin) / se) - 1
     return float(max(0.0, power))
@@ -214,17 +224,19 @@ def seeds_needed(est: Estimate, margin: float, size: int = 1, most: int = 100_00
     """Paired random seeds (runs per side when unpaired) that give 80% power to settle the Δ at the
     family's level (alpha / size): to resolve the observed Δ by the difference test, or, when the
     observed Δ lies inside ±margin, to show equivalence — whichever needs fewer. The observed Δ and
-    sd are taken as the truth (no allowance for the sd's own uncertainty). NaN without a spread;
-    inf beyond `most`; never at or below the n already there (an undecided Δ needs more)."""
+    sd are taken as the truth (no allowance for the sd's own uncertainty); the estimate's `floor` (the
+    test set's sampling) stays whatever n is, so a Δ smaller than it can is never settled (inf). NaN
+    without a spread; inf beyond `most`; never at or below the n already there (an undecided Δ needs more)."""
     if est.n < 2 or not np.isfinite(est.scale) or est.scale <= 0 or not np.isfinite(est.mean):
         return np.nan
     level = ALPHA / size
     options = []
     if est.mean != 0:
-        options.append(_smallest_n(lambda n: power_difference(est.mean, est.scale, n, level, est.paired), most))
-    if abs(est.mean) < margin:
-        options.append(_smallest_n(lambda n: power_equivalence(est.mean, est.scale, n, margin, level, est.paired),
+        options.append(_smallest_n(lambda n: power_difference(est.mean, est.scale, n, level, est.paired, est.floor),
                                    most))
+    if abs(est.mean) < margin:
+        options.append(_smallest_n(
+            lambda n: power_equivalence(est.mean, est.scale, n, margin, level, est.paired, est.floor), most))
     needed = min(options) if options else np.inf
     return max(needed, float(est.n + 1))
 

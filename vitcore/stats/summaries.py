@@ -39,6 +39,8 @@ from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for 
     paired_estimate,
 )
 from vitcore.stats.families import family_of, neighbours, runs_of
+from vitcore.stats.testset import METRIC as PER_IMAGE
+from vitcore.stats.testset import TEST_COLUMNS, TestSet, seed_columns, with_differences
 
 REFERENCE = {name: getattr(RunConfig(), name) for name in SWITCHES}  # the article's ViT: learned, pre, layer, 7
 # Fields that must sit at the article's defaults for a ViT run to enter main_effects/interactions.
@@ -46,11 +48,11 @@ FIXED = ("width", "depth", "heads", "mlp_dim", "epochs", "batch_size", "lr", "wa
 NON_FACTORS = tuple(name for name in switches.NAMES if name not in SWITCHES and name not in FIXED)
 CONFIG_COLUMNS = [name for name in RunConfig.__dataclass_fields__ if name != "seed"]
 EFFECT_COLUMNS = ["factor", "level", "reference", "train_rows", "metric", "mean_delta", "n_pairs",
-                  *JUDGEMENT_COLUMNS, "cells", "timing_group"]
+                  *JUDGEMENT_COLUMNS, "cells", "timing_group", *TEST_COLUMNS]
 INTERACTION_COLUMNS = ["factor", "level", "reference", "factor_b", "level_b", "reference_b", "train_rows", "metric",
-                       "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group"]
+                       "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group", *TEST_COLUMNS]
 FLIP_COLUMNS = ["switch", "from", "to", "metric", "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group",
-                "variant_config_id"]
+                *TEST_COLUMNS, "variant_config_id"]
 
 
 def summarize(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
@@ -90,8 +92,11 @@ def factorial_runs(runs: pd.DataFrame) -> pd.DataFrame:
     return vit.astype({"patch_size": int})
 
 
-def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, ...], metric: str) -> dict[int, Estimate]:
-    """For each train_rows: the Estimate over seeds of each random seed's mean contrast across other-switch cells.
+def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, ...], metric: str,
+              test_set: TestSet | None = None) -> dict[int, tuple[Estimate, dict]]:
+    """For each train_rows: (the Estimate over seeds of each random seed's mean contrast across other-switch
+    cells, its TEST_COLUMNS). For test accuracy with a `test_set` and every run's predictions, the
+    interval includes the test set's sampling (each seed's per-image contrast, vitcore.stats.testset).
 
     weights maps a tuple of levels of `factors` to +1/-1 (main effect: {(L,): +1, (ref,): -1}).
     A cell (one combination of the other switches) contributes only where every weighted level
@@ -104,12 +109,24 @@ def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, 
     if not all(level in wide.columns for level in weights):
         return result
     contrast = sum(sign * wide[level] for level, sign in weights.items()).dropna()
+    ids = None
+    if metric == PER_IMAGE and test_set is not None:
+        ids = vit.pivot_table(index=["train_rows", *others, "seed"], columns=list(factors), values="run_id",
+                              aggfunc="first")
     for rows, part in contrast.groupby(level="train_rows"):
         table = part.droplevel("train_rows").unstack("seed")  # rows: cells of the other switches, columns: seeds
         table = _balanced(table)
         if table.size:
-            result[rows] = paired_estimate(table.mean(axis=0))
+            est = paired_estimate(table.mean(axis=0))
+            diffs = None if ids is None else test_set.combinations(
+                [[(ids.loc[(rows, *_cell(cell), seed), level], sign / len(table.index))
+                  for cell in table.index for level, sign in weights.items()] for seed in table.columns])
+            result[rows] = with_differences(est, diffs) if ids is not None else (est, seed_columns(est))
     return result
+
+
+def _cell(cell) -> tuple:
+    return cell if isinstance(cell, tuple) else (cell,)
 
 
 def _balanced(table: pd.DataFrame) -> pd.DataFrame:
@@ -121,13 +138,14 @@ def _balanced(table: pd.DataFrame) -> pd.DataFrame:
     return by_seeds if by_seeds.size > by_cells.size else by_cells
 
 
-def _judged(frame: pd.DataFrame, estimates: list[Estimate], margin: float, kind: str) -> pd.DataFrame:
+def _judged(frame: pd.DataFrame, estimates: list[tuple[Estimate, dict]], margin: float, kind: str) -> pd.DataFrame:
     """Judge every row (both tests, the verdict) within its family: `kind` of one metric at one
     train_rows ("main effects at 4,000 rows"), m = the rows of that metric and train_rows."""
     sizes = frame.groupby(["metric", "train_rows"])["metric"].transform("size")
-    judged = [judge(metric, est, margin, f"{kind} at {rows:,} rows", size)
-              for metric, rows, est, size in zip(frame["metric"], frame["train_rows"], estimates, sizes)]
-    return pd.concat([frame.reset_index(drop=True), pd.DataFrame(judged, columns=JUDGEMENT_COLUMNS)], axis=1)
+    judged = [{**judge(metric, est, margin, f"{kind} at {rows:,} rows", size), **columns}
+              for metric, rows, (est, columns), size in zip(frame["metric"], frame["train_rows"], estimates, sizes)]
+    return pd.concat([frame.reset_index(drop=True), pd.DataFrame(judged, columns=JUDGEMENT_COLUMNS + TEST_COLUMNS)],
+                     axis=1)
 
 
 def _seconds_runs(vit: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
@@ -138,16 +156,19 @@ def _seconds_runs(vit: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
     return vit[vit["timing_group"] == group], group
 
 
-def _single_cell(runs: pd.DataFrame, factor: str, level, train_rows: int, metric: str, margin: float) -> dict:
+def _single_cell(runs: pd.DataFrame, factor: str, level, train_rows: int, metric: str, margin: float,
+                 test_set: TestSet | None) -> dict:
     """A main effect measured in one cell only is the single-switch change of the article's ViT: its
     row (numbers, family, verdict) is that comparison's, as on the forest plot and the cards."""
     ref = RunConfig(train_rows=train_rows)
     variant = ref.replace(**{factor: level})
-    delta = paired_delta(runs_of(runs, ref), runs_of(runs, variant), metric, margin, family_of(runs, variant, ref))
+    delta = paired_delta(runs_of(runs, ref), runs_of(runs, variant), metric, margin, family_of(runs, variant, ref),
+                         test_set)
     return delta.row
 
 
-def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN) -> pd.DataFrame:
+def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, test_set: TestSet | None = None
+                 ) -> pd.DataFrame:
     """Each switch's non-reference level minus the reference level (the article's ViT), per train_rows.
 
     The delta is taken within each cell of the other three switches, at the same train_rows and
@@ -167,14 +188,15 @@ def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN) ->
                 continue
             for metric in metrics:
                 part, group = _seconds_runs(vit, metric)
-                for train_rows, est in _contrast(part, {level: 1, ref: -1}, (factor,), metric).items():
+                for train_rows, (est, columns) in _contrast(part, {level: 1, ref: -1}, (factor,), metric,
+                                                            test_set).items():
                     cells = _cells(vit, factor, level, train_rows)
                     key = dict(zip(EFFECT_COLUMNS, [factor, level, ref, train_rows, metric]))
                     if cells == 1:
-                        records.append({**key, **_single_cell(runs, factor, level, train_rows, metric, margin),
-                                        "cells": 1})
+                        records.append({**key, **_single_cell(runs, factor, level, train_rows, metric, margin,
+                                                              test_set), "cells": 1})
                     else:
-                        pending.append((len(records), est))
+                        pending.append((len(records), (est, columns)))
                         records.append({**key, "mean_delta": est.mean, "n_pairs": est.n, "cells": cells,
                                         "timing_group": group})
     if not records:
@@ -182,7 +204,7 @@ def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN) ->
     if pending:
         keys = pd.DataFrame([records[k] for k, _ in pending])[["metric", "train_rows"]]
         judged = _judged(keys, [est for _, est in pending], margin, "main effects")
-        for (k, _), verdict in zip(pending, judged[JUDGEMENT_COLUMNS].to_dict("records")):
+        for (k, _), verdict in zip(pending, judged[JUDGEMENT_COLUMNS + TEST_COLUMNS].to_dict("records")):
             records[k].update(verdict)
     return pd.DataFrame(records, columns=EFFECT_COLUMNS)
 
@@ -194,7 +216,8 @@ def _cells(vit: pd.DataFrame, factor: str, level, train_rows: int) -> int:
     return int(part.drop_duplicates(others).shape[0])
 
 
-def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN) -> pd.DataFrame:
+def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, test_set: TestSet | None = None
+                 ) -> pd.DataFrame:
     """2-way interactions: [Y(a, b) - Y(ref_a, b)] - [Y(a, ref_b) - Y(ref_a, ref_b)], a difference of
     differences; unit and averaging as in main_effects, one family per metric and train_rows
     ("interactions at 4,000 rows"). "better" means the pair does better together than their two
@@ -208,16 +231,18 @@ def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN) ->
             weights = {(a, b): 1, (ref_a, b): -1, (a, ref_b): -1, (ref_a, ref_b): 1}
             for metric in metrics:
                 part, group = _seconds_runs(vit, metric)
-                for train_rows, est in _contrast(part, weights, (factor_a, factor_b), metric).items():
+                for train_rows, (est, columns) in _contrast(part, weights, (factor_a, factor_b), metric,
+                                                            test_set).items():
                     rows.append([factor_a, a, ref_a, factor_b, b, ref_b, train_rows, metric, est.mean, est.n, group])
-                    estimates.append(est)
-    frame = pd.DataFrame(rows, columns=[c for c in INTERACTION_COLUMNS if c not in JUDGEMENT_COLUMNS])
+                    estimates.append((est, columns))
+    frame = pd.DataFrame(rows, columns=[c for c in INTERACTION_COLUMNS if c not in JUDGEMENT_COLUMNS + TEST_COLUMNS])
     if frame.empty:
         return pd.DataFrame(columns=INTERACTION_COLUMNS)
     return _judged(frame, estimates, margin, "interactions")[INTERACTION_COLUMNS]
 
 
-def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: float = MARGIN) -> pd.DataFrame:
+def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: float = MARGIN,
+                 test_set: TestSet | None = None) -> pd.DataFrame:
     """The "flip one switch" table: cfg vs cfg with one switch changed, seed-paired at cfg.train_rows.
 
     Switches: the four ViT switches (none apply to the convnet) plus warmup_epochs, whose other
@@ -233,7 +258,7 @@ def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: fl
         family = family_of(runs, cfg, flipped)
         variant = runs_of(runs, flipped)
         for metric in metrics:
-            delta = paired_delta(base, variant, metric, margin, family)
+            delta = paired_delta(base, variant, metric, margin, family, test_set)
             rows.append({"switch": switch, "from": getattr(cfg, switch), "to": level, **delta.row,
                          "variant_config_id": flipped.config_id})
     return pd.DataFrame(rows, columns=FLIP_COLUMNS)

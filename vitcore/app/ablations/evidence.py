@@ -27,18 +27,18 @@ def _flipped(cfg: RunConfig, base: RunConfig, path: str, mtime: float):
     from vitcore.analysis import flips
     from vitcore.stats import summaries as stats
 
-    predictions, labels = state.prediction_source(path)
-    if labels is None:
+    tests = state.test_set()
+    if tests is None:
         return None
     runs = state._table(path, mtime)
     kept = runs[runs["has_predictions"]] if "has_predictions" in runs.columns else runs
-    paired = flips.paired_predictions(predictions, stats.runs_of(kept, cfg), stats.runs_of(kept, base))
-    return flips.flip_report(paired, labels)
+    paired = flips.paired_predictions(tests.predictions, stats.runs_of(kept, cfg), stats.runs_of(kept, base))
+    return flips.flip_report(paired, tests.labels)
 
 
 def flipped_images(cfg: RunConfig, base: RunConfig):
     """vitcore.analysis.flips.flip_report of the pairs that kept predictions (a FlipReport), or None when
-    the test labels are not on this machine."""
+    the package's copy of the test labels is damaged."""
     return _flipped(cfg, base, state.STORE_PATH, state.store_mtime())
 
 

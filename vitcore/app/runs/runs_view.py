@@ -104,12 +104,12 @@ def coverage(runs: pd.DataFrame) -> pd.DataFrame:
     return grid.rename_axis("cell").reset_index()
 
 
-def filtered_csv(name: str, frames: dict[str, pd.DataFrame], shown: pd.DataFrame) -> bytes:
+def filtered_csv(name: str, frames: dict[str, pd.DataFrame], shown: pd.DataFrame, test_set=None) -> bytes:
     """One export restricted to the shown runs, in the CLI's format (runs/histories/confusions: the
     export frame's rows of those run ids; effects.csv: main effects computed from the shown runs)."""
     if name == "effects.csv":
         from vitcore.stats import percell
 
-        return percell.effects_with_spread(shown).to_csv(index=False).encode()
+        return percell.effects_with_spread(shown, test_set=test_set).to_csv(index=False).encode()
     frame = frames[name]
     return frame[frame["run_id"].isin(set(shown["run_id"]))].to_csv(index=False).encode()

@@ -1,0 +1,171 @@
+"""The test set's own sampling error in a paired Δ of test accuracy: random seeds × test images.
+
+A seed-paired interval (vitcore.stats.estimates.paired_estimate) treats the 10,000 test images as
+fixed: it says how far the Δ would move with other random seeds on *this* test set. Another draw of
+10,000 test images from the same distribution would move it too, and that part does not shrink with
+more random seeds: for small effects it is the floor.
+
+The model: d[s, i] = selection right - baseline right (-1, 0 or +1) for pair s and test image i is a
+two-way crossed random-effects table, d = μ + a_s + b_i + e_si (seeds, images, their interaction and
+the rest). The Δ is the grand mean, and its variance is σ²_a/n + σ²_b/N + σ²_e/(nN). From the mean
+squares of the table (rows: pairs, columns: images) the unbiased estimate is
+
+    Var(Δ) = (MS_seeds + MS_images - MS_residual) / (n N)
+
+(Cornfield & Tukey 1956; the same algebra as a two-way ANOVA without replication). The seed-only
+variance is MS_seeds / (n N) = var(per-pair Δ) / n, so the test images add (MS_images - MS_residual) /
+(n N), the `floor`, clipped at 0 (then the seed-only interval is the wider one and the verdict keeps
+it). The t quantile keeps the seeds' n - 1 degrees of freedom (conservative: the images' part has
+thousands). A paired bootstrap over seeds and images (vitcore.stats.bootstrap) estimates the same
+variance but counts the seed × image term two or three times (Owen 2007), so on our tables it errs
+wide; a test checks this model's variance against simulated tables with known components.
+
+Used by the verdict: every view of a test-accuracy comparison (card, forest plot, flip table,
+single-cell main effect, claims, `compare`, `report`) passes the store's TestSet to
+vitcore.stats.compare.paired_delta, so the comparison has one verdict everywhere; when a pair lacks
+its predictions the Δ stays over random seeds only, and says so (`interval`). No pandas, no TensorFlow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Callable
+
+import numpy as np
+from scipy import stats
+
+from vitcore.stats.estimates import CONFIDENCE, Estimate, _two_sided_p
+
+SEEDS_ONLY, WITH_TEST = "random seeds", "random seeds and test images"  # which interval the verdict used
+METRIC = "test_accuracy"  # the one metric with per-image outcomes (predictions.npy)
+# compare's and the forest plot's extra columns: the verdict's interval kind, the seed-only interval beside
+# it, and the test images' share of the standard error
+TEST_COLUMNS = ["interval", "ci_low_seeds", "ci_high_seeds", "test_se", "n_pairs_with_test"]
+CACHED_RUNS = 4_096  # predictions kept in memory per TestSet: 10,000 bytes each, at most 41 MB
+
+
+@dataclass(frozen=True, eq=False)
+class TestSet:
+    """The official test labels and a reader of each run's predictions (`predictions(run_id)` -> uint8
+    array or None): what a paired Δ of test accuracy needs to include the test set's sampling."""
+    predictions: Callable[[str], np.ndarray | None]
+    labels: np.ndarray
+
+    def __post_init__(self):
+        object.__setattr__(self, "_correct", lru_cache(maxsize=CACHED_RUNS)(self._read))
+
+    def _read(self, run_id: str) -> np.ndarray | None:
+        predicted = self.predictions(run_id)
+        if predicted is None or np.shape(predicted) != np.shape(self.labels):
+            return None
+        correct = np.asarray(predicted) == self.labels
+        correct.setflags(write=False)
+        return correct
+
+    def differences(self, selection_ids, baseline_ids) -> np.ndarray | None:
+        """(pairs, images): selection right - baseline right, pair by pair; None when any run of the
+        pairs has no predictions (a subset's Δ would be another number: never mixed)."""
+        return self.combinations([[(sel, 1.0), (base, -1.0)] for sel, base in zip(selection_ids, baseline_ids)])
+
+    def combinations(self, terms_per_seed) -> np.ndarray | None:
+        """(seeds, images): for each random seed, sum of weight x (run right) over its (run_id, weight)
+        terms (a main effect: +1/cells on the level's runs, -1/cells on the reference's); None when any
+        run lacks predictions."""
+        rows = []
+        for terms in terms_per_seed:
+            row = np.zeros(len(self.labels))
+            for run_id, weight in terms:
+                correct = self._correct(str(run_id))
+                if correct is None:
+                    return None
+                row += weight * correct
+            rows.append(row)
+        return np.stack(rows) if rows else None
+
+
+def image_variance(diffs: np.ndarray) -> float:
+    """What the test images add to Var(Δ): (MS_images - MS_residual) / (n N), at least 0 (module doc)."""
+    d = np.asarray(diffs, dtype=np.float64)
+    n, images = d.shape
+    if n < 2 or images < 2:
+        return np.nan
+    grand = d.mean()
+    by_pair, by_image = d.mean(axis=1), d.mean(axis=0)
+    ss_images = n * ((by_image - grand) ** 2).sum()
+    ss_pairs = images * ((by_pair - grand) ** 2).sum()
+    ss_total = ((d - grand) ** 2).sum()
+    ms_images = ss_images / (images - 1)
+    ms_residual = (ss_total - ss_images - ss_pairs) / ((n - 1) * (images - 1))
+    return float(max(ms_images - ms_residual, 0.0) / (n * images))
+
+
+def widened(est: Estimate, diffs: np.ndarray) -> Estimate:
+    """The seed-paired estimate of test accuracy's Δ with the test images' variance added to its
+    standard error (floor = that part's sd); the mean, n, df and scale stay the seeds'."""
+    extra = image_variance(diffs)
+    if est.n < 2 or not np.isfinite(extra) or not np.isfinite(est.se):
+        return est
+    se = float(np.sqrt(est.se ** 2 + extra))
+    half = stats.t.ppf(0.5 + CONFIDENCE / 2, est.df) * se
+    return replace(est, ci_low=est.mean - half, ci_high=est.mean + half, p_value=_two_sided_p(est.mean, se, est.df),
+                   se=se, floor=float(np.sqrt(extra)))
+
+
+def seed_columns(est: Estimate) -> dict:
+    """TEST_COLUMNS of a Δ judged over random seeds alone."""
+    return {"interval": SEEDS_ONLY, "ci_low_seeds": est.ci_low, "ci_high_seeds": est.ci_high, "test_se": np.nan,
+            "n_pairs_with_test": 0}
+
+
+def judged_estimate(est: Estimate, metric: str, pairs, test_set: TestSet | None) -> tuple[Estimate, dict]:
+    """(the estimate the verdict uses, TEST_COLUMNS for the row): for test accuracy with every pair's
+    predictions, the interval over random seeds and test images; otherwise the seed-only one."""
+    if metric != METRIC or test_set is None or est.n < 2 or not {"run_id_variant", "run_id_baseline"} <= set(pairs):
+        return est, seed_columns(est)
+    return with_differences(est, test_set.differences(pairs["run_id_variant"], pairs["run_id_baseline"]))
+
+
+def with_differences(est: Estimate, diffs: np.ndarray | None) -> tuple[Estimate, dict]:
+    """judged_estimate's result for a (seeds, images) table of per-image Δs (None: seed-only)."""
+    seeds_only = seed_columns(est)
+    if diffs is None or est.n < 2 or len(diffs) != est.n:
+        return est, seeds_only
+    wide = widened(est, diffs)
+    kind = WITH_TEST if wide.ci_high - wide.ci_low > est.ci_high - est.ci_low else SEEDS_ONLY
+    return wide, {**seeds_only, "interval": kind, "test_se": wide.floor, "n_pairs_with_test": len(diffs)}
+
+
+def sentence(row: dict, digits: int = 4) -> str | None:
+    """One sentence on what the test set's sampling did to a Δ's interval, or None when it was not included."""
+    if row.get("n_pairs_with_test", 0) in (0, None) or row.get("interval") is None:
+        return None
+    seeds = f"[{row['ci_low_seeds']:+.{digits}f}, {row['ci_high_seeds']:+.{digits}f}]"
+    if row["interval"] == SEEDS_ONLY:
+        return (f"The test images add no measurable variance here (the seed × image table's image mean square is "
+                f"within its residual), so the verdict uses the interval over random seeds alone, {seeds}.")
+    ratio = (row["ci_high"] - row["ci_low"]) / (row["ci_high_seeds"] - row["ci_low_seeds"])
+    return (f"95% interval over random seeds and test images [{row['ci_low']:+.{digits}f}, "
+            f"{row['ci_high']:+.{digits}f}] ({ratio:.2f}× as wide as {seeds} over random seeds alone: another 10,000 "
+            f"test images would move the Δ by about ±{row['test_se']:.{digits}f}, however many random seeds); the "
+            "verdict uses it, on every view of this comparison.")
+
+
+def from_store(store) -> TestSet | None:
+    """The TestSet of a RunStore: its runs' predictions.npy, read through the store's bounded reader (a
+    damaged file counts as missing), and the shipped official test labels (so a server without the data
+    set judges as one with it); None only when the package's copy of the labels is damaged."""
+    from vitcore.data.fashion import DataError, shipped_test_labels
+
+    try:
+        labels = shipped_test_labels()
+    except (DataError, OSError, ValueError):  # only if the package itself was damaged
+        return None
+
+    def predictions(run_id: str):
+        try:
+            return store.load(run_id).predictions()
+        except (OSError, ValueError):
+            return None
+
+    return TestSet(predictions, labels)
