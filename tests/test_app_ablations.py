@@ -86,7 +86,8 @@ def app(store, monkeypatch):
 
 def titles(at: AppTest) -> list[str]:
     """Every chart's title (each chart of the page has one)."""
-    return [json.loads(chart.proto.spec)["title"] for chart in at.get("vega_lite_chart")]
+    found = [json.loads(chart.proto.spec)["title"] for chart in at.get("vega_lite_chart")]
+    return [" ".join(title["text"]) if isinstance(title, dict) else title for title in found]  # wrapped: lines
 
 
 def card_text(at: AppTest) -> str:

@@ -114,9 +114,15 @@ def test_forest_and_class_bars_have_titles_and_the_verdict_in_words():
     flips = judged([[-0.02, -0.03, -0.025, -0.022]], switch="norm", **{"from": "layer"}, to="batch",
                    metric="test_accuracy")
     spec = charts.forest(tables.flip_frame(flips, "test_accuracy"), "test_accuracy", "What flipping does").to_dict()
-    assert spec["title"] == "What flipping does" and spec["hconcat"][1]["mark"]["type"] == "text"
+    assert spec["title"]["text"] == ["What flipping does"]
+    texts = {layer["encoding"]["text"]["field"]: layer["mark"] for layer in spec["layer"] if "text" in layer["encoding"]}
+    assert set(texts) == {"label", "verdict_text"}  # the change and its verdict, on two lines of each row
+    assert all(mark["limit"] == {"expr": "width"} for mark in texts.values())  # cut to the chart, never off screen
+    assert "width" not in spec and spec["height"] == {"step": charts.FOREST_ROW}  # the container's width
     rows = [rows for rows in spec["datasets"].values() if "verdict_text" in rows[0]]
     assert rows[0][0]["verdict_text"] == "worse"
+    long = charts.forest(tables.flip_frame(flips, "test_accuracy"), "test_accuracy", "word " * 40).to_dict()
+    assert max(len(line) for line in long["title"]["text"]) <= charts.FOREST_TITLE  # wrapped for a phone
     classes = judged([[0.1, 0.0, 0.2]], **{"class": "Shirt"})
     bars = charts.class_delta_bars(classes).to_dict()
     assert bars["title"].startswith("Per-class test accuracy")

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from vitcore.app import state
+from vitcore.app import state, tables
 from vitcore.app.selection import BASELINE
 from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
@@ -132,7 +132,8 @@ def test_first_hour_layout(server, browser):
     """Issue 20's layout items, one screenshot each: the sidebar's baseline box in full (sidebar.png), the
     Runs page's sorted seeds, fitted table and file-by-file downloads (runs.png), the Claims table's Source
     beside each claim (claims_page.png), a variant's metric control inside the views it changes
-    (ablations_variant_effects.png) and the Ablations landing 400 px wide (ablations_400px.png)."""
+    (ablations_variant_effects.png) and the Ablations landing 400 px wide, its forest plot and every verdict
+    in words inside the screen (ablations_400px.png)."""
     page = open_page(browser, server.url)
     try:
         sidebar = page.locator('[data-testid="stSidebar"]')
@@ -156,6 +157,16 @@ def test_first_hour_layout(server, browser):
     try:
         page.screenshot(path=str(SHOTS / "ablations_400px.png"), full_page=True)
         assert page.locator('[data-testid="stException"]').count() == 0
+        forest = page.locator('[data-testid="stVegaLiteChart"]').first.locator("svg").first
+        box = forest.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 400, box  # the whole plot on a 400-px screen
+        words = set(tables.flip_frame(stats.flip_effects(RunStore(state.STORE_PATH).table(), BASELINE),
+                                      "test_accuracy")["verdict_text"])
+        for text in words:  # every row's verdict in words, uncut and inside the screen
+            drawn = forest.locator("text", has_text=text)
+            assert drawn.count() >= 1, f"{text!r}: not drawn in full"
+            word = drawn.first.bounding_box()
+            assert 0 <= word["x"] and word["x"] + word["width"] <= 400, (text, word)
     finally:
         page.close()
 

@@ -8,6 +8,8 @@ unresolved), and every chart has a title. The confusion Δ heatmap shows rates, 
 
 from __future__ import annotations
 
+import textwrap
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -158,12 +160,14 @@ def class_delta_bars(classes: pd.DataFrame) -> alt.Chart:
 INTERVAL_COLUMNS = ["ci_adj_low", "ci_adj_high", "ci90_adj_low", "ci90_adj_high"]
 
 
-def _interval_layers(base: alt.Chart, x: alt.X, colour: alt.Color, tooltip: list) -> list:
+def _interval_layers(base: alt.Chart, x: alt.X, colour: alt.Color, tooltip: list, offset: int = 0) -> list:
     """The two intervals a verdict is read from, simultaneous over its family: thin = 95% (excludes 0
-    exactly when resolved), thick = 90% (inside ±margin exactly when the equivalence test resolves)."""
-    wide = base.mark_rule(strokeWidth=1.5).encode(x=x, x2="ci_adj_high:Q", color=colour, tooltip=tooltip)
-    narrow = base.mark_rule(strokeWidth=6, opacity=0.8).encode(x="ci90_adj_low:Q", x2="ci90_adj_high:Q",
-                                                               color=colour, tooltip=tooltip)
+    exactly when resolved), thick = 90% (inside ±margin exactly when the equivalence test resolves);
+    `offset` px below the row's middle."""
+    wide = base.mark_rule(strokeWidth=1.5, yOffset=offset).encode(x=x, x2="ci_adj_high:Q", color=colour,
+                                                                  tooltip=tooltip)
+    narrow = base.mark_rule(strokeWidth=6, opacity=0.8, yOffset=offset).encode(
+        x="ci90_adj_low:Q", x2="ci90_adj_high:Q", color=colour, tooltip=tooltip)
     return [wide, narrow]
 
 
@@ -178,33 +182,40 @@ def _tooltip(label: str, places: str) -> list:
             "family_size:Q", "verdict:N"]
 
 
+FOREST_ROW, FOREST_TITLE = 52, 48  # px per row (two lines of text, then the intervals); title characters per line
+
+
 def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
-    """One row per switch level (frame: tables.flip_frame): Δ with the two intervals its verdict is read
-    from (simultaneous over its family), the ±margin band, colour by the verdict (COLOUR_RULE) and the
-    verdict in words beside each row; a dashed rule at 0."""
+    """One row per switch level (frame: tables.flip_frame): its change and its verdict in words as two
+    lines of text, then Δ with the two intervals its verdict is read from (simultaneous over its family),
+    on the ±margin band, colour by the verdict (COLOUR_RULE); a dashed rule at 0. One layered view that
+    takes its container's width (the text is cut to it with an ellipsis, the verdict word first), so
+    nothing leaves the screen at 400 px (issue 20)."""
     frame = frame[["label", "mean_delta", *INTERVAL_COLUMNS, "n_pairs", "p_adj", "p_tost_adj", "family_size",
                    "margin", "verdict", "verdict_text"]]
     places = axis_format(metric)
-    y = alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=260, labelFontSize=12))
+    # a row (FOREST_ROW px): the change at -15, the verdict at 0, the intervals at +15 from the band's middle
+    y = alt.Y("label:N", sort=None, title=None, axis=None, scale=alt.Scale(paddingInner=0, paddingOuter=0))
     colour = alt.Color("verdict:N", scale=verdict_scale(metric, frame["verdict"]),
-                       legend=alt.Legend(title="Verdict", orient="bottom"))
+                       legend=alt.Legend(title="Verdict", orient="bottom", columns=2))
     tooltip = _tooltip("label", places)
     base = alt.Chart(frame).encode(y=y)
-    x = alt.X("ci_adj_low:Q", title="Δ = variant − this config (95% and 90% intervals, simultaneous)",
-              axis=alt.Axis(format=places, tickCount=6))
+    x = alt.X("ci_adj_low:Q", title=["Δ = variant − this config", "(95% and 90% intervals, simultaneous)"],
+              axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy"))
     margin = float(frame["margin"].max()) if len(frame) else 0.0
     band = alt.Chart(pd.DataFrame({"lo": [-margin], "hi": [margin]})).mark_rect(color=NO_EFFECT, opacity=0.08).encode(
         x="lo:Q", x2="hi:Q")
-    dots = base.mark_circle(size=90, opacity=1).encode(x="mean_delta:Q", color=colour, tooltip=tooltip)
     zero = base.mark_rule(color=BASELINE, strokeDash=[4, 3]).encode(x=alt.datum(0), y=alt.value(0),
                                                                      y2=alt.value("height"))
-    height = 30 * len(frame) + 10
-    plot = alt.layer(band, zero, *_interval_layers(base, x, colour, tooltip), dots).properties(width=430, height=height)
-    words = base.mark_text(align="left", fontSize=12).encode(
-        x=alt.value(0), y=alt.Y("label:N", sort=None, axis=None), text="verdict_text:N",
+    dots = base.mark_circle(size=90, opacity=1, yOffset=15).encode(x="mean_delta:Q", color=colour, tooltip=tooltip)
+    text = {"align": "left", "baseline": "middle", "fontSize": 12, "limit": alt.ExprRef(expr="width")}
+    change = base.mark_text(dy=-15, fontWeight="bold", color="#1f2430", **text).encode(x=alt.value(0), text="label:N")
+    words = base.mark_text(**text).encode(
+        x=alt.value(0), text="verdict_text:N",
         color=alt.condition(alt.FieldOneOfPredicate("verdict", list(RESOLVED)), colour, alt.value(NO_EFFECT)))
-    return alt.hconcat(plot, words.properties(width=330, height=height), spacing=8).properties(
-        title=title).configure_view(stroke=None)
+    heading = alt.Title(textwrap.wrap(title, FOREST_TITLE), anchor="start")  # a 400-px screen wraps nothing itself
+    return alt.layer(band, zero, *_interval_layers(base, x, colour, tooltip, 15), dots, change, words).properties(
+        height=alt.Step(FOREST_ROW), title=heading).configure_view(stroke=None)
 
 
 def effect_intervals(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:

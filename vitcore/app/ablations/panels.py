@@ -60,7 +60,7 @@ def landing(cfg: RunConfig, variants: int, metric_control, margin: float) -> str
     (selection.variants). Returns the metric picked with `metric_control()`, drawn above the plot."""
     metric = metric_control()
     if variants:
-        st.vega_lite_chart(spec=forest_spec(cfg, metric, margin), width="content")
+        st.vega_lite_chart(spec=forest_spec(cfg, metric, margin), width="stretch")
     else:
         st.info("No stored config differs from this one by a single switch at these rows.")
     return metric
