@@ -19,9 +19,9 @@ from fakes import confusion, history, metrics, write_run
 from streamlit.testing.v1 import AppTest
 
 from vitcore.analysis import flips
-from vitcore.app import state
+from vitcore.app import fmt, state
 from vitcore.app.ablations import evidence
-from vitcore.app.selection import BASELINE, cell_name
+from vitcore.app.selection import BASELINE, CHOICES, cell_name
 from vitcore.app.sidebar import PAINTED
 from vitcore.data.fashion import official_test_labels
 from vitcore.data.samples import local_data_available
@@ -214,3 +214,24 @@ def test_a_first_visit_to_the_landing_paints_its_forest_plot_first(app):
     at.session_state[PAINTED] = True
     at.run()
     assert len(at.metric) == 5
+
+
+
+def test_training_rows_read_by_the_number_rule_and_keep_their_url_values(app):
+    """The sidebar says '1,000' as every page does (issue 20), while the URL keeps `?train_rows=1000`
+    (Streamlit would bind the label '1,000'): old links restore the state, the widget's value goes back
+    into the URL as the plain number, a value that is not an option is named and dropped. (AppTest reruns
+    only the page after the first run, so clicks and page switches are checked in tests/test_browser.py.)"""
+    at = app({"train_rows": 1000})
+    rows = at.radio(key="train_rows")
+    assert list(rows.proto.options) == [fmt.rows(option) for option in CHOICES["train_rows"]]
+    assert "1,000" in rows.proto.options and rows.value == 1000 and at.query_params["train_rows"] == "1000"
+    assert at.metric[0].value == f"{np.mean(ACCURACY[SMALL]):.4f}"  # the page at 1,000 rows
+    assert "train_rows" not in app().query_params  # the default leaves the URL clean
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state[PAINTED], at.session_state["train_rows"] = True, 1000  # the widget moved, no URL value
+    at.run()
+    assert at.query_params["train_rows"] == "1000" and at.metric[0].value == f"{np.mean(ACCURACY[SMALL]):.4f}"
+    at = app({"train_rows": "1,000"})  # the label is not a URL value
+    assert "train_rows" not in at.query_params and at.radio(key="train_rows").value == 4000
+    assert any("`train_rows=1,000`" in warning.value for warning in at.warning)

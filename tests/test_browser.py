@@ -171,6 +171,29 @@ def test_first_hour_layout(server, browser):
         page.close()
 
 
+
+def test_training_rows_read_by_the_number_rule_and_links_keep_plain_numbers(server, browser):
+    """The sidebar's training rows read '1,000' as every page does, while a link's `?train_rows=1000`
+    still restores the view, a click writes the plain number back, and a page switch keeps it
+    (sidebar_rows.png)."""
+    page = open_page(browser, f"{server.url}/?train_rows=1000")
+    try:
+        rows = page.locator('[data-testid="stSidebar"] [data-testid="stRadio"]', has_text="Training rows")
+        checked = rows.locator("label", has=page.locator("input:checked"))
+        assert checked.inner_text().startswith("1,000"), checked.inner_text()
+        assert rows.get_by_text("16,000", exact=True).count() == 1 and rows.get_by_text("1000", exact=True).count() == 0
+        rows.get_by_text("8,000", exact=True).click()
+        page.wait_for_url("**train_rows=8000**", timeout=60_000)
+        settle(page)
+        assert page.get_by_text("8,000 rows").first.is_visible()  # the page follows
+        rows.screenshot(path=str(SHOTS / "sidebar_rows.png"))
+        page.locator('[data-testid="stSidebarNav"]').get_by_text("Claims", exact=True).click()
+        page.wait_for_url("**/claims**", timeout=60_000)
+        settle(page)
+        assert checked.inner_text().startswith("8,000") and "train_rows=8000" in page.url, page.url
+    finally:
+        page.close()
+
 def test_a_bad_link_shows_the_note_in_the_browser(server, browser):
     page = open_page(browser, f"{server.url}/?patch_size=5&norm=%3Cscript%3Ealert(1)%3C/script%3E")
     try:

@@ -5,6 +5,8 @@ with `vitcore.app.state.selection()` / `vitcore.app.state.baseline()` / `vitcore
 The widget keys are the RunConfig field names, and the URL values are str(value): `?patch_size=4`.
 Each option's caption says whether runs exist for it given the other switches ("10 seeds", "not trained");
 captions, not labels, because a bound widget's URL value is its label and must not change with coverage.
+For the same reason the training rows, shown by the one number rule ('4,000', vitcore.app.fmt), are not
+bound by Streamlit (its URL value would become '4,000'): `_from_url` / `_to_url` keep `?train_rows=4000`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import logging
 
 import streamlit as st
 
-from vitcore.app import state
+from vitcore.app import fmt, state
 from vitcore.app.selection import (
     BASELINE_KEY,
     CHOICES,
@@ -38,6 +40,7 @@ from vitcore.config.switches import SWITCH
 from vitcore.stats.estimates import MARGIN
 
 NOTES_KEY = "_vitcore_query_notes"
+URL_SENT = "_vitcore_url_sent"  # per own-URL key: the URL value this session wrote last (None: none)
 PAINTED, _TICKS = "_vitcore_painted", "_vitcore_paint_ticks"
 HELP = {
     **KEY_HELP,  # one entry per sidebar key: the model, each registered switch, the rows
@@ -94,6 +97,39 @@ def _then_the_rest(delay: float = 1.0) -> None:
     rest()
 
 
+def label(key: str):
+    """The format of one switch's options: thousands separators for whole numbers ('4,000'); None when
+    every option already reads as its URL value (then Streamlit binds the widget to the URL itself)."""
+    options = CHOICES[key]
+    if all(type(option) is int for option in options) and any(fmt.rows(option) != str(option) for option in options):
+        return fmt.rows
+    return None
+
+
+def _from_url(key: str) -> None:
+    """A URL value this session did not write (a link, an edited URL, the browser's back button) moves
+    the widget; an absent one (a page switch drops unbound parameters) does not. A value that is not an
+    option changes nothing (query_notes has said so) and `_to_url` replaces it."""
+    raw, sent = st.query_params.get(key), st.session_state.setdefault(URL_SENT, {})
+    if raw is None or raw == sent.get(key):
+        return
+    match = [option for option in CHOICES[key] if str(option) == raw]
+    if match:
+        st.session_state[key] = match[0]
+
+
+def _to_url(key: str) -> None:
+    """The widget's value into the URL as str(value), as a bound widget would: absent at its default."""
+    value = st.session_state.get(key, DEFAULTS[key])
+    text = None if value == DEFAULTS[key] else str(value)
+    if st.query_params.get(key) != text:
+        if text is None:
+            del st.query_params[key]
+        else:
+            st.query_params[key] = text
+    st.session_state.setdefault(URL_SENT, {})[key] = text
+
+
 def render_sidebar() -> None:
     """Draw the switches (from a session's second run on: `_then_the_rest`); on a session's first run,
     note any query value that was not allowed."""
@@ -108,14 +144,19 @@ def render_sidebar() -> None:
         with st.sidebar:
             _then_the_rest()
         return
+    for key in filter(label, CHOICES):  # before anything reads the selection
+        _from_url(key)
     values = current_choices(st.session_state, st.query_params.to_dict())
     with st.sidebar:
         st.header("Configuration")
         for key in CHOICES:
-            options, seeds = CHOICES[key], option_seeds(key, values, counts)
+            options, seeds, shown = CHOICES[key], option_seeds(key, values, counts), label(key)
             st.radio(LABELS[key], options, index=options.index(DEFAULTS[key]), key=key, help=HELP[key],
                      horizontal=True, captions=[coverage_caption(seeds[option]) for option in options],
-                     disabled=key in SWITCH and not SWITCH[key].applies(values["model"]), bind="query-params")
+                     format_func=shown or str, disabled=key in SWITCH and not SWITCH[key].applies(values["model"]),
+                     bind=None if shown else "query-params")
+            if shown:
+                _to_url(key)
             if key == "model" and values["model"] == "convnet":
                 st.caption("The ViT switches below do not apply to the convnet.")
         selection, _ = selection_or_default(values)
