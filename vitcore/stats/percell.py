@@ -23,6 +23,7 @@ import itertools
 import numpy as np
 import pandas as pd
 
+from vitcore.config import switches
 from vitcore.config.run import LEVELS, SWITCHES
 from vitcore.stats.estimates import ALPHA, MARGIN, paired_estimate
 from vitcore.stats.summaries import METRICS, REFERENCE, factorial_runs, holm, main_effects
@@ -52,8 +53,9 @@ def _effects(interactions: bool):
 
 
 def _cell_name(others: list[str], values) -> str:
+    """'position embedding learned, norm layer, patch size 7': the registry's nouns, as the pages name switches."""
     values = values if isinstance(values, tuple) else (values,)
-    return ", ".join(f"{name}={value}" for name, value in zip(others, values))
+    return ", ".join(f"{switches.SWITCH[name].noun} {value}" for name, value in zip(others, values))
 
 
 def cell_effects(runs: pd.DataFrame, metrics=METRICS, interactions: bool = False) -> pd.DataFrame:
