@@ -272,7 +272,10 @@ def data_dominance(runs: pd.DataFrame, metric: str = "test_accuracy", draws: int
 
 
 def _pct(row, name: str = "share") -> str:
-    return f"{row[name]:.0%} [{row[name + '_low']:.0%}, {row[name + '_high']:.0%}]"
+    """'24% [-16%, 47%]'; a share that rounds to zero prints 0%, never -0%."""
+    def one(x: float) -> str:
+        return f"{x if abs(x) >= 0.005 else 0.0:.0%}"
+    return f"{one(row[name])} [{one(row[name + '_low'])}, {one(row[name + '_high'])}]"
 
 
 def advice(components: pd.DataFrame, pairing_: pd.DataFrame, margin: float = MARGIN) -> list[str]:
