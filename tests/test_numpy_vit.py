@@ -129,6 +129,29 @@ def test_large_token_counts_run_in_chunks_with_the_same_result():
         np.testing.assert_allclose(output, np.concatenate([s[index] for s in single]), atol=1e-6)
 
 
+@pytest.mark.parametrize("patch", [2, 4])
+def test_a_pass_holds_one_chunk_of_temporaries_whatever_the_rows(patch):
+    """The Attention page's scan (probabilities of many rows) at any patch size holds about one chunk
+    (CHUNK floats, 16 MB) of temporaries. Before: every block's scores were kept (and copied) even when
+    only the probabilities were wanted, and the softmax, GELU and dense layers made a new array per
+    step; the chunk was sized by the attention logits alone: 87 MB at patch 2, 77 MB at patch 4 (300 rows)."""
+    import tracemalloc
+
+    from vitcore.model.numpy_vit import CHUNK
+
+    cfg = RunConfig(patch_size=patch)
+    model, tokens = NumpyViT(cfg, random_weights(cfg)), tokens_of(cfg, rows=300)
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        probs = A.forward_tokens(model, tokens, keep_scores=False).probs
+        peak = tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+    assert probs.shape == (300, 10)
+    assert peak < 2 * CHUNK * 4, f"{peak / 2**20:.0f} MB of temporaries"
+
+
 @pytest.mark.slow
 def test_the_committed_papers_runs_give_the_same_maps_in_numpy_and_keras():
     """The Attention page's maps of the class-token, LSA, SPT and sincos variants from their own trained weights:

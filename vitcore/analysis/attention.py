@@ -110,16 +110,26 @@ def uniform_weight(scores_or_tokens) -> float:
 def map_distance(a: np.ndarray, b: np.ndarray) -> float:
     """Mean total-variation distance between matching queries' weight vectors, in [0, 1]:
     0 = identical maps, 1 = no overlap at all. Shapes must match (rows, heads, queries, keys)."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    a, b = np.asarray(a), np.asarray(b)
     if a.shape != b.shape:
         raise ValueError(f"attention maps must have the same shape; got {a.shape} and {b.shape}")
-    return float(0.5 * np.abs(a - b).sum(axis=-1).mean())
+    return _total_variation(a, b)
+
+
+def _total_variation(a: np.ndarray, b: np.ndarray | float) -> float:
+    """Mean over all queries of 0.5 · Σ|a - b| over the keys, in float64 one row at a time: a float64
+    copy of all rows at patch 2 would be 10 MB per row; `b` an array of a's shape or one number."""
+    if a.ndim < 2 or not a.size:
+        return float(0.5 * np.abs(np.asarray(a, np.float64) - b).sum(axis=-1).mean())
+    row = (lambda i: b[i]) if isinstance(b, np.ndarray) else (lambda i: b)  # noqa: E731
+    total = sum(float(np.abs(a[i].astype(np.float64) - row(i)).sum()) for i in range(len(a)))
+    return 0.5 * total / (a.size // a.shape[-1])
 
 
 def distance_from_uniform(scores: np.ndarray) -> float:
     """map_distance to the uniform map: how far from 'ignore everything' the heads are."""
     scores = np.asarray(scores)
-    return map_distance(scores, np.full_like(scores, uniform_weight(scores), dtype=np.float64))
+    return _total_variation(scores, uniform_weight(scores))
 
 
 def key_map(scores: np.ndarray, query: int | None = None, skip: int = 0) -> np.ndarray:

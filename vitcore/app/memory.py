@@ -1,17 +1,28 @@
-"""Give freed memory back to the system, so the server's RSS follows what it holds, not its peak.
+"""The server's memory: freed memory goes back to the system, and big results are kept once, in a
+cache bounded in MB.
 
 glibc's malloc serves a large block from an mmap of its own (returned to the system when freed)
 only while the block is above its mmap threshold, and it raises that threshold to the size of each
 such block freed, up to 32 MB: after one attention pass, the NumPy temporaries of the next (tens of
 MB each) come from the heap, and a heap seldom shrinks. Fixing the threshold (mallopt) keeps every
-large array in its own mapping, so each is returned when freed. Measured with bench/app_bench.py
---memory (the 13 attention URLs, 6 concurrent visitors). No-op where there is no glibc.
+large array in its own mapping, so each is returned when freed. No-op where there is no glibc.
+
+`SizedLRU` holds the attention maps (vitcore.app.walkthrough.probes): st.cache_data bounds entries, not
+bytes (32 patch-2 maps are 300 MB), and hands every session its own unpickled copy; this cache bounds
+the bytes, shares one read-only copy between sessions, and computes each key once while others wait.
+Measured with bench/app_bench.py --memory (the 13 attention URLs, 6 concurrent visitors).
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import numpy as np
 
 M_MMAP_THRESHOLD = -3     # mallopt's parameter number (malloc.h)
 MMAP_THRESHOLD = 1 << 20  # blocks of 1 MB and more get their own mapping: arrays, not Python objects
@@ -25,3 +36,73 @@ def return_freed_memory() -> bool:
         return bool(libc is not None and libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
     except (OSError, AttributeError):
         return False
+
+
+def arrays_of(value: Any) -> list[np.ndarray]:
+    """The NumPy arrays a result holds: itself, the items of a list/tuple/dict, a dataclass's fields."""
+    if isinstance(value, np.ndarray):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    elif hasattr(value, "__dataclass_fields__"):
+        value = [getattr(value, name) for name in value.__dataclass_fields__]
+    if isinstance(value, (list, tuple)):
+        return [array for item in value for array in arrays_of(item)]
+    return []
+
+
+class SizedLRU:
+    """Results kept by key, least recently used dropped first once their arrays exceed `limit_mb`;
+    a result larger than the limit alone is returned but not kept. Thread-safe: sessions share the
+    (read-only) arrays, and a key being computed is computed once, the other callers waiting for it."""
+
+    def __init__(self, limit_mb: float):
+        self.limit = int(limit_mb * 2**20)
+        self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._computing: dict[Hashable, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def nbytes(self) -> int:
+        with self._lock:
+            return sum(size for _, size in self._entries.values())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """The result for `key`: kept, or computed now (once, whatever the number of callers)."""
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key][0]
+            computing = self._computing.setdefault(key, threading.Lock())
+        with computing:
+            with self._lock:
+                if key in self._entries:  # computed by the caller this one waited for
+                    self._entries.move_to_end(key)
+                    return self._entries[key][0]
+            try:
+                value = compute()
+                arrays = arrays_of(value)
+                for array in arrays:
+                    array.setflags(write=False)  # shared by every session: nobody may write into it
+                self._keep(key, value, sum(array.nbytes for array in arrays))
+            finally:
+                with self._lock:
+                    self._computing.pop(key, None)
+            return value
+
+    def _keep(self, key: Hashable, value: Any, size: int) -> None:
+        if size > self.limit:
+            return
+        with self._lock:
+            self._entries[key] = (value, size)
+            total = sum(entry_size for _, entry_size in self._entries.values())
+            while total > self.limit:
+                _, (_, dropped) = self._entries.popitem(last=False)
+                total -= dropped
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()

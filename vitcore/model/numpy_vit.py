@@ -31,7 +31,11 @@ from vitcore.data.fashion import NUM_CLASSES
 from vitcore.data.patches import token_width
 from vitcore.model.posemb import sincos_2d
 
-CHUNK = 2 ** 22  # rows x heads x N² attention entries per chunk (16 MB): 27 rows at patch 2 (4 heads, 196 tokens)
+# Floats a chunk of rows may hold at once (16 MB): a row's attention logits (heads x N²) plus its token
+# activations (N x (2 mlp_dim + 8 width): the MLP's two, q, k, v, the mixed values, norms, residuals).
+# 13 rows at patch 2 (4 heads, 196 tokens), 88 at patch 4, 500+ at patch 7: a pass's temporaries stay
+# near this whatever the patch size (sizing by the logits alone let patch 4's activations reach 64 MB).
+CHUNK = 2 ** 22
 LAYER_EPS, BATCH_EPS = 1e-6, 1e-3  # LayerNormalization(epsilon=1e-6) in models.make_norm; Keras' BatchNorm default
 MASKED = -1e9  # Locality Self-Attention's logit for a token's own key, as vitcore.model.build.MASKED
 MHA_PARTS = ("query", "key", "value", "attention_output")  # the sub-layer names Keras gives an attention layer's kernels
@@ -106,9 +110,24 @@ def _softmax(x: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def _softmax_inplace(x: np.ndarray) -> np.ndarray:
+    """_softmax in x's own memory: the attention logits are the largest arrays of a pass (rows x heads x
+    N² floats), and each out-of-place step held one more copy of them."""
+    x -= x.max(axis=-1, keepdims=True)
+    np.exp(x, out=x)
+    x /= x.sum(axis=-1, keepdims=True)
+    return x
+
+
 def _gelu(x: np.ndarray) -> np.ndarray:
-    """Keras' default (exact) GELU: x * Φ(x)."""
-    return 0.5 * x * (1 + erf(x / math.sqrt(2)))
+    """Keras' default (exact) GELU: x * Φ(x) = 0.5 · x · (1 + erf(x / √2)), in one new array (the MLP's
+    hidden activations are a pass's largest after the attention scores)."""
+    out = x / math.sqrt(2)
+    erf(out, out=out)
+    out += 1
+    out *= x
+    out *= 0.5  # exact in binary floating point: the same bits as 0.5 * x * (1 + erf)
+    return out
 
 
 class NumpyViT:
@@ -141,7 +160,9 @@ class NumpyViT:
         kernel, bias = self.weights[name]
         kernel = kernel.reshape(-1, kernel.shape[-1]) if name.endswith("attention_output") else \
             kernel.reshape(kernel.shape[0], -1)                     # (w, heads·key_dim) or (heads·key_dim, w)
-        return (x.reshape(-1, kernel.shape[0]) @ kernel).reshape(*x.shape[:-1], -1) + bias.reshape(-1)
+        out = x.reshape(-1, kernel.shape[0]) @ kernel
+        out += bias.reshape(-1)  # in place: one array per layer, not two
+        return out.reshape(*x.shape[:-1], -1)
 
     def _attention(self, block: int, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Keras MultiHeadAttention, self-attention: (n, T, w) -> (n, T, w) and scores (n, heads, T, T)."""
@@ -156,7 +177,7 @@ class NumpyViT:
         else:
             q = q / math.sqrt(q.shape[-1])                         # Keras scales the query, not the scores
             logits = q @ k.transpose(0, 1, 3, 2)
-        scores = _softmax(logits)                                  # (n, heads, queries, keys)
+        scores = _softmax_inplace(logits)                          # (n, heads, queries, keys)
         mixed = (scores @ v).transpose(0, 2, 1, 3).reshape(n, tokens, -1)  # (n, T, heads·key_dim)
         return self._dense(prefix + "attention_output", mixed), scores
 
@@ -170,15 +191,15 @@ class NumpyViT:
         return self._run(tokens, keep_scores=False)
 
     def _run(self, tokens: np.ndarray, keep_scores: bool) -> list[np.ndarray]:
-        step = max(1, CHUNK // (self.cfg.heads * self.cfg.sequence ** 2))
+        n, cfg = self.cfg.sequence, self.cfg
+        step = max(1, CHUNK // (cfg.heads * n * n + n * (2 * cfg.mlp_dim + 8 * cfg.width)))
         # One BLAS thread: the products are small (16-196 tokens), and a thread pool per call is 30x
         # slower on a busy 2-core server than none (measured: 1.3 ms vs 43 ms for patch 2's q·kᵀ).
         with threadpool_limits(limits=1, user_api="blas"):
-            parts = [self._forward(tokens[start:start + step])[:None if keep_scores else 1]
-                     for start in range(0, len(tokens), step)]
+            parts = [self._forward(tokens[start:start + step], keep_scores) for start in range(0, len(tokens), step)]
         return [np.concatenate(outputs) for outputs in zip(*parts)]
 
-    def _forward(self, tokens: np.ndarray) -> list[np.ndarray]:
+    def _forward(self, tokens: np.ndarray, keep_scores: bool = True) -> list[np.ndarray]:
         x = np.asarray(tokens, dtype=np.float32)                                      # (n, T, patch² or 5·patch²)
         if self.cfg.tokenizer == "shifted":
             x = self._norm("patch_norm", x, kind="layer")
@@ -201,7 +222,9 @@ class NumpyViT:
                 attended, scores = self._attention(b, x)
                 x = self._norm(f"block{b}_norm1", x + attended)
                 x = self._norm(f"block{b}_norm2", x + mlp(x))
-            all_scores.append(scores.astype(np.float32))
+            if keep_scores:  # else each block's scores are freed as the next block starts
+                all_scores.append(scores.astype(np.float32, copy=False))
+            del scores
         x = self._norm("final_norm", x)
         pooled = x[:, 0] if self.cfg.pooling == "cls" else x.mean(axis=1)            # (n, w)
         probs = _softmax(self._dense("classifier", pooled))

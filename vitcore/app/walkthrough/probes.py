@@ -1,15 +1,23 @@
 """Cached model probes for the Attention page: forward passes of a stored run's weights.
 
 The model is the NumPy ViT (vitcore.model.numpy_vit, reading the run's `.weights.h5` with h5py), so no
-page imports TensorFlow. Models are cached as resources (one per config and weights file), their
-outputs as data.
+page imports TensorFlow. Models are cached as resources (one per config and weights file); the
+attention maps in one SizedLRU of MAPS_MB shared by every session (vitcore.app.memory); the small
+outputs (the scan's probabilities, the permutation test) as data.
+
+One forward pass runs at a time in the server (PASS): each holds its chunk's temporaries (~16 MB,
+numpy_vit.CHUNK), so six visitors opening six attention views cost one pass's memory, not six.
 """
 
 from __future__ import annotations
 
+import os
+import threading
+
 import streamlit as st
 
 from vitcore.analysis import attention as A
+from vitcore.app.memory import SizedLRU
 from vitcore.app.state import load_gallery, load_runs, store
 from vitcore.config.run import RunConfig
 from vitcore.store.runs import BadRun
@@ -18,6 +26,10 @@ CONTROL_SEED = 0  # the random-init control's NumPy seed
 
 SCAN_ROWS = 1_000      # test rows scanned for the most confident right and wrong predictions
 PERMUTED_ROWS = 200    # images fed shuffled in the permutation test
+MAPS_MB = 40           # attention maps kept: 4 views of 8 rows at patch 2 (9.8 MB each), hundreds at patch 7
+
+MAPS = SizedLRU(MAPS_MB)  # module state: a client's "clear cache" message cannot multiply it
+PASS = threading.Lock()   # one NumPy forward pass at a time in this server
 
 
 def stored_weights(cfg: RunConfig) -> tuple[RunConfig, str] | None:
@@ -38,19 +50,33 @@ def attention_model(cfg: RunConfig, weights: str | None, init_seed: int = CONTRO
     return A.numpy_model(cfg, weights, init_seed)
 
 
-@st.cache_data(show_spinner="Running the model…", max_entries=32)
+def _stamp(weights: str | None) -> tuple[int, int] | None:
+    """(size, mtime) of a weights file: a file replaced in place is another key."""
+    if weights is None:
+        return None
+    info = os.stat(weights)
+    return info.st_size, info.st_mtime_ns
+
+
 def forward(cfg: RunConfig, weights: str | None, rows: tuple[int, ...]) -> A.Forward:
-    """Probabilities and per-block attention scores of these test rows (weights None: random init)."""
-    return A.forward(attention_model(cfg, weights), cfg, load_gallery().images_of(rows))
+    """Probabilities and per-block attention scores of these test rows (weights None: random init),
+    read-only arrays shared by every session (MAPS)."""
+    def compute() -> A.Forward:
+        with st.spinner("Running the model…"), PASS:
+            return A.forward(attention_model(cfg, weights), cfg, load_gallery().images_of(rows))
+
+    return MAPS.get((cfg, weights, _stamp(weights), rows), compute)
 
 
 @st.cache_data(show_spinner="Scanning test rows…", max_entries=16)
 def predictions(cfg: RunConfig, weights: str, rows: tuple[int, ...]) -> A.Forward:
     """Probabilities only (no attention scores kept) of many test rows: the page's scan."""
-    return A.forward(attention_model(cfg, weights), cfg, load_gallery().images_of(rows), keep_scores=False)
+    with PASS:
+        return A.forward(attention_model(cfg, weights), cfg, load_gallery().images_of(rows), keep_scores=False)
 
 
 @st.cache_data(show_spinner="Shuffling patches…", max_entries=16)
 def permutation(cfg: RunConfig, weights: str, rows: int) -> A.PermutationResult:
     """attention.permutation_test on the first `rows` test images, one fixed shuffle."""
-    return A.permutation_test(attention_model(cfg, weights), cfg, load_gallery().images[:rows], seed=1)
+    with PASS:
+        return A.permutation_test(attention_model(cfg, weights), cfg, load_gallery().images[:rows], seed=1)

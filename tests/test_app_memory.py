@@ -1,0 +1,71 @@
+"""vitcore.app.memory.SizedLRU: the Attention page's maps, bounded in bytes and shared by sessions."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from vitcore.analysis.attention import Forward
+from vitcore.app.memory import SizedLRU, arrays_of
+
+MB = 2**20
+
+
+def maps(mb: float) -> Forward:
+    """A Forward whose arrays take `mb` MB (float32 scores of two blocks, a small probs array)."""
+    floats = int(mb * MB / 4 / 2)
+    return Forward(np.zeros((1, 10), np.float32), [np.zeros(floats, np.float32), np.zeros(floats, np.float32)])
+
+
+def test_the_bytes_kept_never_exceed_the_limit_and_the_least_recent_goes_first():
+    """Before: st.cache_data(max_entries=32) bounded entries, not bytes: 32 patch-2 views are 300 MB."""
+    cache = SizedLRU(limit_mb=10)
+    for key in "abc":
+        cache.get(key, lambda: maps(3))
+    cache.get("a", lambda: pytest.fail("a is kept"))  # a is now the most recent
+    cache.get("d", lambda: maps(3))  # over 10 MB: b, the least recent, goes
+    assert cache.nbytes <= 10 * MB and len(cache) == 3
+    computed = []
+    cache.get("b", lambda: computed.append("b") or maps(3))
+    assert computed == ["b"]
+    cache.get("a", lambda: pytest.fail("a is still kept"))
+
+
+def test_a_result_larger_than_the_limit_is_returned_but_not_kept():
+    cache = SizedLRU(limit_mb=1)
+    assert arrays_of(cache.get("big", lambda: maps(2)))[1].size
+    assert len(cache) == 0 and cache.nbytes == 0
+
+
+def test_sessions_share_one_read_only_copy():
+    """Before: st.cache_data unpickled a fresh copy of the maps for every session's every call."""
+    cache = SizedLRU(limit_mb=10)
+    first = cache.get("a", lambda: maps(1))
+    assert cache.get("a", lambda: maps(1)) is first
+    with pytest.raises(ValueError, match="read-only"):
+        first.scores[0][0] = 1
+
+
+def test_concurrent_callers_of_one_key_compute_it_once():
+    cache, calls = SizedLRU(limit_mb=10), []
+
+    def compute():
+        calls.append(1)
+        time.sleep(0.2)  # long enough for every thread to arrive while it runs
+        return maps(1)
+
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(cache.get("a", compute))) for _ in range(5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(calls) == 1 and len(results) == 5 and all(result is results[0] for result in results)
+
+
+def test_a_failed_computation_keeps_nothing_and_the_next_caller_tries_again():
+    cache = SizedLRU(limit_mb=10)
+    with pytest.raises(ZeroDivisionError):
+        cache.get("a", lambda: 1 / 0)
+    assert cache.get("a", lambda: maps(1)) is not None and len(cache) == 1
