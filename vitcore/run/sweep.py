@@ -24,6 +24,7 @@ from multiprocessing import get_context
 from vitcore.config import switches
 from vitcore.config.papers import PAPER_VARIANTS, SMALL_DATA_VARIANT
 from vitcore.config.run import MODELS, RunConfig
+from vitcore.run.overlap import new_session
 from vitcore.run.spawn import neutral_main
 from vitcore.store.runs import PREDICTIONS, RunStore
 
@@ -163,20 +164,22 @@ def chunks(todo: list[RunConfig], size: int = CHUNK) -> list[list[RunConfig]]:
 _TRAINER = None  # one per worker process: its compiled cell survives from task to task
 
 
-def _trainer(threads: int, workers: int):
+def _trainer(threads: int, workers: int, session: str | None = None):
     global _TRAINER
     os.environ["VITCORE_THREADS"] = str(threads)
     if _TRAINER is None:
         from vitcore.run.train import Trainer
 
-        _TRAINER = Trainer(workers)
+        _TRAINER = Trainer(workers, session)
+    _TRAINER.workers, _TRAINER.session = workers, session or _TRAINER.session  # a reused (Ray) worker: this sweep's
     return _TRAINER
 
 
 def _train_chunk(configs: list[RunConfig], store_path: str, threads: int, workers: int,
-                 backfill: bool = False, replace: bool = False) -> list[dict]:
-    """Runs in a worker process: train (or backfill) each config of one cell and return headlines."""
-    trainer, store = _trainer(threads, workers), RunStore(store_path)
+                 backfill: bool = False, replace: bool = False, session: str | None = None) -> list[dict]:
+    """Runs in a worker process: train (or backfill) each config of one cell and return headlines.
+    `session`: the sweep's, shared by its workers (their overlap is planned: vitcore.run.overlap)."""
+    trainer, store = _trainer(threads, workers, session), RunStore(store_path)
     results = []
     for cfg in configs:
         if backfill:
@@ -201,7 +204,7 @@ def backfill_predictions(trainer, cfg: RunConfig, store: RunStore, replace: bool
     import numpy as np
 
     run = store.get(cfg)
-    fit = trainer.fit(cfg)
+    fit = trainer.fit(cfg, store=store)  # holds a marker: other trainings see this one (vitcore.run.overlap)
     stored, fresh = run.history(), {name: [row[name] for row in fit["history"]] for name in fit["history"][0]}
     loss_gap = max(float(np.abs(stored[name].to_numpy() - fresh[name]).max()) for name in ("loss", "val_loss"))
     same = (np.array_equal(run.confusion(), fit["confusion"]) and loss_gap <= LOSS_TOLERANCE
@@ -251,15 +254,16 @@ def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, execu
     if not todo:
         return []
     threads = max(1, (os.cpu_count() or 1) // workers)
-    tasks = chunks(todo)
+    tasks, session = chunks(todo), new_session()
     if executor == "ray":
-        return _run_ray(tasks, store, address, threads, workers, progress, backfill, replace)
+        return _run_ray(tasks, store, address, threads, workers, progress, backfill, replace, session)
     if executor != "local":
         raise ValueError(f"executor must be 'local' or 'ray'; got {executor!r}")
     results = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
         with neutral_main():  # the workers start here; they must not re-run a foreign __main__ (vitcore.run.spawn)
-            futures = [pool.submit(_train_chunk, chunk, str(store.root), threads, workers, backfill, replace) for chunk in tasks]
+            futures = [pool.submit(_train_chunk, chunk, str(store.root), threads, workers, backfill, replace, session)
+                       for chunk in tasks]
         for future in as_completed(futures):
             for result in future.result():
                 if result.get("replaced"):
@@ -271,14 +275,15 @@ def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, execu
 
 
 def _run_ray(tasks, store: RunStore, address: str | None, threads: int, workers: int, progress,
-             backfill: bool, replace: bool = False) -> list[dict]:
+             backfill: bool, replace: bool = False, session: str | None = None) -> list[dict]:
     try:
         import ray
     except ImportError:
         raise ValueError("--executor ray needs Ray: pip install -r requirements-dev.txt") from None
     ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
     task = ray.remote(num_cpus=threads)(_train_chunk)
-    waiting = [task.remote(chunk, str(store.root.resolve()), threads, workers, backfill, replace) for chunk in tasks]
+    waiting = [task.remote(chunk, str(store.root.resolve()), threads, workers, backfill, replace, session)
+               for chunk in tasks]
     results = []
     while waiting:
         done, waiting = ray.wait(waiting, num_returns=1)

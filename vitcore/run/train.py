@@ -21,6 +21,7 @@ from vitcore.config.run import RunConfig, full_batches
 from vitcore.data.fashion import load_split
 from vitcore.data.patches import model_inputs
 from vitcore.model.build import NUM_CLASSES, build_model
+from vitcore.run import overlap
 from vitcore.store.runs import Run, RunStore
 
 Progress = Callable[[int, int, dict], None]  # (epoch, total epochs, metrics of that epoch)
@@ -79,8 +80,11 @@ class Trainer:
     thread count (tests/test_train.py compares both paths). The sweep worker holds one Trainer.
     """
 
-    def __init__(self, workers: int = 1):
+    def __init__(self, workers: int = 1, session: str | None = None):
         self.workers = workers  # concurrent training processes on this machine: part of the timing basis
+        # Trainings of one session (a sweep's workers) overlap by design; any other one running in the
+        # same store at any moment of a run makes it "overlapped" (vitcore.run.overlap): its own timing group.
+        self.session = session or overlap.new_session()
         self._cell: tuple[str, keras.Model, _Loop] | None = None  # (graph_id, model, loop): the last cell
 
     def train(self, cfg: RunConfig, store: RunStore, progress: Progress | None = None,
@@ -88,14 +92,25 @@ class Trainer:
         cached = store.get(cfg)
         if cached is not None:
             return cached
-        result = self.fit(cfg, progress)
+        result = self.fit(cfg, progress, store)
         keep = cfg.seeds == (0, 0, 0) if save_weights is None else save_weights
         return store.save(cfg, result["history"], result["confusion"], result["summary"],
                           result["model"] if keep else None, predictions=result["predictions"])
 
-    def fit(self, cfg: RunConfig, progress: Progress | None = None) -> dict:
+    def fit(self, cfg: RunConfig, progress: Progress | None = None, store: RunStore | None = None) -> dict:
         """Train cfg in memory: history (list of per-epoch dicts), confusion, predictions (uint8,
-        official test order), summary (metrics + timing basis) and the trained model."""
+        official test order), summary (metrics + timing basis) and the trained model. With a store,
+        the training holds a marker there, and a training of another session running at any moment
+        of it makes the summary's timing.context "overlapped"."""
+        if store is None:
+            return self._fit(cfg, progress)
+        with overlap.watch(store.root, self.session) as seen:
+            result = self._fit(cfg, progress)
+        if seen.overlapped:
+            result["summary"]["timing"]["context"] = overlap.CONTEXT
+        return result
+
+    def _fit(self, cfg: RunConfig, progress: Progress | None = None) -> dict:
         threads = configure_tensorflow()
         started = time.perf_counter()
         seeds = cfg.seeds  # data sample, initial weights, batch order: each the random seed unless set

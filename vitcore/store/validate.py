@@ -67,8 +67,9 @@ MAX_LOSS = -math.log(np.finfo(np.float64).eps)
 MAX_SECONDS = 24 * 3600.0  # a run (or an epoch) of a day or more on this task is a broken clock, not a run
 LR_TOLERANCE = 1e-6  # the history's lr is the config's lr (or a warm-up below it) read back from float32
 # Why a run's wall seconds may not compare with its timing group's others: "replaced" marks
-# a run retrained by a backfill (sweep --replace-unreproducible) on a machine shared with other work.
-TIMING_CONTEXTS = ("", "replaced")
+# a run retrained by a backfill (sweep --replace-unreproducible) on a machine shared with other work,
+# "overlapped" one that ran while another session's training ran in its store (vitcore.run.overlap).
+TIMING_CONTEXTS = ("", "replaced", "overlapped")
 
 
 @dataclass(frozen=True)
