@@ -14,7 +14,7 @@ OPTIONAL = ("has_predictions", "timing_group", "collapsed")  # newer store colum
 st.title("Runs & downloads")
 runs = state.load_runs()
 if runs.empty:
-    st.info(f"No runs stored yet in `{state.STORE_PATH}`. Train one from the Ablations page, "
+    st.info(f"No runs stored yet in this server's store (`{state.store_name()}`). Train one from the Ablations page, "
             "or run `python -m vitcore sweep default`.")
     st.stop()
 

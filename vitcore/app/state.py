@@ -44,6 +44,12 @@ def store() -> RunStore:
     return RunStore(STORE_PATH)
 
 
+def store_name() -> str:
+    """The store as a visitor may read it: the variable that names it, or the checkout's folder by
+    its relative name (never a server path)."""
+    return "cached_runs/" if STORE_PATH == str(ROOT / "cached_runs") else "$VITCORE_STORE"
+
+
 def store_mtime() -> str:
     """The store's state as a cache key: the stamp of every run folder (name, size and ctime of each
     of its files: vitcore.store.index.stamp), so a run added, removed or damaged in place while the

@@ -13,6 +13,7 @@ import functools
 import gzip
 import os
 import struct
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,7 +69,7 @@ def read_idx(path: Path, dims: int) -> np.ndarray:
     try:
         with gzip.open(path, "rb") as handle:
             data = handle.read()
-    except (OSError, EOFError) as error:
+    except (OSError, EOFError, zlib.error) as error:  # zlib.error: a damaged deflate stream (not an OSError)
         raise DataError(f"{path}: not a readable gzip file ({error})") from None
     header = 4 + 4 * dims
     if len(data) < header:

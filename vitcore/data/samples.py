@@ -83,11 +83,20 @@ def load_samples(path: Path = SAMPLES_PATH) -> Gallery:
 
 
 def gallery(prefer_full: bool = True) -> Gallery:
-    """The full test split if it is on disk (and wanted), else the shipped sample."""
+    """The full test split if it is on disk (and wanted) and reads as Fashion-MNIST, else the shipped
+    sample (a damaged $VITCORE_DATA_DIR is reported once, by config.environment.data_dir_problem)."""
     if prefer_full and local_data_available():
-        from vitcore.data.fashion import load_test
+        from vitcore.data.fashion import DataError, load_test
 
-        images, labels, source = load_test()
+        try:
+            images, labels, _ = load_test()
+        except DataError:
+            return load_samples()
         return Gallery(images.astype(np.float32) / 255.0, labels.astype(int), np.arange(len(labels)),
-                       f"test split ({source})")
+                       f"test split ({source_name()})")
     return load_samples()
+
+
+def source_name() -> str:
+    """Where the local test split comes from, in words a visitor may see (never a server path)."""
+    return "$VITCORE_DATA_DIR" if os.environ.get("VITCORE_DATA_DIR") else "Debian's dataset-fashion-mnist package"
