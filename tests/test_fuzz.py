@@ -76,6 +76,7 @@ def test_check_names_every_hostile_file_within_the_memory_goal(hostile):
     assert memory < MEMORY_GOAL
 
 
+@pytest.mark.slow  # ~30 s: every reader over every hostile file
 def test_every_reader_skips_them_within_the_memory_goal(hostile, tmp_path):
     store, expected, valid = hostile
     (tmp_path / "out").mkdir()

@@ -109,6 +109,7 @@ def test_backfill_adds_predictions_only_when_the_retrain_reproduces_the_run(tmp_
     assert store.get(invented).predictions() is None
 
 
+@pytest.mark.slow
 def test_backfill_replaces_an_unreproducible_run_and_logs_its_old_numbers(tmp_path):
     store = RunStore(tmp_path)
     invented = RunConfig(seed=2, **TINY)

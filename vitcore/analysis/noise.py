@@ -271,11 +271,8 @@ def data_dominance(runs: pd.DataFrame, metric: str = "test_accuracy", draws: int
     return pd.DataFrame(rows, columns=["cell", "model", "train_rows", "design", "runs", "contrast", "ci_low", "ci_high"])
 
 
-def _pct(row, name: str = "share") -> str:
-    """'24% [-16%, 47%]'; a share that rounds to zero prints 0%, never -0%."""
-    def one(x: float) -> str:
-        return f"{x if abs(x) >= 0.005 else 0.0:.0%}"
-    return f"{one(row[name])} [{one(row[name + '_low'])}, {one(row[name + '_high'])}]"
+def _pct(row, name: str = "share") -> str:  # '24% [-16%, 47%]'; a share that rounds to zero is 0%, never -0%
+    return "{} [{}, {}]".format(*(f"{x if abs(x) >= 0.005 else 0:.0%}" for x in row[[name, f"{name}_low", f"{name}_high"]]))
 
 
 def advice(components: pd.DataFrame, pairing_: pd.DataFrame, margin: float = MARGIN) -> list[str]:
