@@ -15,7 +15,7 @@ from vitcore.app.ablations import cards, evidence, strips
 from vitcore.app.selection import DEFAULTS, INTERACTIONS_KEY, cell_name
 from vitcore.app.sidebar import painted  # noqa: F401 (the page asks here: is this the first paint?)
 from vitcore.config.run import RunConfig
-from vitcore.stats import percell
+from vitcore.stats import percell, testset
 
 PICK_KEY = "variant_pick"
 GALLERY_LIMIT = 40  # images shown per direction (flips.csv has them all)
@@ -230,8 +230,11 @@ def main_effects(metric: str, margin: float) -> None:
     chart(("main", metric, margin, cells), lambda: charts.effect_intervals(
         tables.effect_frame(shown), metric, f"Main effects on {cards.title(metric).lower()}: a level minus the "
         f"article's, averaged over the other switches ({cells})"), width="content")
+    both = int((shown.get("interval", pd.Series(dtype=str)) == testset.WITH_TEST).sum())
+    images = (f" — and over the test images too for {both} of the {len(shown)} effects (every run behind them kept its "
+              "predictions; `interval` in effects.csv)") if both else ""
     st.caption(f"Within each cell of the other switches, same training rows and random seed, then averaged per random "
-               f"seed; the interval is over random seeds (up to {seeds}), 95% simultaneous over the family "
+               f"seed; the interval is over random seeds (up to {seeds}){images}, 95% simultaneous over the family "
                "(Bonferroni): " + "; ".join(f"{name} (m = {int(m)})" for name, m in
                                            shown.groupby("family")["family_size"].max().items())
                + f". Each panel has its own x-scale. {charts.COLOUR_RULE}")
