@@ -26,19 +26,28 @@ st.markdown(claims_view.tally_text(results.claims_tally()))
 
 pairs = claims_view.configs(table)
 links = claims_view.links(table)
-st.dataframe(claims_view.display(table, links), hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3,
-             column_config={"Claim": st.column_config.TextColumn(pinned=True),
-                            "Setting": st.column_config.TextColumn(width="large"),
+ROW = 66  # px: Streamlit wraps a cell's text only in rows taller than 4rem; three lines fit
+st.dataframe(claims_view.display(table, links), hide_index=True, width="stretch", row_height=ROW,
+             height=ROW * len(table) + 38,
+             column_config={"Claim": st.column_config.TextColumn(pinned=True, width=200),
+                            "Sources": st.column_config.TextColumn(width=160, help="Who claims it (titles and "
+                                                                   "settings: Where each claim comes from, below)"),
+                            "Rows": st.column_config.TextColumn(width=60), "Metric": st.column_config.TextColumn(width=125),
+                            "Δ": st.column_config.TextColumn(width=70), "Verdict": st.column_config.TextColumn(width=92),
+                            "Direction": st.column_config.TextColumn(width=86),
                             "p_adj": st.column_config.NumberColumn(format="%.3g"),
                             "p_tost_adj": st.column_config.NumberColumn(format="%.3g"),
                             "Runs": st.column_config.LinkColumn(
-                                "Runs", display_text="open in Ablations", help="The Ablations page with the sidebar "
+                                "Runs", display_text="open", width=55, help="The Ablations page with the sidebar "
                                 "set to this row's selection and baseline: every Δ, curve and run")})
 st.markdown(claims_view.meaning(table, margin))
 
 st.download_button("claims.csv", claims_view.csv_bytes(table), file_name="claims.csv", mime="text/csv",
                    icon=":material/download:", on_click="ignore", key="download_claims")
 st.caption(f"The same bytes as `python -m vitcore claims --margin {margin:g} --out claims.csv` on this store.")
+
+st.subheader("Where each claim comes from")
+st.table(claims_view.origins(table), hide_index=True)
 
 st.subheader("The runs behind a claim")
 rows = [i for i, pair in enumerate(pairs) if pair]  # the data-size row's runs are the ViT vs convnet page's

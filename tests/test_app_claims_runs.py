@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from vitcore import cli
 from vitcore.app import state
+from vitcore.app.claims import claims_view
 from vitcore.article import claims
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import REGISTRY
@@ -86,7 +87,10 @@ def test_claims_page_renders_every_claim_its_download_and_the_runs_behind_one(st
     assert (first["Claim"], first["Rows"], first["Verdict"], first["Direction"]) == \
         ("the ViT beats the convnet", "1,000", "better", "agrees")
     assert first["Metric"] == "Best val accuracy (optimistic)" and shown.iloc[1]["Metric"].endswith("· beside")
-    assert first["Sources"].startswith("source article")
+    assert first["Sources"] == "source article"  # who; the titles and the settings are in the table below
+    assert list(shown.columns[:8]) == ["Claim", "Sources", "Rows", "Metric", "Δ", "Verdict", "Direction", "Runs"]
+    origins = at.table[0].value  # each claim's setting once, in full
+    assert set(origins["Setting"]) == set(table["setting"]) and not origins.duplicated(["Claim", "Setting"]).any()
     assert (shown["Runs"].iloc[:-1].str.startswith("./?")).all()  # every row links to its runs on the Ablations page
     last = shown.iloc[-1]  # the data-size row (the crossover estimate) links to the curve
     assert (last["Claim"], last["Rows"], last["Runs"]) == (claims.DATA_SIZE, "the curve", "./vit_vs_convnet")
@@ -100,6 +104,15 @@ def test_claims_page_renders_every_claim_its_download_and_the_runs_behind_one(st
 
     behind = at.dataframe[1].value  # the first row's pairs, seed by seed (best val accuracy)
     assert behind["random seed"].tolist() == [0, 1, 2]
+
+
+def test_a_claims_sources_are_named_by_who_without_their_titles():
+    assert claims_view.who("source article (Vision Transformers); Xiong et al. 2020, On Layer Normalization in "
+                           "the Transformer Architecture") == "source article; Xiong et al. 2020"
+    assert claims_view.who("Beyer, Zhai & Kolesnikov 2022, Better plain ViT baselines for ImageNet-1k") == \
+        "Beyer, Zhai & Kolesnikov 2022"
+    every = {claims_view.who(source) for claim in claims.CLAIMS for source, _ in claim.sources}
+    assert all(len(name) <= 40 for name in every), every  # fits the table's Sources column
 
 
 def test_claims_page_on_an_empty_store_says_how(store):

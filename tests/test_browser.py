@@ -18,6 +18,7 @@ import pytest
 
 from vitcore.app import state, tables
 from vitcore.app.selection import BASELINE
+from vitcore.article import claims
 from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
 
@@ -214,14 +215,25 @@ def test_the_server_warms_its_caches_at_start(server):
 
 
 def test_claims_and_vit_vs_convnet_show_their_tables_and_charts(server, browser):
-    """The Claims table and its download; the ViT vs convnet page's data-size curve, paired Δ and gap bars
-    (screenshots claims_page.png and vit_vs_convnet_page.png)."""
+    """The Claims table (who claims it, the verdict and the link to the runs in view at 1,400 px, each
+    setting in full below it) and its download; the ViT vs convnet page's data-size curve, paired Δ and gap
+    bars (screenshots claims_page.png and vit_vs_convnet_page.png)."""
     page = open_page(browser, f"{server.url}/claims")
     try:
         page.screenshot(path=str(SHOTS / "claims_page.png"), full_page=True)
         assert page.locator('[data-testid="stException"]').count() == 0
         assert page.locator('[data-testid="stDataFrame"]').count() >= 2  # the claims, the runs behind one
         assert page.get_by_text("claims.csv").first.is_visible()
+        # At 1,400 px the grid draws (and lists for screen readers) only the columns in view: the eight that
+        # tell a row apart and the start of the next, so Runs ends inside the grid, uncut (issue 20)
+        shown = page.locator('[data-testid="stDataFrame"]').first.locator('[role="columnheader"]').all_inner_texts()
+        assert shown[:8] == ["Claim", "Sources", "Rows", "Metric", "Δ", "Verdict", "Direction", "Runs"], shown
+        assert len(shown) > 8, shown
+        origins = page.locator('[data-testid="stTable"]')  # each setting in full, wrapped inside the screen
+        box = origins.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 1400, box
+        longest = max(claims.claims_table(RunStore(state.STORE_PATH).table())["setting"], key=len)
+        assert origins.get_by_text(longest, exact=True).is_visible()
         nav = page.locator('[data-testid="stSidebarNav"]')  # served through app.py's st.navigation
         assert nav.get_by_text("Claims", exact=True).count() == 1 and nav.get_by_text("Runs & downloads").count() == 1
     finally:

@@ -246,7 +246,7 @@ def seed_noise_rows(runs: pd.DataFrame) -> list[dict]:
                           "varied alone: bootstrap data sampling the largest, weight init and data order smaller. "
                           f"Ours: {cell.cell}, Fashion-MNIST, {cell.design} crossed data × init × order seeds; "
                           "the training sample only (the test set is fixed)",
-               "comparison": "sd(data sample alone) − max(sd(init alone), sd(order alone))",
+               "comparison": f"{cell.cell}: sd(data sample alone) − max(sd(init alone), sd(order alone))",
                "train_rows": cell.train_rows, "metric": "test_accuracy", "role": AS_CLAIMED, "expected": "> 0",
                "mean_delta": cell.contrast, "n_pairs": cell.runs, "ci_low": cell.ci_low, "ci_high": cell.ci_high,
                "ci_adj_low": cell.ci_low, "ci_adj_high": cell.ci_high, "family": SEED_NOISE_FAMILY,

@@ -7,6 +7,7 @@ No Streamlit: tests/test_app_claims.py checks these directly.
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlencode
 
 import pandas as pd
@@ -44,29 +45,43 @@ def links(table: pd.DataFrame) -> list[str]:
             for pair, claim in zip(configs(table), table["claim"], strict=True)]
 
 
+def who(sources: str) -> str:
+    """The authors and year of each source, without its title: 'source article (Vision Transformers);
+    Xiong et al. 2020, On Layer Normalization …' -> 'source article; Xiong et al. 2020' (the titles and
+    settings are in `origins`)."""
+    return "; ".join(re.match(r"(.*?\b(?:19|20)\d\d\b|[^(,]*)", part).group(1).strip() for part in sources.split("; "))
+
+
 def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
-    """One row per claim, train_rows and metric, what it says and what we found first: Claim, Rows, Metric
-    (optimistic ones say so), Expected Δ, Δ, the interval that goes with the verdict, both adjusted tests,
-    Pairs, Verdict, Direction, Size, Family, Runs (a link to the Ablations page with both configs), then the
-    comparison, Sources and Setting."""
+    """One row per claim, train_rows and metric, what it says and what we found first — Claim, Sources (who),
+    Rows, Metric (optimistic ones say so), Δ, Verdict, Direction, Runs (a link to the Ablations page with both
+    configs): what fits a 1,400-px screen beside the sidebar — then Expected Δ, the interval that goes with
+    the verdict, both adjusted tests, Pairs, Size, Family and the comparison. Each source's setting, too long
+    for a table cell, is in `origins`."""
     from vitcore.app.ablations.cards import interval_text
 
     places = table["metric"].map(fmt.digits)
     metric = [fmt.title(m) + (" (optimistic)" if m in OPTIMISTIC else "") + ("" if role == AS_CLAIMED else " · beside")
               for m, role in zip(table["metric"], table["role"])]
     return pd.DataFrame({
-        "Claim": table["claim"], "Rows": table["train_rows"].map(lambda r: "the curve" if fmt.missing(r) else fmt.rows(r)),
-        "Metric": metric,
-        "Expected Δ": table["expected"], "Δ": [fmt.delta(d, p) for d, p in zip(table["mean_delta"], places)],
+        "Claim": table["claim"], "Sources": table["sources"].map(who),
+        "Rows": table["train_rows"].map(lambda r: "the curve" if fmt.missing(r) else fmt.rows(r)), "Metric": metric,
+        "Δ": [fmt.delta(d, p) for d, p in zip(table["mean_delta"], places)], "Verdict": table["verdict"],
+        "Direction": table["direction"], "Runs": links, "Expected Δ": table["expected"],
         "Interval": [interval_text(row, p) if row["n_pairs"] >= 2 and not fmt.missing(row["train_rows"]) else
                      f"95% bootstrap {fmt.ci(row['ci_low'], row['ci_high'], p)}"
                      for row, p in zip(table.to_dict("records"), places)],
-        "p_adj": table["p_adj"], "p_tost_adj": table["p_tost_adj"],
-        "Pairs": table["n_pairs"].astype(int), "Verdict": table["verdict"], "Direction": table["direction"],
+        "p_adj": table["p_adj"], "p_tost_adj": table["p_tost_adj"], "Pairs": table["n_pairs"].astype(int),
         "Size": table["size"], "Family": [f"{name} (m = {int(m)})" for name, m in
                                           zip(table["family"], table["family_size"])],
-        "Runs": links, "Δ = selection − baseline": table["comparison"], "Sources": table["sources"],
-        "Setting": table["setting"]})
+        "Δ = selection − baseline": table["comparison"]})
+
+
+def origins(table: pd.DataFrame) -> pd.DataFrame:
+    """Where each claim comes from, once per claim and setting: Claim, Sources (in full, with titles) and
+    Setting (where and how each source measured it, or that it only stated it; and ours where it differs)."""
+    part = table.drop_duplicates(["claim", "setting"])
+    return pd.DataFrame({"Claim": part["claim"], "Sources": part["sources"], "Setting": part["setting"]})
 
 
 def counts(table: pd.DataFrame) -> dict[str, int]:
