@@ -5,16 +5,16 @@ article's and the papers' claims against our runs), `noise` (where the seed nois
 from __future__ import annotations
 
 import dataclasses
-from argparse import RawDescriptionHelpFormatter
 from pathlib import Path
 
 from vitcore.cli.common import (
-    VERDICTS_EPILOG,
     UsageError,
+    add_io_flags,
     add_margin_flag,
     checked_margin,
     existing_store,
     files_in,
+    judging_parser,
     staged,
     usage,
     verdict_line,
@@ -30,37 +30,29 @@ FLIP_FILES = ("flips.csv", "flip_pairs.csv")  # when runs of both sides kept pre
 
 
 def add_parsers(sub) -> None:
-    compare = sub.add_parser("compare", help="paired Δs of one config (RunConfig flags) against a baseline: metrics.csv, "
-                                             "classes.csv, confusion_delta.csv, pairs.csv (+ flips.csv, flip_pairs.csv "
-                                             "when runs kept their predictions)",
-                                 epilog=VERDICTS_EPILOG, formatter_class=RawDescriptionHelpFormatter)
+    compare = judging_parser(sub, "compare", help="paired Δs of one config (RunConfig flags) against a baseline: "
+                                                  "metrics.csv, classes.csv, confusion_delta.csv, pairs.csv (+ flips.csv, "
+                                                  "flip_pairs.csv when runs kept their predictions)")
     add_config_flags(compare)
     compare.add_argument("--baseline", default="", metavar="FIELD=VALUE,...",
                          help="the baseline as changes to the article's ViT at the selection's train_rows "
                               "(e.g. model=convnet or norm=layer,train_rows=4000); default: the article's ViT")
-    add_margin_flag(compare)
-    compare.add_argument("--store", default="cached_runs")
-    compare.add_argument("--out", required=True, help="output folder (created if missing)")
+    add_io_flags(compare)
     compare.set_defaults(handler=_compare)
 
-    claims = sub.add_parser("claims", help="the source article's and the papers' claims checked against the runs",
-                            epilog=VERDICTS_EPILOG, formatter_class=RawDescriptionHelpFormatter)
-    add_margin_flag(claims)
-    claims.add_argument("--store", default="cached_runs")
-    claims.add_argument("--out", default="claims.csv", help="output CSV file (default claims.csv)")
+    claims = judging_parser(sub, "claims", help="the source article's and the papers' claims checked against the runs")
+    add_io_flags(claims, out="claims.csv")
     claims.set_defaults(handler=_claims)
 
     noise = sub.add_parser("noise", help="where the seed noise comes from: test-accuracy variance split into data "
                                          "sample, init, batch order and interactions (noise.csv, pairing.csv)")
     add_margin_flag(noise)
-    noise.add_argument("--store", default="cached_runs")
-    noise.add_argument("--out", required=True, help="output folder (created if missing)")
+    add_io_flags(noise)
     noise.set_defaults(handler=_noise)
 
     bn = sub.add_parser("diagnose-bn", help="BatchNorm ViT runs with weights: test accuracy with stored vs "
                                             "re-estimated BatchNorm statistics (bn.csv)")
-    bn.add_argument("--store", default="cached_runs")
-    bn.add_argument("--out", required=True, help="output folder (created if missing)")
+    add_io_flags(bn)
     bn.set_defaults(handler=_diagnose_bn)
 
 

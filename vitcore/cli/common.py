@@ -107,6 +107,29 @@ def files_in(folder: Path, names, flag: str) -> None:
             raise UsageError(f"{flag} {folder}: {name} there is a folder, so the file cannot be written")
 
 
+STORE = "cached_runs"  # every command's default --store: the committed runs
+
+
+def judging_parser(sub, name: str, help: str):
+    """A subcommand that gives verdicts: --margin sets them, and its --help ends with what each one means."""
+    parser = sub.add_parser(name, help=help, epilog=VERDICTS_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_margin_flag(parser)
+    return parser
+
+
+def add_store_flag(parser) -> None:
+    parser.add_argument("--store", default=STORE, help=f"run store folder (default {STORE})")
+
+
+def add_io_flags(parser, out: str | None = None) -> None:
+    """--store, and --out: a folder (required) when `out` is None, else a CSV file with `out` as its default."""
+    add_store_flag(parser)
+    if out is None:
+        parser.add_argument("--out", required=True, help="output folder (created if missing)")
+    else:
+        parser.add_argument("--out", default=out, help=f"output CSV file (default {out})")
+
+
 def add_margin_flag(parser) -> None:
     """--margin: the equivalence margin of the verdicts (vitcore.stats.estimates), shared by every command that judges."""
     parser.add_argument("--margin", type=float, default=0.01,

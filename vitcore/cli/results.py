@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from argparse import RawDescriptionHelpFormatter
-
 from vitcore.cli.common import (
-    VERDICTS_EPILOG,
     UsageError,
-    add_margin_flag,
+    add_io_flags,
     checked_margin,
     existing_store,
     files_in,
+    judging_parser,
     staged,
     usage,
     writable_file,
@@ -21,16 +19,12 @@ REPORT_FILES = ("headline.csv", "headline_deltas.csv", "headline.md")
 
 
 def add_parsers(sub) -> None:
-    effects = sub.add_parser("effects", help="seed-paired main effects of the four switches as CSV",
-                             epilog=VERDICTS_EPILOG, formatter_class=RawDescriptionHelpFormatter)
-    effects.add_argument("--store", default="cached_runs")
-    effects.add_argument("--out", default="effects.csv", help="output CSV file (default effects.csv)")
-    add_margin_flag(effects)
+    effects = judging_parser(sub, "effects", help="seed-paired main effects of the four switches as CSV")
+    add_io_flags(effects, out="effects.csv")
     effects.set_defaults(handler=_effects)
 
     report = sub.add_parser("report", help="the source article's headline table re-measured: headline.csv + headline.md")
-    report.add_argument("--store", default="cached_runs")
-    report.add_argument("--out", required=True, help="output folder (created if missing)")
+    add_io_flags(report)
     report.set_defaults(handler=_report)
 
     attention = sub.add_parser("bench-attention", help="measure one attention layer's forward time vs tokens")

@@ -7,6 +7,8 @@ import sys
 
 from vitcore.cli.common import (
     UsageError,
+    add_io_flags,
+    add_store_flag,
     existing_store,
     files_in,
     import_tensorflow_quietly,
@@ -24,18 +26,17 @@ EXPORTS = ("runs.csv", "histories.csv", "confusions.csv")
 def add_parsers(sub) -> None:
     run = sub.add_parser("run", help="train one config (or print its cached result)")
     add_config_flags(run)
-    run.add_argument("--store", default="cached_runs", help="run store folder (default cached_runs)")
+    add_store_flag(run)
     run.set_defaults(handler=_run)
 
     check = sub.add_parser("check", help="validate every run; report each problem (exit 1 if any)")
-    check.add_argument("--store", default="cached_runs")
+    add_store_flag(check)
     check.add_argument("--fix", action="store_true",
                        help="first remove unfinished writes (.tmp-*) that no writer holds and are over an hour old")
     check.set_defaults(handler=_check)
 
     export = sub.add_parser("export", help="write runs.csv, histories.csv, confusions.csv")
-    export.add_argument("--store", default="cached_runs")
-    export.add_argument("--out", required=True, help="output folder (created if missing)")
+    add_io_flags(export)
     export.set_defaults(handler=_export)
 
     bench = sub.add_parser("bench", help="time the article's ViT run against a plain model.fit script")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from vitcore.cli.common import UsageError, usage, writable_folder
+from vitcore.cli.common import UsageError, add_store_flag, usage, writable_folder
 from vitcore.config.run import MAX_TRAIN_ROWS, MODELS, RANGES
 from vitcore.store.runs import RunStore
 
@@ -13,7 +13,7 @@ def add_parsers(sub) -> None:
     sweep = sub.add_parser("sweep", help="train a named grid of configs, resumably")
     sweep.add_argument("grid", nargs="?", help="grid name (see --list)")
     sweep.add_argument("--list", action="store_true", help="list the grids and their sizes")
-    sweep.add_argument("--store", default="cached_runs")
+    add_store_flag(sweep)
     sweep.add_argument("--workers", type=int, default=1, help="training processes, at least 1 (default 1)")
     sweep.add_argument("--executor", choices=("local", "ray"), default="local")
     sweep.add_argument("--address", default=None, help="Ray cluster address (default: a local ray.init())")

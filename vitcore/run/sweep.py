@@ -265,12 +265,7 @@ def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, execu
             futures = [pool.submit(_train_chunk, chunk, str(store.root), threads, workers, backfill, replace, session)
                        for chunk in tasks]
         for future in as_completed(futures):
-            for result in future.result():
-                if result.get("replaced"):
-                    log_replaced(store, result)
-                results.append(result)
-                if progress:
-                    progress(result)
+            results += _finished(future.result(), store, progress)
     return results
 
 
@@ -287,10 +282,16 @@ def _run_ray(tasks, store: RunStore, address: str | None, threads: int, workers:
     results = []
     while waiting:
         done, waiting = ray.wait(waiting, num_returns=1)
-        for result in ray.get(done[0]):
-            if result.get("replaced"):
-                log_replaced(store, result)
-            results.append(result)
-            if progress:
-                progress(result)
+        results += _finished(ray.get(done[0]), store, progress)
     return results
+
+
+def _finished(chunk: list[dict], store: RunStore, progress) -> list[dict]:
+    """One finished chunk's results, from either executor: each replaced run logged in REPLACED_LOG, each
+    result reported to `progress` as it comes."""
+    for result in chunk:
+        if result.get("replaced"):
+            log_replaced(store, result)
+        if progress:
+            progress(result)
+    return chunk
