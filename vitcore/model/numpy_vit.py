@@ -33,8 +33,8 @@ from vitcore.model.posemb import sincos_2d
 
 # Floats a chunk of rows may hold at once (16 MB): a row's attention logits (heads x N²) plus its token
 # activations (N x (2 mlp_dim + 8 width): the MLP's two, q, k, v, the mixed values, norms, residuals).
-# 13 rows at patch 2 (4 heads, 196 tokens), 88 at patch 4, 500+ at patch 7: a pass's temporaries stay
-# near this whatever the patch size (sizing by the logits alone let patch 4's activations reach 64 MB).
+# 13 rows at patch 2 (4 heads, 196 tokens), 88 at patch 4, 315 at patch 7: a pass's temporaries stay
+# near this whatever the patch size (sized by the logits alone, 436 rows at patch 4 held 77 MB).
 CHUNK = 2 ** 22
 LAYER_EPS, BATCH_EPS = 1e-6, 1e-3  # LayerNormalization(epsilon=1e-6) in models.make_norm; Keras' BatchNorm default
 MASKED = -1e9  # Locality Self-Attention's logit for a token's own key, as vitcore.model.build.MASKED
@@ -191,8 +191,8 @@ class NumpyViT:
         return self._run(tokens, keep_scores=False)
 
     def _run(self, tokens: np.ndarray, keep_scores: bool) -> list[np.ndarray]:
-        n, cfg = self.cfg.sequence, self.cfg
-        step = max(1, CHUNK // (cfg.heads * n * n + n * (2 * cfg.mlp_dim + 8 * cfg.width)))
+        cfg, n = self.cfg, self.cfg.sequence
+        step = max(1, CHUNK // (cfg.heads * n * n + n * (2 * cfg.mlp_dim + 8 * cfg.width)))  # rows per chunk
         # One BLAS thread: the products are small (16-196 tokens), and a thread pool per call is 30x
         # slower on a busy 2-core server than none (measured: 1.3 ms vs 43 ms for patch 2's q·kᵀ).
         with threadpool_limits(limits=1, user_api="blas"):
