@@ -8,15 +8,11 @@ training in Chromium (Playwright, Debian's /usr/bin/chromium), a raw websocket c
 message, and session B must see the server busy, no Train now, no Cancel; only A can cancel.
 """
 
-import os
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-from test_browser import CHROMIUM, ROOT, free_port, open_page
+from browsing import CHROMIUM, chromium, open_page, streamlit_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}")]
 URL_QUERY = "/?train_rows=1000"  # any config: the scratch store is empty, so every config is uncached
@@ -24,44 +20,15 @@ URL_QUERY = "/?train_rows=1000"  # any config: the scratch store is empty, so ev
 
 @pytest.fixture
 def server(tmp_path):
-    port = free_port()
-    log = tmp_path / "streamlit.log"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "VITCORE_ALLOW_TRAINING": "1", "VITCORE_STORE": str(tmp_path / "store"),
-           "VITCORE_MAX_TRAIN_MINUTES": "3"}  # the training is cancelled by the test; the budget is the backstop
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"streamlit did not start:\n{log.read_text()[-3000:]}") from None
-                time.sleep(0.3)
+    with streamlit_server(tmp_path / "streamlit.log", VITCORE_ALLOW_TRAINING="1", VITCORE_STORE=str(tmp_path / "store"),
+                          VITCORE_MAX_TRAIN_MINUTES="3") as (process, url):  # the test cancels; the budget is the backstop
         yield process, url, tmp_path / "store"
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 @pytest.fixture
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 def training_children(process) -> list:

@@ -1,0 +1,101 @@
+"""What the real-browser tests share (tests/test_browser.py, tests/test_hostile_clients.py): a real
+`streamlit run streamlit_app.py` on a free loopback port with the file watcher off, Debian's Chromium
+(/usr/bin/chromium, never a downloaded browser) driven by Playwright, and opening a page the way a
+visitor does (the first paint, then the sidebar's run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+OUTSIDE: list[str] = []  # every request a page made to a host other than the server (issue 20: none)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def streamlit_server(log: Path, **env: str):
+    """The app served as `streamlit run` serves it, `env` added to the environment (VITCORE_* settings);
+    yields (process, url) once /_stcore/health answers (60 s at most, else RuntimeError with the log's
+    tail), and stops the server after."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **env}, stdout=log.open("w"), stderr=subprocess.STDOUT,
+        text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"streamlit did not start:\n{log.read_text()[-3000:]}") from None
+                time.sleep(0.3)
+        yield process, url
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@contextlib.contextmanager
+def chromium():
+    """Debian's Chromium, headless, with nothing that phones home."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def open_page(browser, url: str, width: int = 1400):
+    page = browser.new_page(viewport={"width": width, "height": 1000})
+    server = url.split("/")[2]
+    page.on("request", lambda request: OUTSIDE.append(request.url)
+            if request.url.split("/")[2:3] != [server] and not request.url.startswith(("data:", "blob:")) else None)
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector('[data-testid="stMain"] h1', timeout=60_000)
+    # A session's first run paints the page alone; the sidebar (and the Ablations page's charts) follow
+    # a second later (vitcore.app.sidebar._then_the_rest): wait for its switches, then for that run.
+    page.wait_for_selector('[data-testid="stSidebar"] [data-testid="stRadio"]', timeout=60_000, state="attached")
+    settle(page)
+    return page
+
+
+def settle(page) -> None:
+    """Wait for the script run to end (Streamlit shows a status widget meanwhile), then size the
+    viewport to the page for a full screenshot."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000)
+    page.wait_for_timeout(800)  # let charts lay out
+    # The app scrolls inside its main container, so a "full page" screenshot needs a tall viewport.
+    height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    page.set_viewport_size({"width": page.viewport_size["width"], "height": max(1000, min(int(height) + 40, 12_000))})
+    page.wait_for_timeout(800)
