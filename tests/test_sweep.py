@@ -129,11 +129,14 @@ def test_backfill_replaces_an_unreproducible_run_and_logs_its_old_numbers(tmp_pa
 
 @pytest.mark.slow
 def test_local_pool_trains_then_resumes(tmp_path):
+    """Two cells, so both workers train at once: one sweep's workers overlap by design (`workers: 2`),
+    never as "overlapped" (vitcore.run.overlap: they share the sweep's session)."""
     store = RunStore(tmp_path)
-    configs = [RunConfig(seed=seed, **TINY) for seed in (3, 4)]
+    configs = [RunConfig(seed=3, **TINY), RunConfig(seed=3, pos_embedding="none", **TINY)]
     results = run_sweep(configs, store, workers=2)
     assert sorted(r["run_id"] for r in results) == sorted(c.run_id for c in configs)
     assert store.check() == [] and len(store.table()) == 2
+    assert [group.split("/")[2:] for group in store.table()["timing_group"]] == [["workers2", "fresh"]] * 2
     assert run_sweep(configs, store, workers=2) == []  # everything stored: nothing to do
 
 
