@@ -19,17 +19,17 @@ st.set_page_config(page_title="vitcore: ViT ablations", page_icon=str(ICON), lay
 
 page = st.navigation({
     "Ablations": [
-        st.Page("pages/ablations.py", title="Ablations", icon=":material/tune:", default=True),
-        st.Page("pages/claims.py", title="Claims", icon=":material/fact_check:"),
-        st.Page("pages/noise.py", title="Seed noise", icon=":material/scatter_plot:"),
-        st.Page("pages/runs.py", title="Runs & downloads", icon=":material/table_view:"),
+        st.Page("views/ablations.py", title="Ablations", icon=":material/tune:", default=True),
+        st.Page("views/claims.py", title="Claims", icon=":material/fact_check:"),
+        st.Page("views/noise.py", title="Seed noise", icon=":material/scatter_plot:"),
+        st.Page("views/runs.py", title="Runs & downloads", icon=":material/table_view:"),
     ],
     "Walkthrough": [
-        st.Page("pages/patching.py", title="Patching", icon=":material/grid_on:"),
-        st.Page("pages/anatomy.py", title="Parameter anatomy", icon=":material/account_tree:"),
-        st.Page("pages/token_cost.py", title="Token cost", icon=":material/speed:"),
-        st.Page("pages/attention.py", title="Attention", icon=":material/visibility:"),
-        st.Page("pages/vit_vs_convnet.py", title="ViT vs convnet", icon=":material/compare:"),
+        st.Page("views/patching.py", title="Patching", icon=":material/grid_on:"),
+        st.Page("views/anatomy.py", title="Parameter anatomy", icon=":material/account_tree:"),
+        st.Page("views/token_cost.py", title="Token cost", icon=":material/speed:"),
+        st.Page("views/attention.py", title="Attention", icon=":material/visibility:"),
+        st.Page("views/vit_vs_convnet.py", title="ViT vs convnet", icon=":material/compare:"),
     ],
 })
 render_sidebar()

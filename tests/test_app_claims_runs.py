@@ -27,7 +27,7 @@ NOISE = (0.0, 0.004, -0.003)  # three random seeds
 
 
 def page(name: str, **session) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "views" / f"{name}.py"), default_timeout=120)
     for key, value in session.items():
         at.session_state[key] = value
     return at.run()

@@ -56,12 +56,12 @@ def test_check_names_every_damaged_entry(damaged):
 
 
 def frame_opening(page: str, folder: Path) -> Path:
-    """app.py with `page` as its default page, in `folder` beside a link to pages/: AppTest shows the
+    """app.py with `page` as its default page, in `folder` beside a link to views/: AppTest shows the
     frame's own elements (the note) only on the first run of the default page (switch_page runs a
     page file alone), so each page is reached as the default through the real frame."""
     text = APP.read_text().replace(", default=True", "")
     assert text.count(f'st.Page("{page}"') == 1
-    (folder / "pages").symlink_to(ROOT / "pages")
+    (folder / "views").symlink_to(ROOT / "views")
     (folder / "app.py").write_text(text.replace(f'st.Page("{page}"', f'st.Page("{page}", default=True'))
     return folder / "app.py"
 

@@ -61,7 +61,7 @@ def opened(page: str, folder, query: dict | None = None) -> AppTest:
 
 
 def test_patching_falls_back_to_the_shipped_sample_with_one_note(corrupt_data, tmp_path):
-    at = opened("pages/patching.py", tmp_path)
+    at = opened("views/patching.py", tmp_path)
     assert not at.exception, [e.message for e in at.exception]
     assert at.title[0].value == "Patching is a reshape" and at.metric  # the page itself rendered
     assert any("shipped sample" in caption.value for caption in at.caption)
@@ -70,7 +70,7 @@ def test_patching_falls_back_to_the_shipped_sample_with_one_note(corrupt_data, t
 
 
 def test_attention_shows_one_note_and_no_error_box(corrupt_data, tmp_path):
-    at = opened("pages/attention.py", tmp_path)
+    at = opened("views/attention.py", tmp_path)
     assert not at.exception, [e.message for e in at.exception]
     assert at.title[0].value == "What the attention heads did"
     assert len(data_notes(at)) == 1, notes(at)
@@ -79,7 +79,7 @@ def test_attention_shows_one_note_and_no_error_box(corrupt_data, tmp_path):
 def test_flipped_images_render_under_the_one_note(corrupt_data, tmp_path):
     """They judge with the package's own copy of the test labels (vitcore.stats.testset), so a damaged
     data dir leaves them as they are; the frame's note is the only word about it."""
-    at = opened("pages/ablations.py", tmp_path, {"norm_placement": "post", "view": "Flipped images"})
+    at = opened("views/ablations.py", tmp_path, {"norm_placement": "post", "view": "Flipped images"})
     assert not at.exception, [e.message for e in at.exception]
     assert any(button.label == "flips.csv" for button in at.get("download_button")), notes(at)
     assert len(data_notes(at)) == 1, notes(at)

@@ -24,7 +24,7 @@ def store(tmp_path, monkeypatch) -> RunStore:
 
 
 def page() -> AppTest:
-    return AppTest.from_file(str(ROOT / "pages" / "noise.py"), default_timeout=120).run()
+    return AppTest.from_file(str(ROOT / "views" / "noise.py"), default_timeout=120).run()
 
 
 def test_the_page_prints_the_libraries_advice_and_charts_every_cell(store):
@@ -53,7 +53,7 @@ def test_the_page_does_not_import_tensorflow(store):
     write_crossed(store, learned, learned)
     code = (f"import sys; from vitcore.app import state; state.STORE_PATH = {str(store.root)!r}\n"
             f"from streamlit.testing.v1 import AppTest\n"
-            f"at = AppTest.from_file({str(ROOT / 'pages' / 'noise.py')!r}, default_timeout=120).run()\n"
+            f"at = AppTest.from_file({str(ROOT / 'views' / 'noise.py')!r}, default_timeout=120).run()\n"
             f"assert not at.exception\nprint('tensorflow' in sys.modules, 'keras' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -25,8 +25,8 @@ from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
-PAGES = ["pages/ablations.py", "pages/claims.py", "pages/noise.py", "pages/runs.py", "pages/patching.py", "pages/anatomy.py",
-         "pages/token_cost.py", "pages/attention.py", "pages/vit_vs_convnet.py"]
+PAGES = ["views/ablations.py", "views/claims.py", "views/noise.py", "views/runs.py", "views/patching.py", "views/anatomy.py",
+         "views/token_cost.py", "views/attention.py", "views/vit_vs_convnet.py"]
 # One flip per sidebar switch, each a config the committed sweep holds at 3 seeds.
 FLIPS = [("model", "convnet"), ("pos_embedding", "none"), ("norm_placement", "post"), ("norm", "batch"),
          ("patch_size", 4), ("train_rows", 1_000), ("warmup_epochs", 2)]
@@ -192,8 +192,8 @@ from streamlit.testing.v1 import AppTest
 from vitcore.app.ablations.warm import warm_caches
 steps = warm_caches()  # what streamlit_app.py's start-up hook runs
 assert list(steps) == ["imports", "runs table and metric cards", "curves and confusions", "flip and main effects"], steps
-for page, query in (("pages/ablations.py", {}), ("pages/ablations.py", {"patch_size": "2", "train_rows": "8000"}),
-                    *((f"pages/{name}.py", {}) for name in ("runs", "claims", "patching", "anatomy", "token_cost",
+for page, query in (("views/ablations.py", {}), ("views/ablations.py", {"patch_size": "2", "train_rows": "8000"}),
+                    *((f"views/{name}.py", {}) for name in ("runs", "claims", "patching", "anatomy", "token_cost",
                                                              "attention", "vit_vs_convnet"))):
     at = AppTest.from_file(%r, default_timeout=120)
     at.query_params.update(query)
@@ -218,7 +218,7 @@ def test_no_page_imports_tensorflow_or_keras():
 
 
 def test_runs_page_follows_the_sidebar_and_offers_each_download_shown_and_full(table):
-    at = app(page="pages/runs.py")
+    at = app(page="views/runs.py")
     shown = at.dataframe[0].value
     assert set(shown["config_id"]) == {BASELINE.config_id}  # the sidebar's selection: the article's ViT
     assert len(shown) == len(stats.runs_of(table, BASELINE))

@@ -57,6 +57,20 @@ def test_every_page_renders_in_a_real_browser(server, browser):
     assert OUTSIDE == [], OUTSIDE[:5]  # the tab icon and fonts come from this server, never a font server
 
 
+def test_a_shared_link_to_any_page_works_on_a_fresh_server(browser, tmp_path):
+    """A visitor's first request to a just-started server is a link to /claims: the frame's navigation and
+    sidebar come with it. (With the pages in a folder named pages/, Streamlit served its auto-discovered
+    page list — "app, ablations, anatomy…" — and no sidebar switches until someone opened /.)"""
+    with streamlit_server(tmp_path / "fresh.log", VITCORE_ALLOW_TRAINING="0") as (_, url):
+        page = open_page(browser, f"{url}/claims")  # waits for the sidebar's switches
+        try:
+            assert page.locator('[data-testid="stMain"] h1').first.inner_text() == "Claims, checked"
+            nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+            assert "Seed noise" in nav and "vit_vs_convnet" not in nav, nav  # app.py's titles, not file names
+        finally:
+            page.close()
+
+
 def test_first_hour_layout(server, browser):
     """Issue 20's layout items, one screenshot each: the sidebar's baseline box in full (sidebar.png), the
     Runs page's sorted seeds, fitted table and file-by-file downloads (runs.png), the Claims table's Source

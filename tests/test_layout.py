@@ -4,7 +4,7 @@
   package) imports argparse;
 - nothing but vitcore/__main__.py (and tests, and the CLI itself) imports vitcore.cli: the library
   never calls its CLI;
-- every module in vitcore/ reads in one sitting (≤ 300 lines) and every page in pages/ is a
+- every module in vitcore/ reads in one sitting (≤ 300 lines) and every page in views/ is a
   description of the UI (≤ 120 lines).
 """
 
@@ -78,12 +78,12 @@ def test_only_the_cli_imports_argparse():
 
 def test_only_main_imports_the_cli():
     assert where(lambda path: path != PACKAGE / "__main__.py" and not in_cli(path) and imports_cli(path)) == []
-    outside = [ROOT / "app.py", ROOT / "streamlit_app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    outside = [ROOT / "app.py", ROOT / "streamlit_app.py", *sorted((ROOT / "views").glob("*.py"))]
     assert [str(path.relative_to(ROOT)) for path in outside if imports_cli(path)] == []
     assert imports_cli(PACKAGE / "__main__.py")  # the rule is not vacuous
 
 
-@pytest.mark.parametrize("folder, limit", [("vitcore", MAX_MODULE_LINES), ("pages", MAX_PAGE_LINES)])
+@pytest.mark.parametrize("folder, limit", [("vitcore", MAX_MODULE_LINES), ("views", MAX_PAGE_LINES)])
 def test_files_read_in_one_sitting(folder, limit):
     long = {str(path.relative_to(ROOT)): lines for path in sorted((ROOT / folder).rglob("*.py"))
             if (lines := len(path.read_text().splitlines())) > limit}

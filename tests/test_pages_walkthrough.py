@@ -22,7 +22,7 @@ TIMEOUT = 120
 
 
 def page(name: str, **state) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=TIMEOUT)
+    at = AppTest.from_file(str(ROOT / "views" / f"{name}.py"), default_timeout=TIMEOUT)
     for key, value in state.items():
         at.session_state[key] = value
     return at.run()
@@ -178,7 +178,7 @@ def test_walkthrough_pages_do_not_import_tensorflow():
     script = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
               "from streamlit.testing.v1 import AppTest\n"
               "for name in ('patching', 'token_cost', 'vit_vs_convnet', 'anatomy', 'attention', 'runs', 'claims'):\n"
-              f"    at = AppTest.from_file({str(ROOT)!r} + f'/pages/{{name}}.py', default_timeout=60).run()\n"
+              f"    at = AppTest.from_file({str(ROOT)!r} + f'/views/{{name}}.py', default_timeout=60).run()\n"
               "    assert not at.exception, (name, at.exception)\n"
               "print('tensorflow' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT)

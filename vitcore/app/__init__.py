@@ -18,5 +18,5 @@
     runs_view    the Runs page's filters, coverage grid and filtered CSVs
     claims_view  the Claims page's table, CSV, verdict meaning and links to the runs
 
-The pages in pages/ call these and render; statistics live in the library (vitcore.stats.summaries & co.).
+The pages in views/ call these and render; statistics live in the library (vitcore.stats.summaries & co.).
 """
