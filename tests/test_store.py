@@ -20,6 +20,7 @@ from damage import RUN_DAMAGE, debris, symlink_run, tamper_index_row
 
 from vitcore import cli
 from vitcore.config.run import RunConfig
+from vitcore.data.fashion import shipped_test_labels
 from vitcore.run.spawn import neutral_main
 from vitcore.store.runs import INDEX, RunStore, StoreWarning, check_run_id
 
@@ -223,6 +224,14 @@ def test_check_counts_stray_folders_apart_from_valid_runs(store, capsys):
     assert cli.main(["check", "--store", str(store.root)]) == 1
     out = capsys.readouterr().out
     assert "notes: not a run folder" in out and "2 valid runs, 1 problems" in out
+    assert "2 valid runs without predictions.npy" in out  # fakes.write_run keeps none
+
+
+def test_check_says_when_every_run_has_its_predictions(store, capsys):
+    labels = shipped_test_labels()
+    fakes.write_predicted_run(store, RunConfig(seed=0), labels, labels)
+    assert cli.main(["check", "--store", str(store.root)]) == 0
+    assert "every valid run has its predictions.npy" in capsys.readouterr().out
 
 
 def test_debris_is_reported_and_cleaned_only_when_stale_and_unheld(store, capsys):
@@ -269,6 +278,7 @@ KILLED_WRITER = """
 import sys, time, numpy as np
 sys.path.insert(0, {root!r})
 from vitcore.config.run import RunConfig
+from vitcore.data.fashion import shipped_test_labels
 from vitcore.store.runs import RunStore
 class SlowModel:  # stands in for Keras: the writer is killed while "saving weights"
     def save_weights(self, path):

@@ -121,8 +121,12 @@ def _check(args) -> int:
     problems = store.check(labels)
     for name, reason in problems:
         print(f"{name}: {reason}")
-    valid = len(store.scan().rows)  # check() just rewrote the index: no run is read again
-    print(f"{store.root}: {valid:,} valid runs, {len(problems):,} problems")
+    table = store.table()  # check() just rewrote the index: no run is read again
+    print(f"{store.root}: {len(table):,} valid runs, {len(problems):,} problems")
+    missing = int((~table["has_predictions"].astype(bool)).sum()) if len(table) else 0
+    print(f"{missing:,} valid runs without predictions.npy (flips and the test set's sampling need them; "
+          "`python -m vitcore sweep all --backfill-predictions` adds them)" if missing else
+          "every valid run has its predictions.npy")
     return 1 if problems else 0
 
 
