@@ -76,15 +76,14 @@ TRAIN = """
 import sys, time
 from pathlib import Path
 from vitcore.config.run import RunConfig
-from vitcore.run import overlap
 from vitcore.run.train import Trainer
 from vitcore.store.runs import RunStore
 
-root = Path(sys.argv[1])
+root, go = Path(sys.argv[1]), Path(sys.argv[3])
 
-def progress(epoch, total, row):  # hold the training until the other one is training too
+def progress(epoch, total, row):  # the first training holds its epoch end (and its marker) until told to go on
     deadline = time.monotonic() + 300
-    while len(overlap.live(root)) < 2 and time.monotonic() < deadline:
+    while not go.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
 
 Trainer().train(RunConfig(train_rows=100, epochs=1, seed=int(sys.argv[2])), RunStore(root), progress)
@@ -93,18 +92,30 @@ Trainer().train(RunConfig(train_rows=100, epochs=1, seed=int(sys.argv[2])), RunS
 
 @pytest.mark.slow
 def test_two_real_trainings_at_once_are_both_overlapped(tmp_path):
-    """Two processes train into one store at the same time (as two app servers would): both runs say
-    so, and neither joins the solo group."""
+    """Two processes train into one store at the same time (as two app servers would): the first holds
+    its training open until the second has trained; both runs say so, and neither joins the solo group."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    start = time.monotonic()
-    children = [subprocess.Popen([sys.executable, "-c", TRAIN, str(tmp_path), str(seed)], cwd=ROOT, env=env,
-                                 stderr=subprocess.PIPE, text=True) for seed in (0, 1)]
-    for child in children:
-        assert child.wait(timeout=600) == 0, child.stderr.read()[-2000:]
-    assert time.monotonic() - start < 300, "a training waited for a partner that never came"
-    store = RunStore(tmp_path)
+    store_root, go = tmp_path / "store", tmp_path / "go"
+    store_root.mkdir()
+
+    def start(seed: int, gate) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", TRAIN, str(store_root), str(seed), str(gate)], cwd=ROOT,
+                                env=env, stderr=subprocess.PIPE, text=True)
+
+    first = start(0, go)
+    deadline = time.monotonic() + 300
+    while not overlap.live(store_root) and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)  # until the first training holds its marker
+    assert overlap.live(store_root), "the first training never held its marker"
+    go_now = tmp_path / "already"
+    go_now.touch()
+    second = start(1, go_now)  # trains straight through while the first is held
+    assert second.wait(timeout=600) == 0, second.stderr.read()[-2000:]
+    go.touch()
+    assert first.wait(timeout=600) == 0, first.stderr.read()[-2000:]
+    store = RunStore(store_root)
     runs = store.table()
     assert len(runs) == 2 and all(group.endswith("/overlapped") for group in runs["timing_group"])
     assert {store.get(RunConfig(train_rows=100, epochs=1, seed=s)).summary["timing"]["context"] for s in (0, 1)} \
         == {"overlapped"}
-    assert store.check() == [] and markers(tmp_path) == []
+    assert store.check() == [] and markers(store_root) == []
