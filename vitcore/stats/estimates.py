@@ -142,7 +142,7 @@ def paired_estimate(deltas) -> Estimate:
     se = sd / np.sqrt(n)
     mean = float(values.mean())
     half = stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * se
-    return Estimate(mean, mean - half, mean + half, _two_sided_p(mean, se, n - 1), n, n - 1, se, sd)
+    return Estimate(mean, mean - half, mean + half, two_sided_p(mean, se, n - 1), n, n - 1, se, sd)
 
 
 def welch_estimate(selection, baseline) -> Estimate:
@@ -159,7 +159,7 @@ def welch_estimate(selection, baseline) -> Estimate:
     df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if se > 0 else len(a) + len(b) - 2
     half = stats.t.ppf(0.5 + CONFIDENCE / 2, df) * se
     scale = float(np.sqrt(a.var(ddof=1) + b.var(ddof=1)))
-    return Estimate(mean, mean - half, mean + half, _two_sided_p(mean, se, df), n, df, se, scale, paired=False)
+    return Estimate(mean, mean - half, mean + half, two_sided_p(mean, se, df), n, df, se, scale, paired=False)
 
 
 def prediction_interval(est: Estimate, confidence: float = CONFIDENCE) -> tuple[float, float]:
@@ -171,7 +171,7 @@ def prediction_interval(est: Estimate, confidence: float = CONFIDENCE) -> tuple[
     return est.mean - half, est.mean + half
 
 
-def _two_sided_p(mean: float, se: float, df: float) -> float:
+def two_sided_p(mean: float, se: float, df: float) -> float:
     """The t-test's two-sided p-value for mean / se (what scipy's ttest_1samp / Welch ttest_ind give)."""
     if se == 0:
         return 1.0 if mean == 0 else 0.0

@@ -35,7 +35,7 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
-from vitcore.stats.estimates import CONFIDENCE, Estimate, _two_sided_p
+from vitcore.stats.estimates import CONFIDENCE, Estimate, two_sided_p
 
 SEEDS_ONLY, WITH_TEST = "random seeds", "random seeds and test images"  # which interval the verdict used
 METRIC = "test_accuracy"  # the one metric with per-image outcomes (predictions.npy)
@@ -108,7 +108,7 @@ def widened(est: Estimate, diffs: np.ndarray) -> Estimate:
         return est
     se = float(np.sqrt(est.se ** 2 + extra))
     half = stats.t.ppf(0.5 + CONFIDENCE / 2, est.df) * se
-    return replace(est, ci_low=est.mean - half, ci_high=est.mean + half, p_value=_two_sided_p(est.mean, se, est.df),
+    return replace(est, ci_low=est.mean - half, ci_high=est.mean + half, p_value=two_sided_p(est.mean, se, est.df),
                    se=se, floor=float(np.sqrt(extra)))
 
 
