@@ -140,7 +140,7 @@ def verdict_line(row: dict) -> str:
     """One Δ row as `compare` prints it: Δ, the interval that goes with the verdict, both tests, the verdict
     and, when inconclusive, the power-based seeds (a total and how many more, as the app says it)."""
     places = numbers.digits(row["metric"])  # the app's rule: seconds to 0.1 s, accuracies to 4 decimals
-    adjusted, planned = plan.adjusted(row), plan.planned(row) and row.get("look", 0) > 0
+    adjusted, planned = plan.adjusted(row), plan.planned(row) and plan.adjusted(row)
     low, high = (row["ci_adj_low"], row["ci_adj_high"]) if adjusted else (row["ci_low"], row["ci_high"])
     p, p_tost = (row["p_adj"], row["p_tost_adj"]) if adjusted else (row["p_value"], row["p_tost"])
     which = f"look {int(row['look'])}" if planned else f"95% ×{int(row['family_size'])}" if adjusted else "95%"

@@ -49,9 +49,12 @@ class Family:
 
     def caption(self) -> str:
         """What a view prints beside its verdicts."""
-        if self.size <= 1:
-            return f"{self.name}: no correction"
-        return f"Bonferroni over the {self.size} {self.name} (simultaneous intervals)"
+        text = f"{self.name}: no correction" if self.size <= 1 else \
+            f"Bonferroni over the {self.size} {self.name} (simultaneous intervals)"
+        if self.looks:
+            text += (f"; test accuracy planned: looks at {', '.join(map(str, self.looks))} paired random seeds, "
+                     "alpha spent over the looks (repeated intervals)")
+        return text
 
 
 ALONE = Family(ONE, 1)

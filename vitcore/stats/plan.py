@@ -147,8 +147,11 @@ def planned(row) -> bool:
 
 
 def adjusted(row) -> bool:
-    """Whether a view shows the adjusted intervals and p's of a row: a family of several, or a planned look."""
-    return int(row.get("family_size", 1) or 1) > 1 or planned(row)
+    """Whether a view shows the adjusted intervals and p's of a row: a planned look's (repeated CIs), or a
+    fixed-sample family of several's. Before a planned first look: the unadjusted ones, labelled as such."""
+    if planned(row):
+        return row.get("look", 0) > 0
+    return int(row.get("family_size", 1) or 1) > 1
 
 
 def needs(row) -> str:

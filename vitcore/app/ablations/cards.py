@@ -65,7 +65,7 @@ def interval_text(row, places: int) -> str:
     low90, high90 = (row["ci90_adj_low"], row["ci90_adj_high"]) if adjusted else (row["ci90_low"], row["ci90_high"])
     which = f"95% CI, Bonferroni ×{size}" if size > 1 else "95% CI"
     if plan.planned(row):  # the repeated confidence interval of the plan's look (vitcore.stats.plan)
-        which = f"repeated CI at look {int(row['look'])} of {int(row['looks_planned'])}, ×{size}" if row["look"] \
+        which = f"repeated CI at look {int(row['look'])} of {int(row['looks_planned'])}, ×{size}" if adjusted \
             else "95% CI (before the plan's first look)"
     if row.get("interval") == WITH_TEST:  # vitcore.stats.testset: the test set's sampling counted
         which += " over random seeds and test images"
