@@ -143,7 +143,7 @@ def verdict_line(row: dict) -> str:
     adjusted, planned = plan.adjusted(row), plan.planned(row) and plan.adjusted(row)
     low, high = (row["ci_adj_low"], row["ci_adj_high"]) if adjusted else (row["ci_low"], row["ci_high"])
     p, p_tost = (row["p_adj"], row["p_tost_adj"]) if adjusted else (row["p_value"], row["p_tost"])
-    which = f"look {int(row['look'])}" if planned else f"95% ×{int(row['family_size'])}" if adjusted else "95%"
+    which = f"RCI look {int(row['look'])}/{int(row['looks_planned'])}" if planned else f"95% ×{int(row['family_size'])}" if adjusted else "95%"
     text = (f"{row['metric']:21} Δ {numbers.delta(row['mean_delta'], places)} {which} {numbers.ci(low, high, places)}  "
             f"{'p_adj' if adjusted else 'p'} {p:.3g}  {'p_tost_adj' if adjusted else 'p_tost'} {p_tost:.3g}  "
             f"n={row['n_pairs']}  {row['verdict']}")
