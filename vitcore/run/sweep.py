@@ -118,8 +118,6 @@ GRIDS = {"default": _default, "tokens": _tokens, "warmup": _warmup, "headline": 
 GRIDS["all"] = lambda: list(dict.fromkeys(config for name in ("default", "warmup", "tokens", "headline", "scaling",
                                                               "papers", "papers-scaling")
                                           for config in GRIDS[name]()))
-
-
 PLAN = "plan"  # the grid that reads the store: what the sequential plan asks for next (vitcore.run.planned)
 
 
