@@ -161,3 +161,21 @@ def test_compare_rows_carry_the_plan_and_fixed_sample_rows_say_so(tmp_path):
     delta = paired_delta(runs[runs["norm"] == "layer"], runs[runs["norm"] == "batch"], "test_accuracy",
                          family=family_of(runs, RunConfig(train_rows=1000), RunConfig(train_rows=1000, norm="batch")))
     assert delta.row["verdict"] == v.WORSE and delta.row["look"] == 1
+
+
+def test_pairs_beyond_the_look_wait_and_the_card_header_says_so(tmp_path):
+    from vitcore.app.ablations import cards
+
+    store, rng = RunStore(tmp_path / "runs"), np.random.default_rng(3)
+    post = RunConfig(train_rows=1000, norm_placement="post")
+    for seed in range(13):
+        base = 0.8 + rng.normal(0, 0.01)
+        write_run(store, RunConfig(train_rows=1000, seed=seed), base)
+        write_run(store, post.replace(seed=seed), base + rng.normal(0.002, 0.012))
+    result = compare(store.table(), post)
+    rows = result.metrics.set_index("metric")
+    assert rows.loc["test_accuracy", "n_pairs"] == 10 and rows.loc["best_val_accuracy", "n_pairs"] == 13
+    assert result.seeds == list(range(13))
+    text = cards.header(result, post, RunConfig(train_rows=1000))
+    assert "random seeds 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 (13 pairs)" in text
+    assert "Test accuracy is planned: look 1 of 4 (random seeds 0–9)" in text and "3 pairs wait for it" in text

@@ -121,9 +121,8 @@ class Comparison:
 
     @property
     def seeds(self) -> list[int]:
-        """The random seeds actually paired (test accuracy), sorted."""
-        part = self.pairs[self.pairs["metric"] == "test_accuracy"]
-        return sorted(int(s) for s in part["seed"].dropna().unique()) if self.paired else []
+        """The random seeds actually paired (for any metric: a planned test accuracy's look may use fewer), sorted."""
+        return sorted(int(s) for s in self.pairs["seed"].dropna().unique()) if self.paired and len(self.pairs) else []
 
 
 

@@ -197,6 +197,10 @@ def header(comparison, cfg: RunConfig, baseline: RunConfig) -> str:
     group = comparison.metrics.set_index("metric")["timing_group"].get("seconds", "")
     extra = (f" Seconds use the {int(timed)} of them timed as {group or 'one timing group'} (never mixed)."
              if timed is not None and timed < len(seeds) else "")
+    rows = comparison.metrics.set_index("metric")
+    if "test_accuracy" in rows.index and plan.planned(rows.loc["test_accuracy"]) and \
+            rows.loc["test_accuracy", "n_pairs"] < len(seeds):  # the plan's look: its own random seeds only
+        extra += f" Test accuracy is planned: {rows.loc['test_accuracy', 'plan'].removeprefix('planned: ')}."
     return (f"{who}, paired by random seed at {fmt.rows(cfg.train_rows)} rows over random seeds "
             f"{', '.join(map(str, seeds))} ({len(seeds)} pairs): every mean and Δ below uses those seeds only.{extra} "
             f"Verdicts: {comparison.family.caption()}.")
