@@ -118,42 +118,9 @@ def predictions_array(data: bytes, name: str = PREDICTIONS) -> np.ndarray:
     return np.frombuffer(body, dtype=np.uint8)
 
 
-
-
-MAX_WEIGHT_DEPTH, MAX_WEIGHT_ARRAYS = 8, 256  # Keras 3 nests a ViT's variables 4 groups deep, ~100 arrays
-
-
 def weights_bytes(folder: Path, config: RunConfig) -> bytes:
-    """The weights file's bytes if its HDF5 metadata describes float32 arrays holding exactly the
-    config's parameter count (vitcore.model.anatomy), in at most MAX_WEIGHT_ARRAYS arrays at most
-    MAX_WEIGHT_DEPTH groups deep; else BadRun. Only metadata is read here, so a 373 KB file claiming
-    a 10^9-value array costs nothing; whoever reads the arrays later reads at most params values."""
-    import h5py
+    """The weights file's bytes if it is self-contained, finite and exactly the config's model
+    (vitcore.store.weights.checked); else BadRun."""
+    from vitcore.store.weights import checked
 
-    data = read(folder, WEIGHTS, weights_limit(config))
-    expected, found, arrays = anatomy.total(config), 0, 0
-    try:
-        with h5py.File(io.BytesIO(data), "r") as file:
-            stack = [(file, 0)]
-            while stack:
-                group, depth = stack.pop()
-                for name in group:
-                    item = group.get(name, getlink=False)
-                    if isinstance(item, h5py.Group):
-                        if depth + 1 > MAX_WEIGHT_DEPTH:
-                            raise BadRun(f"{WEIGHTS}: groups nested over {MAX_WEIGHT_DEPTH} deep")
-                        stack.append((item, depth + 1))
-                    elif isinstance(item, h5py.Dataset):
-                        arrays += 1
-                        if arrays > MAX_WEIGHT_ARRAYS or item.dtype != np.float32:
-                            raise BadRun(f"{WEIGHTS}: not the float32 arrays of a model of this project")
-                        found += int(np.prod(item.shape, dtype=object))
-                    else:
-                        raise BadRun(f"{WEIGHTS}: holds a link or another object, not only arrays")
-    except BadRun:
-        raise
-    except Exception as error:  # noqa: BLE001 - h5py raises many kinds on a crafted file
-        raise BadRun(f"{WEIGHTS} unreadable ({type(error).__name__})") from None
-    if found != expected:
-        raise BadRun(f"{WEIGHTS}: {found:,} values, but the config's model has {expected:,} parameters")
-    return data
+    return checked(folder, config)[0]
