@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+from hostile_weights import HOSTILE_WEIGHTS
 
 GIB = 1 << 30
 def nested(levels: int) -> str:
@@ -92,7 +93,7 @@ def nested_json(name: str):
     return lambda p: (p / name).write_text('{"schema": ' + NESTED + "}")
 
 
-# name -> (needs weights, damage(run folder), words `check` says about it)
+# name -> (needs weights: False, True or a predicate of the run folder, damage(run folder), words `check` says)
 HOSTILE = {
     "summary nested": (False, nested_json("summary.json"), "summary.json"),
     "summary sparse 2 GB": (False, lambda p: sparse(p / "summary.json"), "summary.json is 2,147,483,648 bytes, over"),
@@ -128,6 +129,7 @@ HOSTILE = {
     "weights fifo": (True, lambda p: fifo(p / "model.weights.h5"), "model.weights.h5 is not a plain file"),
     "weights symlink": (True, lambda p: link_out(p / "model.weights.h5"), "model.weights.h5 is a symbolic link"),
 }
+HOSTILE.update(HOSTILE_WEIGHTS)  # issue 28: needs a weighted run (True), or one this predicate accepts
 if os.geteuid() != 0:  # root reads a file whatever its mode
     HOSTILE["summary unreadable"] = (False, lambda p: (p / "summary.json").chmod(0), "summary.json unreadable")
 

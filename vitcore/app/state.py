@@ -30,12 +30,13 @@ from vitcore.app.selection import (  # noqa: F401
     resolve_baseline,
     selection_or_default,
 )
+from vitcore.config import environment
 from vitcore.config.run import RunConfig
 from vitcore.stats.estimates import MARGIN
 from vitcore.store.runs import HISTORY_COLUMNS, BadRun, RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
-STORE_PATH = os.environ.get("VITCORE_STORE", str(ROOT / "cached_runs"))
+STORE_PATH = environment.store_path(os.environ, str(ROOT / "cached_runs"))  # empty: no store, and a note
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv", "effects.csv")
 log = logging.getLogger(__name__)
 

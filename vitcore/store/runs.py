@@ -105,6 +105,8 @@ def _write_json(path: Path, data: dict) -> None:
 
 class RunStore:
     def __init__(self, path: str | os.PathLike = "cached_runs"):
+        if not str(path).strip():  # Path("") is the current folder: never a store by accident
+            raise ValueError("the store path is empty (that would be the current folder); give the store folder")
         self.root = Path(path)
 
     def __repr__(self) -> str:

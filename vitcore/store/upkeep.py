@@ -93,6 +93,8 @@ def clean(store: RunStore, older_than: float = STALE_SECONDS) -> list[str]:
     root = store.root
     if not root.is_dir():
         return []
+    if not is_store(root):
+        raise ValueError(f"{root} is not a run store (no run folder, no {INDEX}): nothing there is removed")
     candidates = [root / name for name in os.listdir(root) if name.startswith(DEBRIS)]
     for run_id in store.run_ids():
         if stat.S_ISDIR(os.lstat(root / run_id).st_mode):
@@ -115,13 +117,26 @@ def clean(store: RunStore, older_than: float = STALE_SECONDS) -> list[str]:
     return removed
 
 
-def _held(path: Path) -> bool:
-    """True while a writer (RunStore.save) holds the flock on `path`, the .tmp-* folder it is filling."""
+def is_store(root: Path) -> bool:
+    """True when the folder at `root` holds a run folder or the store's index: what destructive upkeep
+    (clean) requires, so `--store` naming another folder never loses a file."""
     try:
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.scandir(root) as entries:
+            return any(entry.name == INDEX or RUN_ID.fullmatch(entry.name) for entry in entries)
+    except OSError:
+        return False
+
+
+def _held(path: Path) -> bool:
+    """True while a writer (RunStore.save) holds the flock on `path`, the .tmp-* folder it is filling.
+    Opened without blocking and only when a folder or a plain file (a FIFO named .tmp-* is never held)."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return False
     try:
+        if stat.S_IFMT(os.fstat(handle).st_mode) not in (stat.S_IFDIR, stat.S_IFREG):
+            return False
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return False
     except BlockingIOError:
