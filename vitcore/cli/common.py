@@ -180,9 +180,9 @@ def add_io_flags(parser, out: str | None = None) -> None:
     """--store, and --out: a folder (required) when `out` is None, else a CSV file with `out` as its default."""
     add_store_flag(parser)
     if out is None:
-        parser.add_argument("--out", required=True, type=named, help="output folder (created if missing)")
+        parser.add_argument("--out", required=True, help="output folder (created if missing)")
     else:
-        parser.add_argument("--out", default=out, type=named, help=f"output CSV file (default {out})")
+        parser.add_argument("--out", default=out, help=f"output CSV file (default {out})")
 
 
 def add_margin_flag(parser) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import shutil
 import stat
 import time
@@ -117,12 +118,16 @@ def clean(store: RunStore, older_than: float = STALE_SECONDS) -> list[str]:
     return removed
 
 
+WRITE = re.compile(rf"{re.escape(TEMP_PREFIX)}(old-)?[0-9a-f]{{12}}-.+")  # a folder RunStore.save fills
+
+
 def is_store(root: Path) -> bool:
-    """True when the folder at `root` holds a run folder or the store's index: what destructive upkeep
-    (clean) requires, so `--store` naming another folder never loses a file."""
+    """True when the folder at `root` holds a run folder, the store's index or a run being written:
+    what destructive upkeep (clean) requires, so `--store` naming another folder never loses a file."""
     try:
         with os.scandir(root) as entries:
-            return any(entry.name == INDEX or RUN_ID.fullmatch(entry.name) for entry in entries)
+            return any(entry.name == INDEX or RUN_ID.fullmatch(entry.name) or WRITE.fullmatch(entry.name)
+                       for entry in entries)
     except OSError:
         return False
 

@@ -10,7 +10,7 @@ from vitcore.app import state
 from vitcore.config.run import RunConfig
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=64)
 def _cells(metric: str, interactions: bool, cells: str, path: str, mtime: float) -> pd.DataFrame:
     from vitcore.stats import percell
 
