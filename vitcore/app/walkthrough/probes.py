@@ -18,11 +18,13 @@ import streamlit as st
 
 from vitcore.analysis import attention as A
 from vitcore.app.memory import SizedLRU
+from vitcore.app.selection import forget_forged
 from vitcore.app.state import load_gallery, load_runs, store
 from vitcore.config.run import RunConfig
 from vitcore.store.runs import BadRun
 
 CONTROL_SEED = 0  # the random-init control's NumPy seed
+ROWS_KEY, MAX_ROWS = "attention_rows", 8  # the page's "Test rows" multiselect
 
 SCAN_ROWS = 1_000      # test rows scanned for the most confident right and wrong predictions
 PERMUTED_ROWS = 200    # images fed shuffled in the permutation test
@@ -30,6 +32,14 @@ MAPS_MB = 40           # attention maps kept: 4 views of 8 rows at patch 2 (9.8 
 
 MAPS = SizedLRU(MAPS_MB)  # module state: a client's "clear cache" message cannot multiply it
 PASS = threading.Lock()   # one NumPy forward pass at a time in this server
+
+
+def pick_rows(column, scan: tuple[int, ...], defaults: list[int]) -> list[int]:
+    """The page's "Test rows" multiselect (at most MAX_ROWS of the scanned rows); a forged value (past the
+    limit, or rows not offered) is dropped first, as a forged query string is (selection.forget_forged)."""
+    forget_forged(st.session_state, ROWS_KEY, scan, MAX_ROWS)
+    return column.multiselect("Test rows", scan, default=defaults, max_selections=MAX_ROWS, key=ROWS_KEY,
+                              help="Defaults: the article's rows 0, 1, 11, 12. Confidently right/wrong rows are below.")
 
 
 def stored_weights(cfg: RunConfig) -> tuple[RunConfig, str] | None:
