@@ -290,3 +290,17 @@ def test_a_run_damaged_between_listing_and_reading_is_left_out_of_the_exports(tm
     monkeypatch.setattr(store_runs.Run, "history", racing)
     with pytest.warns(store_runs.StoreWarning, match="history.csv changed"):
         assert set(store.histories()["run_id"]) == {second.run_id}
+
+
+@pytest.mark.parametrize("forged", [list(range(12)), [10 ** 6], "0,1"])
+def test_a_forged_test_rows_value_is_ignored(forged):
+    """Before: a multiselect value past its max_selections (a forged widget message) showed the visitor a
+    StreamlitSelectionCountExceedsMaxError traceback."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "views" / "attention.py"), default_timeout=120).run()
+    default = at.multiselect(key="attention_rows").value
+    at.session_state["attention_rows"] = forged
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.multiselect(key="attention_rows").value == default
