@@ -47,8 +47,7 @@ Weights = dict[str, list[np.ndarray]]  # layer name -> its variables in Keras or
 # HDF5 filters a weights file may use: built in and decoding into the dataset's own shape (gzip, shuffle,
 # lzf); any other (a plugin, a user-defined filter) runs code or reads bytes this reader cannot vouch for.
 SAFE_FILTERS = {h5py.h5z.FILTER_DEFLATE: "gzip", h5py.h5z.FILTER_SHUFFLE: "shuffle", 32000: "lzf"}
-MAX_DEPTH, MAX_ARRAYS = 8, 256  # Keras 3 nests a ViT's variables 4 groups deep, ~100 arrays
-MAX_OBJECTS = 1024  # groups and arrays: a ViT's file has ~150
+MAX_DEPTH, MAX_ARRAYS, MAX_OBJECTS = 8, 256, 1024  # Keras 3 nests a ViT's ~100 arrays 4 groups deep, in ~150 objects
 MAX_VALUES = 1 << 24  # the largest model of the switch grid has ~0.2 M parameters
 
 

@@ -116,11 +116,3 @@ def predictions_array(data: bytes, name: str = PREDICTIONS) -> np.ndarray:
     if len(body) != TEST_ROWS:
         raise BadRun(f"{name}: {len(body):,} bytes of data for {TEST_ROWS:,} classes")
     return np.frombuffer(body, dtype=np.uint8)
-
-
-def weights_bytes(folder: Path, config: RunConfig) -> bytes:
-    """The weights file's bytes if it is self-contained, finite and exactly the config's model
-    (vitcore.store.weights.checked); else BadRun."""
-    from vitcore.store.weights import checked
-
-    return checked(folder, config)[0]

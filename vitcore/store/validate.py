@@ -50,7 +50,6 @@ from vitcore.store.files import (  # noqa: F401 (re-exported)
     read,
     read_bounded,
     text,
-    weights_bytes,
     weights_limit,
 )
 

@@ -47,6 +47,11 @@ def checked(folder: Path, config: RunConfig) -> tuple[bytes, dict[str, list[np.n
     return data, weights
 
 
+def weights_bytes(folder: Path, config: RunConfig) -> bytes:
+    """The weights file's bytes if it passes `checked` (self-contained, finite, the config's model); else BadRun."""
+    return checked(folder, config)[0]
+
+
 def probabilities(config: RunConfig, weights: dict, images: np.ndarray) -> np.ndarray:
     """(n, 10) class probabilities of config's model with these weights on (n, 28, 28) images, in NumPy."""
     if config.model == "convnet":
