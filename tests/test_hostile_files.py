@@ -304,3 +304,33 @@ def test_a_forged_test_rows_value_is_ignored(forged):
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     assert at.multiselect(key="attention_rows").value == default
+
+
+@pytest.mark.parametrize("change", ["gone", "NaN weights"])
+def test_weights_that_change_while_the_attention_page_renders_are_dropped_with_a_note(tmp_path, monkeypatch, change):
+    """Before: weights gone or damaged after the store was read reached the visitor as a traceback."""
+    import shutil
+
+    from hostile_weights import poisoned
+    from streamlit.testing.v1 import AppTest
+
+    from vitcore.app.walkthrough import probes
+
+    found = probes.stored_weights
+
+    def racing(cfg):  # the store said the run is valid; its weights change right after
+        result = found(cfg)
+        if result is None:
+            return None
+        run_cfg, weights = result
+        copy = tmp_path / "run"
+        shutil.copytree(Path(weights).parent, copy)
+        if change == "gone":
+            shutil.rmtree(copy)
+        else:
+            poisoned("classifier", 0, np.nan)(copy)
+        return run_cfg, str(copy / "model.weights.h5")
+    monkeypatch.setattr(probes, "stored_weights", racing)
+    at = AppTest.from_file(str(ROOT / "views" / "attention.py"), default_timeout=120).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert any("changed or vanished while the page was drawn" in i.value for i in at.info)

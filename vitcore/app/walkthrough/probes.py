@@ -11,6 +11,7 @@ numpy_vit.CHUNK), so six visitors opening six attention views cost one pass's me
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 
@@ -60,6 +61,20 @@ def attention_model(cfg: RunConfig, weights: str | None, init_seed: int = CONTRO
     return A.numpy_model(cfg, weights, init_seed)
 
 
+def _dropped(call):
+    """A page's model call; a run whose weights vanished or changed since the store was read (a backfill's
+    replace, a hand edit) is dropped for this render with one note, never a traceback."""
+    @functools.wraps(call)
+    def guarded(*args, **kwargs):
+        try:
+            return call(*args, **kwargs)
+        except (BadRun, OSError):
+            st.info("This run's weights changed or vanished while the page was drawn, so this view leaves it out "
+                    "(`python -m vitcore check` says why).")
+            st.stop()
+    return guarded
+
+
 def _stamp(weights: str | None) -> tuple[int, int] | None:
     """(size, mtime) of a weights file: a file replaced in place is another key."""
     if weights is None:
@@ -68,6 +83,7 @@ def _stamp(weights: str | None) -> tuple[int, int] | None:
     return info.st_size, info.st_mtime_ns
 
 
+@_dropped
 def forward(cfg: RunConfig, weights: str | None, rows: tuple[int, ...]) -> A.Forward:
     """Probabilities and per-block attention scores of these test rows (weights None: random init),
     read-only arrays shared by every session (MAPS)."""
@@ -78,6 +94,7 @@ def forward(cfg: RunConfig, weights: str | None, rows: tuple[int, ...]) -> A.For
     return MAPS.get((cfg, weights, _stamp(weights), rows), compute)
 
 
+@_dropped
 @st.cache_data(show_spinner="Scanning test rows…", max_entries=16)
 def predictions(cfg: RunConfig, weights: str, rows: tuple[int, ...]) -> A.Forward:
     """Probabilities only (no attention scores kept) of many test rows: the page's scan."""
@@ -85,6 +102,7 @@ def predictions(cfg: RunConfig, weights: str, rows: tuple[int, ...]) -> A.Forwar
         return A.forward(attention_model(cfg, weights), cfg, load_gallery().images_of(rows), keep_scores=False)
 
 
+@_dropped
 @st.cache_data(show_spinner="Shuffling patches…", max_entries=16)
 def permutation(cfg: RunConfig, weights: str, rows: int) -> A.PermutationResult:
     """attention.permutation_test on the first `rows` test images, one fixed shuffle."""
