@@ -124,7 +124,9 @@ def test_fifos_named_like_debris_never_block_check(tmp_path, capsys, argv):
     store, fifos = fifo_store(tmp_path, [".tmp-x", ".index-x"])
     code, seconds = quick(lambda: cli.main([*argv, "--store", str(store.root)]), fifos)
     assert seconds < QUICK and code == 1
-    assert {".tmp-x", ".index-x"} <= {line.split(":")[0] for line in capsys.readouterr().out.splitlines()}
+    out = capsys.readouterr().out
+    assert {".tmp-x", ".index-x"} <= {line.split(":")[0] for line in out.splitlines()}
+    assert out.count("not a file or folder (never opened") == 2 and all(stat.S_ISFIFO(os.lstat(f).st_mode) for f in fifos)
 
 
 def test_a_fifo_named_like_a_training_marker_never_blocks_a_training(tmp_path):

@@ -106,6 +106,8 @@ def clean(store: RunStore, older_than: float = STALE_SECONDS) -> list[str]:
             info = os.lstat(path)
         except FileNotFoundError:
             continue
+        if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
+            continue  # a FIFO, device or link named like debris: no writer of ours made it (check names it)
         if time.time() - info.st_mtime < older_than or _held(path):
             continue
         if stat.S_ISDIR(info.st_mode):
@@ -152,9 +154,12 @@ def _held(path: Path) -> bool:
 
 def _debris_reason(path: Path) -> str:
     try:
-        age = time.time() - os.lstat(path).st_mtime
+        info = os.lstat(path)
     except OSError:
         return "vanished while checking"
+    if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
+        return "named like an unfinished write but not a file or folder (never opened; `check --fix` leaves it)"
+    age = time.time() - info.st_mtime
     when = "now" if age >= STALE_SECONDS else f"once it is {STALE_SECONDS // 60} min old"
     return (f"unfinished write, {age / 60:.0f} min old, held by no writer: left by an interrupted one "
             f"(safe to delete; `check --fix` removes it {when})")
