@@ -336,3 +336,19 @@ def test_weights_that_change_while_the_attention_page_renders_are_dropped_with_a
     at = AppTest.from_file(str(ROOT / "views" / "attention.py"), default_timeout=120).run()
     assert not at.exception, [e.message for e in at.exception]
     assert any("changed or vanished while the page was drawn" in i.value for i in at.info)
+
+
+def test_every_app_cache_is_bounded():
+    """Before: _scan, _export_csv, _effects and _bn had no bound and a key that changes with every store
+    change: +0.4 MB per change, never released (264 -> 288 MB after 60 changes)."""
+    import ast
+
+    unbounded = []
+    for path in sorted([*(ROOT / "vitcore" / "app").rglob("*.py"), *(ROOT / "views").glob("*.py"), ROOT / "app.py"]):
+        for item in ast.walk(ast.parse(path.read_text())):
+            for decorator in getattr(item, "decorator_list", []):
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                if ast.unparse(target) in ("st.cache_data", "st.cache_resource") and not (
+                        isinstance(decorator, ast.Call) and {k.arg for k in decorator.keywords} & {"max_entries", "ttl"}):
+                    unbounded.append(f"{path.relative_to(ROOT)}:{item.name}")
+    assert unbounded == []
