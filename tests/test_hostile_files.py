@@ -352,3 +352,16 @@ def test_every_app_cache_is_bounded():
                         isinstance(decorator, ast.Call) and {k.arg for k in decorator.keywords} & {"max_entries", "ttl"}):
                     unbounded.append(f"{path.relative_to(ROOT)}:{item.name}")
     assert unbounded == []
+
+
+def test_the_app_with_an_empty_store_variable_says_so(monkeypatch):
+    """Before: VITCORE_STORE="" read the server's current folder as the store: an empty dashboard, no note."""
+    from streamlit.testing.v1 import AppTest
+
+    from vitcore.app import state
+
+    monkeypatch.setenv("VITCORE_STORE", "")
+    monkeypatch.setattr(state, "STORE_PATH", environment.store_path(os.environ, str(ROOT / "cached_runs")))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert any("VITCORE_STORE is empty" in w.value for w in at.warning)
