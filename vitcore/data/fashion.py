@@ -84,22 +84,25 @@ def read_gzip(path: Path, limit: int) -> bytes:
             raise DataError(f"{path}: not a regular file")
         if info.st_size > MAX_GZIPPED:
             raise DataError(f"{path}: {info.st_size:,} bytes, over the {MAX_GZIPPED:,} of any Fashion-MNIST file")
-        inflate, parts, size = zlib.decompressobj(wbits=31), [], 0  # wbits 31: a gzip header and trailer
+        inflate, fresh, parts, size = zlib.decompressobj(wbits=31), True, [], 0  # wbits 31: gzip's header and trailer
         while chunk := os.read(handle, 1 << 20):
-            while chunk and not inflate.eof:
-                part = inflate.decompress(chunk, limit + 1 - size)
+            while chunk:
+                part, fresh = inflate.decompress(chunk, limit + 1 - size), False
                 parts.append(part)
                 size += len(part)
                 if size > limit:
                     raise DataError(f"{path}: inflates past {limit:,} bytes, more than any Fashion-MNIST file")
-                chunk = inflate.unconsumed_tail
+                if inflate.eof:  # another gzip member may follow (gzip.open reads them all)
+                    chunk, inflate, fresh = inflate.unused_data, zlib.decompressobj(wbits=31), True
+                else:
+                    chunk = inflate.unconsumed_tail
     except OSError as error:
         raise DataError(f"{path}: unreadable ({error.strerror})") from None
     except zlib.error as error:  # a damaged deflate stream (not an OSError)
         raise DataError(f"{path}: not a readable gzip file ({error})") from None
     finally:
         os.close(handle)
-    if not inflate.eof:
+    if not (inflate.eof or fresh) or size == 0:
         raise DataError(f"{path}: not a readable gzip file (truncated)")
     return b"".join(parts)
 
