@@ -24,7 +24,7 @@ def test_allow_training_is_parsed_strictly(value, allowed):
     from vitcore.app.training.slot import training_allowed
 
     environ = {"VITCORE_ALLOW_TRAINING": value}
-    problems = environment.problems(environ, budget=False, data=False)
+    problems = environment.problems(environ, data=False)
     assert training_allowed(environ) is bool(allowed)
     assert any("VITCORE_ALLOW_TRAINING" in p for p in problems) is (allowed is None)
 

@@ -117,10 +117,11 @@ def data_dir_problem(environ: Mapping[str, str] = os.environ) -> str | None:
 
 def problems(environ: Mapping[str, str] = os.environ, store: str | None = None, data: bool = True,
              budget: bool = True) -> list[str]:
-    """One line per environment value that is wrong (threads, the budget when `budget`, the store at
-    `store`, the data dir when `data`); [] when all is well."""
+    """One line per environment value that is wrong (threads, an empty VITCORE_STORE, the app's own values
+    when `budget`: the budget and VITCORE_ALLOW_TRAINING, the store at `store`, the data dir when `data`);
+    [] when all is well."""
     found = []
-    for check in (threads, store_value, allow_training, *((budget_minutes,) if budget else ())):
+    for check in (threads, store_value, *((budget_minutes, allow_training) if budget else ())):
         try:
             check(environ)
         except ValueError as error:
