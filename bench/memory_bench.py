@@ -169,7 +169,7 @@ def churn(browser, folder: Path, changes: int = 500) -> None:
                 page.goto(f"{url}/{path}", wait_until="domcontentloaded")
                 settled(page)
             rss.append(server.memory_info().rss / 2**20)
-            if (change + 1) % 10 == 0 or change + 1 == changes:
+            if (change + 1) % max(10, changes // 20) == 0 or change + 1 == changes:
                 print(f"  after {change + 1} store changes: RSS {rss[-1]:.0f} MB (peak so far {peak.peak:.0f} MB)", flush=True)
         print(f"server RSS after {changes} store changes: {rss[-1]:.0f} MB (goal 400 MB; first {rss[0]:.0f} MB, "
               f"peak {peak.peak:.0f} MB)")
