@@ -20,6 +20,7 @@ from scipy import stats
 
 from vitcore.config import switches
 from vitcore.config.run import LEVELS, SEED_FIELDS, SWITCHES, RunConfig
+from vitcore.stats import readings
 from vitcore.stats.compare import Delta, pair_runs, paired_delta  # noqa: F401 (the pairing, re-exported)
 from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for the pages)
     BETTER,
@@ -39,6 +40,7 @@ from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for 
     paired_estimate,
 )
 from vitcore.stats.families import family_of, neighbours, runs_of
+from vitcore.stats.readings import READING_COLUMNS
 from vitcore.stats.testset import METRIC as PER_IMAGE
 from vitcore.stats.testset import TEST_COLUMNS, TestSet, seed_columns, with_differences
 
@@ -48,11 +50,11 @@ FIXED = ("width", "depth", "heads", "mlp_dim", "epochs", "batch_size", "lr", "wa
 NON_FACTORS = tuple(name for name in switches.NAMES if name not in SWITCHES and name not in FIXED)
 CONFIG_COLUMNS = [name for name in RunConfig.__dataclass_fields__ if name != "seed"]
 EFFECT_COLUMNS = ["factor", "level", "reference", "train_rows", "metric", "mean_delta", "n_pairs",
-                  *JUDGEMENT_COLUMNS, "cells", "timing_group", *TEST_COLUMNS]
+                  *JUDGEMENT_COLUMNS, "cells", "timing_group", *TEST_COLUMNS, *READING_COLUMNS]
 INTERACTION_COLUMNS = ["factor", "level", "reference", "factor_b", "level_b", "reference_b", "train_rows", "metric",
-                       "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group", *TEST_COLUMNS]
+                       "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group", *TEST_COLUMNS, *READING_COLUMNS]
 FLIP_COLUMNS = ["switch", "from", "to", "metric", "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group",
-                *TEST_COLUMNS, "variant_config_id"]
+                *TEST_COLUMNS, *READING_COLUMNS, "variant_config_id"]
 
 
 def summarize(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
@@ -113,6 +115,7 @@ def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, 
     if metric == PER_IMAGE and test_set is not None:
         ids = vit.pivot_table(index=["train_rows", *others, "seed"], columns=list(factors), values="run_id",
                               aggfunc="first")
+    spread = _seed_spread(wide, weights)
     for rows, part in contrast.groupby(level="train_rows"):
         table = part.droplevel("train_rows").unstack("seed")  # rows: cells of the other switches, columns: seeds
         table = _balanced(table)
@@ -121,8 +124,22 @@ def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, 
             diffs = None if ids is None else test_set.combinations(
                 [[(ids.loc[(rows, *_cell(cell), seed), level], sign / len(table.index))
                   for cell in table.index for level, sign in weights.items()] for seed in table.columns])
-            result[rows] = with_differences(est, diffs) if ids is not None else (est, seed_columns(est))
+            est, columns = (est, seed_columns(est)) if ids is None else with_differences(est, diffs, test_set.labels)
+            columns.update(readings.spread_columns(metric, table.mean(axis=0), _run_sd(spread, rows, table.index)))
+            result[rows] = est, columns
     return result
+
+
+def _seed_spread(wide: pd.DataFrame, weights: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(variance, count) over random seeds of every config (train_rows × cell × weighted level) of a contrast."""
+    grouped = wide[list(weights)].groupby(level=list(range(wide.index.nlevels - 1)))  # every level but the seed
+    return grouped.var(), grouped.count()
+
+
+def _run_sd(spread: tuple[pd.DataFrame, pd.DataFrame], rows: int, cells: pd.Index) -> float:
+    """One run's seed-to-seed sd, pooled over the configs (cell × weighted level) behind a contrast at `rows`."""
+    variances, counts = (frame.xs(rows, level=0).reindex(cells) for frame in spread)
+    return readings.pooled_sd(variances.to_numpy().ravel(), counts.to_numpy().ravel())
 
 
 def _cell(cell) -> tuple:
@@ -142,10 +159,12 @@ def _judged(frame: pd.DataFrame, estimates: list[tuple[Estimate, dict]], margin:
     """Judge every row (both tests, the verdict) within its family: `kind` of one metric at one
     train_rows ("main effects at 4,000 rows"), m = the rows of that metric and train_rows."""
     sizes = frame.groupby(["metric", "train_rows"])["metric"].transform("size")
-    judged = [{**judge(metric, est, margin, f"{kind} at {rows:,} rows", size), **columns}
-              for metric, rows, (est, columns), size in zip(frame["metric"], frame["train_rows"], estimates, sizes)]
-    return pd.concat([frame.reset_index(drop=True), pd.DataFrame(judged, columns=JUDGEMENT_COLUMNS + TEST_COLUMNS)],
-                     axis=1)
+    judged = []
+    for metric, rows, (est, columns), size in zip(frame["metric"], frame["train_rows"], estimates, sizes):
+        verdict = judge(metric, est, margin, f"{kind} at {rows:,} rows", size)
+        judged.append({**verdict, **columns, **readings.verdict_columns(metric, est, verdict, columns)})
+    return pd.concat([frame.reset_index(drop=True),
+                      pd.DataFrame(judged, columns=JUDGEMENT_COLUMNS + TEST_COLUMNS + READING_COLUMNS)], axis=1)
 
 
 def _seconds_runs(vit: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
@@ -204,7 +223,8 @@ def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
     if pending:
         keys = pd.DataFrame([records[k] for k, _ in pending])[["metric", "train_rows"]]
         judged = _judged(keys, [est for _, est in pending], margin, "main effects")
-        for (k, _), verdict in zip(pending, judged[JUDGEMENT_COLUMNS + TEST_COLUMNS].to_dict("records")):
+        columns = JUDGEMENT_COLUMNS + TEST_COLUMNS + READING_COLUMNS
+        for (k, _), verdict in zip(pending, judged[columns].to_dict("records")):
             records[k].update(verdict)
     return pd.DataFrame(records, columns=EFFECT_COLUMNS)
 
@@ -235,7 +255,8 @@ def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
                                                             test_set).items():
                     rows.append([factor_a, a, ref_a, factor_b, b, ref_b, train_rows, metric, est.mean, est.n, group])
                     estimates.append((est, columns))
-    frame = pd.DataFrame(rows, columns=[c for c in INTERACTION_COLUMNS if c not in JUDGEMENT_COLUMNS + TEST_COLUMNS])
+    frame = pd.DataFrame(rows, columns=[c for c in INTERACTION_COLUMNS
+                                        if c not in JUDGEMENT_COLUMNS + TEST_COLUMNS + READING_COLUMNS])
     if frame.empty:
         return pd.DataFrame(columns=INTERACTION_COLUMNS)
     return _judged(frame, estimates, margin, "interactions")[INTERACTION_COLUMNS]
