@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from vitcore.app.fmt import BASELINE, DELTA_LIMITS, GUIDE, LESS, MORE, NO_EFFECT, PALE, SELECTION, ZERO, axis_format
-from vitcore.app.tables import READING_FIELDS, with_readings
+from vitcore.app.tables import READING_FIELDS, SIZE_FILL, with_readings
 from vitcore.data.fashion import CLASS_NAMES
 from vitcore.stats import estimates as v
 
@@ -28,7 +28,8 @@ VERDICT_COLOURS = {v.BETTER: GOOD, v.SLIGHTLY_BETTER: GOOD_PALE, v.WORSE: BAD, v
                    v.HIGHER: MORE, v.SLIGHTLY_HIGHER: MORE, v.LOWER: "#7b3294", v.SLIGHTLY_LOWER: "#7b3294",
                    v.EQUIVALENT: NO_EFFECT, v.INCONCLUSIVE: PALE, v.TOO_FEW: PALE, v.NOT_COMPARABLE: PALE}
 COLOUR_RULE = ("Colour = the verdict for you: green better, red worse (lighter: slightly, inside ±margin), "
-               "blue/violet higher/lower where no direction is better, dark grey equivalent, pale grey unresolved.")
+               "blue/violet higher/lower where no direction is better, dark grey equivalent, pale grey unresolved. "
+               f"Fill = its size: {SIZE_FILL}.")
 
 
 def curve_frame(histories: pd.DataFrame, roles: dict[str, str]) -> pd.DataFrame:

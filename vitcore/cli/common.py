@@ -149,6 +149,10 @@ def verdict_line(row: dict) -> str:
             f"n={row['n_pairs']}  {row['verdict']}")
     if row["verdict"] == estimates.INCONCLUSIVE:
         text += f", {estimates.needs_text(row['seeds_needed'], row['n_pairs'], row.get('paired', True))}"
+    elif row.get("size") in ("beyond", "undetermined") and row["verdict"] in estimates.BEYOND:
+        text += f", size {row['size']}"  # vitcore.stats.readings: "better" beyond ±margin or maybe inside it
+    if row.get("borderline") in (True,):  # a bool or numpy bool; NaN (no reading) is not
+        text += f" · borderline: {row['flips']}"
     if row.get("timing_group"):
         text += f" (timed as {row['timing_group']})"
     if row["metric"] in estimates.OPTIMISTIC:
