@@ -8,7 +8,7 @@ from scipy import stats as sp
 from vitcore.stats import assurance, testset
 from vitcore.stats import estimates as e
 
-# Undecided test-accuracy questions on the committed store (per-seed Δs, family size, the test images' se).
+# Undecided test-accuracy questions on the committed store at bf3033a (per-seed Δs, family size, the test images' se).
 CASES = {
     "post-norm, 4,000 rows": ([0.0079, 0.0117, 0.0108, 0.0367, 0.0028, 0.0123, 0.0052, 0.0016, 0.0133, 0.018], 11,
                               0.00065),

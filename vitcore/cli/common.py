@@ -11,11 +11,12 @@ import tempfile
 from pathlib import Path
 
 from vitcore.config import numbers
-from vitcore.stats import estimates
+from vitcore.stats import estimates, readings
 from vitcore.store.runs import RunStore
 
-VERDICTS_EPILOG = "verdicts (both tests on every Δ, adjusted within its family):\n" + estimates.definitions_text(
-    bullet="  ")
+VERDICTS_EPILOG = ("verdicts (both tests on every Δ, adjusted within its family):\n"
+                   + estimates.definitions_text(bullet="  ") + "\nbeside every verdict:\n"
+                   + readings.definitions_text(bullet="  "))
 
 
 class UsageError(Exception):

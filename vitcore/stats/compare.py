@@ -164,7 +164,7 @@ def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None
                          "n_pairs": 0, "mean_delta": est.mean, **verdict, "paired": False, "timing_group": group or "",
                          "interval": testset.SEEDS_ONLY, "ci_low_seeds": est.ci_low, "ci_high_seeds": est.ci_high,
                          "test_se": np.nan, "n_pairs_with_test": 0, "test_se_srs": np.nan,
-                         "df_satterthwaite": np.nan, **readings.spread_of(metric, None, b[metric], a[metric]),
+                         "df_satterthwaite": np.nan, **readings.spread_of(metric, None, b[metric], a[metric], est.mean),
                          **readings.verdict_columns(metric, est, verdict)})
             both = pd.concat([a.assign(side="selection"), b.assign(side="baseline")])
             pairs.append(both[["side", "train_rows", "seed", "run_id", metric]].rename(columns={metric: "value"})

@@ -77,11 +77,9 @@ ONE = "this comparison alone"  # the family of a comparison no view tests alongs
 
 def definitions_text(margin: float = MARGIN, bullet: str = "- ") -> str:
     """The verdict definitions as lines (README, legends, --help all print this)."""
-    from vitcore.stats import readings  # the size, Δ / run sd, wins and borderline beside every verdict
-
     lines = [f"{bullet}{word}: {text}" for word, text in DEFINITIONS.items()]
     return "\n".join(lines + [f"{bullet}margin: ±{margin:g} for accuracies and the gap, ±1 s for seconds. "
-                              f"{MARGIN_REASON}", readings.definitions_text(bullet)])
+                              f"{MARGIN_REASON}"])
 
 
 def margin_for(metric: str, margin: float = MARGIN) -> float:

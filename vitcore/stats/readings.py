@@ -42,9 +42,9 @@ DEFINITIONS = {
             "±margin; inside when its 90% interval lies entirely inside (the equivalence test resolves); "
             "undetermined otherwise — so 'better' of undetermined size is a real effect that may be smaller than "
             "the margin (a hollow dot on the charts; filled = beyond).",
-    "Δ / run sd": "the Δ in units of one run's seed-to-seed sd: the pooled sd sqrt((s²_baseline + s²_selection) / 2) "
-                  "of the metric over the random seeds of the two sides (for a main effect, pooled over its cells' "
-                  "configs).",
+    "Δ / run sd": "the Δ in units of one run's seed-to-seed sd: the pooled sd sqrt((s²_baseline + "
+                  "s²_selection) / 2) of the metric over the random seeds of the two sides (for a main effect, "
+                  "pooled over its cells' configs).",
     "wins": "how many of the n paired random seeds the change wins (its Δ in the metric's good direction; higher for "
             "final train accuracy), ties as half (rliable's probability of improvement), with an exact "
             "Clopper–Pearson 95% interval (ties counted as losses for its low end, as wins for its high end).",
@@ -88,10 +88,12 @@ def pooled_sd(variances, counts) -> float:
     return float(np.sqrt((variances[keep] * df[keep]).sum() / df[keep].sum())) if keep.any() else np.nan
 
 
-def spread_columns(metric: str, deltas, sd: float) -> dict:
-    """SPREAD_COLUMNS of paired per-seed Δs (NaN dropped) with `sd` = run_sd; win columns NaN unpaired (None)."""
+def spread_columns(metric: str, deltas, sd: float, mean: float | None = None) -> dict:
+    """SPREAD_COLUMNS of paired per-seed Δs (NaN dropped) with `sd` = run_sd; unpaired (deltas None) the win
+    columns are NaN and `mean` (the difference of the two sides' means) gives delta_sd."""
     values = None if deltas is None else _finite(deltas)
-    mean = float(values.mean()) if values is not None and len(values) else np.nan
+    if mean is None:
+        mean = float(values.mean()) if values is not None and len(values) else np.nan
     out = {"run_sd": sd, "delta_sd": mean / sd if sd and np.isfinite(sd) else np.nan}
     if values is None or not len(values):
         return {**out, "wins": np.nan, "win_rate": np.nan, "win_low": np.nan, "win_high": np.nan}
@@ -108,9 +110,9 @@ def clopper_pearson(k: int, n: int) -> tuple[float, float]:
     return float(interval.low), float(interval.high)
 
 
-def spread_of(metric: str, deltas, baseline=None, selection=None, sd: float | None = None) -> dict:
-    """spread_columns with run_sd from the two sides' values (or `sd` when given)."""
-    return spread_columns(metric, deltas, run_sd(baseline, selection) if sd is None else sd)
+def spread_of(metric: str, deltas, baseline=None, selection=None, mean: float | None = None) -> dict:
+    """spread_columns with run_sd from the two sides' values."""
+    return spread_columns(metric, deltas, run_sd(baseline, selection), mean)
 
 
 def word(metric: str, positive: bool, p_adj: float, p_tost_adj: float) -> str:
