@@ -141,11 +141,13 @@ def _with_df(est: v.Estimate, df: float) -> v.Estimate:
     return replace(est, df=df, ci_low=low, ci_high=high, p_value=v.two_sided_p(est.mean, est.se, df))
 
 
-def verdict_columns(metric: str, est: v.Estimate, judged: dict, test_columns: dict | None = None) -> dict:
-    """size, borderline and flips of one judged Δ (`judged`: estimates.judge's columns)."""
+def verdict_columns(metric: str, est: v.Estimate, judged: dict, test_columns: dict | None = None,
+                    levels: tuple[float, float] | None = None) -> dict:
+    """size, borderline and flips of one judged Δ (`judged`: estimates.judge's columns; `levels`: the nominal
+    levels of the planned look it was judged at, vitcore.stats.plan, None for a fixed-sample verdict)."""
     row = {**judged, "size": size_word(judged), "borderline": False, "flips": ""}
     verdict = judged["verdict"]
-    if verdict in (v.TOO_FEW, v.NOT_COMPARABLE) or est.n < 2:
+    if verdict in (v.TOO_FEW, v.NOT_COMPARABLE) or est.n < 2 or judged.get("look") == 0:  # 0: before a plan's look
         return {k: row[k] for k in ("size", "borderline", "flips")}
     reasons, positive = [], est.mean > 0
     p_adj, p_tost_adj = judged["p_adj"], judged["p_tost_adj"]
@@ -157,7 +159,7 @@ def verdict_columns(metric: str, est: v.Estimate, judged: dict, test_columns: di
                 side = "above" if p < v.ALPHA else "below"
                 reasons.append(f"{name} {p:.3g} is near 0.05 ({side} it: {flipped})")
     for name, alt in alternatives(est, test_columns or {}).items():
-        other = v.judge(metric, alt, judged["margin"], judged["family"], judged["family_size"])
+        other = v.judge(metric, alt, judged["margin"], judged["family"], judged["family_size"], levels=levels)
         if other["verdict"] != verdict:
             reasons.append(f"with {name}: {other['verdict']} (p_adj {other['p_adj']:.3g}, "
                            f"p_tost_adj {other['p_tost_adj']:.3g})")
