@@ -106,3 +106,33 @@ def test_run_stores_what_lands_and_reports_each_failure_with_its_config(tmp_path
     assert "refusing to store run" in failed[4] and failed[5] == "RayError: NodeDiedError: the node died"
     assert all(r["config"] == RunConfig(**r["config"]).identity() for r in results if "error" in r)
     assert sorted(store.table()["seed"]) == [0, 1, 3] and store.check() == []
+
+
+def test_the_cli_lists_failed_runs_with_their_configs_and_exits_1(tmp_path, monkeypatch, capsys):
+    from vitcore.cli import main
+    from vitcore.run import sweep
+
+    def fake_run(configs, store, workers, executor, address, progress, backfill, replace):
+        first, second = configs[:2]
+        results = [cluster.failure(first, "OutOfMemoryError: the task's worker was killed"),
+                   {"run_id": second.run_id, "label": second.label(), "train_rows": second.train_rows,
+                    "seed": second.seed, "test_accuracy": 0.5, "seconds": 1.0}]
+        for result in results:
+            progress(result)
+        return results
+
+    monkeypatch.setattr(sweep, "run_sweep", fake_run)
+    code = main(["sweep", "headline", "--model", "vit", "--rows", "1000", "--seeds", "0-1", "--store", str(tmp_path),
+                 "--executor", "ray", "--address", "127.0.0.1:1"])
+    out = capsys.readouterr()
+    assert code == 1 and "trained 1 runs" in out.out and "1 runs failed" in out.out
+    assert '"seed": 0' in out.out and "OutOfMemoryError" in out.out
+
+
+def test_backfill_on_ray_is_refused_before_anything_runs(tmp_path, capsys):
+    from vitcore.cli import main
+
+    write_run(RunStore(tmp_path), RunConfig(train_rows=1000, seed=0))  # stored without predictions.npy
+    assert main(["sweep", "headline", "--model", "vit", "--rows", "1000", "--seeds", "0", "--store", str(tmp_path),
+                 "--backfill-predictions", "--executor", "ray", "--address", "127.0.0.1:1"]) == 2
+    assert "use --executor local" in capsys.readouterr().err
