@@ -8,8 +8,9 @@ as they arrive. No task ever sees a path of the driver's machine. So:
   another node or one that joins later), replaying it from its first config; the runs it had already
   yielded are stored and its replayed duplicates dropped, and nothing half-written ever reaches the store;
 - a killed driver stops its tasks; a rerun of the sweep trains exactly the configs not yet stored;
-- a run that fails (a bad config, a task killed past its retries, e.g. out of memory) comes back as
-  a result with an "error" and its config; the other tasks go on.
+- a run that fails (an error while training it, e.g. a bad config; or a task Ray gives up on: its
+  node lost more than MAX_RETRIES times, its worker killed for memory past Ray's own OOM retries)
+  comes back as a result with an "error" and its config; the task's other runs and the other tasks go on.
 Threads: each task asks for `cpus` CPUs, the smallest live node's CPUs // workers (workers = tasks
 per node), and trains with the CPUs Ray granted it; its summary's timing records those threads, the
 tasks its node can run at once (as `workers`) and the node's kind, so runs from different nodes never
