@@ -23,6 +23,7 @@ from vitcore.config.run import ARTICLE_MODELS
 from vitcore.stats import estimates as v
 from vitcore.stats.compare import compare
 from vitcore.stats.estimates import MARGIN, paired_estimate, prediction_interval
+from vitcore.stats.seconds import reference_group
 from vitcore.stats.summaries import runs_of, summarize
 from vitcore.stats.testset import TEST_COLUMNS, WITH_TEST
 from vitcore.store.runs import RunStore
@@ -56,12 +57,12 @@ def headline(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _seconds_in_one_group(own: pd.DataFrame) -> dict:
-    """seconds_mean / _std over the runs of one timing group (the one with most runs), never pooled
-    across groups, with the group and its run count (seconds_timing_group, seconds_n)."""
+    """seconds_mean / _std over the runs of one timing group (the reference group, vitcore.stats.seconds:
+    the largest clean one), never pooled across groups, with the group and its run count
+    (seconds_timing_group, seconds_n)."""
     if own.empty or "timing_group" not in own.columns:
         return {"seconds_timing_group": "", "seconds_n": 0}
-    counts = own["timing_group"].value_counts()
-    group = sorted(counts[counts == counts.max()].index)[0]
+    group = reference_group(own)
     seconds = own.loc[own["timing_group"] == group, "seconds"]
     return {"seconds_mean": seconds.mean(), "seconds_std": seconds.std() if len(seconds) > 1 else np.nan,
             "seconds_timing_group": group, "seconds_n": len(seconds)}

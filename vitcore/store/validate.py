@@ -68,8 +68,19 @@ MAX_SECONDS = 24 * 3600.0  # a run (or an epoch) of a day or more on this task i
 LR_TOLERANCE = 1e-6  # the history's lr is the config's lr (or a warm-up below it) read back from float32
 # Why a run's wall seconds may not compare with its timing group's others: "replaced" marks
 # a run retrained by a backfill (sweep --replace-unreproducible) on a machine shared with other work,
-# "overlapped" one that ran while another session's training ran in its store (vitcore.run.overlap).
-TIMING_CONTEXTS = ("", "replaced", "overlapped")
+# "overlapped" one that ran while another session's training ran in its store (vitcore.run.overlap);
+# "reference" marks the dedicated timing set (vitcore.analysis.timing.bench_timing).
+TIMING_CONTEXTS = ("", "replaced", "overlapped", "reference")
+LOAD_FIELDS = ("loadavg_start", "loadavg_end", "cpu_per_wall", "cores")  # timing.load (new runs; optional)
+
+
+def _load_ok(load) -> bool:
+    """timing.load, when present: each of LOAD_FIELDS a finite number >= 0 (cores a whole number >= 1)."""
+    if load is LOAD_FIELDS:
+        return True
+    return (isinstance(load, dict) and set(load) == set(LOAD_FIELDS)
+            and all(type(load[k]) in (int, float) and math.isfinite(load[k]) and load[k] >= 0 for k in LOAD_FIELDS)
+            and type(load["cores"]) is int and load["cores"] >= 1)
 
 
 @dataclass(frozen=True)
@@ -193,12 +204,13 @@ def _check_metrics(summary: dict, config: RunConfig) -> None:
         wrong.append(f"seconds {summary['seconds']!r} (allowed: above 0 and below a day)")
     timing = summary.get("timing")
     if timing is not None and not (isinstance(timing, dict)
-                                   and set(timing) - {"context"} == {"code", "threads", "workers", "compile"}
+                                   and set(timing) - {"context", "load"} == {"code", "threads", "workers", "compile"}
+                                   and _load_ok(timing.get("load", LOAD_FIELDS))
                                    and all(type(timing[k]) is int and timing[k] >= 1 for k in ("code", "threads", "workers"))
                                    and timing["compile"] in ("fresh", "reused")
                                    and timing.get("context", TIMING_CONTEXTS[0]) in TIMING_CONTEXTS):
         wrong.append(f"timing {timing!r} (allowed: code, threads, workers >= 1, compile fresh|reused, and an optional "
-                     f"context {'|'.join(TIMING_CONTEXTS[1:])})")
+                     f"context {'|'.join(TIMING_CONTEXTS[1:])} and load {', '.join(LOAD_FIELDS)} >= 0)")
     if "threads" in summary and not (type(summary["threads"]) is int and summary["threads"] >= 1):
         wrong.append(f"threads {summary['threads']!r} (allowed: a whole number >= 1)")
     if wrong:
