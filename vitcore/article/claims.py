@@ -144,15 +144,15 @@ DATA_SIZE = "ViTs gain more from more data than convnets"
 DATA_SIZE_FAMILY = "the data-size curve's slope (one comparison)"
 
 
-def data_size_row(runs: pd.DataFrame) -> dict:
+def data_size_row(runs: pd.DataFrame, test_set=None) -> dict:
     """The ledger's data-size row: the ViT paper's data-size claim against our data-size curve. Δ is the change
-    of ViT − convnet test accuracy per doubling of the training rows (a weighted line in log(rows),
-    vitcore.analysis.scaling.crossover_estimate) with its bootstrap interval over random seeds and test images
-    (one comparison: the interval is the verdict's); the crossover_* columns say where the curve crosses zero.
-    train_rows is empty: the row spans the curve."""
+    of ViT − convnet test accuracy per doubling of the training rows, smallest to largest row count
+    (vitcore.analysis.crossover), with its bootstrap interval over random seeds and (with the store's
+    `test_set`) test images — one comparison: the interval is the verdict's; the crossover_* columns say where
+    the monotone fit crosses zero. train_rows is empty: the row spans the curve."""
     from vitcore.analysis import scaling
 
-    est = scaling.crossover_estimate(runs)
+    est = scaling.crossover_estimate(runs, test_set=test_set)
     measured = np.isfinite(est.per_doubling_low)
     resolved = measured and (est.per_doubling_low > 0 or est.per_doubling_high < 0)
     verdict = (v.HIGHER if est.per_doubling > 0 else v.LOWER) if resolved else (v.INCONCLUSIVE if measured
@@ -208,17 +208,21 @@ def seed_noise_rows(runs: pd.DataFrame) -> list[dict]:
     return rows
 
 
+def fixed_rows(runs: pd.DataFrame, test_set=None) -> list[dict]:
+    """The rows that do not depend on the margin: the data-size row and the seed-noise rows."""
+    return [data_size_row(runs, test_set), *seed_noise_rows(runs)]
+
+
 def claims_table(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, data_size: bool = True,
-                 test_set=None) -> pd.DataFrame:
+                 test_set=None, fixed: list[dict] | None = None) -> pd.DataFrame:
     """Every ledger row (COLUMNS): each run-decided claim at each train_rows and metric, computed with
     vitcore.stats.compare on `runs` (RunStore.table()); each claim decided by counted work (counted_row);
-    then (`data_size`) the data-size row and the seed-noise rows (these three kinds do not depend on the
-    margin). The `tally` column says whether a row is counted."""
+    then (`data_size`) the data-size row and the seed-noise rows (`fixed`, computed once for several margins:
+    fixed_rows). The `tally` column says whether a row is counted."""
     rows = [row for row, *_ in evaluated(runs, margin, claims, test_set)]
     rows += [counted_row(claim) for claim in claims if claim.counted]
     if data_size:
-        rows.append(data_size_row(runs))
-        rows += seed_noise_rows(runs)
+        rows += fixed_rows(runs, test_set) if fixed is None else fixed
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -234,7 +238,8 @@ def tally_of(table: pd.DataFrame) -> dict:
 def tally(runs: pd.DataFrame, margins=v.TALLY_MARGINS, claims=CLAIMS, test_set=None) -> pd.DataFrame:
     """`tally_of` the whole ledger (claims_table with its data-size and seed-noise rows) at each margin:
     margin, one column per direction word, counted, not_counted."""
-    rows = [{"margin": margin, **tally_of(claims_table(runs, margin, claims, test_set=test_set))}
+    fixed = fixed_rows(runs, test_set)
+    rows = [{"margin": margin, **tally_of(claims_table(runs, margin, claims, test_set=test_set, fixed=fixed))}
             for margin in margins]
     return pd.DataFrame(rows, columns=["margin", *DIRECTIONS, "counted", "not_counted"])
 

@@ -233,18 +233,18 @@ def headline_markdown(runs: pd.DataFrame, test_set=None) -> str:
     return "\n".join(parts)
 
 
-def data_size_sentence(runs: pd.DataFrame) -> str:
+def data_size_sentence(runs: pd.DataFrame, test_set=None) -> str:
     """Where the ViT's lead over the convnet crosses zero on the data-size curve, with its bootstrap interval
-    (vitcore.analysis.scaling.crossover_estimate)."""
+    (vitcore.analysis.scaling.crossover_estimate, over random seeds and — with `test_set` — test images)."""
     from vitcore.analysis import scaling
 
-    return scaling.crossover_sentence(scaling.crossover_estimate(runs)).replace("**", "")
+    return scaling.crossover_sentence(scaling.crossover_estimate(runs, test_set=test_set)).replace("**", "")
 
 
 def write_report(runs: pd.DataFrame, out: Path, test_set=None) -> list[str]:
     """Write headline.csv, headline_deltas.csv and headline.md into the folder `out`; returns the sentences
     (the headline's, then the data-size curve's crossover estimate)."""
-    crossing = data_size_sentence(runs)
+    crossing = data_size_sentence(runs, test_set)
     headline(runs).to_csv(out / "headline.csv", index=False)
     headline_deltas(runs, test_set=test_set).to_csv(out / "headline_deltas.csv", index=False)
     (out / "headline.md").write_text(headline_markdown(runs, test_set)
