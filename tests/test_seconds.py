@@ -147,3 +147,16 @@ def test_the_timing_set_alternates_its_configs_and_waits_for_a_quiet_machine(cap
     assert timing.wait_quiet(0.5, load=lambda: next(loads), sleep=slept.append, poll=10) and slept == [10, 10]
     assert not timing.wait_quiet(0.5, most=20, load=lambda: 3.0, sleep=slept.append, poll=10)
     assert main(["bench-timing", "--pairs", "1"]) == 2 and "--pairs must be at least 2" in capsys.readouterr().err
+
+
+def test_token_costs_default_basis_is_not_a_group_timed_under_load(two_groups):
+    from vitcore.analysis import cost
+
+    store, _ = two_groups
+    runs = store.table()
+    runs = runs[~((runs["timing_group"] == "v2/threads1/workers2/reused") & (runs["seed"] == 2))]  # fewer clean runs
+    groups = cost.tokens_timing_groups(runs)
+    assert groups == ["v2/threads1/workers2/reused", "v2/threads1/workers2/reused/replaced"]
+    at = page("token_cost")
+    shown = _shown(at)[0]
+    assert "timing group `v2/threads1/workers2/reused`" in shown and "not trained yet" in shown

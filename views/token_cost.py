@@ -55,7 +55,7 @@ else:
 st.subheader("Measured: training time per patch size (the sweep's `tokens` grid)")
 
 runs = state.load_runs()
-groups = [g for g in timing.ranked_groups(runs) if not cost.tokens_grid_seconds(runs[runs["timing_group"] == g]).empty]
+groups = cost.tokens_timing_groups(runs)
 if not groups:
     st.info("No baseline ViT runs in the store yet: `python -m vitcore sweep tokens` trains the article's ViT at "
             "patch 2, 4, 7 and 14.")
@@ -63,8 +63,8 @@ else:
     group = st.selectbox("Timing basis", groups, key="token_cost_timing", format_func=tables.timing_label,
                          help="Seconds compare only between runs timed the same way: same training code, threads, "
                               "concurrent workers and compile mode (the store's timing_group). The first is the "
-                              "reference: the dedicated timing set if trained, else the largest group not timed "
-                              "under load (replaced, overlapped or busy groups come last).")
+                              "reference: the dedicated timing set if trained, else the group not timed under load "
+                              "with the most patch sizes (replaced, overlapped or busy groups come last).")
     grid = cost.tokens_grid_seconds(runs[runs["timing_group"] == group])
     st.markdown(f"**Timing basis:** every second below comes from runs of timing group `{group}` — "
                 f"{tables.timing_label(group)}. Seconds are compared only within one group: runs timed by other code "
