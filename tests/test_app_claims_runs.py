@@ -87,7 +87,7 @@ def test_claims_page_renders_every_claim_its_download_and_the_runs_behind_one(st
     assert (first["Claim"], first["Rows"], first["Verdict"], first["Direction"]) == \
         ("the ViT beats the convnet", "1,000", "better", "agrees")
     assert first["Metric"] == "Test accuracy" and shown.iloc[1]["Metric"] == \
-        "Best val accuracy (optimistic) · beside, not counted"  # test accuracy decides; best val is never counted
+        "Best val accuracy (optimistic) · not counted"  # test accuracy decides; best val is never counted
     assert first["Mirrored claim"].startswith("CNNs beat ViTs on small data") and first["Tally"] == "counted"
     assert shown.iloc[1]["Tally"].startswith("not counted")
     assert first["Sources"] == "source article; Dosovitskiy et al. 2021"  # who; titles and settings: the table below

@@ -30,9 +30,11 @@ with st.expander("Try another image and patch size"):
 st.subheader("Counted: multiply-adds per image, by patch size")
 counted = work.patch_work()
 st.dataframe(counted, hide_index=True, width="content", column_config={
+    "patch_size": st.column_config.NumberColumn("patch"),
     "macs": st.column_config.NumberColumn("multiply-adds per image", format="localized"),
     "relative": st.column_config.NumberColumn("relative to patch 7", format="%.2f×"),
-    "training_macs": st.column_config.NumberColumn("per training run (×3 backward, × rows × epochs)",
+    "training_macs": st.column_config.NumberColumn(f"per training run ({fmt.rows(work.BASE.train_rows)} rows, "
+                                                   f"{work.BASE.epochs} epochs, × 3 with backward)",
                                                    format="localized")})
 st.caption("Exact from the config (vitcore.analysis.work; the layer by layer count is on Parameter anatomy): the "
            "deterministic measure of compute, the one the Claims page's compute claims use. Wall seconds below "

@@ -16,6 +16,7 @@ from vitcore.data.fashion import NUM_CLASSES
 from vitcore.data.patches import SIDE, token_width
 
 COLUMNS = ["part", "formula", "macs"]
+BASE = RunConfig()  # the article's ViT: patch_work's reference and training size
 
 
 def vit_macs(cfg: RunConfig) -> dict[str, tuple[str, int]]:
@@ -65,7 +66,7 @@ def work_table(cfg: RunConfig) -> pd.DataFrame:
 def patch_work(patches=(2, 4, 7, 14), base: RunConfig | None = None) -> pd.DataFrame:
     """The article's ViT at each patch size: patch_size, tokens, macs per image, relative to patch 7 (or to
     `base`'s patch size), and per training run (× 3 for the backward pass × rows × epochs, of `base`)."""
-    base = base or RunConfig()
+    base = base or BASE
     reference = macs(base)
     rows = []
     for patch in patches:

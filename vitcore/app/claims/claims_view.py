@@ -64,7 +64,7 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
 
     places = table["metric"].map(fmt.digits)
     metric = [fmt.title(m) + (" (optimistic)" if m in OPTIMISTIC else "") + ("" if role == DECIDES else
-                                                                             " · beside, not counted")
+                                                                             " · not counted")
               for m, role in zip(table["metric"], table["role"])]
     return pd.DataFrame({
         "Claim": table["claim"], "Δ = selection − baseline": table["comparison"],
