@@ -60,7 +60,7 @@ DEFINITIONS = {
     "inconclusive": "neither test resolves; seeds_needed is how many paired random seeds give 80% power to "
                     "settle it at the family's level.",
     "too few seeds": "fewer than 2 pairs: one random seed measures no spread, so there is no test.",
-    "not comparable": "seconds where no timing group holds 2 pairs (runs timed differently are never mixed).",
+    "not comparable": "seconds where no timing group holds 2 pairs (runs timed differently are never mixed, and groups timed under load — replaced, overlapped, busy — never enter).",
 }
 MARGIN = 0.01  # equivalence margin for accuracies and the gap (sidebar, --margin)
 MARGIN_REASON = ("±0.01 accuracy is 100 of the 10,000 test images, about one standard deviation of a single run's "
