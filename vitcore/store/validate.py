@@ -66,21 +66,17 @@ HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 MAX_LOSS = -math.log(np.finfo(np.float64).eps)
 MAX_SECONDS = 24 * 3600.0  # a run (or an epoch) of a day or more on this task is a broken clock, not a run
 LR_TOLERANCE = 1e-6  # the history's lr is the config's lr (or a warm-up below it) read back from float32
-# Why a run's wall seconds may not compare with its timing group's others: "replaced" marks
-# a run retrained by a backfill (sweep --replace-unreproducible) on a machine shared with other work,
-# "overlapped" one that ran while another session's training ran in its store (vitcore.run.overlap);
-# "reference" marks the dedicated timing set (vitcore.analysis.timing.bench_timing).
+# Why a run's seconds may not compare with its group's others: "replaced" marks a backfill's retrain
+# (sweep --replace-unreproducible) on a shared machine, "overlapped" one that ran while another session
+# trained in its store (vitcore.run.overlap), "reference" the timing set (vitcore.analysis.timing).
 TIMING_CONTEXTS = ("", "replaced", "overlapped", "reference")
 LOAD_FIELDS = ("loadavg_start", "loadavg_end", "cpu_per_wall", "cores")  # timing.load (new runs; optional)
 
 
-def _load_ok(load) -> bool:
-    """timing.load, when present: each of LOAD_FIELDS a finite number >= 0 (cores a whole number >= 1)."""
-    if load is LOAD_FIELDS:
-        return True
-    return (isinstance(load, dict) and set(load) == set(LOAD_FIELDS)
-            and all(type(load[k]) in (int, float) and math.isfinite(load[k]) and load[k] >= 0 for k in LOAD_FIELDS)
-            and type(load["cores"]) is int and load["cores"] >= 1)
+def _load_ok(load) -> bool:  # timing.load, if present: LOAD_FIELDS finite numbers >= 0, cores a whole number >= 1
+    return load is LOAD_FIELDS or (isinstance(load, dict) and set(load) == set(LOAD_FIELDS) and all(
+        type(load[k]) in (int, float) and math.isfinite(load[k]) and load[k] >= 0 for k in LOAD_FIELDS)
+        and type(load["cores"]) is int and load["cores"] >= 1)
 
 
 @dataclass(frozen=True)
