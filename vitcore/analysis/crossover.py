@@ -194,7 +194,7 @@ def crossover_sentence(estimate: Crossover, first: str = "the ViT", second: str 
     measured = f"{min(estimate.row_counts):,}–{max(estimate.row_counts):,}"
     over = "random seeds and test images" if estimate.with_images else "random seeds (test images: predictions missing)"
     line = (f" A straight line in log(rows) does not fit these means (χ² {estimate.line_chi2:.1f} on "
-            f"{len(estimate.row_counts) - 2} df, p {estimate.line_p:.2g}), so the crossing is read off a monotone "
+            f"{len(estimate.row_counts) - 2} df, p {estimate.line_p:.3g}), so the crossing is read off a monotone "
             "interpolation." if estimate.line_p < 0.05 else "")
     if not np.isfinite(estimate.rows):
         return (f"The monotone fit of the paired Δ does not cross zero inside the measured {measured} rows (the Δ "
