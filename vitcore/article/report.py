@@ -109,7 +109,7 @@ def _words(better: str, worse: str, same: str) -> dict:
             v.SLIGHTLY_WORSE: f"{worse}, slightly (a real difference inside ±{{m}})",
             v.EQUIVALENT: f"{same} (within ±{{m}})", v.INCONCLUSIVE: "inconclusive: {k}",
             v.TOO_FEW: "too few random seeds to tell",
-            v.NOT_COMPARABLE: "not comparable: no timing group holds 2 pairs"}
+            v.NOT_COMPARABLE: "not comparable: no timing group not timed under load holds 2 pairs"}
 
 
 LEAD = _words("the ViT is better", "the convnet is better", "the two are equivalent")
