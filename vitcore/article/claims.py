@@ -17,7 +17,8 @@ Direction and size are judged separately:
                 unresolved    anything else: inconclusive, too few seeds, a Δ shown small without a direction
                 disagrees     resolved against the claim only: the adjusted interval excludes zero on the
                               other side; for "≈ 0": the adjusted interval clears ±margin
-    size        beyond ±margin (the adjusted interval clears it), inside ±margin, or not resolved
+    size        the engine's size word (vitcore.stats.readings): beyond (the simultaneous 95% interval
+                clears ±margin), inside (the equivalence test resolves), or undetermined
 
     python -m vitcore claims --out claims.csv
 No TensorFlow, no Streamlit: the Claims page and the CLI both call `claims_table` and `tally_of`.
@@ -45,16 +46,17 @@ from vitcore.article.sources import (  # noqa: F401
 )
 from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
+from vitcore.stats import readings
 from vitcore.stats.compare import compare
 from vitcore.stats.testset import TEST_COLUMNS
 
 COLUMNS = ["claim", "sources", "setting", "comparison", "train_rows", "metric", "role", "expected", "mean_delta",
-           "n_pairs", *v.JUDGEMENT_COLUMNS, "timing_group", *TEST_COLUMNS, "direction", "size", "mirror", "tally",
-           "crossover_rows", "crossover_low", "crossover_high"]
+           "n_pairs", *v.JUDGEMENT_COLUMNS, "timing_group", *TEST_COLUMNS, "direction", *readings.READING_COLUMNS,
+           "mirror", "tally", "crossover_rows", "crossover_low", "crossover_high"]
 AGREES, SMALLER = "agrees", "agrees in direction, smaller than the margin"
 UNRESOLVED, DISAGREES = "unresolved", "disagrees"
 DIRECTIONS = (AGREES, SMALLER, UNRESOLVED, DISAGREES)
-BEYOND_MARGIN, INSIDE_MARGIN, SIZE_OPEN = "beyond ±margin", "inside ±margin", "not resolved"
+BEYOND_MARGIN, INSIDE_MARGIN, SIZE_OPEN = readings.SIZE_BEYOND, readings.SIZE_INSIDE, readings.SIZE_OPEN
 AS_CLAIMED = DECIDES  # the counted role (the name before test accuracy decided every accuracy claim)
 COUNTED = "counted"
 NOT_COUNTED_BESIDE = ("not counted: best validation accuracy is optimistic (the epoch is picked on the split it "
@@ -66,9 +68,8 @@ def judge_claim(expected: str, verdict: str, mean_delta: float, row: dict) -> tu
     if expected not in EXPECTED:
         raise ValueError(f"expected must be one of {', '.join(EXPECTED)}; got {expected!r}")
     inside = verdict == v.EQUIVALENT or verdict in v.INSIDE
-    margin, low, high = row.get("margin", np.nan), row.get("ci_adj_low", np.nan), row.get("ci_adj_high", np.nan)
-    beyond = verdict in v.RESOLVED and (low > margin or high < -margin)  # NaN compares False
-    size = INSIDE_MARGIN if inside else (BEYOND_MARGIN if beyond else SIZE_OPEN)
+    size = readings.size_word({**row, "verdict": verdict})  # the one size word (the cards', every CSV's)
+    beyond = size == BEYOND_MARGIN
     if expected == "≈ 0":
         return (AGREES if inside else DISAGREES if beyond else UNRESOLVED), size
     if not np.isfinite(mean_delta):

@@ -16,6 +16,7 @@ from vitcore.app import fmt
 from vitcore.app.selection import BASELINE_KEY, SIDEBAR_KEYS, cell_name
 from vitcore.article.claims import CLAIMS, DECIDES, DIRECTIONS, SEED_NOISE, WORK, tally_of
 from vitcore.config.run import RunConfig, default_baseline
+from vitcore.stats import readings
 from vitcore.stats.compare import compare
 from vitcore.stats.estimates import DEFINITIONS, MARGIN, MARGIN_REASON, OPTIMISTIC
 
@@ -58,9 +59,11 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
     """One row per claim, train_rows and metric, what it says and what we found first — Claim, Sources (who),
     Rows, Metric (optimistic ones say so), Δ, Verdict, Direction, Runs (a link to the Ablations page with both
     configs): what fits a 1,400-px screen beside the sidebar — then Expected Δ, the interval that goes with
-    the verdict, both adjusted tests, Pairs, Size, Family and the comparison. Each source's setting, too long
+    the verdict, both adjusted tests, Pairs, the readings (Size, Δ / run sd, Wins, Borderline) and Family.
+    Verdicts carry the borderline marker (cards.marked). Each source's setting, too long
     for a table cell, is in `origins`."""
-    from vitcore.app.ablations.cards import interval_text
+    from vitcore.app.ablations.cards import interval_text, marked
+    from vitcore.app.tables import reading_columns, with_readings
 
     places = table["metric"].map(fmt.digits)
     metric = [fmt.title(m) + (" (optimistic)" if m in OPTIMISTIC else "") + ("" if role == DECIDES else
@@ -70,7 +73,8 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
         "Claim": table["claim"], "Δ = selection − baseline": table["comparison"],
         "Rows": [("any (counted)" if m == WORK else "the curve") if fmt.missing(r) else fmt.rows(r)
                  for r, m in zip(table["train_rows"], table["metric"])], "Metric": metric,
-        "Δ": [fmt.delta(d, p) for d, p in zip(table["mean_delta"], places)], "Verdict": table["verdict"],
+        "Δ": [fmt.delta(d, p) for d, p in zip(table["mean_delta"], places)],
+        "Verdict": [marked(row) for row in table.to_dict("records")],
         "Direction": table["direction"], "Runs": links, "Sources": table["sources"].map(who),
         "Mirrored claim": table["mirror"].fillna(""), "Tally": table["tally"], "Expected Δ": table["expected"],
         "Interval": [interval_text(row, p) if row["n_pairs"] >= 2 and not fmt.missing(row["train_rows"]) else
@@ -78,8 +82,8 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
                      f"95% bootstrap {fmt.ci(row['ci_low'], row['ci_high'], p)}"
                      for row, p in zip(table.to_dict("records"), places)],
         "p_adj": table["p_adj"], "p_tost_adj": table["p_tost_adj"], "Pairs": table["n_pairs"].astype(int),
-        "Size": table["size"], "Family": [f"{name} (m = {int(m)})" for name, m in
-                                          zip(table["family"], table["family_size"])]})
+        **reading_columns(with_readings(table)),
+        "Family": [f"{name} (m = {int(m)})" for name, m in zip(table["family"], table["family_size"])]})
 
 
 def origins(table: pd.DataFrame) -> pd.DataFrame:
@@ -108,6 +112,7 @@ def tally_text(tally: pd.DataFrame) -> str:
 def meaning(table: pd.DataFrame, margin: float) -> str:
     """What a verdict, direction and size mean here, and which correction applies."""
     words = "; ".join(f"*{word}*: {text}" for word, text in DEFINITIONS.items())
+    readings_text = " ".join(f"**{word.capitalize()}**: {text}" for word, text in readings.DEFINITIONS.items())
     return (
         "Each row is one paired comparison at one training size: the two configs' runs matched by random seed, "
         "Δ = selection − baseline per random seed, averaged (vitcore.stats.compare, the Ablations page's engine). "
@@ -115,8 +120,8 @@ def meaning(table: pd.DataFrame, margin: float) -> str:
         "the claimed direction (for ≈ 0: shown inside ±margin); *agrees in direction, smaller than the margin* when "
         "the Δ is shown inside ±margin but lies on the claimed side (raw one-sided p < 0.05); *disagrees* only when "
         "resolved against the claim (the adjusted interval excludes zero on the other side; for ≈ 0: clears "
-        "±margin); *unresolved* otherwise. **Size**, judged apart: beyond "
-        "±margin (the simultaneous 95% interval clears it), inside ±margin, or not resolved. **Correction**: each "
+        "±margin); *unresolved* otherwise. Judged apart from the direction: "
+        f"{readings_text} **Correction**: each "
         "row is judged in its comparison's family — the same family, interval and verdict the Ablations page "
         "gives those two configs (a single-switch change: Bonferroni over the base config's single-switch "
         "changes at that size; the ViT against its convnet: one comparison), so a claim never reads differently "
