@@ -8,6 +8,7 @@ with a plain `model.fit` script side by side; the determinism test trains twice 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from typing import Callable
@@ -21,13 +22,14 @@ from vitcore.config.run import RunConfig, full_batches
 from vitcore.data.fashion import load_split
 from vitcore.data.patches import model_inputs
 from vitcore.model.build import NUM_CLASSES, build_model
-from vitcore.run import overlap
+from vitcore.run import compile_cache, overlap
 from vitcore.store.runs import Run, RunStore
 
 Progress = Callable[[int, int, dict], None]  # (epoch, total epochs, metrics of that epoch)
 EVAL_BATCH = 1_000  # inference batch: no effect on the result, 15x fewer steps than 64
 # Bump when the way `seconds` is measured changes (not the result): 1 = one XLA launch per step
-# (runs without a "timing" entry), 2 = one launch per epoch, compiled fresh or reused per cell.
+# (runs without a "timing" entry), 2 = one launch per epoch, compiled fresh, reused per cell, or
+# (since issue 32) loaded from the persistent compile cache ("cached").
 TIMING_VERSION = 2
 
 
@@ -42,7 +44,9 @@ def configure_tensorflow(threads: int | None = None) -> int:
     try:
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(1)
-    except RuntimeError:  # already initialised in this process: keep what is set
+        # Before TensorFlow's context starts (it reads TF_XLA_FLAGS then); ValueError on a bad VITCORE_XLA_CACHE.
+        compile_cache.enable(threads)
+    except RuntimeError:  # already initialised in this process: keep what is set (and no new cache)
         pass
     return tf.config.threading.get_intra_op_parallelism_threads() or threads
 
@@ -123,6 +127,8 @@ class Trainer:
         keras.utils.set_random_seed(seeds.init)
         model = build_model(cfg)  # a fresh build draws this seed's initial weights
         reused = self._cell is not None and self._cell[0] == cfg.graph_id
+        cache = compile_cache.in_use()
+        before = compile_cache.entries(cache)  # compiling writes (or rewrites) an entry; loading does not
         if reused:
             _, compiled, loop = self._cell
             for target, source in zip(compiled.weights, model.weights, strict=True):
@@ -166,10 +172,17 @@ class Trainer:
             "threads": threads,
             # What the wall time depends on: runs compare in seconds only when all of this is equal.
             "timing": {"code": TIMING_VERSION, "threads": threads, "workers": self.workers,
-                       "compile": "reused" if reused else "fresh"},
+                       "compile": "reused" if reused else _compiled(before, compile_cache.entries(cache))},
         }
         return {"history": history, "confusion": confusion, "predictions": predicted.astype(np.uint8),
                 "summary": summary, "model": model}
+
+
+def _compiled(before: dict, after: dict) -> str:
+    """ "cached" when this run's programs came from the persistent cache (it has entries and none was
+    written during the run), else "fresh". A program written by another process meanwhile makes it
+    "fresh" too: the label errs toward the slower basis."""
+    return "cached" if after and after == before else "fresh"
 
 
 class _Loop:
@@ -224,6 +237,7 @@ class _Loop:
             return model(x, training=False)
 
         self._epoch, self._forward = epoch, forward
+        self._called: set[str] = set()  # the compiled functions called once already
 
     def reset_optimizer(self) -> None:
         """Back to the just-built optimizer state (step 0, zero moments) for the next seed."""
@@ -237,13 +251,23 @@ class _Loop:
         Fewer rows than one batch train as one smaller batch (at or above batch_size: unchanged)."""
         steps, batch_size = full_batches(len(order), batch_size)
         index = order[:steps * batch_size].reshape(steps, batch_size)  # (steps, batch)
-        losses, corrects = self._epoch(x[index], y[index])
+        with self._first_call("epoch"):
+            losses, corrects = self._epoch(x[index], y[index])
         seen = steps * batch_size
         return (float(np.asarray(losses, np.float64).sum() / seen),
                 float(np.asarray(corrects, np.float64).sum() / seen))
 
     def predict(self, x: np.ndarray) -> np.ndarray:
-        return np.concatenate([np.asarray(self._forward(x[i:i + EVAL_BATCH])) for i in range(0, len(x), EVAL_BATCH)])
+        with self._first_call("forward"):
+            return np.concatenate([np.asarray(self._forward(x[i:i + EVAL_BATCH])) for i in range(0, len(x), EVAL_BATCH)])
+
+    def _first_call(self, name: str):
+        """The first call of a compiled function compiles it or loads it from the persistent cache:
+        the cache's harmless notices stay off the terminal then (compile_cache.quiet_notices)."""
+        if name in self._called:
+            return contextlib.nullcontext()
+        self._called.add(name)
+        return compile_cache.quiet_notices()
 
     def evaluate(self, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
         probs = self.predict(x)

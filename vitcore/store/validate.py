@@ -70,6 +70,9 @@ LR_TOLERANCE = 1e-6  # the history's lr is the config's lr (or a warm-up below i
 # a run retrained by a backfill (sweep --replace-unreproducible) on a machine shared with other work,
 # "overlapped" one that ran while another session's training ran in its store (vitcore.run.overlap).
 TIMING_CONTEXTS = ("", "replaced", "overlapped")
+# How a run's programs were compiled: in the run, reused from the cell's previous run in the process, or
+# loaded from the persistent compile cache (vitcore.run.compile_cache).
+TIMING_COMPILES = ("fresh", "reused", "cached")
 
 
 @dataclass(frozen=True)
@@ -195,9 +198,9 @@ def _check_metrics(summary: dict, config: RunConfig) -> None:
     if timing is not None and not (isinstance(timing, dict)
                                    and set(timing) - {"context"} == {"code", "threads", "workers", "compile"}
                                    and all(type(timing[k]) is int and timing[k] >= 1 for k in ("code", "threads", "workers"))
-                                   and timing["compile"] in ("fresh", "reused")
+                                   and timing["compile"] in TIMING_COMPILES
                                    and timing.get("context", TIMING_CONTEXTS[0]) in TIMING_CONTEXTS):
-        wrong.append(f"timing {timing!r} (allowed: code, threads, workers >= 1, compile fresh|reused, and an optional "
+        wrong.append(f"timing {timing!r} (allowed: code, threads, workers >= 1, compile {'|'.join(TIMING_COMPILES)}, and an optional "
                      f"context {'|'.join(TIMING_CONTEXTS[1:])})")
     if "threads" in summary and not (type(summary["threads"]) is int and summary["threads"] >= 1):
         wrong.append(f"threads {summary['threads']!r} (allowed: a whole number >= 1)")
