@@ -172,17 +172,10 @@ class Trainer:
             "threads": threads,
             # What the wall time depends on: runs compare in seconds only when all of this is equal.
             "timing": {"code": TIMING_VERSION, "threads": threads, "workers": self.workers,
-                       "compile": "reused" if reused else _compiled(before, compile_cache.entries(cache))},
+                       "compile": "reused" if reused else compile_cache.how_compiled(before, compile_cache.entries(cache))},
         }
         return {"history": history, "confusion": confusion, "predictions": predicted.astype(np.uint8),
                 "summary": summary, "model": model}
-
-
-def _compiled(before: dict, after: dict) -> str:
-    """ "cached" when this run's programs came from the persistent cache (it has entries and none was
-    written during the run), else "fresh". A program written by another process meanwhile makes it
-    "fresh" too: the label errs toward the slower basis."""
-    return "cached" if after and after == before else "fresh"
 
 
 class _Loop:
