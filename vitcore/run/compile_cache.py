@@ -132,11 +132,13 @@ def entries(folder: Path | None) -> dict[str, int]:
         return {}
 
 
-def how_compiled(before: dict[str, int], after: dict[str, int]) -> str:
-    """A run's timing.compile from the cache's entries before and after it: "cached" when its programs
-    were loaded (there are entries, and none was written or rewritten during the run), else "fresh".
-    An entry another process wrote meanwhile makes it "fresh" too: the label errs toward the slower
-    basis. (Loading never writes; compiling with the cache on always writes its entry.)"""
+def how_compiled(before: dict[str, int], after: dict[str, int] | None = None) -> str:
+    """A run's timing.compile from the cache's entries before it and after it (default: this process's
+    folder, read now): "cached" when its programs were loaded (there are entries, and none was
+    written or rewritten during the run), else "fresh". An entry another process wrote meanwhile makes
+    it "fresh" too: the label errs toward the slower basis. (Loading never writes; compiling with the
+    cache on always writes its entry.)"""
+    after = entries(in_use()) if after is None else after
     return "cached" if after and after == before else "fresh"
 
 
