@@ -4,7 +4,8 @@ A comparison is two configs at one train_rows on one metric. Its family depends 
 configs and the store, never on the page, so the card, the forest plot, the flip table, the main
 effects, the claims ledger, `compare` and `effects` give one comparison one verdict:
 
-    single-switch changes   two ViT configs that differ in one switch (or in warm-up epochs) belong to
+    single-switch changes   two ViT configs that differ in one switch (or one free field: width, depth,
+                            heads, MLP size, epochs, batch size, learning rate, warm-up) belong to
                             the family of the one nearer the article's ViT (its base): every stored
                             single-switch change of that base at that train_rows (the base's forest plot)
     the article's models    the article's ViT vs its convnet at one train_rows: the source article's own
@@ -55,10 +56,11 @@ def runs_of(runs: pd.DataFrame, cfg: RunConfig) -> pd.DataFrame:
 
 def levels(runs: pd.DataFrame, field: str) -> list:
     """The levels a single-switch change may move `field` to: the switch's levels, or for a free field
-    (warm-up epochs) the values the store has runs at."""
+    (width, depth, ..., warm-up epochs) the values the store has runs at."""
     if not switches.SWITCH[field].free:
         return list(switches.LEVELS[field])
-    return sorted(int(w) for w in runs[field].dropna().unique()) if len(runs) and field in runs.columns else []
+    kind = type(switches.DEFAULTS[field])  # pandas holds ViT-only ints as floats beside the convnet's None
+    return sorted({kind(v) for v in runs[field].dropna().unique()}) if len(runs) and field in runs.columns else []
 
 
 def neighbours(runs: pd.DataFrame, cfg: RunConfig) -> list[tuple[str, object, RunConfig]]:

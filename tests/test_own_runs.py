@@ -1,0 +1,96 @@
+"""Your own runs are first-class (issue 30): every RunConfig field is a switch of the registry, so runs
+trained with `--width 32` get their own label, a Width control in the sidebar, single-switch effects
+and `compare --width 32`, while the committed store's sidebar stays as it was."""
+
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from fakes import write_run
+from streamlit.testing.v1 import AppTest
+
+from vitcore.app import state
+from vitcore.app.selection import FREE_KEYS, cell_name, store_choices
+from vitcore.app.sidebar import PAINTED
+from vitcore.config import switches
+from vitcore.config.run import RunConfig
+from vitcore.stats import families
+from vitcore.store.runs import RunStore
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+ROWS = 1_000
+ARTICLE = RunConfig(train_rows=ROWS)
+NARROW = ARTICLE.replace(width=32)
+
+
+@pytest.fixture
+def own_store(store) -> RunStore:
+    """The article's ViT at 1,000 rows (random seeds 0-2) and two runs of your own at width 32."""
+    for seed in range(3):
+        write_run(store, ARTICLE.replace(seed=seed), 0.80 + 0.002 * seed)
+    for seed in range(2):
+        write_run(store, NARROW.replace(seed=seed), 0.78 + 0.003 * seed)
+    return store
+
+
+def test_every_run_config_field_is_a_switch():
+    fields = {"width", "depth", "heads", "mlp_dim", "epochs", "lr", "batch_size", "warmup_epochs"}
+    assert fields <= set(FREE_KEYS)
+    for name in fields:
+        entry = switches.SWITCH[name]
+        assert entry.free and entry.label and entry.help and len(entry.levels) >= 2
+        assert entry.default == getattr(RunConfig(), name)
+
+
+@pytest.mark.parametrize("name", [s.name for s in switches.REGISTRY if s.free])
+def test_a_label_names_every_field_off_its_default(name):
+    entry = switches.SWITCH[name]
+    other = next(level for level in entry.levels if level != entry.default)
+    cfg = RunConfig(train_rows=ROWS, **{name: other})
+    assert cfg.label() != ARTICLE.label() and cfg.label().startswith(ARTICLE.label())
+    assert cell_name(cfg) != cell_name(ARTICLE)
+
+
+def test_width_32_has_its_own_label_and_a_sidebar_control(own_store):
+    table = own_store.table()
+    assert set(table["label"]) == {"ViT p7 pre-LN pos", "ViT p7 pre-LN pos width 32"}
+    choices = store_choices(table)
+    assert 32 in choices["width"] and 64 in choices["width"]
+    assert "depth" not in choices and "warmup_epochs" not in choices  # one value stored: no control
+
+
+def test_the_committed_store_sidebar_is_as_simple_as_before():
+    choices = store_choices(RunStore(Path(state.ROOT) / "cached_runs").table())
+    assert [key for key in choices if key in FREE_KEYS] == ["warmup_epochs"]
+
+
+def test_a_width_change_is_a_single_switch_change_in_its_family(own_store):
+    table = own_store.table()
+    assert families.changed_field(NARROW, ARTICLE) == "width"
+    assert [(field, level) for field, level, _ in families.neighbours(table, ARTICLE)] == [("width", 32)]
+    assert families.family_of(table, NARROW, ARTICLE).size == 1
+
+
+@pytest.mark.slow
+def test_the_sidebar_offers_width_and_the_page_shows_the_width_32_runs(own_store, monkeypatch):
+    monkeypatch.setattr(state, "STORE_PATH", str(own_store.root))
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state[PAINTED] = True
+    at.query_params["train_rows"] = str(ROWS)
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    width = next(radio for radio in at.radio if radio.key == "width")
+    assert list(width.options) == ["32", "64", "128"]
+    assert not any(radio.key == "depth" for radio in at.radio)
+    width.set_value(32).run()
+    assert not at.exception, [e.message for e in at.exception]
+    text = " ".join(str(element.value) for element in (*at.markdown, *at.caption, *at.subheader))
+    assert "width 32" in text
+
+
+@pytest.mark.slow
+def test_compare_width_32(own_store, tmp_path):
+    done = run_cli("compare", "--width", "32", "--train-rows", str(ROWS), "--store", str(own_store.root),
+                   "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "ViT p7 pre-LN pos width 32 (1,000 rows) − ViT p7 pre-LN pos (1,000 rows)" in done.stdout
