@@ -2,6 +2,7 @@
 trained with `--width 32` get their own label, a Width control in the sidebar, single-switch effects
 and `compare --width 32`, while the committed store's sidebar stays as it was."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,45 @@ def test_compare_width_32(own_store, tmp_path):
                    "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr[-2000:]
     assert "ViT p7 pre-LN pos width 32 (1,000 rows) − ViT p7 pre-LN pos (1,000 rows)" in done.stdout
+
+
+# The README's "Your own ablation", made tiny: each change must apply (the README and the test stay one).
+TINY_README = {"depth=1,2,4": "depth=2,4", "width=32,64,128": "width=32,64", "--seeds 0-9": "--seeds 0-1",
+               "--rows 1000,4000": "--rows 300 --base epochs=2", "--workers 2": "--workers 1",
+               "--train-rows 1000": "--train-rows 300 --epochs 2 --baseline epochs=2"}
+
+
+def readme_commands() -> list[str]:
+    """The vitcore commands of the README's "Your own ablation" block, made tiny."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = text.split("## Your own ablation", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    for old, new in TINY_README.items():
+        assert old in block, old
+        block = block.replace(old, new)
+    assert "export VITCORE_STORE=" in block
+    return [line.split("  #")[0].strip() for line in block.splitlines() if line.startswith("python -m vitcore ")]
+
+
+@pytest.mark.slow
+def test_the_readme_own_ablation_runs(tmp_path):
+    import shlex
+
+    env = {"VITCORE_STORE": str(tmp_path / "my_runs")}
+    commands = readme_commands()
+    assert [shlex.split(c)[3] for c in commands] == ["sweep", "compare"]
+    for command in commands:
+        args = [os.path.expandvars(arg) if "$" in arg else arg
+                for arg in shlex.split(command.replace("$VITCORE_STORE", env["VITCORE_STORE"]))]
+        done = run_cli(*args[3:], env=env)
+        assert done.returncode == 0, (command, done.stderr[-2000:])
+        if args[3] == "sweep":
+            assert "trained 6 runs" in done.stdout, done.stdout
+        else:
+            assert "ViT p7 pre-LN pos depth 4 epochs 2 (300 rows) − ViT p7 pre-LN pos epochs 2 (300 rows)" in done.stdout
+    table = RunStore(env["VITCORE_STORE"]).table()
+    assert set(table["label"]) == {"ViT p7 pre-LN pos epochs 2", "ViT p7 pre-LN pos depth 4 epochs 2",
+                                   "ViT p7 pre-LN pos width 32 epochs 2"}
+    choices = store_choices(table)
+    assert choices["depth"] == (1, 2, 4) and choices["width"] == (32, 64, 128)
+    again = run_cli(*shlex.split(commands[0].replace("$VITCORE_STORE", env["VITCORE_STORE"]))[3:], env=env)
+    assert again.returncode == 0 and "0 to train" in again.stdout  # resumable: nothing left
