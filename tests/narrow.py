@@ -1,6 +1,7 @@
 """What a narrow screen shows (tests/test_browser.py's 400-px test): every chart, table or image of a page's
-main area that reaches past the screen's right edge. A table may be wider than the screen when it scrolls
-inside its own frame (the frame must fit); a chart or image never may (a cut chart hides its data)."""
+main area that reaches past the screen's right edge, and every text of a chart (its key, an axis title)
+cut at the chart's edge. A table may be wider than the screen when it scrolls inside its own frame (the
+frame must fit); a chart or image never may (a cut chart hides its data)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,17 @@ _PROBE = """
       const host = el.closest('[data-testid]');
       found.push({kind, right: Math.round(box.right), width: Math.round(box.width),
                   near: (host ? host.innerText || '' : '').slice(0, 80)});
+    }
+  }
+  // a chart inside the screen can still cut its own key or axis title at its edge: each text of each chart
+  for (const svg of main.querySelectorAll('[data-testid="stVegaLiteChart"] svg.marks')) {
+    const edge = Math.min(width, svg.getBoundingClientRect().right);
+    for (const text of svg.querySelectorAll('text')) {
+      const box = text.getBoundingClientRect();
+      if (box.width && (box.right > edge + 1 || box.left < -1)) {
+        found.push({kind: 'chart text', right: Math.round(box.right), width: Math.round(box.width),
+                    near: text.textContent.slice(0, 80)});
+      }
     }
   }
   const page = main.scrollWidth;

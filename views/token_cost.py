@@ -5,7 +5,7 @@ and the sweep's training seconds per patch size, within one timing group. Reads 
 import streamlit as st
 
 from vitcore.analysis import cost
-from vitcore.app import fmt, state, tables
+from vitcore.app import fmt, layout, state, tables
 from vitcore.app.charts import cost_chart
 from vitcore.app.walkthrough import walk
 
@@ -33,7 +33,7 @@ bench = state.attention_bench()
 if bench is None:
     st.info("No measurements yet: run `python -m vitcore bench-attention` (writes bench/attention_cost.csv).")
 else:
-    st.altair_chart(cost_chart(cost.with_n2_curve(bench)), width="stretch")
+    layout.chart(cost_chart(cost.with_n2_curve(bench)))
     shown = bench[["tokens", "attention_entries", "median_ms", "min_ms", "max_ms", "repeats"]]
     st.dataframe(shown, hide_index=True, width="content", column_config={
         "attention_entries": st.column_config.NumberColumn(format="localized"),

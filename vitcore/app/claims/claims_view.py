@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 import pandas as pd
 
 from vitcore.app import fmt
-from vitcore.app.selection import BASELINE_KEY, SIDEBAR_KEYS, cell_name
+from vitcore.app.selection import BASELINE_KEY, DEFAULTS, FREE_KEYS, SIDEBAR_KEYS, cell_name
 from vitcore.article.claims import AS_CLAIMED, CLAIMS, DIRECTIONS, SEED_NOISE
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats.compare import compare
@@ -118,7 +118,8 @@ def meaning(table: pd.DataFrame, margin: float) -> str:
 def ablations_link(selection: RunConfig, baseline: RunConfig) -> str:
     """A relative URL of the Ablations page with the sidebar set to `selection` and, unless it is the
     default (the article's ViT at the same rows), the baseline cell set to `baseline`."""
-    params = {key: getattr(selection, key) for key in SIDEBAR_KEYS}
+    params = {key: getattr(selection, key) for key in SIDEBAR_KEYS  # a free field (width, ...) only off its default
+              if key not in FREE_KEYS or getattr(selection, key) != DEFAULTS[key]}
     if baseline != default_baseline(selection):
         params[BASELINE_KEY] = cell_name(baseline)
     return "./?" + urlencode(params)
