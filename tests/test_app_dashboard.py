@@ -10,7 +10,7 @@ import pytest
 from fakes import write_run
 
 from vitcore import cli
-from vitcore.app import selection, state, tables
+from vitcore.app import fmt, selection, state, tables
 from vitcore.app.selection import BASELINE, SAME_ROWS, baseline_cells, cell_name, query_notes, resolve_baseline
 from vitcore.app.training.slot import TrainingSlot, estimate_seconds, training_allowed
 from vitcore.config.run import RunConfig
@@ -43,7 +43,7 @@ def test_valid_or_foreign_query_values_give_no_note(params):
 def test_invalid_query_value_is_named_with_allowed_values_and_default(key, value):
     (note,) = query_notes({key: value})
     assert note.startswith(f"`{key}=") and "allowed" in note
-    assert f"default `{selection.DEFAULTS[key]}`" in note
+    assert f"showing `{selection.DEFAULTS[key]}` (the default) instead" in note
 
 
 def test_query_note_cannot_break_out_of_its_code_span():
@@ -97,7 +97,7 @@ def test_flip_table_is_one_metric_readable(store):
     table = tables.flip_table(flips, "test_accuracy")
     assert list(table["Change"]) == ["pre → post"] and table.loc[0, "Verdict"] == stats.WORSE
     assert table.loc[0, "Interval"].startswith("95% CI [-") and table.loc[0, "Switch"] == "norm placement"
-    assert table.loc[0, "p_adj"] == pytest.approx(flips.loc[flips["metric"] == "test_accuracy", "p_adj"].iloc[0])
+    assert table.loc[0, "p_adj"] == fmt.p_value(flips.loc[flips["metric"] == "test_accuracy", "p_adj"].iloc[0])
 
 
 def test_slot_is_single_flight_and_reports_progress():

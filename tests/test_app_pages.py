@@ -15,7 +15,7 @@ import pytest
 from fakes import write_run
 from streamlit.testing.v1 import AppTest
 
-from vitcore.app import state
+from vitcore.app import fmt, state
 from vitcore.app.selection import BASELINE, SIDEBAR_KEYS, store_choices
 from vitcore.app.sidebar import PAINTED
 from vitcore.config.run import RunConfig
@@ -46,7 +46,7 @@ def shown_values(table, cfg: RunConfig) -> list[str]:
         means = [runs[m].mean() for m in stats.METRICS]
     else:
         means = compare.compare(table, cfg).metrics["selection_mean"]
-    return [f"{mean:.{1 if m == 'seconds' else 4}f}" for m, mean in zip(stats.METRICS, means)]
+    return [fmt.number(mean, fmt.digits(m)) for m, mean in zip(stats.METRICS, means)]  # the one rounding
 
 
 def uncached(table) -> dict:
@@ -73,9 +73,9 @@ def test_default_view_is_the_article_vit_against_itself(table):
     assert not at.exception
     assert [metric.value for metric in at.metric] == shown_values(table, BASELINE)
     base = stats.runs_of(table, BASELINE)["test_accuracy"]
-    assert at.metric[0].value == f"{base.mean():.4f}"
+    assert at.metric[0].value == fmt.number(base.mean())  # 0.79185 reads 0.7919 here and on every variant's card
     under_first_card = [md.value for md in at.markdown if "this is the baseline" in md.value][0]
-    assert under_first_card.startswith(f"± {base.std():.4f} sd over {len(base)} random seeds")
+    assert under_first_card.startswith(f"± {fmt.number(base.std())} sd over {len(base)} random seeds")
 
 
 @pytest.mark.parametrize("key, value", FLIPS)

@@ -14,7 +14,7 @@ import pytest
 from browsing import CHROMIUM, OUTSIDE, ROOT, chromium, open_page, settle, streamlit_server
 from narrow import overflowing
 
-from vitcore.app import state, tables
+from vitcore.app import fmt, state, tables
 from vitcore.app.selection import BASELINE, VIEWS
 from vitcore.article import claims
 from vitcore.stats import summaries as stats
@@ -45,7 +45,7 @@ def browser():
 def test_every_page_renders_in_a_real_browser(server, browser):
     SHOTS.mkdir(exist_ok=True)
     base = stats.runs_of(RunStore(state.STORE_PATH).table(), BASELINE)["test_accuracy"]
-    expected = f"{base.mean():.4f}"  # the landing's first card: the baseline's mean over its random seeds
+    expected = fmt.number(base.mean())  # the landing's first card: the baseline's mean over its random seeds
     for path, name in PAGES.items():
         page = open_page(browser, f"{server.url}/{path}")
         try:

@@ -60,9 +60,13 @@ def test_width_32_has_its_own_label_and_a_sidebar_control(own_store):
     assert "depth" not in choices and "warmup_epochs" not in choices  # one value stored: no control
 
 
-def test_the_committed_store_sidebar_is_as_simple_as_before():
-    choices = store_choices(RunStore(Path(state.ROOT) / "cached_runs").table())
-    assert [key for key in choices if key in FREE_KEYS] == ["warmup_epochs"]
+def test_the_committed_store_sidebar_shows_a_free_field_only_where_it_varies():
+    """Warm-up (0 and 2 are stored) has its control; width and depth gain theirs once the depth/width study
+    is committed, and a field of one stored value (epochs, batch size, learning rate) never shows."""
+    table = RunStore(Path(state.ROOT) / "cached_runs").table()
+    shown = [key for key in store_choices(table) if key in FREE_KEYS]
+    assert shown == [key for key in FREE_KEYS if table[key].dropna().nunique() > 1]
+    assert "warmup_epochs" in shown and not {"epochs", "batch_size", "lr"} & set(shown)
 
 
 def test_a_width_change_is_a_single_switch_change_in_its_family(own_store):

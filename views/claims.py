@@ -35,8 +35,8 @@ st.dataframe(claims_view.display(table, links), hide_index=True, width="stretch"
                             "Rows": st.column_config.TextColumn(width=60), "Metric": st.column_config.TextColumn(width=125),
                             "Δ": st.column_config.TextColumn(width=70), "Verdict": st.column_config.TextColumn(width=92),
                             "Direction": st.column_config.TextColumn(width=86),
-                            "p_adj": st.column_config.NumberColumn(format="%.3g"),
-                            "p_tost_adj": st.column_config.NumberColumn(format="%.3g"),
+                            "p_adj": st.column_config.TextColumn(width=70),  # fmt.p_value: '< 0.0001', never '0'
+                            "p_tost_adj": st.column_config.TextColumn(width=80),
                             "Runs": st.column_config.LinkColumn(
                                 "Runs", display_text="open", width=55, help="The Ablations page with the sidebar "
                                 "set to this row's selection and baseline: every Δ, curve and run")})

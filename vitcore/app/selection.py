@@ -103,7 +103,7 @@ def query_notes(params: Mapping, baselines: list[str] | None = None,
         if str(value) not in options:
             shown = ", ".join(options) if len(options) <= 8 else f"one of {len(options)} cached configs"
             notes.append(f"`{key}={_shown(value)}` is not a valid value (allowed: {shown}); "
-                         f"showing the default `{defaults[key]}` instead.")
+                         f"showing `{defaults[key]}` (the default) instead.")
     return notes
 
 
@@ -112,10 +112,10 @@ def _page_notes(params: Mapping) -> list[str]:
     notes = []
     if MARGIN_KEY in params and _shown(params[MARGIN_KEY]) not in map(str, MARGINS):
         notes.append(f"`{MARGIN_KEY}={_shown(params[MARGIN_KEY])}` is not a valid value (allowed: "
-                     f"{', '.join(map(str, MARGINS))}); showing the default `{MARGIN}` instead.")
+                     f"{', '.join(map(str, MARGINS))}); showing `{MARGIN}` (the default) instead.")
     if METRIC_KEY in params and _shown(params[METRIC_KEY]) not in METRIC_LABELS:
         notes.append(f"`{METRIC_KEY}={_shown(params[METRIC_KEY])}` is not a valid value (allowed: "
-                     f"{', '.join(METRIC_LABELS)}); showing the default `{PAGE_DEFAULTS[METRIC_KEY]}` instead.")
+                     f"{', '.join(METRIC_LABELS)}); showing `{PAGE_DEFAULTS[METRIC_KEY]}` (the default) instead.")
     return notes
 
 

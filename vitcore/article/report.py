@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from vitcore.article import seed_reference as seed
-from vitcore.config.numbers import digits, number
+from vitcore.config.numbers import digits, number, p_value
 from vitcore.config.run import ARTICLE_MODELS
 from vitcore.stats import estimates as v
 from vitcore.stats.compare import compare
@@ -212,7 +212,7 @@ def headline_markdown(runs: pd.DataFrame, test_set=None) -> str:
         rows=deltas["train_rows"].map("{:,}".format),
         delta=[number(r['mean_delta'], digits(r['metric']), True) for _, r in deltas.iterrows()],
         ci=[_ci(r, digits(r["metric"])).replace("95% CI ", "") for _, r in deltas.iterrows()],
-    p=[f"{r['p_value']:.3g}" for _, r in deltas.iterrows()], p_tost=[f"{r['p_tost']:.3g}" for _, r in deltas.iterrows()],
+    p=[p_value(r["p_value"]) for _, r in deltas.iterrows()], p_tost=[p_value(r["p_tost"]) for _, r in deltas.iterrows()],
         source_article=[number(r['seed_delta'], digits(r['metric']), True) if not math.isnan(r["seed_delta"]) else "—"
                    for _, r in deltas.iterrows()],
     )[["rows", "metric", "delta", "ci", "p", "p_tost", "n_pairs", "verdict", "timing_group", "source_article"]]

@@ -213,8 +213,7 @@ def flip_table(cfg: RunConfig, metric: str, margin: float) -> None:
                "(named in the last column), Bonferroni-adjusted, as on the cards and the forest plot.")
     st.dataframe(tables.flip_table(flips, metric, margin), hide_index=True, width="stretch",
                  column_config={"Δ": st.column_config.NumberColumn(format=fmt.printf(metric, signed=True)),
-                                "p_adj": st.column_config.NumberColumn(format="%.3g"),
-                                "p_tost_adj": st.column_config.NumberColumn(format="%.3g")})
+                                "Interval": st.column_config.TextColumn(width="large")})  # never cut at 1,400 px
 
 
 def main_effects(metric: str, margin: float) -> None:

@@ -71,7 +71,7 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
         "Interval": [interval_text(row, p) if row["n_pairs"] >= 2 and not fmt.missing(row["train_rows"]) else
                      f"95% bootstrap {fmt.ci(row['ci_low'], row['ci_high'], p)}"
                      for row, p in zip(table.to_dict("records"), places)],
-        "p_adj": table["p_adj"], "p_tost_adj": table["p_tost_adj"], "Pairs": table["n_pairs"].astype(int),
+        "p_adj": table["p_adj"].map(fmt.p_value), "p_tost_adj": table["p_tost_adj"].map(fmt.p_value), "Pairs": table["n_pairs"].astype(int),
         "Size": table["size"], "Family": [f"{name} (m = {int(m)})" for name, m in
                                           zip(table["family"], table["family_size"])],
         "Δ = selection − baseline": table["comparison"]})
