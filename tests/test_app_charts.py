@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from vitcore.app import charts, fmt, tables
-from vitcore.app.walkthrough import pictures
+from vitcore.app.walkthrough import pictures, walk_charts
 from vitcore.data.patches import patchify
 from vitcore.stats import estimates
 
@@ -62,7 +62,7 @@ def test_charts_build():
     charts.weight_bars(np.full(16, 1 / 16), 1 / 16, "t", query=3).to_dict()
     frame = pd.DataFrame({"label": ["a"] * 2, "head": ["head 0"] * 2, "model": ["trained", "random init"],
                           "spread": [0.3, 0.2]})
-    [panel] = charts.spread_bars(frame, 0.0625)  # one panel per row
+    [panel] = walk_charts.spread_bars(frame, 0.0625)  # one panel per row
     assert "width" not in panel.to_dict()  # at its container's width
     charts.heatmap(np.eye(10) - 0.1, "Δ", delta=True).to_dict()
     curve = pd.DataFrame({"tokens": [4, 16, 4, 16], "ms": [1.0, 2.0, 1.1, 1.9],

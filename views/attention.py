@@ -6,10 +6,10 @@ import streamlit as st
 
 from vitcore.analysis import attention as A
 from vitcore.app import layout, state
-from vitcore.app.charts import spread_bars
 from vitcore.app.walkthrough import probes, walk
 from vitcore.app.walkthrough.pictures import attention_picture, colour_key
 from vitcore.app.walkthrough.sketch import render_sketch
+from vitcore.app.walkthrough.walk_charts import spread_bars
 from vitcore.config.run import POS_EMBEDDINGS, RunConfig
 from vitcore.data.fashion import CLASS_NAMES
 from vitcore.data.samples import SEED_ROWS

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from vitcore.app.fmt import BASELINE, DELTA_LIMITS, GUIDE, LESS, MORE, NO_EFFECT, PALE, SELECTION, ZERO, axis_format
+from vitcore.app.panel import EFFECT_ROW, PANEL_TITLE, effect_rows, panel_order, panel_title  # noqa: F401
 from vitcore.data.fashion import CLASS_NAMES
 from vitcore.stats.estimates import (
     BETTER,
@@ -186,7 +187,6 @@ def _tooltip(label: str, places: str) -> list:
 
 
 FOREST_ROW, FOREST_TITLE = 52, 48  # px per row (two lines of text, then the intervals); title characters per line
-PANEL_TITLE = 40  # a title's characters per line on the other charts: 400 px hold ~45 of its bold 13 px
 
 
 def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
@@ -220,29 +220,6 @@ def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
     heading = alt.Title(textwrap.wrap(title, FOREST_TITLE), anchor="start")  # a 400-px screen wraps nothing itself
     return alt.layer(band, zero, *_interval_layers(base, x, colour, tooltip, 15), dots, change, words).properties(
         height=alt.Step(FOREST_ROW), title=heading).configure_view(stroke=None)
-
-
-def panel_title(title: str, panel: str | None = None) -> alt.Title:
-    """A panel's heading, wrapped for a 400-px screen (a chart never wraps its own title): the figure's
-    title, then the panel's name ('1,000 rows') as its subtitle."""
-    return alt.Title(textwrap.wrap(title, PANEL_TITLE), anchor="start", **({"subtitle": panel} if panel else {}))
-
-
-def panel_order(frame: pd.DataFrame, column: str = "rows") -> list[str]:
-    """The panels of a chart split by training size ('1,000 rows', ...), smallest first."""
-    return sorted(frame[column].unique(), key=lambda s: int(str(s).split()[0].replace(",", "")))
-
-
-EFFECT_ROW = 40  # px per effect: its name on a line of its own, then the dot and intervals under it
-
-
-def effect_rows(base: alt.Chart, field: str = "effect") -> tuple[alt.Y, alt.Chart]:
-    """Rows named by a line of text above each row's marks (cut to the chart's width), not by axis labels
-    that would take half of a 400-px screen: (the y encoding, the text layer). Marks go at yOffset 8."""
-    y = alt.Y(f"{field}:N", title=None, sort=None, axis=None, scale=alt.Scale(paddingInner=0, paddingOuter=0))
-    names = base.mark_text(align="left", baseline="middle", fontSize=12, dy=-10, color="#1f2430",
-                           limit=alt.ExprRef(expr="width")).encode(x=alt.value(0), y=y, text=f"{field}:N")
-    return y, names
 
 
 def effect_intervals(frame: pd.DataFrame, metric: str, title: str) -> list[alt.Chart]:
@@ -285,27 +262,6 @@ def weight_bars(weights: np.ndarray, uniform: float, title: str, query: int | No
     rule = alt.Chart(pd.DataFrame({"uniform": [uniform]})).mark_rule(color=GUIDE, strokeDash=[5, 3]).encode(
         y="uniform:Q", tooltip=[alt.Tooltip("uniform:Q", format=".4f", title="uniform 1/N")])
     return (bars + rule).properties(height=260)
-
-
-def spread_bars(table: pd.DataFrame, uniform: float) -> list[alt.Chart]:
-    """Head spreads per row (long: label, head, spread, model) with the uniform 1/N line for scale: one
-    panel (chart) per row, one y-scale for all, each at its container's width (stacked on a phone)."""
-    top = max(float(table["spread"].max()) if len(table) else 0.0, uniform) * 1.05
-    y = alt.Y("spread:Q", title=["spread (max − min", "of a query's weights)"], scale=alt.Scale(domain=[0, top]))
-    panels = []
-    for label in dict.fromkeys(table["label"]):
-        base = alt.Chart(table[table["label"] == label].assign(uniform=uniform))
-        bars = base.mark_bar().encode(
-            x=alt.X("head:N", title=None, axis=alt.Axis(labelAngle=0)), xOffset="model:N", y=y,
-            color=alt.Color("model:N", scale=alt.Scale(domain=["trained", "random init"], range=[SELECTION, BASELINE]),
-                            legend=alt.Legend(orient="top", title=None)),
-            tooltip=["label:N", "head:N", "model:N", alt.Tooltip("spread:Q", format=".4f")])
-        rule = base.mark_rule(color=GUIDE).encode(  # a one-entry legend says what the dashed line is
-            y="mean(uniform):Q", strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(range=[[5, 3]]),
-                                                           legend=alt.Legend(orient="bottom", title=None, labelLimit=300)))
-        line = rule.transform_calculate(line=f"'uniform head: every weight 1/N = {uniform:.4f}'")
-        panels.append(alt.layer(bars, line).properties(height=200, title=label).configure_legend(columns=1))
-    return panels
 
 
 def cost_chart(curve: pd.DataFrame) -> alt.Chart:

@@ -44,9 +44,7 @@ from vitcore.store.validate import (  # noqa: F401
 )
 
 INDEX = index.NAME
-# Config fields that hold whole numbers (the optional data/init/order seeds too): written as integers.
-WHOLE_FIELDS = tuple(name for name, value in RunConfig.__dataclass_fields__.items()
-                     if name in SEED_FIELDS or (type(value.default) is int))
+WHOLE_FIELDS = tuple(name for name, f in RunConfig.__dataclass_fields__.items() if name in SEED_FIELDS or type(f.default) is int)
 
 
 class StoreWarning(UserWarning):
@@ -217,11 +215,10 @@ class RunStore:
         return upkeep.clean(self, upkeep.STALE_SECONDS if older_than is None else older_than)
 
     def export_frames(self) -> dict[str, pd.DataFrame]:
-        """The three CSV exports as DataFrames, shared by the CLI and the dashboard's downloads. Whole-number
-        config fields stay whole numbers ('7', not '7.0') where a convnet row leaves a ViT field empty."""
-        runs = self.table()
-        whole = {name: "Int64" for name in runs.columns if name in WHOLE_FIELDS}
-        return {"runs.csv": runs.astype(whole), "histories.csv": self.histories(), "confusions.csv": self.confusions()}
+        """The three CSV exports as DataFrames, shared by the CLI and the dashboard's downloads; whole-number
+        config fields as integers ('7', not '7.0', where a convnet row leaves a ViT field empty)."""
+        runs = self.table().astype({name: "Int64" for name in WHOLE_FIELDS})
+        return {"runs.csv": runs, "histories.csv": self.histories(), "confusions.csv": self.confusions()}
 
     # -- writing ---------------------------------------------------------------------------
     def save(self, cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: dict, model=None,

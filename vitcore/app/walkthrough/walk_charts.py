@@ -99,3 +99,24 @@ def gap_bars(frame: pd.DataFrame) -> list[alt.Chart]:
     caps = [spread.mark_tick(color="black", thickness=2, size=10).encode(y=f"{end}:Q") for end in ("low", "high")]
     return [alt.layer(bars, whiskers, *caps, data=frame[frame["rows"] == rows]).properties(
         height=260, title=f"{rows} training rows") for rows in sorted(frame["rows"].unique(), key=lambda r: int(r.replace(",", "")))]
+
+
+def spread_bars(table: pd.DataFrame, uniform: float) -> list[alt.Chart]:
+    """Head spreads per row (long: label, head, spread, model) with the uniform 1/N line for scale: one
+    panel (chart) per row, one y-scale for all, each at its container's width (stacked on a phone)."""
+    top = max(float(table["spread"].max()) if len(table) else 0.0, uniform) * 1.05
+    y = alt.Y("spread:Q", title=["spread (max − min", "of a query's weights)"], scale=alt.Scale(domain=[0, top]))
+    panels = []
+    for label in dict.fromkeys(table["label"]):
+        base = alt.Chart(table[table["label"] == label].assign(uniform=uniform))
+        bars = base.mark_bar().encode(
+            x=alt.X("head:N", title=None, axis=alt.Axis(labelAngle=0)), xOffset="model:N", y=y,
+            color=alt.Color("model:N", scale=alt.Scale(domain=["trained", "random init"], range=[SELECTION, BASELINE]),
+                            legend=alt.Legend(orient="top", title=None)),
+            tooltip=["label:N", "head:N", "model:N", alt.Tooltip("spread:Q", format=".4f")])
+        rule = base.mark_rule(color=GUIDE).encode(  # a one-entry legend says what the dashed line is
+            y="mean(uniform):Q", strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(range=[[5, 3]]),
+                                                           legend=alt.Legend(orient="bottom", title=None, labelLimit=300)))
+        line = rule.transform_calculate(line=f"'uniform head: every weight 1/N = {uniform:.4f}'")
+        panels.append(alt.layer(bars, line).properties(height=200, title=label).configure_legend(columns=1))
+    return panels
