@@ -5,6 +5,7 @@ and `compare --width 32`, while the committed store's sidebar stays as it was.""
 import os
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from conftest import run_cli
 from fakes import write_run
@@ -15,7 +16,7 @@ from vitcore.app.selection import FREE_KEYS, cell_name, store_choices
 from vitcore.app.sidebar import PAINTED
 from vitcore.config import switches
 from vitcore.config.run import RunConfig
-from vitcore.stats import families
+from vitcore.stats import families, summaries
 from vitcore.store.runs import RunStore
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -71,6 +72,10 @@ def test_the_committed_store_sidebar_shows_a_free_field_only_where_it_varies():
 
 def test_a_width_change_is_a_single_switch_change_in_its_family(own_store):
     table = own_store.table()
+    effects = summaries.main_effects(table, metrics=("test_accuracy",))  # effects.csv and the Main effects view
+    flip = summaries.flip_effects(table, ARTICLE, metrics=("test_accuracy",)).iloc[0]  # the forest plot's row
+    assert effects[["factor", "level", "cells"]].values.tolist() == [["width", 32, 1]]
+    assert effects["verdict"].iloc[0] == flip["verdict"] and effects["mean_delta"].iloc[0] == flip["mean_delta"]
     assert families.changed_field(NARROW, ARTICLE) == "width"
     assert [(field, level) for field, level, _ in families.neighbours(table, ARTICLE)] == [("width", 32)]
     assert families.family_of(table, NARROW, ARTICLE).size == 1
@@ -103,8 +108,7 @@ def test_compare_width_32(own_store, tmp_path):
 
 # The README's "Your own ablation", made tiny: each change must apply (the README and the test stay one).
 TINY_README = {"depth=1,2,4": "depth=2,4", "width=32,64,128": "width=32,64", "--seeds 0-9": "--seeds 0-1",
-               "--rows 1000,4000": "--rows 300 --base epochs=2", "--workers 2": "--workers 1",
-               "--train-rows 1000": "--train-rows 300 --epochs 2 --baseline epochs=2"}
+               "--rows 1000,4000": "--rows 300", "--workers 2": "--workers 1", "--train-rows 1000": "--train-rows 300"}
 
 
 def readme_commands() -> list[str]:
@@ -124,7 +128,7 @@ def test_the_readme_own_ablation_runs(tmp_path):
 
     env = {"VITCORE_STORE": str(tmp_path / "my_runs")}
     commands = readme_commands()
-    assert [shlex.split(c)[3] for c in commands] == ["sweep", "compare"]
+    assert [shlex.split(c)[3] for c in commands] == ["sweep", "compare", "effects"]
     for command in commands:
         args = [os.path.expandvars(arg) if "$" in arg else arg
                 for arg in shlex.split(command.replace("$VITCORE_STORE", env["VITCORE_STORE"]))]
@@ -132,11 +136,13 @@ def test_the_readme_own_ablation_runs(tmp_path):
         assert done.returncode == 0, (command, done.stderr[-2000:])
         if args[3] == "sweep":
             assert "trained 6 runs" in done.stdout, done.stdout
-        else:
-            assert "ViT p7 pre-LN pos depth 4 epochs 2 (300 rows) − ViT p7 pre-LN pos epochs 2 (300 rows)" in done.stdout
+        elif args[3] == "compare":
+            assert "ViT p7 pre-LN pos depth 4 (300 rows) − ViT p7 pre-LN pos (300 rows)" in done.stdout
+        else:  # effects.csv: each one-field change, judged as on the forest plot
+            effects = pd.read_csv(args[args.index("--out") + 1])
+            assert {(f, str(v)) for f, v in zip(effects["factor"], effects["level"])} == {("depth", "4"), ("width", "32")}
     table = RunStore(env["VITCORE_STORE"]).table()
-    assert set(table["label"]) == {"ViT p7 pre-LN pos epochs 2", "ViT p7 pre-LN pos depth 4 epochs 2",
-                                   "ViT p7 pre-LN pos width 32 epochs 2"}
+    assert set(table["label"]) == {"ViT p7 pre-LN pos", "ViT p7 pre-LN pos depth 4", "ViT p7 pre-LN pos width 32"}
     choices = store_choices(table)
     assert choices["depth"] == (1, 2, 4) and choices["width"] == (32, 64, 128)
     again = run_cli(*shlex.split(commands[0].replace("$VITCORE_STORE", env["VITCORE_STORE"]))[3:], env=env)

@@ -199,6 +199,7 @@ def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
                         pending.append((len(records), (est, columns)))
                         records.append({**key, "mean_delta": est.mean, "n_pairs": est.n, "cells": cells,
                                         "timing_group": group})
+    records += _one_field_effects(runs, metrics, margin, test_set)
     if not records:
         return pd.DataFrame(columns=EFFECT_COLUMNS)
     if pending:
@@ -207,6 +208,25 @@ def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
         for (k, _), verdict in zip(pending, judged[JUDGEMENT_COLUMNS + TEST_COLUMNS].to_dict("records")):
             records[k].update(verdict)
     return pd.DataFrame(records, columns=EFFECT_COLUMNS)
+
+
+def _one_field_effects(runs: pd.DataFrame, metrics, margin: float, test_set: TestSet | None) -> list[dict]:
+    """The switches outside the factorial (the papers' pooling, tokenizer and self-attention; width, depth,
+    heads, MLP size, epochs, batch size, learning rate, warm-up) changed one at a time around the article's
+    ViT, at every train_rows the store holds both: one-cell effects, judged as the single-switch change
+    they are (_single_cell), as on the forest plot. A study of your own (`sweep --vary depth=1,2,4`) lands
+    here."""
+    records = []
+    for train_rows in sorted(int(rows) for rows in runs["train_rows"].unique()) if len(runs) else []:
+        ref = RunConfig(train_rows=train_rows)
+        for factor, level, _ in neighbours(runs, ref) if len(runs_of(runs, ref)) else []:
+            if factor in SWITCHES:
+                continue
+            for metric in metrics:
+                key = dict(zip(EFFECT_COLUMNS, [factor, level, getattr(ref, factor), train_rows, metric]))
+                records.append({**key, **_single_cell(runs, factor, level, train_rows, metric, margin, test_set),
+                                "cells": 1})
+    return records
 
 
 def _cells(vit: pd.DataFrame, factor: str, level, train_rows: int) -> int:
