@@ -78,7 +78,8 @@ def test_a_width_change_is_a_single_switch_change_in_its_family(own_store):
     assert effects["verdict"].iloc[0] == flip["verdict"] and effects["mean_delta"].iloc[0] == flip["mean_delta"]
     assert families.changed_field(NARROW, ARTICLE) == "width"
     assert [(field, level) for field, level, _ in families.neighbours(table, ARTICLE)] == [("width", 32)]
-    assert families.family_of(table, NARROW, ARTICLE).size == 1
+    family = families.family_of(table, NARROW, ARTICLE)  # the registry's levels decide m: width 32 and 128
+    assert family.size == len(switches.SWITCH["width"].levels) - 1 == 2 and family.name.startswith("width changes")
 
 
 @pytest.mark.slow

@@ -30,12 +30,13 @@ from vitcore.app.selection import (  # noqa: F401
     resolve_baseline,
     selection_or_default,
 )
+from vitcore.config import environment
 from vitcore.config.run import RunConfig
 from vitcore.stats.estimates import MARGIN
 from vitcore.store.runs import HISTORY_COLUMNS, BadRun, RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
-STORE_PATH = os.environ.get("VITCORE_STORE", str(ROOT / "cached_runs"))
+STORE_PATH = environment.store_path(os.environ, str(ROOT / "cached_runs"))  # empty: no store, and a note
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv", "effects.csv")
 log = logging.getLogger(__name__)
 
@@ -94,7 +95,9 @@ def baseline(state=None) -> RunConfig:
 
 
 # -- cached store reads -------------------------------------------------------------------------
-@st.cache_data(show_spinner=False)
+# Every cache is bounded (issue 28): keys with the store's stamp are never asked for again once the store
+# changes, so a store written into while served would otherwise grow them by ~0.4 MB per change, forever.
+@st.cache_data(show_spinner=False, max_entries=2)
 def _scan(path: str, mtime: float) -> tuple[pd.DataFrame, dict[str, str]]:
     """(the valid runs' table, {skipped run id: why}); why goes to the server log, not to a page."""
     scan = RunStore(path).scan()
@@ -126,19 +129,20 @@ def _run_frames(run_ids: tuple[str, ...], path: str, mtime: float) -> tuple[pd.D
 
     from vitcore.data.fashion import CLASS_NAMES
 
-    runs = []
-    for run_id in run_ids:  # valid when the table was read; a file damaged since is logged and left out
+    true, predicted = np.divmod(np.arange(len(CLASS_NAMES) ** 2), len(CLASS_NAMES))
+    histories, confusions = [], []
+    for run_id in run_ids:  # valid when the table was read; a run gone or damaged since is logged and left out
         try:
-            runs.append(RunStore(path).load(run_id))
+            run = RunStore(path).load(run_id)
+            history, confusion = run.history(), run.confusion()
         except BadRun as error:
             log.warning("skipping run %s in %s: %s", run_id, path, error)
-    if not runs:
+            continue
+        histories.append(history.assign(run_id=run_id)[["run_id", *HISTORY_COLUMNS]])
+        confusions.append(pd.DataFrame({"run_id": run_id, "true": true, "predicted": predicted, "count": confusion.ravel()}))
+    if not histories:
         return (pd.DataFrame(columns=["run_id", *HISTORY_COLUMNS]),
                 pd.DataFrame(columns=["run_id", "true", "predicted", "count"]))
-    true, predicted = np.divmod(np.arange(len(CLASS_NAMES) ** 2), len(CLASS_NAMES))
-    histories = [run.history().assign(run_id=run.run_id)[["run_id", *HISTORY_COLUMNS]] for run in runs]
-    confusions = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted,
-                                "count": run.confusion().ravel()}) for run in runs]
     return pd.concat(histories, ignore_index=True), pd.concat(confusions, ignore_index=True)
 
 
@@ -147,7 +151,7 @@ def run_frames(run_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
     return _run_frames(tuple(sorted(set(run_ids))), STORE_PATH, store_mtime())
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=len(EXPORTS))
 def _export_csv(name: str, path: str, mtime: float) -> bytes:
 
     store = RunStore(path)
@@ -165,7 +169,7 @@ def export_csv(name: str) -> bytes:
     return _export_csv(name, STORE_PATH, store_mtime())
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=64)
 def _effects(kind: str, metric: str, path: str, mtime: float, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
     from vitcore.stats import percell
     from vitcore.stats import summaries as stats
@@ -199,7 +203,7 @@ def flip_effects(cfg: RunConfig, margin: float = MARGIN) -> pd.DataFrame:
 
 
 # -- other committed files ----------------------------------------------------------------------
-@st.cache_resource(show_spinner="Loading test images…")
+@st.cache_resource(show_spinner="Loading test images…", max_entries=1)
 def load_gallery():
     """vitcore.data.samples.gallery(): the test split if it is on disk, else the shipped sample. One shared,
     read-only copy (cache_resource): as cache_data, every call unpickled another 31 MB copy of the
@@ -212,7 +216,7 @@ def load_gallery():
     return shared
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=1)
 def attention_bench() -> pd.DataFrame | None:
     """bench/attention_cost.csv (cost.load_attention_bench), or None before it is measured."""
     from vitcore.analysis import cost
@@ -266,7 +270,7 @@ def comparison(cfg: RunConfig, base: RunConfig, margin: float = MARGIN):
     return _comparison(cfg, base, margin, STORE_PATH, store_mtime())
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=2)
 def _bn(path: str, mtime: float) -> pd.DataFrame | None:
     from vitcore.analysis import bn
 

@@ -7,11 +7,12 @@ import argparse
 import contextlib
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
 from vitcore.config import numbers
-from vitcore.stats import estimates
+from vitcore.stats import estimates, plan
 from vitcore.store.runs import RunStore
 
 VERDICTS_EPILOG = "verdicts (both tests on every Δ, adjusted within its family):\n" + estimates.definitions_text(
@@ -38,6 +39,7 @@ def usage():
 
 def existing_store(path: str) -> RunStore:
     """The store a read-only command reads: it must be a folder."""
+    _named(path, "--store")
     store = RunStore(path)
     if not store.root.is_dir():
         if store.root.exists():
@@ -68,11 +70,53 @@ def _named(path: str | Path, flag: str) -> None:
         raise UsageError(f"{flag} is empty; give a path")
 
 
+KINDS = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFIFO: "a FIFO",
+         stat.S_IFSOCK: "a socket", stat.S_IFLNK: "a symbolic link"}
+
+
+def _special(path: Path) -> str | None:
+    """What the existing entry at `path` is when it is neither a regular file nor a folder (never
+    followed: a link is itself the entry an output would replace), else None."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISLNK(mode):
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            return "a dangling symbolic link"
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            return f"a symbolic link to {KINDS.get(stat.S_IFMT(mode), 'a special file')}"
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return KINDS.get(stat.S_IFMT(mode), "a special file")
+
+
+def _refuse_special(path: Path, flag: str) -> None:
+    """An output never replaces a device, FIFO or socket (as root, `--out /dev/null` would destroy it)."""
+    if kind := _special(path):
+        raise UsageError(f"{flag} {_shown(path)} is {kind}, not a regular file; give a file path (nothing was written)")
+
+
+def _shown(path: str | Path) -> str:
+    """A path from the command line or the disk as printed: control characters escaped (vitcore.cli.common.clean)."""
+    return clean(str(path))
+
+
+def clean(text: str) -> str:
+    """`text` with every non-printable character (newlines, escapes: a terminal's commands) escaped, so a
+    name from the disk cannot forge a line or clear the terminal."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def writable_folder(path: str | Path, flag: str) -> Path:
     """`path` as a folder this command can write into, created if missing, or UsageError. The probe
     is a real (anonymous) file: permission bits say nothing for root or a read-only mount."""
     _named(path, flag)
     folder = Path(path)
+    _refuse_special(folder, flag)
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{flag} {folder} is a file, not a folder")
     try:
@@ -88,6 +132,7 @@ def writable_file(path: str | Path, flag: str, example: str) -> Path:
     """`path` as a file this command can (over)write, its folder created if missing, or UsageError."""
     _named(path, flag)
     file = Path(path)
+    _refuse_special(file, flag)
     if file.is_dir():
         raise UsageError(f"{flag} {file} is a folder; give a file name (e.g. {file / example})")
     writable_folder(file.parent, flag + " folder")
@@ -103,6 +148,9 @@ def writable_file(path: str | Path, flag: str, example: str) -> Path:
 def files_in(folder: Path, names, flag: str) -> None:
     """The files a command will write into `folder` must not be folders."""
     for name in names:
+        if kind := _special(folder / name):
+            raise UsageError(f"{flag} {_shown(folder)}: {name} there is {kind}, so the file cannot be written "
+                             "(nothing was written)")
         if (folder / name).is_dir():
             raise UsageError(f"{flag} {folder}: {name} there is a folder, so the file cannot be written")
 
@@ -117,8 +165,15 @@ def judging_parser(sub, name: str, help: str):
     return parser
 
 
+def named(value: str) -> str:
+    """argparse type of a path flag: an empty path would be the current folder."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("is empty; give a path (an empty one would be the current folder)")
+    return value
+
+
 def add_store_flag(parser) -> None:
-    parser.add_argument("--store", default=STORE, help=f"run store folder (default {STORE})")
+    parser.add_argument("--store", default=STORE, type=named, help=f"run store folder (default {STORE})")
 
 
 def add_io_flags(parser, out: str | None = None) -> None:
@@ -140,16 +195,16 @@ def verdict_line(row: dict) -> str:
     """One Δ row as `compare` prints it: Δ, the interval that goes with the verdict, both tests, the verdict
     and, when inconclusive, the power-based seeds (a total and how many more, as the app says it)."""
     places = numbers.digits(row["metric"])  # the app's rule: seconds to 0.1 s, accuracies to 4 decimals
-    adjusted = row["family_size"] > 1
+    adjusted, planned = plan.adjusted(row), plan.planned(row) and plan.adjusted(row)
     low, high = (row["ci_adj_low"], row["ci_adj_high"]) if adjusted else (row["ci_low"], row["ci_high"])
     p, p_tost = (row["p_adj"], row["p_tost_adj"]) if adjusted else (row["p_value"], row["p_tost"])
-    which = f"95% ×{int(row['family_size'])}" if adjusted else "95%"
+    which = f"RCI look {int(row['look'])}/{int(row['looks_planned'])}" if planned else f"95% ×{int(row['family_size'])}" if adjusted else "95%"
     text = (f"{row['metric']:21} Δ {numbers.delta(row['mean_delta'], places)} {which} {numbers.ci(low, high, places)}  "
             f"{'p_adj' if adjusted else 'p'} {numbers.p_value(p)}  {'p_tost_adj' if adjusted else 'p_tost'} "
             f"{numbers.p_value(p_tost)}  "
             f"n={row['n_pairs']}  {row['verdict']}")
     if row["verdict"] == estimates.INCONCLUSIVE:
-        text += f", {estimates.needs_text(row['seeds_needed'], row['n_pairs'], row.get('paired', True))}"
+        text += f", {plan.needs(row)}"
     if row.get("timing_group"):
         text += f" (timed as {row['timing_group']})"
     if row["metric"] in estimates.OPTIMISTIC:

@@ -4,6 +4,11 @@
     VITCORE_MAX_TRAIN_MINUTES  the app's per-click training budget (unset: 10 minutes)
     VITCORE_STORE              the app's store folder (unset: cached_runs/ of the checkout)
     VITCORE_DATA_DIR           a folder with the four Fashion-MNIST IDX files (unset: the other sources)
+    VITCORE_ALLOW_TRAINING     the app's Train button: 1/true/yes/on or 0/false/no/off (unset: on, but off
+                               on Streamlit Community Cloud)
+
+An empty VITCORE_STORE or VITCORE_DATA_DIR is refused (Path("") is the current folder), and so is any
+other spelling of VITCORE_ALLOW_TRAINING (`flase` must not mean "on").
 
 `problems()` says, one line each, what is wrong: the CLI exits with code 2 before any work, the app
 shows a note and turns training off. The lines name the variable and never a path, since the app
@@ -48,8 +53,38 @@ def budget_minutes(environ: Mapping[str, str] = os.environ) -> float:
     return minutes
 
 
+SWITCH_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+NO_STORE = os.devnull  # the app's store while VITCORE_STORE is empty: never a folder, so no run (and a note)
+
+
+def allow_training(environ: Mapping[str, str] = os.environ) -> bool | None:
+    """VITCORE_ALLOW_TRAINING as True or False, None when unset; any other spelling: ValueError."""
+    value = environ.get("VITCORE_ALLOW_TRAINING")
+    if value is None:
+        return None
+    if value.strip().lower() not in SWITCH_WORDS:
+        raise ValueError(f"VITCORE_ALLOW_TRAINING must be one of {'/'.join(SWITCH_WORDS)}, got {value[:40]!r} "
+                         "(training stays off)")
+    return SWITCH_WORDS[value.strip().lower()]
+
+
+def store_path(environ: Mapping[str, str], default: str) -> str:
+    """The app's store folder: VITCORE_STORE, `default` when unset, NO_STORE when empty (store_value says why)."""
+    value = environ.get("VITCORE_STORE")
+    return default if value is None else value if value.strip() else NO_STORE
+
+
+def store_value(environ: Mapping[str, str] = os.environ) -> None:
+    """ValueError when VITCORE_STORE is set but empty (it would be the current folder)."""
+    value = environ.get("VITCORE_STORE")
+    if value is not None and not value.strip():
+        raise ValueError("VITCORE_STORE is empty (that would be the current folder): unset it, or name the store folder")
+
+
 def store_problem(path: str) -> str | None:
     """Why the store folder cannot be read (None: readable, or not there yet: an empty store)."""
+    if path == NO_STORE:  # an empty VITCORE_STORE: store_value says so
+        return None
     try:
         if not os.path.exists(path):
             return None
@@ -65,8 +100,10 @@ def data_dir_problem(environ: Mapping[str, str] = os.environ) -> str | None:
     """Why VITCORE_DATA_DIR cannot be used (None when unset or usable): a folder holding the four IDX
     files whose test labels are the official ones (the images are checked when first read)."""
     folder = environ.get("VITCORE_DATA_DIR")
-    if not folder:
+    if folder is None:
         return None
+    if not folder.strip():
+        return "VITCORE_DATA_DIR is empty (that would be the current folder): unset it, or name the data folder"
     from vitcore.data.fashion import DataError, official_test_labels
 
     try:
@@ -80,10 +117,11 @@ def data_dir_problem(environ: Mapping[str, str] = os.environ) -> str | None:
 
 def problems(environ: Mapping[str, str] = os.environ, store: str | None = None, data: bool = True,
              budget: bool = True) -> list[str]:
-    """One line per environment value that is wrong (threads, the budget when `budget`, the store at
-    `store`, the data dir when `data`); [] when all is well."""
+    """One line per environment value that is wrong (threads, an empty VITCORE_STORE, the app's own values
+    when `budget`: the budget and VITCORE_ALLOW_TRAINING, the store at `store`, the data dir when `data`);
+    [] when all is well."""
     found = []
-    for check in (threads, budget_minutes) if budget else (threads,):
+    for check in (threads, store_value, *((budget_minutes, allow_training) if budget else ())):
         try:
             check(environ)
         except ValueError as error:

@@ -21,7 +21,7 @@ import pandas as pd
 
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.data.fashion import CLASS_NAMES, NUM_CLASSES
-from vitcore.stats import testset
+from vitcore.stats import plan, testset
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, MARGIN, METRICS, Estimate, judge, paired_estimate, welch_estimate
 from vitcore.stats.families import ALONE, Family, family_of, runs_of
 
@@ -86,10 +86,19 @@ def paired_delta(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, mar
     `family`). Seconds with fewer than 2 pairs in one timing group are "not comparable". With the
     store's `test_set`, test accuracy's interval and tests include the test set's sampling when every
     pair kept its predictions (testset.judged_estimate; the row's TEST_COLUMNS say which): every view
-    of a comparison passes it, so the comparison has one verdict."""
+    of a comparison passes it, so the comparison has one verdict. A planned comparison's test accuracy is
+    judged at the plan's looks on the last look's pairs only (plan.sequential; `pairs` holds those)."""
     pairs = pair_runs(baseline, variant, metric)
-    est, test_columns = testset.judged_estimate(paired_estimate(pairs["delta"]), metric, pairs, test_set)
-    verdict = judge(metric, est, margin, family.name, family.size, comparable=metric != "seconds" or est.n >= 2)
+
+    def estimate(part: pd.DataFrame) -> tuple[Estimate, dict]:
+        return testset.judged_estimate(paired_estimate(part["delta"]), metric, part, test_set)
+
+    if family.looks and metric == plan.METRIC:  # planned: the plan's looks decide (vitcore.stats.plan)
+        est, verdict, pairs = plan.sequential(pairs, metric, margin, family, estimate)
+        test_columns = {name: verdict.pop(name) for name in testset.TEST_COLUMNS}
+    else:
+        est, test_columns = estimate(pairs)
+        verdict = judge(metric, est, margin, family.name, family.size, comparable=metric != "seconds" or est.n >= 2)
     group = pairs["timing_group_variant"].iloc[0] if metric == "seconds" and len(pairs) and \
         "timing_group_variant" in pairs.columns else ""
     row = {"metric": metric, "mean_delta": est.mean, "n_pairs": est.n, **verdict, "timing_group": group,
@@ -112,9 +121,8 @@ class Comparison:
 
     @property
     def seeds(self) -> list[int]:
-        """The random seeds actually paired (test accuracy), sorted."""
-        part = self.pairs[self.pairs["metric"] == "test_accuracy"]
-        return sorted(int(s) for s in part["seed"].dropna().unique()) if self.paired else []
+        """The random seeds actually paired (for any metric: a planned test accuracy's look may use fewer), sorted."""
+        return sorted(int(s) for s in self.pairs["seed"].dropna().unique()) if self.paired and len(self.pairs) else []
 
 
 

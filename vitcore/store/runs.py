@@ -8,11 +8,10 @@ Layout of one run, `<store>/<run_id>/`:
     predictions.npy    the 10,000 predicted test classes, uint8, official test order (runs trained
                        since predictions were kept, or backfilled by a bit-for-bit retrain)
     summary.json       written last: metrics + config; its presence marks the run complete
-A run is written into `<store>/.tmp-*` and renamed into place in one step, so a reader never
-sees half a run; a killed writer leaves only a `.tmp-*` folder, which `check()` reports and
-`clean()` removes (vitcore.store.upkeep). Readers see only valid runs (every rule: vitcore.store.validate);
-each verdict is cached in `<store>/.index.json` with the file stamps it was judged from
-(vitcore.store.index), so table() re-reads only folders that changed. No TensorFlow here.
+A run is written into `<store>/.tmp-*` and renamed into place in one step, so a reader never sees half a
+run; a killed writer leaves only a `.tmp-*` folder, which `check()` reports and `clean()` removes
+(vitcore.store.upkeep). Readers see only valid runs (every rule: vitcore.store.validate); each verdict is
+cached in `<store>/.index.json` with the stamps it was judged from (vitcore.store.index). No TensorFlow here.
 """
 
 from __future__ import annotations
@@ -29,10 +28,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from vitcore.config.run import SCHEMA_VERSION, SEED_FIELDS, TRAINING_VERSION, VIT_FIELDS, RunConfig
+from vitcore.config.run import SCHEMA_VERSION, TRAINING_VERSION, VIT_FIELDS, RunConfig
 from vitcore.data.fashion import NUM_CLASSES
 from vitcore.store import files, index, validate
-from vitcore.store.index import COLUMNS, CONFIG_FIELDS, RUN_ID, stamp, timing_group  # noqa: F401 (re-exported)
+from vitcore.store.index import COLUMNS, CONFIG_FIELDS, RUN_ID, WHOLE_FIELDS, stamp, timing_group  # noqa: F401
 from vitcore.store.validate import (  # noqa: F401
     HISTORY_COLUMNS,
     METRICS,
@@ -44,7 +43,6 @@ from vitcore.store.validate import (  # noqa: F401
 )
 
 INDEX = index.NAME
-WHOLE_FIELDS = tuple(name for name, f in RunConfig.__dataclass_fields__.items() if name in SEED_FIELDS or type(f.default) is int)
 
 
 class StoreWarning(UserWarning):
@@ -106,12 +104,13 @@ def _write_json(path: Path, data: dict) -> None:
 
 class RunStore:
     def __init__(self, path: str | os.PathLike = "cached_runs"):
+        if not str(path).strip():  # Path("") is the current folder: never a store by accident
+            raise ValueError("the store path is empty (the current folder); give the store folder")
         self.root = Path(path)
 
     def __repr__(self) -> str:
         return f"RunStore({str(self.root)!r})"
 
-    # -- reading ---------------------------------------------------------------------------
     def load(self, run_id: str) -> Run:
         """One complete, valid run (every rule of vitcore.store.validate), or BadRun saying what is wrong."""
         folder = self.root / check_run_id(run_id)
@@ -175,19 +174,23 @@ class RunStore:
         return scan.table()
 
     def runs(self) -> list[Run]:
-        """Every valid run (as table()), in run id order, each validated again as it is read (one
-        damaged since is warned about and left out)."""
-        runs = []
+        """Every valid run (as table()), in run id order, each validated again as it is read."""
+        return [run for run, _ in self._each(lambda run: None)]
+
+    def _each(self, read) -> list[tuple[Run, object]]:
+        """(run, read(run)) of every valid run; one changed or gone since table() is warned about and left out."""
+        found = []
         for run_id in self.table()["run_id"]:
             try:
-                runs.append(self.load(run_id))
+                run = self.load(run_id)
+                found.append((run, read(run)))
             except BadRun as error:
-                warnings.warn(f"skipping run {run_id} in {self.root}: {error}", StoreWarning, stacklevel=2)
-        return runs
+                warnings.warn(f"skipping run {run_id} in {self.root}: {error}", StoreWarning, stacklevel=3)
+        return found
 
     def histories(self) -> pd.DataFrame:
         """Long format: run_id + HISTORY_COLUMNS, one row per valid run and epoch."""
-        frames = [run.history().assign(run_id=run.run_id) for run in self.runs()]
+        frames = [history.assign(run_id=run.run_id) for run, history in self._each(Run.history)]
         if not frames:
             return pd.DataFrame(columns=["run_id", *HISTORY_COLUMNS])
         return pd.concat(frames, ignore_index=True)[["run_id", *HISTORY_COLUMNS]]
@@ -196,7 +199,7 @@ class RunStore:
         """Long format: run_id, true, predicted, count (100 rows per valid run)."""
         true, predicted = np.divmod(np.arange(NUM_CLASSES ** 2), NUM_CLASSES)
         frames = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted,
-                                "count": run.confusion().ravel()}) for run in self.runs()]
+                                "count": confusion.ravel()}) for run, confusion in self._each(Run.confusion)]
         if not frames:
             return pd.DataFrame(columns=["run_id", "true", "predicted", "count"])
         return pd.concat(frames, ignore_index=True)
@@ -215,24 +218,21 @@ class RunStore:
         return upkeep.clean(self, upkeep.STALE_SECONDS if older_than is None else older_than)
 
     def export_frames(self) -> dict[str, pd.DataFrame]:
-        """The three CSV exports as DataFrames, shared by the CLI and the dashboard's downloads; whole-number
-        config fields as integers ('7', not '7.0', where a convnet row leaves a ViT field empty)."""
+        """The three CSV exports as DataFrames (CLI and dashboard); whole-number fields as integers: '7', not '7.0'."""
         runs = self.table().astype({name: "Int64" for name in WHOLE_FIELDS})
         return {"runs.csv": runs, "histories.csv": self.histories(), "confusions.csv": self.confusions()}
 
-    # -- writing ---------------------------------------------------------------------------
     def save(self, cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: dict, model=None,
              predictions: np.ndarray | None = None) -> Run:
-        """Write a finished run atomically; if another process stored it first, keep theirs. A run
-        that would not be valid (vitcore.store.validate) raises ValueError and leaves nothing behind."""
+        """Write a finished run atomically; if another process stored it first, keep theirs. A run that
+        would not be valid (vitcore.store.validate) raises ValueError and leaves nothing behind."""
         return self._write(cfg, history, confusion, metrics, model, predictions, replace=False)
 
     def replace(self, cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: dict, model=None,
                 predictions: np.ndarray | None = None) -> Run:
-        """Swap the stored run of cfg for a retrain of it (a backfill that could not reproduce the
-        stored run on this machine): the new run is written and validated in full first, then the
-        old folder is moved aside and the new one renamed into place (readers see one or the other,
-        or for an instant neither, never a mix)."""
+        """Swap the stored run of cfg for a retrain of it (a backfill that could not reproduce the stored run
+        here): the new run is written and validated in full, then the old folder is moved aside and the new
+        one renamed into place (readers see one or the other, or for an instant neither, never a mix)."""
         return self._write(cfg, history, confusion, metrics, model, predictions, replace=True)
 
     def _write(self, cfg, history, confusion, metrics, model, predictions, replace: bool) -> Run:

@@ -13,6 +13,7 @@ from vitcore.app import fmt
 from vitcore.app.selection import cell_name
 from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
+from vitcore.stats import plan
 from vitcore.stats.summaries import METRICS
 from vitcore.stats.testset import WITH_TEST
 
@@ -40,8 +41,9 @@ def title(metric: str) -> str:
 
 
 def needs(row) -> str:
-    """'needs 41 paired random seeds for 80% power (31 more)' for an inconclusive row, as the CLI says it."""
-    return v.needs_text(row["seeds_needed"], int(row["n_pairs"]), bool(row.get("paired", True)))
+    """'needs 41 paired random seeds for 80% power (31 more)' for an inconclusive row, or a planned
+    comparison's next look ('look 2 of 4 at 20 paired random seeds (10 more)'), as the CLI says it."""
+    return plan.needs(row)
 
 
 def verdict_text(row, margin: float = v.MARGIN) -> str:
@@ -58,10 +60,13 @@ def interval_text(row, places: int) -> str:
     """The interval that goes with the verdict: the 95% CI, simultaneous over the family when it has
     more than one member (so it excludes 0 exactly when the verdict is resolved), and the 90% one
     the equivalence test reads; over random seeds and test images where the verdict counts both."""
-    size = int(row.get("family_size", 1) or 1)
-    low, high = (row["ci_adj_low"], row["ci_adj_high"]) if size > 1 else (row["ci_low"], row["ci_high"])
-    low90, high90 = (row["ci90_adj_low"], row["ci90_adj_high"]) if size > 1 else (row["ci90_low"], row["ci90_high"])
+    size, adjusted = int(row.get("family_size", 1) or 1), plan.adjusted(row)
+    low, high = (row["ci_adj_low"], row["ci_adj_high"]) if adjusted else (row["ci_low"], row["ci_high"])
+    low90, high90 = (row["ci90_adj_low"], row["ci90_adj_high"]) if adjusted else (row["ci90_low"], row["ci90_high"])
     which = f"95% CI, Bonferroni ×{size}" if size > 1 else "95% CI"
+    if plan.planned(row):  # the repeated confidence interval of the plan's look (vitcore.stats.plan)
+        which = f"repeated CI at look {int(row['look'])} of {int(row['looks_planned'])}, ×{size}" if adjusted \
+            else "95% CI (before the plan's first look)"
     if row.get("interval") == WITH_TEST:  # vitcore.stats.testset: the test set's sampling counted
         which += " over random seeds and test images"
     return (f"{which} {fmt.ci(low, high, places, none='no interval')} · 90% "
@@ -70,10 +75,9 @@ def interval_text(row, places: int) -> str:
 
 def tests_text(row) -> str:
     """Both tests' p-values, adjusted when the family has more than one member."""
-    size = int(row.get("family_size", 1) or 1)
     if fmt.missing(row.get("p_value")):
         return ""
-    if size > 1:
+    if plan.adjusted(row) and not fmt.missing(row.get("p_adj")):
         return f"p_adj {fmt.p_value(row['p_adj'])} · p_tost_adj {fmt.p_value(row['p_tost_adj'])}"
     return f"p {fmt.p_value(row['p_value'])} · p_tost {fmt.p_value(row['p_tost'])}"
 
@@ -194,6 +198,10 @@ def header(comparison, cfg: RunConfig, baseline: RunConfig) -> str:
     group = comparison.metrics.set_index("metric")["timing_group"].get("seconds", "")
     extra = (f" Seconds use the {int(timed)} of them timed as {group or 'one timing group'} (never mixed)."
              if timed is not None and timed < len(seeds) else "")
+    rows = comparison.metrics.set_index("metric")
+    if "test_accuracy" in rows.index and plan.planned(rows.loc["test_accuracy"]) and \
+            rows.loc["test_accuracy", "n_pairs"] < len(seeds):  # the plan's look: its own random seeds only
+        extra += f" Test accuracy is planned: {rows.loc['test_accuracy', 'plan'].removeprefix('planned: ')}."
     return (f"{who}, paired by random seed at {fmt.rows(cfg.train_rows)} rows over random seeds "
             f"{', '.join(map(str, seeds))} ({len(seeds)} pairs): every mean and Δ below uses those seeds only.{extra} "
             f"Verdicts: {comparison.family.caption()}.")
@@ -201,10 +209,13 @@ def header(comparison, cfg: RunConfig, baseline: RunConfig) -> str:
 
 CORRECTION = ("**Multiplicity.** Every comparison belongs to one correction family, the same on every view "
               "(the card, the forest plot, the flip table, the claims, `compare`): a single-switch change belongs to "
-              "the single-switch changes of the config nearer the article's ViT; main effects and interactions are "
-              "one family per metric and training size; anything else is one comparison. Both tests are "
-              "**Bonferroni-adjusted** within the family (p_adj, p_tost_adj) and the intervals shown are the matching "
-              "simultaneous ones, so an interval excludes 0 exactly when the verdict is resolved.")
+              "that switch's other levels against the config nearer the article's ViT (from the registry, never from what "
+              "is stored); main effects and interactions are one family per metric and training size (the default "
+              "grid's); anything else is one comparison. Both tests are **Bonferroni-adjusted** within the family "
+              "(p_adj, p_tost_adj) and the intervals shown are the matching simultaneous ones, so an interval excludes "
+              "0 exactly when the verdict is resolved. The single-switch test-accuracy questions of the article's ViT "
+              "at 1,000 and 4,000 rows are **planned**: judged at looks of 10, 20, 30, 40 paired random seeds with "
+              "alpha spent over the looks (the card says which look and what the next one needs).")
 DELTA = ("**Δ**: selection − baseline per random seed (the same seed means the same training sample and "
          "initialisation), then averaged; the **95% CI** is a t-interval over those paired differences. Sides at "
          "different training rows share no seed: that comparison is **unpaired** (Welch's interval). The 10,000 "

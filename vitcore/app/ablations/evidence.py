@@ -10,7 +10,7 @@ from vitcore.app import state
 from vitcore.config.run import RunConfig
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=64)
 def _cells(metric: str, interactions: bool, cells: str, path: str, mtime: float) -> pd.DataFrame:
     from vitcore.stats import percell
 
@@ -22,7 +22,7 @@ def cell_effects(metric: str, interactions: bool = False, cells: str = "") -> pd
     return _cells(metric, interactions, cells, state.STORE_PATH, state.store_mtime())
 
 
-@st.cache_data(show_spinner="Comparing the runs' per-image predictions…", max_entries=32)
+@st.cache_data(show_spinner="Comparing the runs' per-image predictions…", max_entries=8)  # ~0.9 MB each
 def _flipped(cfg: RunConfig, base: RunConfig, path: str, mtime: float):
     from vitcore.analysis import flips
     from vitcore.stats import summaries as stats

@@ -13,7 +13,7 @@ import streamlit as st
 
 from vitcore.app import state
 
-ENVIRONMENT = ("VITCORE_THREADS", "VITCORE_MAX_TRAIN_MINUTES", "VITCORE_DATA_DIR")
+ENVIRONMENT = ("VITCORE_THREADS", "VITCORE_MAX_TRAIN_MINUTES", "VITCORE_DATA_DIR", "VITCORE_STORE", "VITCORE_ALLOW_TRAINING")
 
 
 @functools.lru_cache(maxsize=8)
