@@ -78,9 +78,10 @@ seconds = cost.variant_seconds(runs)
 if seconds.empty:
     st.info("No stored runs of the papers' variants yet: `python -m vitcore sweep papers` trains them.")
 else:
-    st.dataframe(seconds, hide_index=True, width="content", column_config={
+    shown = seconds.assign(std_seconds=[fmt.metric(std, "seconds") for std in seconds["std_seconds"]])  # one seed: —
+    st.dataframe(shown, hide_index=True, width="content", column_config={
         "mean_seconds": st.column_config.NumberColumn("mean seconds", format=fmt.printf("seconds")),
-        "std_seconds": st.column_config.NumberColumn("std seconds", format=fmt.printf("seconds")),
+        "std_seconds": st.column_config.TextColumn("std seconds"),
         "runs": st.column_config.NumberColumn("random seeds"),
         "mean_test_accuracy": st.column_config.NumberColumn("mean test accuracy", format=fmt.printf("test_accuracy"))})
     st.caption("Wall seconds of one run, per timing group: compare rows only within one group (the same code, "
