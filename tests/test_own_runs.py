@@ -3,6 +3,7 @@ trained with `--width 32` get their own label, a Width control in the sidebar, s
 and `compare --width 32`, while the committed store's sidebar stays as it was."""
 
 import os
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -27,9 +28,13 @@ NARROW = ARTICLE.replace(width=32)
 
 @pytest.fixture
 def own_store(store) -> RunStore:
-    """The article's ViT at 1,000 rows (random seeds 0-2) and two runs of your own at width 32."""
+    """A copy of the committed store's article's ViT at 1,000 rows (its random seeds 0-2, real runs) and two
+    runs of your own at width 32."""
+    committed = RunStore(Path(state.ROOT) / "cached_runs")
+    store.root.mkdir(parents=True)
     for seed in range(3):
-        write_run(store, ARTICLE.replace(seed=seed), 0.80 + 0.002 * seed)
+        run = committed.get(ARTICLE.replace(seed=seed))
+        shutil.copytree(run.path, store.root / run.run_id)
     for seed in range(2):
         write_run(store, NARROW.replace(seed=seed), 0.78 + 0.003 * seed)
     return store
