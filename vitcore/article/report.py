@@ -21,6 +21,7 @@ from vitcore.article import seed_reference as seed
 from vitcore.config.numbers import digits, missing, number, p_value
 from vitcore.config.run import ARTICLE_MODELS
 from vitcore.stats import estimates as v
+from vitcore.stats import readings
 from vitcore.stats.compare import compare
 from vitcore.stats.estimates import MARGIN, paired_estimate, prediction_interval
 from vitcore.stats.summaries import runs_of, summarize
@@ -225,7 +226,7 @@ def headline_markdown(runs: pd.DataFrame, test_set=None) -> str:
              "Verdicts, from the ViT's side (the ViT vs its convnet at one size is one comparison: no correction; "
              "for gap and seconds lower is better; seconds within one timing group, named; best validation "
              "accuracy is optimistic, selected on the split it reports):", "",
-             v.definitions_text(MARGIN), "",
+             v.definitions_text(MARGIN), readings.definitions_text(), "",
              "Gap = final train accuracy − final validation accuracy.",
              f"The source article's {seed.VIT_PARAMS_QUOTED:,} ViT parameters exclude the "
              f"{seed.POSITION_EMBEDDING_PARAMS:,}-parameter position embedding "

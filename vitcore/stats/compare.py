@@ -21,12 +21,12 @@ import pandas as pd
 
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.data.fashion import CLASS_NAMES, NUM_CLASSES
-from vitcore.stats import plan, testset
+from vitcore.stats import plan, readings, testset
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, MARGIN, METRICS, Estimate, judge, paired_estimate, welch_estimate
 from vitcore.stats.families import ALONE, Family, family_of, runs_of
 
 METRIC_COLUMNS = ["metric", "selection_mean", "baseline_mean", "n_pairs", "mean_delta", *JUDGEMENT_COLUMNS, "paired",
-                  "timing_group", *testset.TEST_COLUMNS]
+                  "timing_group", *testset.TEST_COLUMNS, *readings.READING_COLUMNS]
 CLASS_COLUMNS = ["class", "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS]
 CONFUSION_COLUMNS = ["true", "predicted", "mean_delta", "ci_low", "ci_high", "n_pairs"]
 PAIR_KEY = ["train_rows", "seed"]  # what makes two runs a pair: the same data sample and initialisation
@@ -93,16 +93,19 @@ def paired_delta(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, mar
     def estimate(part: pd.DataFrame) -> tuple[Estimate, dict]:
         return testset.judged_estimate(paired_estimate(part["delta"]), metric, part, test_set)
 
+    levels = None  # a planned look's nominal levels (the borderline check re-judges at them)
     if family.looks and metric == plan.METRIC:  # planned: the plan's looks decide (vitcore.stats.plan)
         est, verdict, pairs = plan.sequential(pairs, metric, margin, family, estimate)
         test_columns = {name: verdict.pop(name) for name in testset.TEST_COLUMNS}
+        levels = plan.levels(family.looks, family.size)[int(verdict["look"]) - 1] if verdict["look"] >= 1 else None
     else:
         est, test_columns = estimate(pairs)
         verdict = judge(metric, est, margin, family.name, family.size, comparable=metric != "seconds" or est.n >= 2)
     group = pairs["timing_group_variant"].iloc[0] if metric == "seconds" and len(pairs) and \
         "timing_group_variant" in pairs.columns else ""
     row = {"metric": metric, "mean_delta": est.mean, "n_pairs": est.n, **verdict, "timing_group": group,
-           **test_columns}
+           **test_columns, **readings.spread_of(metric, pairs["delta"], pairs["baseline"], pairs["variant"]),
+           **readings.verdict_columns(metric, est, verdict, test_columns, levels)}
     return Delta(metric, row, pairs)
 
 
@@ -170,7 +173,9 @@ def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None
             rows.append({"metric": metric, "selection_mean": a[metric].mean(), "baseline_mean": b[metric].mean(),
                          "n_pairs": 0, "mean_delta": est.mean, **verdict, "paired": False, "timing_group": group or "",
                          "interval": testset.SEEDS_ONLY, "ci_low_seeds": est.ci_low, "ci_high_seeds": est.ci_high,
-                         "test_se": np.nan, "n_pairs_with_test": 0})
+                         "test_se": np.nan, "n_pairs_with_test": 0, "test_se_srs": np.nan,
+                         "df_satterthwaite": np.nan, **readings.spread_of(metric, None, b[metric], a[metric], est.mean),
+                         **readings.verdict_columns(metric, est, verdict)})
             both = pd.concat([a.assign(side="selection"), b.assign(side="baseline")])
             pairs.append(both[["side", "train_rows", "seed", "run_id", metric]].rename(columns={metric: "value"})
                          .assign(metric=metric))

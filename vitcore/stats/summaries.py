@@ -21,6 +21,7 @@ from scipy import stats
 
 from vitcore.config import switches
 from vitcore.config.run import LEVELS, SEED_FIELDS, SWITCHES, RunConfig
+from vitcore.stats import readings
 from vitcore.stats.compare import Delta, pair_runs, paired_delta  # noqa: F401 (the pairing, re-exported)
 from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for the pages)
     BETTER,
@@ -39,7 +40,9 @@ from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for 
     judge,
     paired_estimate,
 )
-from vitcore.stats.families import family_of, neighbours, runs_of
+from vitcore.stats.families import family_of, neighbours, runs_of  # noqa: F401 (re-exported)
+from vitcore.stats.readings import READING_COLUMNS
+from vitcore.stats.single import one_field_effects, single_cell
 from vitcore.stats.testset import METRIC as PER_IMAGE
 from vitcore.stats.testset import TEST_COLUMNS, TestSet, seed_columns, with_differences
 
@@ -49,11 +52,11 @@ FIXED = ("width", "depth", "heads", "mlp_dim", "epochs", "batch_size", "lr", "wa
 NON_FACTORS = tuple(name for name in switches.NAMES if name not in SWITCHES and name not in FIXED)
 CONFIG_COLUMNS = [name for name in RunConfig.__dataclass_fields__ if name != "seed"]
 EFFECT_COLUMNS = ["factor", "level", "reference", "train_rows", "metric", "mean_delta", "n_pairs",
-                  *JUDGEMENT_COLUMNS, "cells", "timing_group", *TEST_COLUMNS]
+                  *JUDGEMENT_COLUMNS, "cells", "timing_group", *TEST_COLUMNS, *READING_COLUMNS]
 INTERACTION_COLUMNS = ["factor", "level", "reference", "factor_b", "level_b", "reference_b", "train_rows", "metric",
-                       "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group", *TEST_COLUMNS]
+                       "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group", *TEST_COLUMNS, *READING_COLUMNS]
 FLIP_COLUMNS = ["switch", "from", "to", "metric", "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group",
-                *TEST_COLUMNS, "variant_config_id"]
+                *TEST_COLUMNS, *READING_COLUMNS, "variant_config_id"]
 
 
 def summarize(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
@@ -114,6 +117,7 @@ def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, 
     if metric == PER_IMAGE and test_set is not None:
         ids = vit.pivot_table(index=["train_rows", *others, "seed"], columns=list(factors), values="run_id",
                               aggfunc="first")
+    spread = wide[list(weights)].groupby(level=list(range(wide.index.nlevels - 1)))  # per config, over seeds
     for rows, part in contrast.groupby(level="train_rows"):
         table = part.droplevel("train_rows").unstack("seed")  # rows: cells of the other switches, columns: seeds
         table = _balanced(table)
@@ -122,8 +126,17 @@ def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, 
             diffs = None if ids is None else test_set.combinations(
                 [[(ids.loc[(rows, *_cell(cell), seed), level], sign / len(table.index))
                   for cell in table.index for level, sign in weights.items()] for seed in table.columns])
-            result[rows] = with_differences(est, diffs) if ids is not None else (est, seed_columns(est))
+            est, columns = (est, seed_columns(est)) if ids is None else with_differences(est, diffs, test_set.labels)
+            columns.update(readings.spread_columns(metric, table.mean(axis=0), _run_sd(spread, rows, table.index)))
+            result[rows] = est, columns
     return result
+
+
+def _run_sd(spread, rows: int, cells: pd.Index) -> float:
+    """One run's seed-to-seed sd, pooled over the configs (cell × weighted level) behind a contrast at `rows`;
+    `spread`: the contrast's groupby of every config (all index levels but the random seed)."""
+    variances, counts = (frame.xs(rows, level=0).reindex(cells) for frame in (spread.var(), spread.count()))
+    return readings.pooled_sd(variances.to_numpy().ravel(), counts.to_numpy().ravel())
 
 
 def _cell(cell) -> tuple:
@@ -159,10 +172,12 @@ def _judged(frame: pd.DataFrame, estimates: list[tuple[Estimate, dict]], margin:
     families = [(f"{kind} at {rows:,} rows", declared_size(kind)) if grid else
                 (f"{kind} at {rows:,} rows outside the default factorial (this contrast alone)", 1)
                 for rows, grid in zip(frame["train_rows"], declared)]
-    judged = [{**judge(metric, est, margin, name, size), **columns}
-              for metric, (est, columns), (name, size) in zip(frame["metric"], estimates, families)]
-    return pd.concat([frame.reset_index(drop=True), pd.DataFrame(judged, columns=JUDGEMENT_COLUMNS + TEST_COLUMNS)],
-                     axis=1)
+    judged = []
+    for metric, (est, columns), (name, size) in zip(frame["metric"], estimates, families):
+        verdict = judge(metric, est, margin, name, size)
+        judged.append({**verdict, **columns, **readings.verdict_columns(metric, est, verdict, columns)})
+    return pd.concat([frame.reset_index(drop=True),
+                      pd.DataFrame(judged, columns=JUDGEMENT_COLUMNS + TEST_COLUMNS + READING_COLUMNS)], axis=1)
 
 
 def _seconds_runs(vit: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
@@ -171,17 +186,6 @@ def _seconds_runs(vit: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
         return vit, ""
     group = vit["timing_group"].value_counts().idxmax()
     return vit[vit["timing_group"] == group], group
-
-
-def _single_cell(runs: pd.DataFrame, factor: str, level, train_rows: int, metric: str, margin: float,
-                 test_set: TestSet | None) -> dict:
-    """A main effect measured in one cell only is the single-switch change of the article's ViT: its
-    row (numbers, family, verdict) is that comparison's, as on the forest plot and the cards."""
-    ref = RunConfig(train_rows=train_rows)
-    variant = ref.replace(**{factor: level})
-    delta = paired_delta(runs_of(runs, ref), runs_of(runs, variant), metric, margin, family_of(runs, variant, ref),
-                         test_set)
-    return delta.row
 
 
 def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, test_set: TestSet | None = None
@@ -194,7 +198,7 @@ def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
     where both levels were run count, so patch 2 (run only at the article's other switches, by the
     `tokens` grid) is an effect at the reference cell, not an average over the grid: `cells` says
     how many cells of the other switches entered, and a one-cell effect is judged as the
-    single-switch change it is (_single_cell). The others are one family per metric and train_rows
+    single-switch change it is (single_cell). The others are one family per metric and train_rows
     ("main effects at 4,000 rows"), Bonferroni-adjusted.
     """
     vit, records, pending = factorial_runs(runs), [], []
@@ -210,38 +214,22 @@ def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
                     cells = _cells(vit, factor, level, train_rows)
                     key = dict(zip(EFFECT_COLUMNS, [factor, level, ref, train_rows, metric]))
                     if cells == 1:
-                        records.append({**key, **_single_cell(runs, factor, level, train_rows, metric, margin,
+                        records.append({**key, **single_cell(runs, factor, level, train_rows, metric, margin,
                                                               test_set), "cells": 1})
                     else:
                         pending.append((len(records), (est, columns), in_grid({factor: level})))
                         records.append({**key, "mean_delta": est.mean, "n_pairs": est.n, "cells": cells,
                                         "timing_group": group})
-    records += _one_field_effects(runs, metrics, margin, test_set)
+    records += one_field_effects(runs, metrics, margin, test_set)
     if not records:
         return pd.DataFrame(columns=EFFECT_COLUMNS)
     if pending:
         keys = pd.DataFrame([records[k] for k, _, _ in pending])[["metric", "train_rows"]]
         judged = _judged(keys, [est for _, est, _ in pending], margin, "main effects", [grid for *_, grid in pending])
-        for (k, _, _), verdict in zip(pending, judged[JUDGEMENT_COLUMNS + TEST_COLUMNS].to_dict("records")):
+        columns = JUDGEMENT_COLUMNS + TEST_COLUMNS + READING_COLUMNS
+        for (k, _, _), verdict in zip(pending, judged[columns].to_dict("records")):
             records[k].update(verdict)
     return pd.DataFrame(records, columns=EFFECT_COLUMNS)
-
-
-def _one_field_effects(runs: pd.DataFrame, metrics, margin: float, test_set: TestSet | None) -> list[dict]:
-    """Every switch outside the factorial (the papers'; width, depth, ..., warm-up) changed alone around the
-    article's ViT at each train_rows stored: one-cell effects judged as the single-switch change they are
-    (_single_cell), as on the forest plot. Your own `sweep --vary depth=1,2,4` lands here."""
-    records = []
-    for train_rows in sorted(int(rows) for rows in runs["train_rows"].unique()) if len(runs) else []:
-        ref = RunConfig(train_rows=train_rows)
-        for factor, level, _ in neighbours(runs, ref) if len(runs_of(runs, ref)) else []:
-            if factor in SWITCHES:
-                continue
-            for metric in metrics:
-                key = dict(zip(EFFECT_COLUMNS, [factor, level, getattr(ref, factor), train_rows, metric]))
-                records.append({**key, **_single_cell(runs, factor, level, train_rows, metric, margin, test_set),
-                                "cells": 1})
-    return records
 
 
 def _cells(vit: pd.DataFrame, factor: str, level, train_rows: int) -> int:
@@ -271,7 +259,8 @@ def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
                     rows.append([factor_a, a, ref_a, factor_b, b, ref_b, train_rows, metric, est.mean, est.n, group])
                     estimates.append((est, columns))
                     declared.append(in_grid({factor_a: a, factor_b: b}))
-    frame = pd.DataFrame(rows, columns=[c for c in INTERACTION_COLUMNS if c not in JUDGEMENT_COLUMNS + TEST_COLUMNS])
+    frame = pd.DataFrame(rows, columns=[c for c in INTERACTION_COLUMNS
+                                        if c not in JUDGEMENT_COLUMNS + TEST_COLUMNS + READING_COLUMNS])
     if frame.empty:
         return pd.DataFrame(columns=INTERACTION_COLUMNS)
     return _judged(frame, estimates, margin, "interactions", declared)[INTERACTION_COLUMNS]

@@ -7,13 +7,14 @@ card says what `metrics.csv` says: means over the paired random seeds only, the 
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from vitcore.app import fmt
 from vitcore.app.selection import cell_name
 from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
-from vitcore.stats import plan
+from vitcore.stats import plan, readings
 from vitcore.stats.summaries import METRICS
 from vitcore.stats.testset import WITH_TEST
 
@@ -46,14 +47,55 @@ def needs(row) -> str:
     return plan.needs(row)
 
 
+def borderline(row) -> bool:
+    """Whether the row's verdict is borderline (vitcore.stats.readings); False where the row has no such column."""
+    flag = row.get("borderline")
+    return isinstance(flag, (bool, np.bool_)) and bool(flag)
+
+
+def marked(row) -> str:
+    """The verdict word with the borderline marker: 'equivalent · borderline'."""
+    return f"{row['verdict']}{BORDERLINE if borderline(row) else ''}"
+
+
+BORDERLINE = " · borderline"
+
+
 def verdict_text(row, margin: float = v.MARGIN) -> str:
-    """The verdict in words a card can carry: 'worse', 'inconclusive — needs 41 paired random seeds …'."""
-    verdict = row["verdict"]
+    """The verdict in words a card can carry, with its size against the margin and the borderline marker:
+    'worse — beyond ±0.01', 'better — size undetermined (may be inside ±0.01)', 'equivalent — within ±0.01 ·
+    borderline', 'inconclusive — needs 41 …'."""
+    verdict, limit = row["verdict"], f"±{fmt.number(v.margin_for(row['metric'], margin), 3)}"
+    size = row.get("size")
     if verdict == v.INCONCLUSIVE:
-        return f"{verdict} — {needs(row)}"
-    if verdict == v.EQUIVALENT or verdict in v.INSIDE:
-        return f"{verdict} — within ±{fmt.number(v.margin_for(row['metric'], margin), 3)}"
-    return verdict
+        text = f"{verdict} — {needs(row)}"
+    elif verdict == v.EQUIVALENT or verdict in v.INSIDE:
+        text = f"{verdict} — within {limit}"
+    elif verdict in v.BEYOND and size == readings.SIZE_BEYOND:
+        text = f"{verdict} — beyond {limit}"
+    elif verdict in v.BEYOND and size == readings.SIZE_OPEN:
+        text = f"{verdict} — size undetermined (may be inside {limit})"
+    else:
+        text = verdict
+    return text + (BORDERLINE if borderline(row) else "")
+
+
+def readings_text(row, places: int) -> str | None:
+    """'Δ = 1.68 run sds · wins 10 of 10 random seeds (95% 0.69–1.00)': the standardised effect and the
+    paired win rate (vitcore.stats.readings), or None when neither is measured."""
+    parts = []
+    if not fmt.missing(row.get("delta_sd")):
+        parts.append(f"Δ = {row['delta_sd']:+.2f} run sds (run sd {fmt.number(row['run_sd'], places)})")
+    if not fmt.missing(row.get("win_rate")):
+        wins = f"{row['wins']:g}"
+        parts.append(f"wins {wins} of {int(row['n_pairs'])} random seeds "
+                     f"(95% {row['win_low']:.2f}–{row['win_high']:.2f})")
+    return " · ".join(parts) or None
+
+
+def flips_text(row) -> str | None:
+    """What would flip a borderline verdict, or None."""
+    return f"borderline: {row['flips']}" if borderline(row) and isinstance(row.get("flips"), str) else None
 
 
 def interval_text(row, places: int) -> str:
@@ -129,6 +171,8 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
                      + (" (same random seeds)" if row["paired"] else " (its own runs)")]
             if (test_line := test_set_line(row, places)) is not None:
                 lines.insert(1, test_line)
+            lines += [f"{line}" for line in (readings_text(row, places),) if line]
+            lines += [f":orange[{line}]" for line in (flips_text(row),) if line]
         note = collapsed_note(selected)
         if note and metric == "test_accuracy":
             lines.append(f":red[{note}]")
@@ -231,6 +275,7 @@ def definitions(margin: float = v.MARGIN) -> str:
     """The definitions expander: metrics, Δ and interval, one paragraph per verdict (README-ready), the
     correction, the splits."""
     metrics = "\n".join(f"- **{title(m)}**: {text}" for m, text in HELP.items())
-    verdict_lines = "\n".join(f"- **{word}**: {text}" for word, text in v.DEFINITIONS.items())
+    verdict_lines = "\n".join(f"- **{word}**: {text}" for word, text in
+                              [*v.DEFINITIONS.items(), *readings.DEFINITIONS.items()])
     return (f"{metrics}\n- {DELTA}\n\n**Verdicts** (margin now ±{margin:g}; {v.MARGIN_REASON}):\n{verdict_lines}\n\n{CORRECTION}\n\n"
             f"{SPLITS}")
