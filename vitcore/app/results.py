@@ -37,7 +37,7 @@ def _scaling(margin: float, path: str, mtime: float) -> tuple[pd.DataFrame, pd.D
 
     runs = state.load_runs()
     deltas = scaling.deltas(runs, margin, state.test_set())
-    estimate = scaling.crossover_sentence(scaling.crossover_estimate(runs))
+    estimate = scaling.crossover_sentence(scaling.crossover_estimate(runs, test_set=state.test_set()))
     return scaling.curve(runs), deltas, f"{estimate} {scaling.crossover(deltas)}"
 
 
@@ -51,7 +51,7 @@ def data_size(margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, str]:
 def _crossover_shift(path: str, mtime: float) -> str:
     from vitcore.analysis import scaling
 
-    return scaling.variant_sentence(state.load_runs())
+    return scaling.variant_sentence(state.load_runs(), state.test_set())
 
 
 def crossover_shift() -> str:

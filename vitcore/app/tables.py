@@ -179,6 +179,14 @@ def bench_sentences(bench: pd.DataFrame) -> list[str]:
     return sentences
 
 
+def timing_label(group: str) -> str:
+    """A timing group in words, with what its context says about the load it ran under."""
+    from vitcore.app.walkthrough.walk import timing_basis
+    from vitcore.stats.seconds import group_text
+
+    return f"{timing_basis(group)} — {group_text(group)}"
+
+
 def relative_seconds(grid: pd.DataFrame, reference: int = BASELINE.patch_size) -> list[str]:
     """Per (train_rows, epochs) of cost.tokens_grid_seconds: each patch size's training time relative
     to the article's patch 7, as one sentence."""

@@ -137,13 +137,13 @@ def _claims(args) -> int:
     table = claims.claims_table(runs, margin, test_set=test_set)
     with staged(out.parent) as stage:
         table.to_csv(stage / out.name, index=False)
-    shown = table[table["role"] == claims.AS_CLAIMED]
-    print(f"{out}: {shown['claim'].nunique()} claims at {len(shown)} (claim, train_rows) rows, each judged in its "
-          f"comparison's family (as on the Ablations page)")
+    counts = claims.tally_of(table)
+    print(f"{out}: {len(table)} ledger rows — {counts['counted']} distinct comparisons counted once each, "
+          f"{counts['not_counted']} shown beside and not counted (the `tally` column says why); each judged in its "
+          "comparison's family (as on the Ablations page)")
     margins = sorted({margin, *estimates.TALLY_MARGINS})
-    for row in claims.tally(runs, margins, test_set=test_set).itertuples():
-        print(f"  margin ±{row.margin:g}: agrees {row.agrees}, disagrees {row.disagrees}, unresolved {row.unresolved}"
-              + ("  (this file)" if row.margin == margin else ""))
+    for row in claims.tally(runs, margins, test_set=test_set).to_dict("records"):
+        print("  margin " + claims.tally_line(row, row["margin"]) + ("  (this file)" if row["margin"] == margin else ""))
     print(f"  why ±{estimates.MARGIN:g}: {estimates.MARGIN_REASON}")
     return 0
 
