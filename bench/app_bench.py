@@ -17,8 +17,8 @@ Measures, on fresh `streamlit run streamlit_app.py` servers with training off:
      servers side by side and visits interleaved, median of 5: the landing (time to its forest plot
      and to its cards) and a flipped switch (time to the cards). Goal: <= 1.5x the trivial page.
 
-  6. server CPU (issue 20): one pass over every page (9 views) on a fresh server with the shipped
-     .streamlit/config.toml (file watcher off) against the same with the watcher on, servers one after
+  6. server CPU (issue 20): one pass over every page (10 views: the 9 pages, the Seed noise page
+     included, and a flipped switch) on a fresh server with the shipped .streamlit/config.toml (file watcher off) against the same with the watcher on, servers one after
      the other in rounds, median of 3. Goal: <= 0.5x. Run it from a checkout with its .venv inside (the
      README's first command), where the watcher has the most to walk.
 
@@ -135,7 +135,7 @@ def browser_render_seconds(browser, url: str, selector: str = CARDS) -> float:
     return seconds
 
 
-ALL_PAGES = ("", "claims", "runs", "patching", "anatomy", "token_cost", "attention", "vit_vs_convnet")
+ALL_PAGES = ("", "claims", "noise", "runs", "patching", "anatomy", "token_cost", "attention", "vit_vs_convnet")
 
 
 def view_pages(browser, url: str, paths=("", "runs"), server: psutil.Process | None = None) -> dict[str, float]:
@@ -189,8 +189,8 @@ def cpu_seconds(server: psutil.Process) -> float:
 
 
 def server_cpu(browser, folder: Path, rounds: int = 3) -> None:
-    """Issue 20: a fresh server's CPU from its start to the end of one pass over every page (9 views),
-    shipped config vs the file watcher on, one after the other in each round; median of `rounds`."""
+    """Issue 20: a fresh server's CPU from its start to the end of one pass over every page and a flipped
+    switch (10 views), shipped config vs the file watcher on, one after the other in each round; median of `rounds`."""
     import statistics
 
     setups = {"shipped config (watcher off)": None, "watcher on (auto)": "auto"}
@@ -206,7 +206,7 @@ def server_cpu(browser, folder: Path, rounds: int = 3) -> None:
                 cpu[name].append(cpu_seconds(server))
             overflows[name] += log.read_text().count("queue overflow")
     shipped, watched = (statistics.median(cpu[name]) for name in setups)
-    print(f"server CPU, start + one pass over 9 views, median of {rounds} (load average {os.getloadavg()[0]:.1f}, "
+    print(f"server CPU, start + one pass over {len(ALL_PAGES) + 1} views, median of {rounds} (load average {os.getloadavg()[0]:.1f}, "
           f"checkout {ROOT}, .venv inside: {(ROOT / '.venv').is_dir()}):")
     for name in setups:
         print(f"  {name}: {statistics.median(cpu[name]):.1f} s ("

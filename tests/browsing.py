@@ -75,8 +75,8 @@ def chromium():
             browser.close()
 
 
-def open_page(browser, url: str, width: int = 1400):
-    page = browser.new_page(viewport={"width": width, "height": 1000})
+def open_page(browser, url: str, width: int = 1400, height: int = 1000):
+    page = browser.new_page(viewport={"width": width, "height": height})
     server = url.split("/")[2]
     page.on("request", lambda request: OUTSIDE.append(request.url)
             if request.url.split("/")[2:3] != [server] and not request.url.startswith(("data:", "blob:")) else None)

@@ -163,7 +163,7 @@ def test_flipped_images_against_seed_noise_and_flips_csv(app):
     shown = evidence.flipped_images(POST, BASELINE)  # what the page draws and offers as flips.csv
     assert shown.n_pairs == 3
     pd.testing.assert_frame_equal(shown.images, expected.images)
-    assert list(at.dataframe[0].value["Newly wrong"]) == list(expected.pairs["newly_wrong"])
+    assert list(at.dataframe[0].value["Newly wrong"]) == [f"{n:,}" for n in expected.pairs["newly_wrong"]]  # '3,272'
     # three pairs cannot tell a switch from random-seed noise: no image is ranked
     assert "cannot separate the switch from random-seed noise" in at.warning[0].value
     assert not at.get("image") and expected.listed.empty

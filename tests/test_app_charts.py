@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from vitcore.app import charts, fmt, tables
-from vitcore.app.walkthrough import pictures
+from vitcore.app.walkthrough import pictures, walk_charts
 from vitcore.data.patches import patchify
 from vitcore.stats import estimates
 
@@ -62,7 +62,8 @@ def test_charts_build():
     charts.weight_bars(np.full(16, 1 / 16), 1 / 16, "t", query=3).to_dict()
     frame = pd.DataFrame({"label": ["a"] * 2, "head": ["head 0"] * 2, "model": ["trained", "random init"],
                           "spread": [0.3, 0.2]})
-    charts.spread_bars(frame, 0.0625).to_dict()
+    [panel] = walk_charts.spread_bars(frame, 0.0625)  # one panel per row
+    assert "width" not in panel.to_dict()  # at its container's width
     charts.heatmap(np.eye(10) - 0.1, "Δ", delta=True).to_dict()
     curve = pd.DataFrame({"tokens": [4, 16, 4, 16], "ms": [1.0, 2.0, 1.1, 1.9],
                           "series": ["measured median"] * 2 + ["fit a + b·N²"] * 2})
@@ -101,13 +102,15 @@ def effects(cells):
 
 
 def test_main_effect_panels_have_their_own_x_scales_and_mark_single_cell_effects():
-    spec = charts.effect_intervals(tables.effect_frame(effects([1, 12, 1, 12])), "test_accuracy", "Main").to_dict()
-    assert spec["resolve"]["scale"]["x"] == "independent" and spec["title"] == "Main"
-    dots = spec["spec"]["layer"][3]["encoding"]  # zero rule, 95% and 90% intervals, dots
+    panels = [p.to_dict() for p in charts.effect_intervals(tables.effect_frame(effects([1, 12, 1, 12])),
+                                                           "test_accuracy", "Main")]
+    assert [p["title"]["subtitle"] for p in panels] == ["1,000 rows", "4,000 rows"]  # a chart each: own x-scale
+    assert all(p["title"]["text"] == ["Main"] and "width" not in p for p in panels)  # at the container's width
+    dots = panels[0]["layer"][3]["encoding"]  # zero rule, 95% and 90% intervals, dots
     assert dots["shape"]["scale"]["range"] == ["circle", "diamond"] and dots["shape"]["legend"] is not None
     assert sorted(dots["color"]["scale"]["domain"]) == ["better", "inconclusive", "worse"]
-    plain = charts.effect_intervals(tables.effect_frame(effects([12] * 4)), "test_accuracy", "Main").to_dict()
-    assert plain["spec"]["layer"][3]["encoding"]["shape"]["legend"] is None  # nothing to tell apart
+    plain = charts.effect_intervals(tables.effect_frame(effects([12] * 4)), "test_accuracy", "Main")[0].to_dict()
+    assert plain["layer"][3]["encoding"]["shape"]["legend"] is None  # nothing to tell apart
 
 
 def test_forest_and_class_bars_have_titles_and_the_verdict_in_words():
@@ -125,6 +128,6 @@ def test_forest_and_class_bars_have_titles_and_the_verdict_in_words():
     assert max(len(line) for line in long["title"]["text"]) <= charts.FOREST_TITLE  # wrapped for a phone
     classes = judged([[0.1, 0.0, 0.2]], **{"class": "Shirt"})
     bars = charts.class_delta_bars(classes).to_dict()
-    assert bars["title"].startswith("Per-class test accuracy")
+    assert " ".join(bars["title"]["text"]).startswith("Per-class test accuracy")  # wrapped for a phone
     low, high = bars["layer"][0]["encoding"]["x"]["scale"]["domain"]  # symmetric, the first step that holds
     assert low == -high and high >= max(abs(classes["ci_adj_low"].iloc[0]), abs(classes["ci_adj_high"].iloc[0]))

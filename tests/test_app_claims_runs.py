@@ -20,7 +20,7 @@ from vitcore.app.claims import claims_view
 from vitcore.article import claims
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import REGISTRY
-from vitcore.store.runs import RunStore
+from vitcore.store.runs import WHOLE_FIELDS, RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 NOISE = (0.0, 0.004, -0.003)  # three random seeds
@@ -162,7 +162,7 @@ def test_runs_page_filters_every_switch_with_integer_patch_sizes(grid, downloads
     assert cli.main(["export", "--store", str(grid.root), "--out", str(tmp_path)]) == 0
     for name in ("runs.csv", "histories.csv", "confusions.csv"):
         assert downloads[name] == (tmp_path / name).read_bytes(), name  # the full set: the CLI's bytes
-        full = pd.read_csv(tmp_path / name)
+        full = pd.read_csv(tmp_path / name, dtype={c: "Int64" for c in WHOLE_FIELDS})  # '4' stays '4', not '4.0'
         filtered = downloads[name.replace(".csv", "_shown.csv")]
         expected = full[full["run_id"].isin(set(table["run_id"]))].to_csv(index=False).encode()
         assert filtered == expected and filtered.count(b"\n") < (tmp_path / name).read_bytes().count(b"\n"), name

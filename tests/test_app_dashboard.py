@@ -10,7 +10,7 @@ import pytest
 from fakes import write_run
 
 from vitcore import cli
-from vitcore.app import selection, state, tables
+from vitcore.app import fmt, selection, state, tables
 from vitcore.app.selection import BASELINE, SAME_ROWS, baseline_cells, cell_name, query_notes, resolve_baseline
 from vitcore.app.training.slot import TrainingSlot, estimate_seconds, training_allowed
 from vitcore.config.run import RunConfig
@@ -43,7 +43,7 @@ def test_valid_or_foreign_query_values_give_no_note(params):
 def test_invalid_query_value_is_named_with_allowed_values_and_default(key, value):
     (note,) = query_notes({key: value})
     assert note.startswith(f"`{key}=") and "allowed" in note
-    assert f"default `{selection.DEFAULTS[key]}`" in note
+    assert f"showing `{selection.DEFAULTS[key]}` (the default) instead" in note
 
 
 def test_query_note_cannot_break_out_of_its_code_span():
@@ -98,7 +98,7 @@ def test_flip_table_is_one_metric_readable(store):
     assert list(table["Change"]) == ["pre → post"] and table.loc[0, "Verdict"].split(" — ")[0] == stats.WORSE
     assert table.loc[0, "Size"] == "beyond" and table.loc[0, "Verdict"].endswith("beyond ±0.010")
     assert table.loc[0, "Interval"].startswith("95% CI [-") and table.loc[0, "Switch"] == "norm placement"
-    assert table.loc[0, "p_adj"] == pytest.approx(flips.loc[flips["metric"] == "best_val_accuracy", "p_adj"].iloc[0])
+    assert table.loc[0, "p_adj"] == fmt.p_value(flips.loc[flips["metric"] == "best_val_accuracy", "p_adj"].iloc[0])
     planned = tables.flip_table(flips, "test_accuracy")  # planned (vitcore.stats.plan): waits for its first look
     assert planned.loc[0, "Verdict"].startswith("inconclusive") and "first look at 10" in planned.loc[0, "Verdict"]
 

@@ -9,7 +9,7 @@ NAN = float("nan")
 
 def test_mean_sd_and_its_single_seed_form():
     assert fmt.mean_sd(0.79701, 0.00404) == "0.7970 ± 0.0040"
-    assert fmt.mean_sd(41.25, NAN, 1) == "41.2"
+    assert fmt.mean_sd(41.25, NAN, 1) == "41.3"  # half away from zero, on the decimal digits (numbers.rounded)
     assert fmt.mean_sd(0.5, None) == "0.5000"
 
 
@@ -50,10 +50,26 @@ def test_one_rule_for_app_cli_and_report():  # issue 20: separators everywhere, 
     from vitcore.config import numbers
 
     assert fmt.number is numbers.number and fmt.digits is numbers.digits and report.digits is numbers.digits
-    assert fmt.mean_sd(1234.56, 10.25, numbers.digits("seconds")) == "1,234.6 ± 10.2"
+    assert fmt.mean_sd(1234.56, 10.25, numbers.digits("seconds")) == "1,234.6 ± 10.3"  # 10.25: half up
     assert fmt.ci(-1234.5, 20.0, 1) == "[-1,234.5, +20.0]" and fmt.spread(1234.5, 3, 1) == "± 1,234.5 sd over 3 seeds"
     assert fmt.metric(3.96141, "seconds", signed=True) == "+4.0"
 
 
 def test_report_markdown_sits_below_the_page_title():
     assert fmt.demote_headings("# A\ntext\n## B") == "## A\ntext\n### B"
+
+
+def test_one_rounding_whatever_float_sum_made_the_number():
+    """Issue 30: the baseline mean 0.79185 read 0.7918 on one card and 0.7919 on another (two float paths)."""
+    for value in (0.79185, 0.7918499999999, 0.79185000000001, sum([0.8, 0.7837]) / 2):
+        assert fmt.number(value) == "0.7919"
+    assert fmt.number(-0.00001, 4, signed=True) == "+0.0000" and fmt.number(2.5, 0) == "3"
+
+
+def test_p_values_never_read_zero():
+    assert fmt.p_value(0.0) == "< 0.0001" and fmt.p_value(3e-9) == "< 0.0001"
+    assert fmt.p_value(0.000522) == "0.000522" and fmt.p_value(0.0312) == "0.0312" and fmt.p_value(None) == "—"
+
+
+def test_durations_read_like_the_readme():
+    assert fmt.duration(40.4) == "40 s" and fmt.duration(150) == "2.5 min"

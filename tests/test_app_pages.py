@@ -16,8 +16,8 @@ import pytest
 from fakes import write_run
 from streamlit.testing.v1 import AppTest
 
-from vitcore.app import state
-from vitcore.app.selection import BASELINE, SIDEBAR_KEYS
+from vitcore.app import fmt, state
+from vitcore.app.selection import BASELINE, SIDEBAR_KEYS, store_choices
 from vitcore.app.sidebar import PAINTED
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import REGISTRY
@@ -50,7 +50,7 @@ def shown_values(table, cfg: RunConfig) -> list[str]:
     else:  # seconds with no pair timed alike without load: the card shows the config's own group mean
         means = [own_seconds if m == "seconds" and np.isnan(mean) else mean
                  for m, mean in zip(stats.METRICS, compare.compare(table, cfg).metrics["selection_mean"])]
-    return [f"{mean:.{1 if m == 'seconds' else 4}f}" for m, mean in zip(stats.METRICS, means)]
+    return [fmt.number(mean, fmt.digits(m)) for m, mean in zip(stats.METRICS, means)]  # the one rounding
 
 
 def uncached(table) -> dict:
@@ -77,9 +77,9 @@ def test_default_view_is_the_article_vit_against_itself(table):
     assert not at.exception
     assert [metric.value for metric in at.metric] == shown_values(table, BASELINE)
     base = stats.runs_of(table, BASELINE)["test_accuracy"]
-    assert at.metric[0].value == f"{base.mean():.4f}"
+    assert at.metric[0].value == fmt.number(base.mean())  # 0.79185 reads 0.7919 here and on every variant's card
     under_first_card = [md.value for md in at.markdown if "this is the baseline" in md.value][0]
-    assert under_first_card.startswith(f"± {base.std():.4f} sd over {len(base)} random seeds")
+    assert under_first_card.startswith(f"± {fmt.number(base.std())} sd over {len(base)} random seeds")
 
 
 @pytest.mark.parametrize("key, value", FLIPS)
@@ -99,10 +99,12 @@ def test_a_copied_link_reproduces_the_view(table):
     assert not at.warning  # valid values: no note
 
 
-def test_convnet_disables_the_vit_switches_without_hiding_them():
+def test_convnet_disables_the_vit_switches_without_hiding_them(table):
     at = app({"model": "convnet"})
     disabled = {radio.key: radio.disabled for radio in at.radio if radio.key in SIDEBAR_KEYS}
-    assert disabled == {"model": False, "train_rows": False, **{s.name: not s.applies("convnet") for s in REGISTRY}}
+    shown = store_choices(table)  # a free field (width, epochs, ...) only where the store varies it
+    assert disabled == {"model": False, "train_rows": False,
+                        **{s.name: not s.applies("convnet") for s in REGISTRY if s.name in shown}}
     assert disabled["pos_embedding"] and disabled["patch_size"] and not disabled["warmup_epochs"]
 
 
@@ -253,7 +255,7 @@ def test_interactions_toggle_adds_its_chart():
     charts = len(at.get("vega_lite_chart"))
     at.toggle(key="interactions").set_value(True).run()
     assert not at.exception
-    assert len(at.get("vega_lite_chart")) == charts + 2  # the interactions and their per-cell strip
+    assert len(at.get("vega_lite_chart")) == charts + 4  # the interactions and their per-cell strip, 2 panels each
 
 
 def test_main_effects_say_where_the_layernorm_cells_change_a_verdict(table):
@@ -274,11 +276,16 @@ def test_main_effects_say_where_the_layernorm_cells_change_a_verdict(table):
     assert f"{post['verdict_layer']} ({post['mean_delta_layer']:+.4f}" in warnings[0]
     assert any("Cells disagree in sign beyond noise" in md.value and "norm placement post (vs pre) at 1,000 rows"
                in md.value for md in at.markdown)
-    assert any("in every cell of the other switches" in json.loads(c.proto.spec)["title"]
-               for c in at.get("vega_lite_chart"))
+    assert any("in every cell of the other switches" in chart_title(c) for c in at.get("vega_lite_chart"))
     at.button_group(key="cells").set_value(percell.LAYER_NORM).run()
     assert not at.exception
-    assert any("(LayerNorm cells only)" in json.loads(c.proto.spec)["title"] for c in at.get("vega_lite_chart"))
+    assert any("(LayerNorm cells only)" in chart_title(c) for c in at.get("vega_lite_chart"))
+
+
+def chart_title(chart) -> str:
+    """A chart's title as one line (a long title is wrapped into lines for a phone)."""
+    title = json.loads(chart.proto.spec).get("title", "")
+    return " ".join(title["text"]) if isinstance(title, dict) else str(title)
 
 
 def test_reset_returns_every_switch_to_the_article_vit(table):

@@ -8,20 +8,22 @@ report that its start-up hook warmed the caches (streamlit_app.py's st.App lifes
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from urllib.parse import quote_plus
 
 import pytest
 from browsing import CHROMIUM, OUTSIDE, ROOT, chromium, open_page, settle, streamlit_server
+from narrow import overflowing
 
-from vitcore.app import state, tables
-from vitcore.app.selection import BASELINE, seed_counts
+from vitcore.app import fmt, state, tables
+from vitcore.app.selection import BASELINE, VIEWS, seed_counts
 from vitcore.article import claims
 from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
 
 SHOTS = ROOT / "screenshots"
 # url path (st.Page's default: the file name) -> screenshot name
-PAGES = {"": "ablations", "claims": "claims", "runs": "runs", "patching": "patching", "anatomy": "anatomy",
-         "token_cost": "token_cost", "attention": "attention", "vit_vs_convnet": "vit_vs_convnet"}
+PAGES = {"": "ablations", "claims": "claims", "noise": "noise", "runs": "runs", "patching": "patching",
+         "anatomy": "anatomy", "token_cost": "token_cost", "attention": "attention", "vit_vs_convnet": "vit_vs_convnet"}
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} "
                                 "(apt-get install chromium; the test never downloads a browser)")]
@@ -43,7 +45,7 @@ def browser():
 def test_every_page_renders_in_a_real_browser(server, browser):
     SHOTS.mkdir(exist_ok=True)
     base = stats.runs_of(RunStore(state.STORE_PATH).table(), BASELINE)["test_accuracy"]
-    expected = f"{base.mean():.4f}"  # the landing's first card: the baseline's mean over its random seeds
+    expected = fmt.number(base.mean())  # the landing's first card: the baseline's mean over its random seeds
     for path, name in PAGES.items():
         page = open_page(browser, f"{server.url}/{path}")
         try:
@@ -55,6 +57,26 @@ def test_every_page_renders_in_a_real_browser(server, browser):
         finally:
             page.close()
     assert OUTSIDE == [], OUTSIDE[:5]  # the tab icon and fonts come from this server, never a font server
+
+
+def test_every_page_fits_a_400_px_screen(server, browser):
+    """Issue 30: on a 400 × 800 phone screen no page draws a chart, table or image past the right edge, and no
+    chart cuts its key or an axis title; a table may scroll inside its own frame. Every page, the Seed noise
+    page included, and each view of the Ablations page with a variant selected (narrow_<page>.png)."""
+    views = {f"?norm=batch&view={quote_plus(view)}": f"ablations_{view.split()[0].lower()}" for view in VIEWS}
+    found = {}
+    for path, name in {**PAGES, **views}.items():
+        page = open_page(browser, f"{server.url}/{path}", width=400, height=800)
+        try:
+            page.screenshot(path=str(SHOTS / f"narrow_{name}.png"), full_page=True)  # open_page made it tall
+            assert page.locator('[data-testid="stException"]').count() == 0, name
+            page.set_viewport_size({"width": 400, "height": 800})  # the phone again: measure there
+            page.wait_for_timeout(800)
+            if overflow := overflowing(page, 400):
+                found[name] = overflow[:3]
+        finally:
+            page.close()
+    assert not found, found
 
 
 def test_a_shared_link_to_any_page_works_on_a_fresh_server(browser, tmp_path):

@@ -96,7 +96,8 @@ def test_a_synthetic_store_gives_back_its_components(store):
     write_crossed(store, learned, none)
     write_run(store, RunConfig(train_rows=1000, epochs=2, seed=9), 0.5)  # a plain run: not part of the design
     components, pairing = noise.noise_tables(store.table(), draws=1_000)
-    cell = components[components["cell"] == "ViT p7 pre-LN pos"].set_index("component")
+    # the runs train 2 epochs: their label says so (issue 30: a label names every field off its default)
+    cell = components[components["cell"] == "ViT p7 pre-LN pos epochs 2"].set_index("component")
     assert list(cell.index) == [*noise.COMPONENTS, "interactions", "data alone", "init alone", "order alone", "total"]
     # a source alone: its term and its three interactions (what varies when the other two are fixed)
     alone = true[[0, 3, 4, 6]].sum()
@@ -109,7 +110,7 @@ def test_a_synthetic_store_gives_back_its_components(store):
     assert list(cell["runs"].unique()) == [75] and cell["design"].iloc[0] == "5 × 5 × 3"
     assert ((cell["variance_low"] <= true) & (true <= cell["variance_high"])).all()
     delta = components[components["cell"].str.startswith("Δ")].set_index("component").loc[list(noise.COMPONENTS)]
-    assert set(delta["cell"]) == {"Δ ViT p7 pre-LN no-pos − ViT p7 pre-LN pos"}
+    assert set(delta["cell"]) == {"Δ ViT p7 pre-LN no-pos epochs 2 − ViT p7 pre-LN pos epochs 2"}
     assert ((delta["variance_low"] <= true * 0.5) & (true * 0.5 <= delta["variance_high"])).all()
     assert list(pairing["paired_by"]) == ["data", "init", "order", "random seed (all three)"]
 
@@ -122,8 +123,8 @@ def test_noise_command_writes_both_tables_and_the_advice(store, tmp_path):
     done = run_cli("noise", "--store", str(store.root), "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr[-2000:]
     components, pairing = (pd.read_csv(tmp_path / "out" / name) for name in ("noise.csv", "pairing.csv"))
-    assert set(components["cell"]) == {"ViT p7 pre-LN pos", "ViT p7 pre-LN no-pos",
-                                       "Δ ViT p7 pre-LN no-pos − ViT p7 pre-LN pos"}
+    assert set(components["cell"]) == {"ViT p7 pre-LN pos epochs 2", "ViT p7 pre-LN no-pos epochs 2",
+                                       "Δ ViT p7 pre-LN no-pos epochs 2 − ViT p7 pre-LN pos epochs 2"}
     assert len(pairing) == 4 and "pairing by the data sample alone removes" in done.stdout
     (tmp_path / "file").write_text("x")
     for bad in (["--out", str(tmp_path / "file")], ["--out", str(tmp_path / "o2"), "--store", str(tmp_path / "none")],

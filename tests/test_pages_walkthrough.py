@@ -132,7 +132,7 @@ def test_vit_vs_convnet_headline_is_paired_and_places_the_single_seed(empty_stor
     assert single.iloc[0]["95% prediction interval (1 random seed)"] == fmt.ci(row["pi_low"], row["pi_high"])
     assert single.iloc[0]["Source article Δ (1 random seed)"] == "+0.0370"
     assert "prediction interval of one paired difference" in shown
-    assert len(at.get("vega_lite_chart")) == 3  # data-size curve, its paired Δ, the gap bars
+    assert len(at.get("vega_lite_chart")) == 6  # data-size curve, its paired Δ, the gap bars: two panels each
 
 
 def test_gap_whiskers_are_drawn_in_front_of_the_bars():
@@ -140,7 +140,7 @@ def test_gap_whiskers_are_drawn_in_front_of_the_bars():
 
     frame = pd.DataFrame({"model": ["vit", "convnet"], "rows": ["4,000"] * 2, "source": ["ours"] * 2,
                           "mean": [0.12, 0.01], "low": [0.11, 0.005], "high": [0.13, 0.015]})
-    spec = gap_bars(frame).to_dict()["spec"]["layer"]
+    spec = gap_bars(frame)[0].to_dict()["layer"]
     marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in spec]
     assert marks[0] == "bar" and "rule" in marks[1:]  # layered after the bars: on top
     rule = spec[marks.index("rule")]

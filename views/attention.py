@@ -5,11 +5,11 @@ sketch. The weights run through vitcore.model.numpy_vit (NumPy + h5py): this pag
 import streamlit as st
 
 from vitcore.analysis import attention as A
-from vitcore.app import state
-from vitcore.app.charts import spread_bars
+from vitcore.app import layout, state
 from vitcore.app.walkthrough import probes, walk
 from vitcore.app.walkthrough.pictures import attention_picture, colour_key
 from vitcore.app.walkthrough.sketch import render_sketch
+from vitcore.app.walkthrough.walk_charts import spread_bars
 from vitcore.config.run import POS_EMBEDDINGS, RunConfig
 from vitcore.data.fashion import CLASS_NAMES
 from vitcore.data.samples import SEED_ROWS
@@ -72,7 +72,7 @@ m[1].metric("trained vs uniform", f"{A.distance_from_uniform(scores):.3f}")
 m[2].metric("random init vs uniform", f"{A.distance_from_uniform(control_scores):.3f}")
 st.markdown(walk.map_distance_note(distance, scores.shape[1], N, block, probes.CONTROL_SEED))
 spread_labels = [f"row {r}: {CLASS_NAMES[t]}" for r, t in zip(rows, row_labels)]
-st.altair_chart(spread_bars(A.spread_frame(spread_labels, scores, control_scores), 1 / N), width="content")
+layout.side_by_side(spread_bars(A.spread_frame(spread_labels, scores, control_scores), 1 / N))
 ours, theirs = A.head_spread(scores), A.head_spread(control_scores)
 st.markdown(walk.spread_note(ours, theirs, N, float((scanned.predicted == labels).mean()), len(scan)))
 

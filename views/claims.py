@@ -36,8 +36,8 @@ st.dataframe(claims_view.display(table, links), hide_index=True, width="stretch"
                             "Δ": st.column_config.TextColumn(width=70), "Verdict": st.column_config.TextColumn(width=92),
                             "Direction": st.column_config.TextColumn(width=110),
                             "Δ = selection − baseline": st.column_config.TextColumn(width=150),
-                            "p_adj": st.column_config.NumberColumn(format="%.3g"),
-                            "p_tost_adj": st.column_config.NumberColumn(format="%.3g"),
+                            "p_adj": st.column_config.TextColumn(width=70),  # fmt.p_value: '< 0.0001', never '0'
+                            "p_tost_adj": st.column_config.TextColumn(width=80),
                             "Runs": st.column_config.LinkColumn(
                                 "Runs", display_text="open", width=55, help="The Ablations page with the sidebar "
                                 "set to this row's selection and baseline: every Δ, curve and run")})

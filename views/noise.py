@@ -4,7 +4,7 @@ that means for pairing a Δ. vitcore.analysis.noise computes; this page shows. R
 
 import streamlit as st
 
-from vitcore.app import state
+from vitcore.app import layout, state
 from vitcore.app.noise import noise_view
 
 st.title("Seed noise")
@@ -27,7 +27,8 @@ if components.empty:
 
 for line in advice:
     st.markdown(f"- {line}")
-st.altair_chart(noise_view.shares_chart(components), width="content")
+st.markdown("**Where the test-accuracy variance comes from** (bars: share; lines: 95% intervals)")
+layout.side_by_side(noise_view.shares_chart(components), stacked=True)
 st.caption("Data sample, initialisation, batch order: the part of the variance that follows that seed whatever "
            "the other two are. Interactions: the rest — a data sample that is lucky only with some "
            "initialisations, and the three-way term (training is deterministic, so there is no other residual). "

@@ -43,10 +43,10 @@ st.dataframe(
     runs_view.display(shown),
     hide_index=True,
     height=runs_view.table_height(len(shown)),
-    column_order=["label", "train_rows", "seed", "test_accuracy", "best_val_accuracy", "best_epoch",
-                  "final_train_accuracy", "final_val_accuracy", "gap", "test_loss", "params", "seconds",
-                  *[c for c in OPTIONAL if c in runs.columns], *SIDEBAR_KEYS, "epochs", "run_id", "config_id",
-                  "has_weights"],
+    column_order=list(dict.fromkeys([
+        "label", "train_rows", "seed", "test_accuracy", "best_val_accuracy", "best_epoch", "final_train_accuracy",
+        "final_val_accuracy", "gap", "test_loss", "params", "seconds", *[c for c in OPTIONAL if c in runs.columns],
+        *SIDEBAR_KEYS, "run_id", "config_id", "has_weights"])),
     column_config={
         "label": st.column_config.TextColumn("Config", pinned=True),
         "train_rows": st.column_config.NumberColumn("Rows", format="localized"),

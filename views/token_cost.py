@@ -5,7 +5,7 @@ and the sweep's training seconds per patch size, within one timing group. Reads 
 import streamlit as st
 
 from vitcore.analysis import cost, timing, work
-from vitcore.app import fmt, state, tables
+from vitcore.app import fmt, layout, state, tables
 from vitcore.app.charts import cost_chart
 
 st.title("Token count is the price")
@@ -45,7 +45,7 @@ bench = state.attention_bench()
 if bench is None:
     st.info("No measurements yet: run `python -m vitcore bench-attention` (writes bench/attention_cost.csv).")
 else:
-    st.altair_chart(cost_chart(cost.with_n2_curve(bench)), width="stretch")
+    layout.chart(cost_chart(cost.with_n2_curve(bench)))
     shown = bench[["tokens", "attention_entries", "median_ms", "min_ms", "max_ms", "repeats"]]
     st.dataframe(shown, hide_index=True, width="content", column_config={
         "attention_entries": st.column_config.NumberColumn(format="localized"),
@@ -95,9 +95,10 @@ seconds = cost.variant_seconds(runs)
 if seconds.empty:
     st.info("No stored runs of the papers' variants yet: `python -m vitcore sweep papers` trains them.")
 else:
-    st.dataframe(seconds, hide_index=True, width="content", column_config={
+    shown = seconds.assign(std_seconds=[fmt.metric(std, "seconds") for std in seconds["std_seconds"]])  # one seed: —
+    st.dataframe(shown, hide_index=True, width="content", column_config={
         "mean_seconds": st.column_config.NumberColumn("mean seconds", format=fmt.printf("seconds")),
-        "std_seconds": st.column_config.NumberColumn("std seconds", format=fmt.printf("seconds")),
+        "std_seconds": st.column_config.TextColumn("std seconds"),
         "runs": st.column_config.NumberColumn("random seeds"),
         "mean_test_accuracy": st.column_config.NumberColumn("mean test accuracy", format=fmt.printf("test_accuracy"))})
     st.caption("Wall seconds of one run, per timing group: compare rows only within one group (the same code, "

@@ -4,7 +4,7 @@ random seed, the data-size curve and the overfitting gap. Reads the store only (
 
 import streamlit as st
 
-from vitcore.app import results, state, tables
+from vitcore.app import layout, results, state, tables
 from vitcore.app.walkthrough import walk
 from vitcore.app.walkthrough.walk_charts import data_size_curve, gap_bars, paired_delta
 
@@ -23,14 +23,14 @@ if curve.empty:
     st.info("No runs of the article's ViT and convnet at any training size yet: "
             "`python -m vitcore sweep scaling` trains 1,000 to 16,000 rows.")
 else:
-    st.altair_chart(data_size_curve(walk.curve_frame(curve)), width="content")
+    layout.side_by_side(data_size_curve(walk.curve_frame(curve)))
     st.caption("Line: mean over random seeds; band: mean ± sd over random seeds (each random seed draws its own "
                "training rows and initialisation). Test accuracy on the official 10,000 test images; final val "
                "accuracy at the last epoch on the fixed 5,000-row validation split.")
     if scaling_deltas.empty:
         st.caption("No row count has runs of both models yet, so there is no paired Δ.")
     else:
-        st.altair_chart(paired_delta(walk.delta_frame(scaling_deltas)), width="content")
+        layout.side_by_side(paired_delta(walk.delta_frame(scaling_deltas)))
         st.markdown(f"**Where the lead changes sides.** {crossover}")
         with st.expander("The paired Δ per row count, as a table"):
             st.dataframe(walk.scaling_table(scaling_deltas), hide_index=True, width="stretch")
@@ -69,7 +69,7 @@ else:
 st.subheader("The overfitting gap")
 gaps = walk.gap_frame(headline)
 if len(gaps):
-    st.altair_chart(gap_bars(gaps), width="content")
+    layout.side_by_side(gap_bars(gaps))
     st.caption("Gap = final train accuracy − final validation accuracy: a large gap means the model memorises its "
                "training rows. Bars: mean over random seeds, whiskers ± sd; the source article's bar is its one "
                "random seed. The paired Δ of the gaps is in the headline table above.")

@@ -241,7 +241,9 @@ def sketch_weights(image: np.ndarray, query: int, temperature: float = 1.0, patc
 
 
 # -- which stored run to show ---------------------------------------------------------------------
-MATCH_FIELDS = SELECTED  # every field the sidebar selects by: the model, each registered switch, the rows
+# every field the sidebar selects by (the model, each registered switch, the rows) but the epochs: a run
+# trained longer is shown in place of a missing one
+MATCH_FIELDS = tuple(name for name in SELECTED if name != "epochs")
 
 
 def find_weighted_run(runs: pd.DataFrame, cfg: RunConfig) -> str | None:

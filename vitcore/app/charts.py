@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from vitcore.app.fmt import BASELINE, DELTA_LIMITS, GUIDE, LESS, MORE, NO_EFFECT, PALE, SELECTION, ZERO, axis_format
+from vitcore.app.panel import EFFECT_ROW, PANEL_TITLE, effect_rows, panel_order, panel_title  # noqa: F401
 from vitcore.app.tables import READING_FIELDS, SIZE_FILL, with_readings
 from vitcore.data.fashion import CLASS_NAMES
 from vitcore.stats import estimates as v
@@ -50,22 +51,22 @@ def learning_curves(frame: pd.DataFrame, order: list[str]) -> alt.Chart:
     Both legends draw line samples: they come from the line layer alone (a point overlay or a legend
     shared with the pale band would replace them with faint swatches, checked by rendering)."""
     scale = alt.Scale(domain=order, range=[SELECTION, BASELINE][:len(order)])
-    lines_legend = dict(orient="top", symbolType="stroke", symbolStrokeWidth=3, symbolSize=500)
+    lines_legend = dict(orient="bottom", symbolType="stroke", symbolStrokeWidth=3, symbolSize=500, columns=1)
     base = alt.Chart(frame).encode(x=alt.X("epoch:Q", title="Epoch", axis=alt.Axis(tickMinStep=1)))
     band = base.mark_area(opacity=0.15).encode(
         y=alt.Y("low:Q", title="Accuracy", scale=alt.Scale(zero=False)), y2="high:Q", detail="split:N",
         fill=alt.Fill("role:N", scale=scale, legend=None))
     lines = base.mark_line(strokeWidth=2).encode(
         y=alt.Y("mean:Q", title="Accuracy"),
-        color=alt.Color("role:N", title=None, scale=scale, legend=alt.Legend(labelLimit=360, **lines_legend)),
+        color=alt.Color("role:N", title=None, scale=scale, legend=alt.Legend(labelLimit=300, **lines_legend)),
         strokeDash=alt.StrokeDash("split:N", title=None, scale=alt.Scale(domain=["validation", "train"],
                                                                           range=[[1, 0], [6, 3]]),
-                                  legend=alt.Legend(symbolStrokeColor="#495057", **lines_legend)),
+                                  legend=alt.Legend(symbolStrokeColor="#495057", **{**lines_legend, "orient": "top"})),
         tooltip=["role:N", "split:N", "epoch:Q", alt.Tooltip("mean:Q", format=".4f"),
                  alt.Tooltip("low:Q", format=".4f", title="min over seeds"),
                  alt.Tooltip("high:Q", format=".4f", title="max over seeds"), "seeds:Q"])
     return (band + lines).resolve_scale(fill="independent").properties(
-        height=320, title="Learning curves: accuracy per epoch, mean over random seeds (band: min–max)")
+        height=320, title=panel_title("Learning curves: accuracy per epoch, mean over random seeds (band: min–max)"))
 
 
 def matrix_frame(matrix: np.ndarray) -> pd.DataFrame:
@@ -101,10 +102,13 @@ def heatmap(matrix: np.ndarray, title: str, delta: bool = False, limit: float = 
         color=alt.Color("value:Q", scale=scale, title=label, legend=alt.Legend(format=text_format)),
         tooltip=["true:N", "predicted:N", alt.Tooltip("value:Q", format=text_format.replace(".2", ".4"))])
     dark = (0.6 * limit) ** 2 if delta else 0.5 ** 2  # white text on the darkest cells
-    text = base.transform_filter(alt.datum.value * alt.datum.value >= 0.005 ** 2).mark_text(fontSize=9).encode(
+    # a cell's number only where it fits (about 30 px a cell: the plot at least 300 px wide); on a phone the
+    # colours and the tooltip carry it
+    text = base.transform_filter(alt.datum.value * alt.datum.value >= 0.005 ** 2).mark_text(
+        fontSize=9, opacity=alt.ExprRef(expr="width >= 300 ? 1 : 0")).encode(
         text=alt.Text("value:Q", format=text_format),
         color=alt.condition(alt.datum.value * alt.datum.value > dark, alt.value("white"), alt.value("#1f2430")))
-    return (cells + text).properties(title=title, height=330)
+    return (cells + text).properties(title=panel_title(title), height=330)
 
 
 def verdict_scale(metric: str, present) -> alt.Scale:
@@ -140,8 +144,8 @@ def class_delta_bars(classes: pd.DataFrame) -> alt.Chart:
                                     alt.Tooltip("p_tost_adj:Q", format=".3g"), "verdict:N"])
     whiskers = base.mark_rule(color="#1f2430", strokeWidth=1.5).encode(x="ci_adj_low:Q", x2="ci_adj_high:Q")
     return alt.layer(bars, whiskers).properties(
-        height=340, title="Per-class test accuracy: Δ paired by random seed, 95% intervals simultaneous over the "
-                          "10 classes")
+        height=340, title=panel_title("Per-class test accuracy: Δ paired by random seed, 95% intervals simultaneous "
+                                      "over the 10 classes"))
 
 
 INTERVAL_COLUMNS = ["ci_adj_low", "ci_adj_high", "ci90_adj_low", "ci90_adj_high"]
@@ -214,29 +218,31 @@ def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
         height=alt.Step(FOREST_ROW), title=heading).configure_view(stroke=None)
 
 
-def effect_intervals(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
+def effect_intervals(frame: pd.DataFrame, metric: str, title: str) -> list[alt.Chart]:
     """Dots at mean_delta with the two intervals of its verdict (simultaneous over its family) per
-    `effect` (frame: tables.effect_frame), one panel per training size, each with its own x-scale;
-    colour by the verdict (COLOUR_RULE), diamonds for single-cell effects; a dashed rule at 0."""
+    `effect` (frame: tables.effect_frame), one panel (chart) per training size, each with its own x-scale
+    and its container's width (side by side on a wide screen, stacked on a phone); colour by the verdict
+    (COLOUR_RULE), diamonds for single-cell effects; a dashed rule at 0."""
     frame = with_readings(frame)[["effect", "rows", "train_rows", "basis", "mean_delta", *INTERVAL_COLUMNS, "n_pairs",
                                   "p_adj", "p_tost_adj", "family_size", "verdict", *READING_FIELDS]]
     places = axis_format(metric)
     colour = alt.Color("verdict:N", title="Verdict", scale=verdict_scale(metric, frame["verdict"]))
     bases = ["averaged over the grid's cells", "one cell only"]  # a shape legend only when both occur
     shape = alt.Shape("basis:N", title=None, scale=alt.Scale(domain=bases, range=["circle", "diamond"]),
-                      legend=alt.Legend(labelLimit=300) if set(bases) <= set(frame["basis"]) else None)
-    base = alt.Chart().encode(y=alt.Y("effect:N", title=None, sort=None, axis=alt.Axis(labelLimit=320)))
+                      legend=alt.Legend(labelLimit=300, orient="top", columns=1)  # a key of its own: never beside
+                      if set(bases) <= set(frame["basis"]) else None)                # the verdicts, off a phone's edge
+    y, names = effect_rows(alt.Chart())
+    base = alt.Chart().encode(y=y)
     x = alt.X("ci_adj_low:Q", title="Δ (95% and 90% intervals, simultaneous)",
               axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy"))
     tooltip = [*_tooltip("effect", places), "rows:N", "basis:N"]
-    dots = base.mark_point(size=80, opacity=1, strokeWidth=2).encode(x="mean_delta:Q", color=colour, shape=shape,
-                                                                    fill=_fill(verdict_scale(metric, frame["verdict"])),
-                                                                    tooltip=tooltip)
+    dots = base.mark_point(size=80, opacity=1, strokeWidth=2, yOffset=8).encode(
+        x="mean_delta:Q", color=colour, shape=shape, fill=_fill(verdict_scale(metric, frame["verdict"])), tooltip=tooltip)
     zero = alt.Chart().mark_rule(color="#adb5bd", strokeDash=[3, 3]).encode(x=alt.datum(0))
-    order = sorted(frame["rows"].unique(), key=lambda s: int(s.split()[0].replace(",", "")))
-    return alt.layer(zero, *_interval_layers(base, x, colour, tooltip), dots, data=frame).properties(width=300).facet(
-        column=alt.Column("rows:N", title=None, sort=order)
-    ).resolve_scale(x="independent").properties(title=title).configure_legend(orient="bottom")
+    return [alt.layer(zero, *_interval_layers(base, x, colour, tooltip, 8), dots, names,
+                      data=frame[frame["rows"] == rows]).properties(
+        height=alt.Step(EFFECT_ROW), title=panel_title(title, rows)).configure_legend(orient="bottom", columns=2)
+        for rows in panel_order(frame)]
 
 
 # -- the walkthrough pages ------------------------------------------------------------------------
@@ -254,23 +260,6 @@ def weight_bars(weights: np.ndarray, uniform: float, title: str, query: int | No
     return (bars + rule).properties(height=260)
 
 
-def spread_bars(table: pd.DataFrame, uniform: float) -> alt.Chart:
-    """Head spreads per row (long: label, head, spread, model) with the uniform 1/N line for scale."""
-    base = alt.Chart(table.assign(uniform=uniform))
-    bars = base.mark_bar().encode(
-        x=alt.X("head:N", title=None), xOffset="model:N",
-        y=alt.Y("spread:Q", title="spread (max − min of a query's weights)"),
-        color=alt.Color("model:N", scale=alt.Scale(domain=["trained", "random init"], range=[SELECTION, BASELINE]),
-                        legend=alt.Legend(orient="top", title=None)),
-        tooltip=["label:N", "head:N", "model:N", alt.Tooltip("spread:Q", format=".4f")])
-    rule = base.mark_rule(color=GUIDE).encode(  # a one-entry legend says what the dashed line is
-        y="mean(uniform):Q", strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(range=[[5, 3]]),
-                                                       legend=alt.Legend(orient="top", title=None, labelLimit=400)))
-    return alt.layer(bars, rule.transform_calculate(line=f"'uniform head: every weight 1/N = {uniform:.4f}'")).properties(
-        width=150, height=200).facet(
-        facet=alt.Facet("label:N", title=None), columns=4)
-
-
 def cost_chart(curve: pd.DataFrame) -> alt.Chart:
     """Measured median forward time vs tokens (points) and the fitted a + b·N² curve (dashed line), both
     axes logarithmic: the 4-64-token points the page talks about are spread out, not squashed at 0."""
@@ -278,12 +267,12 @@ def cost_chart(curve: pd.DataFrame) -> alt.Chart:
     fitted = curve[(curve["series"] != "measured median") & (curve["ms"] > 0)]
     names = [*dict.fromkeys(measured["series"]), *dict.fromkeys(fitted["series"])]
     colour = alt.Color("series:N", title=None, scale=alt.Scale(domain=names, range=[SELECTION, BASELINE]),
-                       legend=alt.Legend(orient="top", symbolStrokeWidth=2, labelLimit=300))
+                       legend=alt.Legend(orient="top", symbolStrokeWidth=2, labelLimit=300, columns=1))
     ticks = sorted(int(t) for t in measured["tokens"])
     x = alt.X("tokens:Q", title="tokens N (log scale)", scale=alt.Scale(type="log", nice=False, padding=12),
               axis=alt.Axis(values=ticks, format=",d", labelOverlap=False, grid=False))
     decades = [v * 10 ** k for k in range(-1, 5) for v in (1, 3)]  # 0.1, 0.3, 1, 3, ... : readable log ticks
-    y = alt.Y("ms:Q", title="forward time of one attention layer (ms, log scale)", scale=alt.Scale(type="log"),
+    y = alt.Y("ms:Q", title=["forward time of one attention", "layer (ms, log scale)"], scale=alt.Scale(type="log"),
               axis=alt.Axis(values=decades, format=",~g"))
     points = alt.Chart(measured).mark_circle(size=80, opacity=1).encode(
         x=x, y=y, color=colour,

@@ -8,7 +8,19 @@ baseline grey, orange guides). Plain strings, no Streamlit: tests/test_app_fmt.p
 
 from __future__ import annotations
 
-from vitcore.config.numbers import DIGITS, MISSING, SIGNED, ci, delta, digits, metric, missing, number  # noqa: F401
+from vitcore.config.numbers import (  # noqa: F401
+    DIGITS,
+    MISSING,
+    SIGNED,
+    ci,
+    delta,
+    digits,
+    metric,
+    missing,
+    number,
+    p_value,
+    rounded,
+)
 
 TITLES = {"test_accuracy": "Test accuracy", "best_val_accuracy": "Best val accuracy",
           "final_train_accuracy": "Final train accuracy", "gap": "Gap (train − val)", "seconds": "Seconds",
@@ -52,6 +64,11 @@ def rows(count: int) -> str:
 
 def minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min"
+
+
+def duration(seconds: float) -> str:
+    """A wall time as a person says it: '40 s' under 90 s, else '2.5 min'."""
+    return f"{number(seconds, 0)} s" if seconds < 90 else f"{number(seconds / 60, 1)} min"
 
 
 def times(ratio: float, places: int = 1) -> str:

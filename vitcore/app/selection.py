@@ -12,7 +12,7 @@ import pandas as pd
 
 from vitcore.config import switches
 from vitcore.config.run import DEFAULTS as FIELD_DEFAULTS
-from vitcore.config.run import FIELD_NAMES, MODELS, SEED_FIELDS, VIT_FIELDS, RunConfig, article_model, default_baseline
+from vitcore.config.run import MODELS, SEED_FIELDS, VIT_FIELDS, RunConfig, article_model, default_baseline
 from vitcore.run.sweep import GRID_ROWS
 from vitcore.stats.estimates import MARGIN
 from vitcore.stats.summaries import METRICS
@@ -24,6 +24,7 @@ TRAIN_ROWS = GRID_ROWS
 CHOICES: dict[str, tuple] = {key: MODELS if key == "model" else TRAIN_ROWS if key == "train_rows"
                              else switches.LEVELS[key] for key in switches.SELECTED}
 SIDEBAR_KEYS = tuple(CHOICES)  # the sidebar's widget keys, in the order it draws them
+FREE_KEYS = tuple(s.name for s in switches.REGISTRY if s.free)  # drawn only where the store varies them
 # Each key's label (the sidebar, the Runs page's filters) and the sidebar's help.
 LABELS = {"model": "Model", "train_rows": "Training rows", **{s.name: s.label for s in switches.REGISTRY}}
 HELP = {"model": "The article's ViT (patch → Dense 64 → 2 transformer blocks) or its 60,554-parameter convnet.",
@@ -42,8 +43,6 @@ VIEWS = ("Learning curves", "Classes & confusions", "Flipped images", "Flip one 
 METRIC_LABELS = {metric.replace("_", " "): metric for metric in METRICS}
 PAGE_DEFAULTS = {MARGIN_KEY: MARGIN, METRIC_KEY: next(iter(METRIC_LABELS)), INTERACTIONS_KEY: False,
                  VIEW_KEY: VIEWS[0]}
-# Fields outside the sidebar that a cached cell might still differ in (named in its cell name).
-_EXTRA_FIELDS = tuple(name for name in FIELD_NAMES if name not in switches.SELECTED and name != "seed")
 
 
 def config_from_state(state: Mapping, seed: int = 0) -> RunConfig:
@@ -67,13 +66,30 @@ def _shown(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def query_notes(params: Mapping, baselines: list[str] | None = None) -> list[str]:
+def store_choices(table: pd.DataFrame) -> dict[str, tuple]:
+    """The sidebar's choices for one store: every key of CHOICES, but a free field (width, depth, epochs,
+    ...) only when the store holds more than one value of it, offering its registry levels and every
+    value the store holds (a width-48 run of your own is selectable too)."""
+    out = {}
+    for key, options in CHOICES.items():
+        if key not in FREE_KEYS:
+            out[key] = options
+            continue
+        kind = type(FIELD_DEFAULTS[key])
+        stored = {kind(v) for v in table[key].dropna().unique()} if key in table.columns and len(table) else set()
+        if len(stored) > 1:
+            out[key] = tuple(sorted(set(options) | stored))
+    return out
+
+
+def query_notes(params: Mapping, baselines: list[str] | None = None,
+                choices: Mapping[str, tuple] = CHOICES) -> list[str]:
     """One note per sidebar query parameter whose value is not allowed (it falls back to the default).
 
     Streamlit drops an invalid bound value silently; this is what the user gets told instead.
     Unknown parameter names are ignored (they are not ours).
     """
-    allowed = {key: [str(choice) for choice in choices] for key, choices in CHOICES.items()}
+    allowed = {key: [str(option) for option in options] for key, options in choices.items()}
     defaults = {key: str(value) for key, value in DEFAULTS.items()}
     if baselines is not None:
         allowed[BASELINE_KEY] = list(baselines)
@@ -87,7 +103,7 @@ def query_notes(params: Mapping, baselines: list[str] | None = None) -> list[str
         if str(value) not in options:
             shown = ", ".join(options) if len(options) <= 8 else f"one of {len(options)} cached configs"
             notes.append(f"`{key}={_shown(value)}` is not a valid value (allowed: {shown}); "
-                         f"showing the default `{defaults[key]}` instead.")
+                         f"showing `{defaults[key]}` (the default) instead.")
     return notes
 
 
@@ -96,10 +112,10 @@ def _page_notes(params: Mapping) -> list[str]:
     notes = []
     if MARGIN_KEY in params and _shown(params[MARGIN_KEY]) not in map(str, MARGINS):
         notes.append(f"`{MARGIN_KEY}={_shown(params[MARGIN_KEY])}` is not a valid value (allowed: "
-                     f"{', '.join(map(str, MARGINS))}); showing the default `{MARGIN}` instead.")
+                     f"{', '.join(map(str, MARGINS))}); showing `{MARGIN}` (the default) instead.")
     if METRIC_KEY in params and _shown(params[METRIC_KEY]) not in METRIC_LABELS:
         notes.append(f"`{METRIC_KEY}={_shown(params[METRIC_KEY])}` is not a valid value (allowed: "
-                     f"{', '.join(METRIC_LABELS)}); showing the default `{PAGE_DEFAULTS[METRIC_KEY]}` instead.")
+                     f"{', '.join(METRIC_LABELS)}); showing `{PAGE_DEFAULTS[METRIC_KEY]}` (the default) instead.")
     return notes
 
 
@@ -109,11 +125,12 @@ def seed_counts(table: pd.DataFrame) -> dict[str, int]:
     return table.groupby("config_id")["seed"].nunique().to_dict() if len(table) else {}
 
 
-def current_choices(state: Mapping, params: Mapping) -> dict:
+def current_choices(state: Mapping, params: Mapping, choices: Mapping[str, tuple] = CHOICES) -> dict:
     """The sidebar's values as they stand before its widgets are drawn: the session's value, else a
     valid URL value (a session's first run), else the default."""
     values = {}
-    for key, options in CHOICES.items():
+    for key in CHOICES:
+        options = choices.get(key, CHOICES[key])
         if state.get(key) is not None:
             values[key] = state[key]
             continue
@@ -131,11 +148,11 @@ def bound(state: Mapping, params: Mapping, key: str):
     return raw[-1] if isinstance(raw, list) and raw else raw
 
 
-def option_seeds(key: str, values: Mapping, counts: Mapping[str, int]) -> dict:
+def option_seeds(key: str, values: Mapping, counts: Mapping[str, int], choices: Mapping[str, tuple] = CHOICES) -> dict:
     """For each option of one sidebar switch: the random seeds stored for the config with that
     option and every other switch as it stands (0: not trained; None: the switch does not apply)."""
     out = {}
-    for option in CHOICES[key]:
+    for option in choices[key]:
         try:
             cfg = config_from_state({**values, key: option})
         except ValueError:
@@ -170,16 +187,9 @@ def coverage_caption(seeds: int | None) -> str:
 
 
 def cell_name(cfg: RunConfig) -> str:
-    """A config cell's human name, unique over the fields that split runs, e.g.
-    'ViT p7 pre-LN pos · 4,000 rows' or 'convnet · 1,000 rows · epochs 5'."""
-    name = f"{cfg.label()} · {cfg.train_rows:,} rows"
-    default = RunConfig()
-    for key in _EXTRA_FIELDS:
-        if key in VIT_FIELDS and cfg.model == "convnet":
-            continue
-        if getattr(cfg, key) != getattr(default, key):
-            name += f" · {key} {getattr(cfg, key)}"
-    return name
+    """A config cell's human name, unique over the fields that split runs (the label names every field
+    off its default), e.g. 'ViT p7 pre-LN pos · 4,000 rows' or 'convnet epochs 5 · 1,000 rows'."""
+    return f"{cfg.label()} · {cfg.train_rows:,} rows"
 
 
 def config_of_row(row: Mapping) -> RunConfig:

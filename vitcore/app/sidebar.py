@@ -33,6 +33,7 @@ from vitcore.app.selection import (
     resolve_baseline,
     seed_counts,
     selection_or_default,
+    store_choices,
 )
 from vitcore.app.selection import HELP as KEY_HELP
 from vitcore.app.selection import LABELS as KEY_LABELS
@@ -97,23 +98,23 @@ def _then_the_rest(delay: float = 1.0) -> None:
     rest()
 
 
-def label(key: str):
+def label(key: str, choices=CHOICES):
     """The format of one switch's options: thousands separators for whole numbers ('4,000'); None when
     every option already reads as its URL value (then Streamlit binds the widget to the URL itself)."""
-    options = CHOICES[key]
+    options = choices[key]
     if all(type(option) is int for option in options) and any(fmt.rows(option) != str(option) for option in options):
         return fmt.rows
     return None
 
 
-def _from_url(key: str) -> None:
+def _from_url(key: str, choices=CHOICES) -> None:
     """A URL value this session did not write (a link, an edited URL, the browser's back button) moves
     the widget; an absent one (a page switch drops unbound parameters) does not. A value that is not an
     option changes nothing (query_notes has said so) and `_to_url` replaces it."""
     raw, sent = st.query_params.get(key), st.session_state.setdefault(URL_SENT, {})
     if raw is None or raw == sent.get(key):
         return
-    match = [option for option in CHOICES[key] if str(option) == raw]
+    match = [option for option in choices[key] if str(option) == raw]
     if match:
         st.session_state[key] = match[0]
 
@@ -134,9 +135,9 @@ def render_sidebar() -> None:
     """Draw the switches (from a session's second run on: `_then_the_rest`); on a session's first run,
     note any query value that was not allowed."""
     runs = state.load_runs()
-    cells, counts = baseline_cells(runs), seed_counts(runs)
+    cells, counts, choices = baseline_cells(runs), seed_counts(runs), store_choices(runs)
     if NOTES_KEY not in st.session_state:  # Streamlit drops invalid bound values; say so, once per session
-        st.session_state[NOTES_KEY] = query_notes(st.query_params.to_dict(), list(cells))
+        st.session_state[NOTES_KEY] = query_notes(st.query_params.to_dict(), list(cells), choices)
 
     for note in st.session_state[NOTES_KEY]:  # in the main area, above the page: a phone hides the sidebar
         st.warning(note, icon=":material/link_off:")
@@ -144,13 +145,13 @@ def render_sidebar() -> None:
         with st.sidebar:
             _then_the_rest()
         return
-    for key in filter(label, CHOICES):  # before anything reads the selection
-        _from_url(key)
-    values = current_choices(st.session_state, st.query_params.to_dict())
+    for key in (key for key in choices if label(key, choices)):  # before anything reads the selection
+        _from_url(key, choices)
+    values = current_choices(st.session_state, st.query_params.to_dict(), choices)
     with st.sidebar:
         st.header("Configuration")
-        for key in CHOICES:
-            options, seeds, shown = CHOICES[key], option_seeds(key, values, counts), label(key)
+        for key in choices:  # a free field (width, epochs, ...) only where the store holds two values of it
+            options, seeds, shown = choices[key], option_seeds(key, values, counts, choices), label(key, choices)
             st.radio(LABELS[key], options, index=options.index(DEFAULTS[key]), key=key, help=HELP[key],
                      horizontal=True, captions=[coverage_caption(seeds[option]) for option in options],
                      format_func=shown or str, disabled=key in SWITCH and not SWITCH[key].applies(values["model"]),

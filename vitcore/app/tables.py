@@ -71,8 +71,8 @@ def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
         "Interval": [interval_text(row, fmt.digits(metric)) if row["n_pairs"] >= 2 else "n/a (one seed)"
                      for row in part.to_dict("records")],
         "Pairs": part["n_pairs"].astype(int),
-        "p_adj": part["p_adj"].astype(float),
-        "p_tost_adj": part["p_tost_adj"].astype(float),
+        "p_adj": part["p_adj"].map(fmt.p_value),  # '< 0.0001', never '0'
+        "p_tost_adj": part["p_tost_adj"].map(fmt.p_value),
         "Verdict": part["verdict_text"],
         **reading_columns(part),
         "Family (Bonferroni)": [f"{name} (m = {int(m)})" for name, m in zip(part["family"], part["family_size"])],
@@ -131,8 +131,8 @@ def flip_captions(flips: pd.DataFrame) -> list[str]:
 def mcnemar_table(pairs: pd.DataFrame) -> pd.DataFrame:
     """flips.flip_report's per-pair McNemar counts, readable: Rows, Random seed, Newly wrong, Newly right, p."""
     return pd.DataFrame({"Rows": pairs["train_rows"].map(fmt.rows), "Random seed": pairs["seed"].astype(int),
-                         "Newly wrong": pairs["newly_wrong"].astype(int), "Newly right": pairs["newly_right"].astype(int),
-                         "p (McNemar)": pairs["p_value"].map(lambda p: f"{p:.2g}")})
+                         "Newly wrong": pairs["newly_wrong"].map(fmt.rows), "Newly right": pairs["newly_right"].map(fmt.rows),
+                         "p (McNemar)": pairs["p_value"].map(fmt.p_value)})
 
 
 def headline_claim() -> str:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from vitcore.article import seed_reference as seed
-from vitcore.config.numbers import digits, number
+from vitcore.config.numbers import digits, missing, number, p_value
 from vitcore.config.run import ARTICLE_MODELS
 from vitcore.stats import estimates as v
 from vitcore.stats import readings
@@ -146,21 +146,22 @@ def headline_sentences(runs: pd.DataFrame, margin: float = MARGIN, test_set=None
         if test["n_pairs"] == 0:
             quoted = deltas.loc[(train_rows, "best_val_accuracy"), "seed_delta"]
             sentences.append(f"At {train_rows:,} rows there are no paired runs of the article's ViT and convnet, so the "
-                             f"source article's single-seed lead of {quoted:+.4f} (best validation accuracy) is not "
+                             f"source article's single-seed lead of {number(quoted, 4, True)} (best validation accuracy) is not "
                              f"re-measured.")
             continue
         sentences.append(f"At {train_rows:,} rows, test accuracy over {_seeds(test['n_pairs'])}: ViT "
-                         f"{test['vit_mean']:.4f}, convnet {test['convnet_mean']:.4f}, Δ {test['mean_delta']:+.4f} "
+                         f"{number(test['vit_mean'])}, convnet {number(test['convnet_mean'])}, Δ {number(test['mean_delta'], 4, True)} "
                          f"({_ci(test)}): {_say(LEAD, test, margin)}.")
         val = deltas.loc[(train_rows, "best_val_accuracy")]
         sentences.append(f"Best validation accuracy (the maximum over 15 epochs on the split it reports: optimistic): "
-                         f"Δ {val['mean_delta']:+.4f} ({_ci(val)}), {_say(LEAD, val, margin)}.{_single_seed(val)}")
+                         f"Δ {number(val['mean_delta'], 4, True)} ({_ci(val)}), {_say(LEAD, val, margin)}.{_single_seed(val)}")
         gap = deltas.loc[(train_rows, "gap")]
-        sentences.append(f"The train-val gap: ViT {gap['vit_mean']:+.4f}, convnet {gap['convnet_mean']:+.4f}, "
-                         f"Δ {gap['mean_delta']:+.4f} ({_ci(gap)}): {_say(OVERFIT, gap, margin)}.")
+        sentences.append(f"The train-val gap: ViT {number(gap['vit_mean'], 4, True)}, convnet "
+                         f"{number(gap['convnet_mean'], 4, True)}, Δ {number(gap['mean_delta'], 4, True)} ({_ci(gap)}): "
+                         f"{_say(OVERFIT, gap, margin)}.")
         secs = deltas.loc[(train_rows, "seconds")]
         sentences.append(f"Wall time, within one timing group ({secs['timing_group'] or 'none'}, {secs['n_pairs']} pairs): "
-                         f"Δ {secs['mean_delta']:+.1f} s "
+                         f"Δ {number(secs['mean_delta'], 1, True)}{'' if missing(secs['mean_delta']) else ' s'} "
                          f"({_ci(secs, 1)}): {_say(SPEED, secs, margin)}; times depend on the machine and its load.")
     return sentences
 
@@ -214,7 +215,7 @@ def headline_markdown(runs: pd.DataFrame, test_set=None) -> str:
         rows=deltas["train_rows"].map("{:,}".format),
         delta=[number(r['mean_delta'], digits(r['metric']), True) for _, r in deltas.iterrows()],
         ci=[_ci(r, digits(r["metric"])).replace("95% CI ", "") for _, r in deltas.iterrows()],
-    p=[f"{r['p_value']:.3g}" for _, r in deltas.iterrows()], p_tost=[f"{r['p_tost']:.3g}" for _, r in deltas.iterrows()],
+    p=[p_value(r["p_value"]) for _, r in deltas.iterrows()], p_tost=[p_value(r["p_tost"]) for _, r in deltas.iterrows()],
         source_article=[number(r['seed_delta'], digits(r['metric']), True) if not math.isnan(r["seed_delta"]) else "—"
                    for _, r in deltas.iterrows()],
     )[["rows", "metric", "delta", "ci", "p", "p_tost", "n_pairs", "verdict", "timing_group", "source_article"]]

@@ -201,7 +201,8 @@ def verdict_line(row: dict) -> str:
     p, p_tost = (row["p_adj"], row["p_tost_adj"]) if adjusted else (row["p_value"], row["p_tost"])
     which = f"RCI look {int(row['look'])}/{int(row['looks_planned'])}" if planned else f"95% ×{int(row['family_size'])}" if adjusted else "95%"
     text = (f"{row['metric']:21} Δ {numbers.delta(row['mean_delta'], places)} {which} {numbers.ci(low, high, places)}  "
-            f"{'p_adj' if adjusted else 'p'} {p:.3g}  {'p_tost_adj' if adjusted else 'p_tost'} {p_tost:.3g}  "
+            f"{'p_adj' if adjusted else 'p'} {numbers.p_value(p)}  {'p_tost_adj' if adjusted else 'p_tost'} "
+            f"{numbers.p_value(p_tost)}  "
             f"n={row['n_pairs']}  {row['verdict']}")
     if row["verdict"] == estimates.INCONCLUSIVE:
         text += f", {plan.needs(row)}"

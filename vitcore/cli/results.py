@@ -21,7 +21,8 @@ REPORT_FILES = ("headline.csv", "headline_deltas.csv", "headline.md")
 
 
 def add_parsers(sub) -> None:
-    effects = judging_parser(sub, "effects", help="seed-paired main effects of the four switches as CSV")
+    effects = judging_parser(sub, "effects", help="seed-paired main effects of the four switches, and of every other "
+                                                  "switch changed alone (one cell), as CSV")
     add_io_flags(effects, out="effects.csv")
     effects.set_defaults(handler=_effects)
 

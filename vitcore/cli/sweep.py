@@ -1,4 +1,5 @@
-"""`sweep`: train a named grid of configs, resumably, on local worker processes or a Ray cluster."""
+"""`sweep`: train a named grid of configs, or your own (`--vary`), resumably, on local worker processes
+or a Ray cluster."""
 
 from __future__ import annotations
 
@@ -6,12 +7,23 @@ import argparse
 
 from vitcore.cli.common import UsageError, add_store_flag, usage, writable_folder
 from vitcore.config.run import MAX_TRAIN_ROWS, MODELS, RANGES
+from vitcore.config.switches import MODEL_NAMES
 from vitcore.store.runs import RunStore
 
 
 def add_parsers(sub) -> None:
-    sweep = sub.add_parser("sweep", help="train a named grid of configs, resumably")
-    sweep.add_argument("grid", nargs="?", help="grid name (see --list)")
+    sweep = sub.add_parser("sweep", help="train a named grid of configs, or your own with --vary, resumably")
+    sweep.add_argument("grid", nargs="?", help="grid name (see --list); leave out with --vary")
+    sweep.add_argument("--vary", action="append", default=[], metavar="FIELD=V1,V2,...",
+                       help="your own grid: vary FIELD (width, depth, heads, mlp_dim, epochs, batch_size, lr, "
+                            "warmup_epochs or any switch) over these values, around the article's ViT; repeat "
+                            "for more fields. One field at a time unless --cross. Random seeds: --seeds "
+                            "(default 0-9); rows: --rows (default 1000,4000)")
+    sweep.add_argument("--base", default="", metavar="FIELD=VALUE,...",
+                       help="with --vary: changes to the article's ViT that every config of your grid shares "
+                            "(e.g. epochs=5)")
+    sweep.add_argument("--cross", action="store_true",
+                       help="with --vary: every combination of the fields' values (default: one field at a time)")
     sweep.add_argument("--list", action="store_true", help="list the grids and their sizes")
     add_store_flag(sweep)
     sweep.add_argument("--workers", type=int, default=1, help="training processes, at least 1 (default 1)")
@@ -23,7 +35,8 @@ def add_parsers(sub) -> None:
     sweep.add_argument("--rows", type=_rows_list, default=None, metavar="N[,N...]",
                        help=f"only these train_rows (e.g. 1000,4000; each {RANGES['train_rows'][0]} to "
                             f"{MAX_TRAIN_ROWS:,})")
-    sweep.add_argument("--model", choices=MODELS, default=None, help="only this model")
+    sweep.add_argument("--model", choices=MODELS, default=None,
+                       help="only this model (with --vary: the model varied, default vit)")
     sweep.add_argument("--backfill-predictions", action="store_true",
                        help="retrain stored runs that lack predictions.npy and add it if the retrain matches "
                             "the stored history bit for bit (same thread count)")
@@ -55,6 +68,22 @@ def _rows_list(text: str) -> tuple[int, ...]:
     return rows
 
 
+def _custom(args) -> list:
+    """The --vary grid (vitcore.run.custom); ValueError for a bad field or value."""
+    from vitcore.run import custom, sweep
+
+    seeds = tuple(range(args.seeds[0], args.seeds[1] + 1)) if args.seeds else sweep.SEEDS
+    vary = [custom.parse_vary(text) for text in args.vary]
+    configs = custom.custom_grid(vary, seeds, args.rows or sweep.ROWS, args.cross, args.model or "vit",
+                                 custom.parse_base(args.base))
+    how = "crossed" if args.cross else "one at a time"
+    centre = configs[0].label() if args.base else f"the article's {MODEL_NAMES[args.model or 'vit']}"
+    cells, rows = len({cfg.label() for cfg in configs}), len({cfg.train_rows for cfg in configs})
+    print(f"your grid ({how}, around {centre}): {cells} configs x {rows} row count{'s' if rows != 1 else ''} x "
+          f"{len(seeds)} random seed{'s' if len(seeds) != 1 else ''}")
+    return configs
+
+
 def _sweep(args) -> int:
     import json
     import time
@@ -71,15 +100,23 @@ def _sweep(args) -> int:
         print(f"{sweep.PLAN:8}     -         (reads --store)  the random seeds the sequential plan asks for next: "
               "both sides of every undecided planned comparison, up to its next look")
         return 0
-    if not args.grid:
-        raise UsageError(f"name a grid ({', '.join([*sweep.GRIDS, sweep.PLAN])}) or use --list")
+    if args.grid and args.vary:
+        raise UsageError(f"give a grid name ({args.grid}) or --vary, not both")
+    if (args.cross or args.base) and not args.vary:
+        raise UsageError("--cross and --base go with --vary")
+    if not args.grid and not args.vary:
+        raise UsageError(f"name a grid ({', '.join([*sweep.GRIDS, sweep.PLAN])}), use --vary FIELD=V1,V2, "
+                         "or use --list")
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
     store = RunStore(args.store)
     if store.root.exists() and not store.root.is_dir():
         raise UsageError(f"--store {store.root} is a file, not a folder")
     with usage():
-        configs = sweep.grid(args.grid, args.seeds, args.rows, args.model, store=store)
+        if args.vary:
+            configs, args.grid = _custom(args), "custom"
+        else:
+            configs = sweep.grid(args.grid, args.seeds, args.rows, args.model, store=store)
     backfill = args.backfill_predictions
     if args.replace_unreproducible and not backfill:
         raise UsageError("--replace-unreproducible only goes with --backfill-predictions")

@@ -3,12 +3,15 @@
 
 The rule: accuracies, gaps, losses and their Δs with 4 decimals; seconds to 0.1 s; parameter counts whole;
 thousands separators always ('4,000', '1,234.5 s'); a Δ and an interval signed ('+0.0123',
-'[-8.5, +0.6]'); a gap always signed (it is a difference); '—' for a number that does not exist.
+'[-8.5, +0.6]'); a gap always signed (it is a difference); '—' for a number that does not exist; a
+p-value to three significant digits, '< 0.0001' below that. Rounded once, half away from zero on the
+decimal digits (`rounded`), so one number reads the same on every view.
 """
 
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_UP, Decimal
 
 DIGITS = {"seconds": 1, "params": 0, "macs_per_image": 0}  # decimals shown; accuracies, gaps, losses and their Δs get 4
 SIGNED = {"gap"}                      # a gap is a difference: always printed with its sign
@@ -30,11 +33,30 @@ def missing(value) -> bool:
         return False
 
 
+def rounded(value, places: int = 4) -> Decimal:
+    """The value rounded once, half away from zero, on its decimal digits rather than its binary expansion:
+    a mean of 0.79185 reads 0.7919 whichever float sum produced it (0.7918499999… or 0.7918500…01), so
+    two views of one number never differ in the last digit. Float noise below 1e-12 is dropped first."""
+    exact = Decimal(repr(round(float(value), 12)))
+    out = exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    return out if out != 0 else abs(out)  # no '-0.0000'
+
+
 def number(value, places: int = 4, signed: bool = False) -> str:
     """'0.7915', '+0.0123' (signed), '71,946' (0 places), '1,234.5'; '—' when missing."""
     if missing(value):
         return MISSING
-    return f"{value:{'+' if signed else ''},.{places}f}"
+    return f"{rounded(value, places):{'+' if signed else ''},.{places}f}"
+
+
+P_FLOOR = 1e-4  # a p-value below it reads '< 0.0001', never '0'
+
+
+def p_value(p) -> str:
+    """A p-value: three significant digits ('0.0312', '0.000522'), '< 0.0001' below P_FLOOR, '—' when missing."""
+    if missing(p):
+        return MISSING
+    return f"< {P_FLOOR:.4f}" if p < P_FLOOR else f"{p:.3g}"
 
 
 def metric(value, name: str, signed: bool | None = None) -> str:

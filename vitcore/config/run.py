@@ -43,7 +43,7 @@ RANGES = {"width": (4, 4096), "depth": (1, 64), "heads": (1, 64), "mlp_dim": (1,
           "train_rows": (10, MAX_TRAIN_ROWS), "epochs": (1, 1000), "batch_size": (1, 65536),
           "warmup_epochs": (0, 1000), "seed": (0, 2**31 - 1)}
 # Fields that only mean something for the ViT; they do not split convnet runs.
-VIT_FIELDS = (*switches.VIT_ONLY, "width", "depth", "heads", "mlp_dim")
+VIT_FIELDS = tuple(dict.fromkeys((*switches.VIT_ONLY, "width", "depth", "heads", "mlp_dim")))
 SWITCHES = switches.FACTORS  # the default factorial's switches (the statistics' factors)
 LEVELS = {name: switches.LEVELS[name] for name in SWITCHES}
 # The 15 fields of the first schema: they always enter the run id. A field added later enters it

@@ -18,8 +18,10 @@ How to add a switch (e.g. dropout 0.0 / 0.1):
   its value differs from its default, so every stored run keeps its id and the new level's runs
   get new ids. A switch's levels appear in this file only.
 
-A "free" entry (warmup_epochs) describes a numeric RunConfig field declared in config/run.py and
-checked against its range there; its `levels` are only the values the dashboard offers.
+A "free" entry (width, depth, heads, mlp_dim, epochs, batch_size, lr, warmup_epochs) describes a
+numeric RunConfig field declared in config/run.py and checked against its range there; its `levels`
+are the values the dashboard and the plans offer, and any other value a store holds is selectable too.
+The sidebar shows a free field only when the store holds more than one value of it.
 """
 
 from __future__ import annotations
@@ -60,6 +62,11 @@ class Switch:
         return model in self.models
 
 
+def _off_default(word: str, default: Any) -> Callable[[Any], str]:
+    """The run label's tag of a free field: ' width 32' off its default, '' at it."""
+    return lambda value: "" if value == default else f" {word} {value:g}"
+
+
 REGISTRY: tuple[Switch, ...] = (
     Switch("pos_embedding", ("learned", "none", "sincos"), "learned", "Position embedding",
            "`learned`: a trainable 16×64 (for patch 7) table added to the tokens. "
@@ -95,6 +102,25 @@ REGISTRY: tuple[Switch, ...] = (
            "`standard`: softmax(q·kᵀ/√d). `lsa`: Locality Self-Attention — a learned temperature per head and "
            "no attention of a token to itself (Lee, Lee & Song 2021).",
            tag=lambda v: " LSA" if v == "lsa" else "", why="lsa: learned temperature, masked diagonal"),
+    # The sizes and the training recipe (issue 30): free fields, so a store's own values are selectable
+    # too; a label names each one off its default ('ViT p7 pre-LN pos width 32').
+    Switch("width", (32, 64, 128), 64, "Width",
+           "Token width: each patch is projected to this many numbers (the article's ViT: 64). Must be "
+           "divisible by the heads.", tag=_off_default("width", 64), free=True),
+    Switch("depth", (1, 2, 4), 2, "Depth", "Transformer blocks (the article's ViT: 2).",
+           tag=_off_default("depth", 2), free=True),
+    Switch("heads", (2, 4, 8), 4, "Heads",
+           "Attention heads per block; each head attends with width ÷ heads numbers (the article's ViT: 4).",
+           tag=_off_default("heads", 4), free=True),
+    Switch("mlp_dim", (64, 128, 256), 128, "MLP size",
+           "Hidden size of each block's MLP (the article's ViT: 128, twice its width).",
+           tag=_off_default("MLP", 128), free=True),
+    Switch("epochs", (5, 15, 30), 15, "Epochs", "Passes over the training rows (the article's models: 15).",
+           tag=_off_default("epochs", 15), models=MODELS, free=True),
+    Switch("batch_size", (32, 64, 128), 64, "Batch size", "Rows per Adam step (the article's models: 64).",
+           tag=_off_default("batch", 64), models=MODELS, free=True),
+    Switch("lr", (3e-4, 1e-3, 3e-3), 1e-3, "Learning rate", "Adam's learning rate (the article's models: 0.001).",
+           tag=_off_default("lr", 1e-3), models=MODELS, free=True),
     Switch("warmup_epochs", (0, 2, 5), 0, "Warm-up epochs",
            "Linear learning-rate warm-up over this many epochs (0: none).",
            tag=lambda v: f" warm-up {v}" if v else "", models=MODELS, free=True),

@@ -33,8 +33,9 @@ from vitcore.config.run import RunConfig
 from vitcore.stats import plan
 from vitcore.stats.estimates import ONE
 
-# What a single-switch change may change: every ViT switch of the registry (the factorial's and the
-# papers'), and warm-up epochs, whose levels are the ones the store has runs at.
+# What a single-switch change may change: every ViT switch of the registry (the factorial's, the papers'
+# and the free fields: width, depth, heads, MLP size, epochs, batch size, lr, warm-up, whose levels are
+# the ones the store has runs at).
 FLIP_FIELDS = tuple(s.name for s in switches.REGISTRY if s.applies("vit"))
 
 
@@ -67,10 +68,11 @@ def runs_of(runs: pd.DataFrame, cfg: RunConfig) -> pd.DataFrame:
 
 def levels(runs: pd.DataFrame, field: str) -> list:
     """The levels a single-switch change may move `field` to: the switch's levels, or for a free field
-    (warm-up epochs) the values the store has runs at."""
+    (width, depth, ..., warm-up epochs) the values the store has runs at."""
     if not switches.SWITCH[field].free:
         return list(switches.LEVELS[field])
-    return sorted(int(w) for w in runs[field].dropna().unique()) if len(runs) and field in runs.columns else []
+    kind = type(switches.DEFAULTS[field])  # pandas holds ViT-only ints as floats beside the convnet's None
+    return sorted({kind(v) for v in runs[field].dropna().unique()}) if len(runs) and field in runs.columns else []
 
 
 def neighbours(runs: pd.DataFrame, cfg: RunConfig) -> list[tuple[str, object, RunConfig]]:

@@ -40,8 +40,9 @@ from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for 
     judge,
     paired_estimate,
 )
-from vitcore.stats.families import family_of, neighbours, runs_of
+from vitcore.stats.families import family_of, neighbours, runs_of  # noqa: F401 (re-exported)
 from vitcore.stats.readings import READING_COLUMNS
+from vitcore.stats.single import one_field_effects, single_cell
 from vitcore.stats.testset import METRIC as PER_IMAGE
 from vitcore.stats.testset import TEST_COLUMNS, TestSet, seed_columns, with_differences
 
@@ -187,17 +188,6 @@ def _seconds_runs(vit: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
     return seconds.one_group(vit)
 
 
-def _single_cell(runs: pd.DataFrame, factor: str, level, train_rows: int, metric: str, margin: float,
-                 test_set: TestSet | None) -> dict:
-    """A main effect measured in one cell only is the single-switch change of the article's ViT: its
-    row (numbers, family, verdict) is that comparison's, as on the forest plot and the cards."""
-    ref = RunConfig(train_rows=train_rows)
-    variant = ref.replace(**{factor: level})
-    delta = paired_delta(runs_of(runs, ref), runs_of(runs, variant), metric, margin, family_of(runs, variant, ref),
-                         test_set)
-    return delta.row
-
-
 def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, test_set: TestSet | None = None
                  ) -> pd.DataFrame:
     """Each switch's non-reference level minus the reference level (the article's ViT), per train_rows.
@@ -208,7 +198,7 @@ def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
     where both levels were run count, so patch 2 (run only at the article's other switches, by the
     `tokens` grid) is an effect at the reference cell, not an average over the grid: `cells` says
     how many cells of the other switches entered, and a one-cell effect is judged as the
-    single-switch change it is (_single_cell). The others are one family per metric and train_rows
+    single-switch change it is (single_cell). The others are one family per metric and train_rows
     ("main effects at 4,000 rows"), Bonferroni-adjusted.
     """
     vit, records, pending = factorial_runs(runs), [], []
@@ -224,12 +214,13 @@ def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
                     cells = _cells(vit, factor, level, train_rows)
                     key = dict(zip(EFFECT_COLUMNS, [factor, level, ref, train_rows, metric]))
                     if cells == 1:
-                        records.append({**key, **_single_cell(runs, factor, level, train_rows, metric, margin,
+                        records.append({**key, **single_cell(runs, factor, level, train_rows, metric, margin,
                                                               test_set), "cells": 1})
                     else:
                         pending.append((len(records), (est, columns), in_grid({factor: level})))
                         records.append({**key, "mean_delta": est.mean, "n_pairs": est.n, "cells": cells,
                                         "timing_group": group})
+    records += one_field_effects(runs, metrics, margin, test_set)
     if not records:
         return pd.DataFrame(columns=EFFECT_COLUMNS)
     if pending:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vitcore.config.run import SCHEMA_VERSION, TRAINING_VERSION, RunConfig
+from vitcore.config.run import SCHEMA_VERSION, SEED_FIELDS, TRAINING_VERSION, RunConfig
 from vitcore.store.files import PREDICTIONS, BadRun, json_object, read_bounded
 from vitcore.store.validate import METRICS, TEMP_PREFIX, VALIDATION_VERSION, _number, read_run
 
@@ -35,6 +35,9 @@ NAME = ".index.json"
 RUN_ID = re.compile(r"[0-9a-f]{12}")  # a run folder's name
 INDEX_TEMP_PREFIX = ".index-"  # an index being written (or the debris of a killed writer)
 CONFIG_FIELDS = list(RunConfig.__dataclass_fields__)
+# Config fields that hold whole numbers (the optional seeds too): the CSVs write them as integers.
+WHOLE_FIELDS = tuple(name for name, field in RunConfig.__dataclass_fields__.items()
+                     if name in SEED_FIELDS or type(field.default) is int)
 COLUMNS = ["run_id", "config_id", "label", *CONFIG_FIELDS, *METRICS, "has_weights", "has_predictions",
            "timing_group", "collapsed"]
 # A collapsed run learned its training rows but predicts the test split at about chance (10 classes):

@@ -29,7 +29,7 @@ import pandas as pd
 from vitcore.config.run import VIT_FIELDS, RunConfig
 from vitcore.data.fashion import NUM_CLASSES
 from vitcore.store import files, index, validate, writer
-from vitcore.store.index import COLUMNS, CONFIG_FIELDS, RUN_ID, stamp, timing_group  # noqa: F401 (re-exported)
+from vitcore.store.index import COLUMNS, CONFIG_FIELDS, RUN_ID, WHOLE_FIELDS, stamp, timing_group  # noqa: F401
 from vitcore.store.validate import (  # noqa: F401
     HISTORY_COLUMNS,
     METRICS,
@@ -212,8 +212,9 @@ class RunStore:
         return upkeep.clean(self, upkeep.STALE_SECONDS if older_than is None else older_than)
 
     def export_frames(self) -> dict[str, pd.DataFrame]:
-        """The three CSV exports as DataFrames, shared by the CLI and the dashboard's downloads."""
-        return {"runs.csv": self.table(), "histories.csv": self.histories(), "confusions.csv": self.confusions()}
+        """The three CSV exports as DataFrames (CLI and dashboard); whole-number fields as integers: '7', not '7.0'."""
+        runs = self.table().astype({name: "Int64" for name in WHOLE_FIELDS})
+        return {"runs.csv": runs, "histories.csv": self.histories(), "confusions.csv": self.confusions()}
 
     def save(self, cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: dict, model=None,
              predictions: np.ndarray | None = None) -> Run:

@@ -120,8 +120,8 @@ def tests_text(row) -> str:
     if fmt.missing(row.get("p_value")):
         return ""
     if plan.adjusted(row) and not fmt.missing(row.get("p_adj")):
-        return f"p_adj {row['p_adj']:.3g} · p_tost_adj {row['p_tost_adj']:.3g}"
-    return f"p {row['p_value']:.3g} · p_tost {row['p_tost']:.3g}"
+        return f"p_adj {fmt.p_value(row['p_adj'])} · p_tost_adj {fmt.p_value(row['p_tost_adj'])}"
+    return f"p {fmt.p_value(row['p_value'])} · p_tost {fmt.p_value(row['p_tost'])}"
 
 
 def badge(verdict: str, text: str) -> str:
@@ -196,9 +196,10 @@ def test_set_line(row, places: int) -> str | None:
     if row.get("interval") != WITH_TEST:
         return f"the test images add no measurable variance: the interval is over random seeds alone {seeds}"
     ratio = (row["ci_high"] - row["ci_low"]) / (row["ci_high_seeds"] - row["ci_low_seeds"])
-    return (f"interval over random seeds and test images ({ratio:.1f}× as wide as {seeds} over random seeds alone: "
-            f"another 10,000 test images would move the Δ by about ±{fmt.number(row['test_se'], places)}, "
-            "however many random seeds)")
+    both = fmt.ci(row["ci_low"], row["ci_high"], places)  # like for like: both unadjusted 95% intervals
+    return (f"unadjusted 95% intervals: {both} over random seeds and test images, {fmt.times(ratio)} as wide as "
+            f"{seeds} over random seeds alone (another 10,000 test images would move the Δ by about "
+            f"±{fmt.number(row['test_se'], places)}, however many random seeds)")
 
 
 def seed_table(comparison, metric: str) -> pd.DataFrame:

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from vitcore.analysis import flips as flip_words
-from vitcore.app import charts, fmt, state, tables
+from vitcore.app import charts, fmt, layout, state, tables
 from vitcore.app.ablations import cards, evidence, strips
 from vitcore.app.selection import DEFAULTS, INTERACTIONS_KEY, cell_name
 from vitcore.app.sidebar import painted  # noqa: F401 (the page asks here: is this the first paint?)
@@ -21,19 +21,27 @@ PICK_KEY = "variant_pick"
 GALLERY_LIMIT = 40  # images shown per direction (flips.csv has them all)
 CELLS_KEY = "cells"  # the main effects' control: which cells of the other switches to average over
 @st.cache_data(show_spinner=False, max_entries=256)
-def _spec(key: tuple, _build) -> dict:
-    return _build().to_dict()
+def _spec(key: tuple, _build) -> dict | list[dict]:
+    built = _build()
+    return [panel.to_dict() for panel in built] if isinstance(built, list) else built.to_dict()
 
 
-def spec(key: tuple, build) -> dict:
-    """The Vega-Lite spec of build() (an Altair chart from vitcore.app.charts), cached under `key` + the
+def spec(key: tuple, build) -> dict | list[dict]:
+    """The Vega-Lite spec of build() (an Altair chart from vitcore.app.charts, or a list of panels), cached under `key` + the
     store's mtime: Altair's schema validation costs 0.1-0.4 s per chart on every rerun, and the first
     paint must not wait for it (issue 13)."""
     return _spec((*key, state.STORE_PATH, state.store_mtime()), build)
 
 
 def chart(key: tuple, build, width: str = "stretch") -> None:
-    st.vega_lite_chart(spec=spec(key, build), width=width)
+    """One chart, or a figure's panels side by side (stacked on a phone: layout.side_by_side)."""
+    built = spec(key, build)
+    if isinstance(built, list):
+        layout.side_by_side(built)
+    elif width == "stretch":
+        layout.chart(built)
+    else:
+        st.vega_lite_chart(spec=built, width=width)
 
 
 def forest_spec(cfg: RunConfig, metric: str, margin: float) -> dict:
@@ -205,8 +213,7 @@ def flip_table(cfg: RunConfig, metric: str, margin: float) -> None:
                "(named in the last column), Bonferroni-adjusted, as on the cards and the forest plot.")
     st.dataframe(tables.flip_table(flips, metric, margin), hide_index=True, width="stretch",
                  column_config={"Δ": st.column_config.NumberColumn(format=fmt.printf(metric, signed=True)),
-                                "p_adj": st.column_config.NumberColumn(format="%.3g"),
-                                "p_tost_adj": st.column_config.NumberColumn(format="%.3g")})
+                                "Interval": st.column_config.TextColumn(width="large")})  # never cut at 1,400 px
 
 
 def main_effects(metric: str, margin: float) -> None:
@@ -229,7 +236,7 @@ def main_effects(metric: str, margin: float) -> None:
     seeds = ", ".join(f"{int(n)} at {fmt.rows(r)} rows" for r, n in shown.groupby("train_rows")["n_pairs"].max().items())
     chart(("main", metric, margin, cells), lambda: charts.effect_intervals(
         tables.effect_frame(shown), metric, f"Main effects on {cards.title(metric).lower()}: a level minus the "
-        f"article's, averaged over the other switches ({cells})"), width="content")
+        f"article's, averaged over the other switches ({cells})"))
     both = int((shown.get("interval", pd.Series(dtype=str)) == testset.WITH_TEST).sum())
     images = (f" — and over the test images too for {both} of the {len(shown)} effects (every run behind them kept its "
               "predictions; `interval` in effects.csv)") if both else ""
@@ -245,8 +252,7 @@ def main_effects(metric: str, margin: float) -> None:
                  bind="query-params"):
         pairs = state.interactions(metric, margin, cells)
         chart(("interactions", metric, margin, cells), lambda: charts.effect_intervals(
-            tables.effect_frame(pairs, True), metric, f"Two-way interactions on {cards.title(metric).lower()}"),
-            width="content")
+            tables.effect_frame(pairs, True), metric, f"Two-way interactions on {cards.title(metric).lower()}"))
         _cell_strip(metric, pairs, cells, True)
 
 
@@ -261,7 +267,7 @@ def _cell_strip(metric: str, effects: pd.DataFrame, cells: str, interaction: boo
     kind = "interaction" if interaction else "main effect"
     chart(("strip", metric, cells, interaction), lambda: strips.strip(
         strips.strip_frame(per_cell, effects, interaction), metric,
-        f"Each {kind} in every cell of the other switches ({cells})"), width="content")
+        f"Each {kind} in every cell of the other switches ({cells})"))
     spread = percell.spread(per_cell)
     st.caption(f"Dot: the {kind} within one cell, paired over its random seeds; tick: the average above. Per-cell "
                f"sd of the Δs: {fmt.number(spread['cell_sd'].median(), 4)} (median over effects). Colour: the cell's own "

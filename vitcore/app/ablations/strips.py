@@ -13,7 +13,7 @@ import altair as alt
 import pandas as pd
 
 from vitcore.app import fmt, tables
-from vitcore.app.charts import verdict_scale
+from vitcore.app.charts import EFFECT_ROW, effect_rows, panel_order, panel_title, verdict_scale
 from vitcore.app.fmt import axis_format
 from vitcore.stats import percell
 from vitcore.stats.estimates import ALPHA, INCONCLUSIVE, direction
@@ -33,26 +33,26 @@ def strip_frame(cells: pd.DataFrame, effects: pd.DataFrame, interaction: bool = 
     return labelled
 
 
-def strip(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
+def strip(frame: pd.DataFrame, metric: str, title: str) -> list[alt.Chart]:
     """One dot per cell and effect (x: that cell's paired Δ), a black tick at the averaged effect, one
-    panel per training size with its own x-scale."""
+    panel (chart) per training size with its own x-scale, at its container's width."""
     places = axis_format(metric)
-    colour = alt.Color("resolved:N", title="Cell (Holm within the effect's cells)",
+    colour = alt.Color("resolved:N", title="The cell's verdict (Holm)",  # short: a legend cuts a long title
                        scale=verdict_scale(metric, frame["resolved"]))
-    base = alt.Chart().encode(y=alt.Y("effect:N", title=None, sort=None, axis=alt.Axis(labelLimit=320)))
-    dots = base.mark_circle(size=45, opacity=0.8).encode(
+    y, names = effect_rows(alt.Chart())
+    base = alt.Chart().encode(y=y)
+    dots = base.mark_circle(size=45, opacity=0.8, yOffset=8).encode(
         x=alt.X("mean_delta:Q", title="Δ in each cell of the other switches",
                 axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy")),
         color=colour,
         tooltip=["effect:N", "rows:N", "cell:N", alt.Tooltip("mean_delta:Q", format=places.replace("3", "4")),
                  alt.Tooltip("ci_low:Q", format=places), alt.Tooltip("ci_high:Q", format=places), "n_pairs:Q",
                  alt.Tooltip("p_holm:Q", format=".3f", title="p (Holm, cells)"), "collapse:N"])
-    tick = base.mark_tick(color="black", thickness=2, size=14).encode(x="average:Q")
+    tick = base.mark_tick(color="black", thickness=2, size=14, yOffset=8).encode(x="average:Q")
     zero = alt.Chart().mark_rule(color="#adb5bd", strokeDash=[3, 3]).encode(x=alt.datum(0))
-    order = sorted(frame["rows"].unique(), key=lambda s: int(s.split()[0].replace(",", "")))
-    return alt.layer(zero, dots, tick, data=frame).properties(width=300).facet(
-        column=alt.Column("rows:N", title=None, sort=order)
-    ).resolve_scale(x="independent").properties(title=title).configure_legend(orient="bottom")
+    return [alt.layer(zero, dots, tick, names, data=frame[frame["rows"] == rows]).properties(
+        height=alt.Step(EFFECT_ROW), title=panel_title(title, rows)).configure_legend(orient="bottom")
+        for rows in panel_order(frame)]
 
 
 def disagreement_note(cells: pd.DataFrame, interaction: bool = False) -> str | None:

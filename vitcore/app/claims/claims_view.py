@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 import pandas as pd
 
 from vitcore.app import fmt
-from vitcore.app.selection import BASELINE_KEY, SIDEBAR_KEYS, cell_name
+from vitcore.app.selection import BASELINE_KEY, DEFAULTS, FREE_KEYS, SIDEBAR_KEYS, cell_name
 from vitcore.article.claims import CLAIMS, DECIDES, DIRECTIONS, SEED_NOISE, WORK, tally_of
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import readings
@@ -81,8 +81,8 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
                      "exact (counted)" if row["metric"] == WORK else
                      f"95% bootstrap {fmt.ci(row['ci_low'], row['ci_high'], p)}"
                      for row, p in zip(table.to_dict("records"), places)],
-        "p_adj": table["p_adj"], "p_tost_adj": table["p_tost_adj"], "Pairs": table["n_pairs"].astype(int),
-        **reading_columns(with_readings(table)),
+        "p_adj": table["p_adj"].map(fmt.p_value), "p_tost_adj": table["p_tost_adj"].map(fmt.p_value),  # never '0'
+        "Pairs": table["n_pairs"].astype(int), **reading_columns(with_readings(table)),
         "Family": [f"{name} (m = {int(m)})" for name, m in zip(table["family"], table["family_size"])]})
 
 
@@ -134,7 +134,8 @@ def meaning(table: pd.DataFrame, margin: float) -> str:
 def ablations_link(selection: RunConfig, baseline: RunConfig) -> str:
     """A relative URL of the Ablations page with the sidebar set to `selection` and, unless it is the
     default (the article's ViT at the same rows), the baseline cell set to `baseline`."""
-    params = {key: getattr(selection, key) for key in SIDEBAR_KEYS}
+    params = {key: getattr(selection, key) for key in SIDEBAR_KEYS  # a free field (width, ...) only off its default
+              if key not in FREE_KEYS or getattr(selection, key) != DEFAULTS[key]}
     if baseline != default_baseline(selection):
         params[BASELINE_KEY] = cell_name(baseline)
     return "./?" + urlencode(params)

@@ -46,25 +46,28 @@ def survey_display(table: pd.DataFrame) -> pd.DataFrame:
                          "Pairing removes": table["removed"].map("{:.0%}".format)})
 
 
-def shares_chart(components: pd.DataFrame) -> alt.Chart:
-    """One row per cell (a model at a row count, or a paired Δ): each source's share of the variance
-    as a bar, its 95% interval as a line."""
+def shares_chart(components: pd.DataFrame) -> list[alt.Chart]:
+    """One chart per cell (a model at a row count, or a paired Δ), stacked, each at its container's width:
+    each source's share of the variance as a bar, its 95% interval as a line."""
     part = components[components["component"].isin(SHOWN)].assign(
         source=lambda f: f["component"].map(NAMES),
         where=lambda f: f["cell"] + " · " + f["train_rows"].map(fmt.rows) + " rows")
     order = [NAMES[name] for name in SHOWN]
-    base = alt.Chart(part).encode(y=alt.Y("source:N", sort=order, title=None))
-    bars = base.mark_bar().encode(
-        x=alt.X("share:Q", title="share of the variance", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
-        color=alt.Color("source:N", sort=order, scale=alt.Scale(domain=order, range=list(COLOURS)), legend=None),
-        tooltip=[alt.Tooltip("where:N", title="cell"), alt.Tooltip("source:N"),
-                 alt.Tooltip("share:Q", format=".0%"), alt.Tooltip("share_low:Q", format=".0%", title="95% low"),
-                 alt.Tooltip("share_high:Q", format=".0%", title="95% high"), alt.Tooltip("design:N")])
-    rules = base.mark_rule(color="black").encode(x="share_low:Q", x2="share_high:Q")
-    return alt.layer(bars, rules).properties(height=90, width=420).facet(
-        row=alt.Row("where:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left"),
-                    sort=list(dict.fromkeys(part["where"])))).properties(
-        title="Where the test-accuracy variance comes from (95% intervals)")
+    cells = list(dict.fromkeys(part["where"]))
+    panels = []
+    for number, where in enumerate(cells):
+        base = alt.Chart(part[part["where"] == where]).encode(y=alt.Y("source:N", sort=order, title=None))
+        last = number == len(cells) - 1  # one x-axis title, under the last cell
+        bars = base.mark_bar().encode(
+            x=alt.X("share:Q", title="share of the variance (95% intervals)" if last else None,
+                    scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+            color=alt.Color("source:N", sort=order, scale=alt.Scale(domain=order, range=list(COLOURS)), legend=None),
+            tooltip=[alt.Tooltip("where:N", title="cell"), alt.Tooltip("source:N"),
+                     alt.Tooltip("share:Q", format=".0%"), alt.Tooltip("share_low:Q", format=".0%", title="95% low"),
+                     alt.Tooltip("share_high:Q", format=".0%", title="95% high"), alt.Tooltip("design:N")])
+        rules = base.mark_rule(color="black").encode(x="share_low:Q", x2="share_high:Q")
+        panels.append(alt.layer(bars, rules).properties(height=90, title=alt.Title(where, anchor="start", fontSize=13)))
+    return panels
 
 
 def display(components: pd.DataFrame) -> pd.DataFrame:

@@ -87,7 +87,7 @@ def caption(shown: pd.DataFrame, runs: pd.DataFrame, scope: str) -> str:
 
 
 def cell_label(row) -> str:
-    """A config cell without its row count: 'ViT p7 pre-LN pos', 'convnet · epochs 5'."""
+    """A config cell without its row count: 'ViT p7 pre-LN pos', 'convnet epochs 5'."""
     cfg = config_of_row(row)
     return cell_name(cfg).replace(f" · {cfg.train_rows:,} rows", "")
 

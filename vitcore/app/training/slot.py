@@ -55,8 +55,9 @@ def training_allowed(environ: Mapping[str, str] = os.environ, app_path: str = __
 def estimate_seconds(table: pd.DataFrame, cfg: RunConfig) -> tuple[float, str] | None:
     """Training time for cfg from similar cached runs, scaled by train rows x epochs.
 
-    Similar = same model (and, for the ViT, same patch size: the token count drives the cost);
-    falls back to any run of the same model. Returns (seconds, what it was based on) or None.
+    Similar = same model (and, for the ViT, same patch size: the token count drives the cost), at the same
+    train rows when there are any (then scaled by epochs alone); falls back to any run of the same model.
+    Returns (seconds, what it was based on) or None.
     """
     if table.empty:
         return None
@@ -69,8 +70,12 @@ def estimate_seconds(table: pd.DataFrame, cfg: RunConfig) -> tuple[float, str] |
             similar, basis = patch, f"ViT runs at patch {cfg.patch_size}"
     if similar.empty:
         return None
+    rows = similar[similar["train_rows"] == cfg.train_rows]
+    if len(rows):  # the same rows: scaled by epochs only (an epoch's validation and test passes do not shrink
+        per_epoch = (rows["seconds"] / rows["epochs"]).median()  # with the rows, so rows scale badly)
+        return float(per_epoch * cfg.epochs), f"median of {len(rows)} cached {basis} at these rows, scaled by epochs"
     per_unit = (similar["seconds"] / (similar["train_rows"] * similar["epochs"])).median()
-    return float(per_unit * cfg.train_rows * cfg.epochs), f"median of {len(similar)} cached {basis}"
+    return float(per_unit * cfg.train_rows * cfg.epochs), f"median of {len(similar)} cached {basis}, scaled by rows × epochs"
 
 
 # -- one training per server --------------------------------------------------------------------

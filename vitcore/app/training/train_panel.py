@@ -55,8 +55,8 @@ def render_train_offer(cfg: RunConfig, runs: pd.DataFrame) -> None:
         st.caption("No similar runs are stored, so there is no time estimate.")
     else:
         seconds, basis = estimate
-        st.caption(f"Estimated training time: about **{fmt.minutes(seconds)} per random seed** "
-                   f"({cfg.epochs} epochs on {fmt.rows(cfg.train_rows)} rows; {basis}, scaled by rows × epochs, "
+        st.caption(f"Estimated training time: about **{fmt.duration(seconds)} per random seed** "
+                   f"({cfg.epochs} epochs on {fmt.rows(cfg.train_rows)} rows; {basis}, "
                    "timed on the machine that ran the sweep).")
     if not training_allowed():
         st.info("Training is switched off on this deployment (`VITCORE_ALLOW_TRAINING=0`). "

@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from vitcore.analysis import attention as A
+from vitcore.app import layout
 from vitcore.app.charts import weight_bars
 from vitcore.app.walkthrough.pictures import attention_picture
 from vitcore.config.run import RunConfig
@@ -30,8 +31,8 @@ def render_sketch(images: Gallery, cfg: RunConfig) -> None:
     uniform = 1 / len(weights)
     left.image(attention_picture(image, weights.reshape(grid, grid), float(weights.max()), int(query)),
                caption="query patch outlined in blue; red = weight", clamp=True)
-    right.altair_chart(weight_bars(weights, uniform, f"patch {query}'s weights, temperature {temperature:.2f}",
-                                   int(query)), width="stretch")
+    with right:
+        layout.chart(weight_bars(weights, uniform, f"patch {query}'s weights, temperature {temperature:.2f}", int(query)))
     st.markdown(f"Top weight **{weights.max():.4f}** against the uniform **{uniform:.4f}** (1/{len(weights)}). "
                 "Weights are softmax(cosine similarity / T) between the mean-centred patches of the article's "
                 "pullover: heat it up and every patch gets 1/N; cool it down and one patch takes almost everything.")

@@ -1,4 +1,5 @@
-"""Altair charts of the ViT vs convnet page: the data-size curve, its paired Δ, and the gap bars.
+"""Altair charts of the ViT vs convnet page: the data-size curve, its paired Δ, and the gap bars, each a
+list of panels (one chart each, at its container's width: vitcore.app.layout.side_by_side).
 
 Pure functions from vitcore.app.walkthrough.walk frames to charts (no Streamlit). Colours follow vitcore.app.fmt:
 the ViT in the selection blue, the convnet (the comparison's baseline) in the baseline grey;
@@ -8,6 +9,7 @@ reference lines orange; verdicts as on every Δ chart (vitcore.app.charts.verdic
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 from vitcore.analysis.scaling import VARIANT
@@ -29,7 +31,23 @@ def _log_rows(frame: pd.DataFrame, title: str = "Training rows (log scale)") -> 
                  axis=alt.Axis(values=ticks, format=",d", labelOverlap=False, grid=False))
 
 
-def data_size_curve(frame: pd.DataFrame) -> alt.Chart:
+def _panels(frame: pd.DataFrame) -> list[str]:
+    """The panels of a metric-split chart, test accuracy first."""
+    order = ["Test accuracy", "Final val accuracy"]
+    return sorted(frame["panel"].unique(), key=lambda name: order.index(name) if name in order else len(order))
+
+
+def _shared(frame: pd.DataFrame, low: str, high: str, pad: float = 0.1) -> alt.Scale:
+    """One y-scale for every panel of a figure (split into charts, each would pick its own)."""
+    lo, hi = float(frame[low].min()), float(frame[high].max())
+    if not np.isfinite([lo, hi]).all():  # no interval anywhere (one pair per row count): each panel its own
+        return alt.Scale(zero=True)
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    span = (hi - lo) or 1.0
+    return alt.Scale(domain=[lo - pad * span, hi + pad * span], nice=False)
+
+
+def data_size_curve(frame: pd.DataFrame) -> list[alt.Chart]:
     """Accuracy vs training rows per model (walk.curve_frame): the random-seed mean as a line and
     mean ± sd over random seeds as a band, one panel per metric (test, final val)."""
     base = alt.Chart().encode(x=_log_rows(frame))
@@ -40,45 +58,65 @@ def data_size_curve(frame: pd.DataFrame) -> alt.Chart:
         tooltip=["model:N", alt.Tooltip("train_rows:Q", format=",d", title="rows"), "panel:N",
                  alt.Tooltip("mean:Q", format=".4f"), alt.Tooltip("sd:Q", format=".4f", title="sd over random seeds"),
                  alt.Tooltip("n:Q", title="random seeds")])
-    return alt.layer(band, line, data=frame).properties(width=340, height=260).facet(
-        column=alt.Column("panel:N", title=None, sort=["Test accuracy", "Final val accuracy"])
-    ).configure_legend(orient="top")
+    return [alt.layer(band, line, data=frame[frame["panel"] == panel]).properties(height=260, title=panel)
+            .configure_legend(orient="top", columns=2) for panel in _panels(frame)]
 
 
-def paired_delta(frame: pd.DataFrame) -> alt.Chart:
+def paired_delta(frame: pd.DataFrame) -> list[alt.Chart]:
     """Paired ViT − convnet Δ per row count (walk.delta_frame) with its 95% CI, coloured by verdict as on
     every Δ chart of the app (charts.verdict_scale, COLOUR_RULE: green = better for the ViT, red = worse,
     dark grey = equivalent, pale = unresolved), one panel per metric; the dashed line is no difference."""
     colour = alt.Color("verdict:N", title="Verdict", scale=verdict_scale("test_accuracy", frame["verdict"]))
     base = alt.Chart().encode(x=_log_rows(frame))
     zero = base.mark_rule(color=GUIDE, strokeDash=[5, 3]).encode(y=alt.datum(0))
-    whiskers = base.mark_rule(strokeWidth=2).encode(y=alt.Y("ci_low:Q", title="Δ accuracy, ViT − convnet"),
+    whiskers = base.mark_rule(strokeWidth=2).encode(y=alt.Y("ci_low:Q", title="Δ accuracy, ViT − convnet",
+                                                          scale=_shared(frame, "ci_low", "ci_high")),
                                                     y2="ci_high:Q", color=colour)
     dots = base.mark_circle(size=80, opacity=1).encode(
         y="mean_delta:Q", color=colour,
         tooltip=[alt.Tooltip("train_rows:Q", format=",d", title="rows"), "panel:N",
                  alt.Tooltip("mean_delta:Q", format="+.4f", title="Δ"), alt.Tooltip("ci_low:Q", format="+.4f"),
                  alt.Tooltip("ci_high:Q", format="+.4f"), alt.Tooltip("n_pairs:Q", title="pairs"), "verdict:N"])
-    return alt.layer(zero, whiskers, dots, data=frame).properties(width=340, height=220).facet(
-        column=alt.Column("panel:N", title=None, sort=["Test accuracy", "Final val accuracy"])
-    ).configure_legend(orient="top")
+    return [alt.layer(zero, whiskers, dots, data=frame[frame["panel"] == panel]).properties(height=220, title=panel)
+            .configure_legend(orient="top", columns=2) for panel in _panels(frame)]
 
 
-def gap_bars(frame: pd.DataFrame) -> alt.Chart:
+def gap_bars(frame: pd.DataFrame) -> list[alt.Chart]:
     """Train − val gap per model and row count (walk.gap_frame): bars, then black ±sd whiskers with caps
     drawn on top of them (the whiskers carry no colour encoding, so they never take the bar's colour)."""
     sources = list(dict.fromkeys(frame["source"]))
     x = alt.X("model:N", title=None, axis=alt.Axis(labelAngle=0))
     bars = alt.Chart().mark_bar().encode(
         x=x, xOffset=alt.XOffset("source:N", sort=sources),
-        y=alt.Y("mean:Q", title="final train − final val accuracy"),
+        y=alt.Y("mean:Q", title="final train − final val accuracy", scale=_shared(frame, "low", "high", 0.05)),
         color=alt.Color("source:N", sort=sources, scale=alt.Scale(domain=sources, range=[SELECTION, BASELINE][:len(sources)]),
-                        legend=alt.Legend(orient="top", title=None, labelLimit=400)),
+                        legend=alt.Legend(orient="top", title=None, labelLimit=300, columns=1)),
         tooltip=["model:N", "source:N", alt.Tooltip("mean:Q", format="+.4f"), alt.Tooltip("low:Q", format="+.4f"),
                  alt.Tooltip("high:Q", format="+.4f")])
     spread = alt.Chart().transform_filter(alt.datum.high > alt.datum.low).encode(
         x=x, xOffset=alt.XOffset("source:N", sort=sources))
     whiskers = spread.mark_rule(color="black", strokeWidth=2).encode(y="low:Q", y2="high:Q")
     caps = [spread.mark_tick(color="black", thickness=2, size=10).encode(y=f"{end}:Q") for end in ("low", "high")]
-    return alt.layer(bars, whiskers, *caps, data=frame).properties(width=220, height=260).facet(
-        column=alt.Column("rows:N", title="Training rows", sort=sorted(frame["rows"].unique(), key=lambda r: int(r.replace(",", "")))))
+    return [alt.layer(bars, whiskers, *caps, data=frame[frame["rows"] == rows]).properties(
+        height=260, title=f"{rows} training rows") for rows in sorted(frame["rows"].unique(), key=lambda r: int(r.replace(",", "")))]
+
+
+def spread_bars(table: pd.DataFrame, uniform: float) -> list[alt.Chart]:
+    """Head spreads per row (long: label, head, spread, model) with the uniform 1/N line for scale: one
+    panel (chart) per row, one y-scale for all, each at its container's width (stacked on a phone)."""
+    top = max(float(table["spread"].max()) if len(table) else 0.0, uniform) * 1.05
+    y = alt.Y("spread:Q", title=["spread (max − min", "of a query's weights)"], scale=alt.Scale(domain=[0, top]))
+    panels = []
+    for label in dict.fromkeys(table["label"]):
+        base = alt.Chart(table[table["label"] == label].assign(uniform=uniform))
+        bars = base.mark_bar().encode(
+            x=alt.X("head:N", title=None, axis=alt.Axis(labelAngle=0)), xOffset="model:N", y=y,
+            color=alt.Color("model:N", scale=alt.Scale(domain=["trained", "random init"], range=[SELECTION, BASELINE]),
+                            legend=alt.Legend(orient="top", title=None)),
+            tooltip=["label:N", "head:N", "model:N", alt.Tooltip("spread:Q", format=".4f")])
+        rule = base.mark_rule(color=GUIDE).encode(  # a one-entry legend says what the dashed line is
+            y="mean(uniform):Q", strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(range=[[5, 3]]),
+                                                           legend=alt.Legend(orient="bottom", title=None, labelLimit=300)))
+        line = rule.transform_calculate(line=f"'uniform head: 1/N = {uniform:.4f}'")  # short: a panel may be narrow
+        panels.append(alt.layer(bars, line).properties(height=200, title=label).configure_legend(columns=1))
+    return panels

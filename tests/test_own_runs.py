@@ -1,0 +1,155 @@
+"""Your own runs are first-class (issue 30): every RunConfig field is a switch of the registry, so runs
+trained with `--width 32` get their own label, a Width control in the sidebar, single-switch effects
+and `compare --width 32`, while the committed store's sidebar stays as it was."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import run_cli
+from fakes import write_run
+from streamlit.testing.v1 import AppTest
+
+from vitcore.app import state
+from vitcore.app.selection import FREE_KEYS, cell_name, store_choices
+from vitcore.app.sidebar import PAINTED
+from vitcore.config import switches
+from vitcore.config.run import RunConfig
+from vitcore.stats import families, summaries
+from vitcore.store.runs import RunStore
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+ROWS = 1_000
+ARTICLE = RunConfig(train_rows=ROWS)
+NARROW = ARTICLE.replace(width=32)
+
+
+@pytest.fixture
+def own_store(store) -> RunStore:
+    """A copy of the committed store's article's ViT at 1,000 rows (its random seeds 0-2, real runs) and two
+    runs of your own at width 32."""
+    committed = RunStore(Path(state.ROOT) / "cached_runs")
+    store.root.mkdir(parents=True)
+    for seed in range(3):
+        run = committed.get(ARTICLE.replace(seed=seed))
+        shutil.copytree(run.path, store.root / run.run_id)
+    for seed in range(2):
+        write_run(store, NARROW.replace(seed=seed), 0.78 + 0.003 * seed)
+    return store
+
+
+def test_every_run_config_field_is_a_switch():
+    fields = {"width", "depth", "heads", "mlp_dim", "epochs", "lr", "batch_size", "warmup_epochs"}
+    assert fields <= set(FREE_KEYS)
+    for name in fields:
+        entry = switches.SWITCH[name]
+        assert entry.free and entry.label and entry.help and len(entry.levels) >= 2
+        assert entry.default == getattr(RunConfig(), name)
+
+
+@pytest.mark.parametrize("name", [s.name for s in switches.REGISTRY if s.free])
+def test_a_label_names_every_field_off_its_default(name):
+    entry = switches.SWITCH[name]
+    other = next(level for level in entry.levels if level != entry.default)
+    cfg = RunConfig(train_rows=ROWS, **{name: other})
+    assert cfg.label() != ARTICLE.label() and cfg.label().startswith(ARTICLE.label())
+    assert cell_name(cfg) != cell_name(ARTICLE)
+
+
+def test_width_32_has_its_own_label_and_a_sidebar_control(own_store):
+    table = own_store.table()
+    assert set(table["label"]) == {"ViT p7 pre-LN pos", "ViT p7 pre-LN pos width 32"}
+    choices = store_choices(table)
+    assert 32 in choices["width"] and 64 in choices["width"]
+    assert "depth" not in choices and "warmup_epochs" not in choices  # one value stored: no control
+
+
+def test_the_committed_store_sidebar_shows_a_free_field_only_where_it_varies():
+    """Warm-up (0 and 2 are stored) has its control; width and depth gain theirs once the depth/width study
+    is committed, and a field of one stored value (epochs, batch size, learning rate) never shows."""
+    table = RunStore(Path(state.ROOT) / "cached_runs").table()
+    shown = [key for key in store_choices(table) if key in FREE_KEYS]
+    assert shown == [key for key in FREE_KEYS if table[key].dropna().nunique() > 1]
+    assert "warmup_epochs" in shown and not {"epochs", "batch_size", "lr"} & set(shown)
+
+
+def test_a_width_change_is_a_single_switch_change_in_its_family(own_store):
+    table = own_store.table()
+    effects = summaries.main_effects(table, metrics=("test_accuracy",))  # effects.csv and the Main effects view
+    flip = summaries.flip_effects(table, ARTICLE, metrics=("test_accuracy",)).iloc[0]  # the forest plot's row
+    assert effects[["factor", "level", "cells"]].values.tolist() == [["width", 32, 1]]
+    assert effects["verdict"].iloc[0] == flip["verdict"] and effects["mean_delta"].iloc[0] == flip["mean_delta"]
+    assert families.changed_field(NARROW, ARTICLE) == "width"
+    assert [(field, level) for field, level, _ in families.neighbours(table, ARTICLE)] == [("width", 32)]
+    family = families.family_of(table, NARROW, ARTICLE)  # the registry's levels decide m: width 32 and 128
+    assert family.size == len(switches.SWITCH["width"].levels) - 1 == 2 and family.name.startswith("width changes")
+
+
+@pytest.mark.slow
+def test_the_sidebar_offers_width_and_the_page_shows_the_width_32_runs(own_store, monkeypatch):
+    monkeypatch.setattr(state, "STORE_PATH", str(own_store.root))
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state[PAINTED] = True
+    at.query_params["train_rows"] = str(ROWS)
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    width = next(radio for radio in at.radio if radio.key == "width")
+    assert list(width.options) == ["32", "64", "128"]
+    assert not any(radio.key == "depth" for radio in at.radio)
+    width.set_value(32).run()
+    assert not at.exception, [e.message for e in at.exception]
+    text = " ".join(str(element.value) for element in (*at.markdown, *at.caption, *at.subheader))
+    assert "width 32" in text
+
+
+@pytest.mark.slow
+def test_compare_width_32(own_store, tmp_path):
+    done = run_cli("compare", "--width", "32", "--train-rows", str(ROWS), "--store", str(own_store.root),
+                   "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "ViT p7 pre-LN pos width 32 (1,000 rows) − ViT p7 pre-LN pos (1,000 rows)" in done.stdout
+
+
+# The README's "Your own ablation", made tiny: each change must apply (the README and the test stay one).
+TINY_README = {"depth=1,2,4": "depth=2,4", "width=32,64,128": "width=32,64", "--seeds 0-9": "--seeds 0-1",
+               "--rows 1000,4000": "--rows 300", "--workers 2": "--workers 1", "--train-rows 1000": "--train-rows 300"}
+
+
+def readme_commands() -> list[str]:
+    """The vitcore commands of the README's "Your own ablation" block, made tiny."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = text.split("## Your own ablation", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    for old, new in TINY_README.items():
+        assert old in block, old
+        block = block.replace(old, new)
+    assert "export VITCORE_STORE=" in block
+    return [line.split("  #")[0].strip() for line in block.splitlines() if line.startswith("python -m vitcore ")]
+
+
+@pytest.mark.slow
+def test_the_readme_own_ablation_runs(tmp_path):
+    import shlex
+
+    env = {"VITCORE_STORE": str(tmp_path / "my_runs")}
+    commands = readme_commands()
+    assert [shlex.split(c)[3] for c in commands] == ["sweep", "compare", "effects"]
+    for command in commands:
+        args = [os.path.expandvars(arg) if "$" in arg else arg
+                for arg in shlex.split(command.replace("$VITCORE_STORE", env["VITCORE_STORE"]))]
+        done = run_cli(*args[3:], env=env)
+        assert done.returncode == 0, (command, done.stderr[-2000:])
+        if args[3] == "sweep":
+            assert "trained 6 runs" in done.stdout, done.stdout
+        elif args[3] == "compare":
+            assert "ViT p7 pre-LN pos depth 4 (300 rows) − ViT p7 pre-LN pos (300 rows)" in done.stdout
+        else:  # effects.csv: each one-field change, judged as on the forest plot
+            effects = pd.read_csv(args[args.index("--out") + 1])
+            assert {(f, str(v)) for f, v in zip(effects["factor"], effects["level"])} == {("depth", "4"), ("width", "32")}
+    table = RunStore(env["VITCORE_STORE"]).table()
+    assert set(table["label"]) == {"ViT p7 pre-LN pos", "ViT p7 pre-LN pos depth 4", "ViT p7 pre-LN pos width 32"}
+    choices = store_choices(table)
+    assert choices["depth"] == (1, 2, 4) and choices["width"] == (32, 64, 128)
+    again = run_cli(*shlex.split(commands[0].replace("$VITCORE_STORE", env["VITCORE_STORE"]))[3:], env=env)
+    assert again.returncode == 0 and "0 to train" in again.stdout  # resumable: nothing left

@@ -1,0 +1,32 @@
+"""How a chart fills its place: the container's width, its own height; a figure of several panels side by
+side on a wide screen, one under the other on a phone.
+
+Each panel is its own chart at its container's width (a faceted Vega-Lite chart has a fixed width and
+runs off a 400-px screen); Streamlit stacks columns below 640 px, so the panels stack there. "fit-x"
+autosizing fits the width only: with Vega's "fit" a key above or below a chart would take its height
+from the plot, which on a phone left a line of dots."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+FIT_WIDTH = {"type": "fit-x", "contains": "padding"}
+
+
+def fit_width(spec: dict) -> dict:
+    """A Vega-Lite spec that takes its container's width and keeps the height it asks for."""
+    return {**spec, "autosize": spec.get("autosize", FIT_WIDTH)}
+
+
+def chart(spec_or_chart) -> None:
+    """One Altair chart or Vega-Lite spec at its container's width (its own height)."""
+    spec = spec_or_chart if isinstance(spec_or_chart, dict) else spec_or_chart.to_dict()
+    st.vega_lite_chart(spec=fit_width(spec), width="stretch")
+
+
+def side_by_side(charts: list, stacked: bool = False) -> None:
+    """Altair charts or Vega-Lite specs, one per column (stacked=True, or a phone: one under the other)."""
+    places = [st.container() for _ in charts] if stacked else st.columns(len(charts)) if charts else []
+    for place, one in zip(places, charts):
+        with place:
+            chart(one)
