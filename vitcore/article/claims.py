@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 
 from vitcore.config.run import ARTICLE_MODELS, RunConfig
+from vitcore.stats import compare as engine
 from vitcore.stats import estimates as v
-from vitcore.stats.compare import compare
 from vitcore.stats.testset import TEST_COLUMNS
 
 COLUMNS = ["claim", "sources", "setting", "comparison", "train_rows", "metric", "role", "expected", "mean_delta",
@@ -164,11 +164,13 @@ def judge_claim(expected: str, verdict: str, mean_delta: float, row: dict) -> tu
     return direction, size
 
 
-def evaluated(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, test_set=None
+def evaluated(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, test_set=None, compare=None
               ) -> list[tuple[dict, Claim, RunConfig, RunConfig]]:
     """(row, claim, selection, baseline) for every claim at every train_rows where both configs have
     runs, each of its metrics judged by vitcore.stats.compare (with the store's `test_set`, as the
-    comparison's card is)."""
+    comparison's card is). `compare(selection, baseline, margin, metrics)`: a cached engine instead
+    (vitcore.study.Study.compare: measured once, judged at each margin)."""
+    compare = compare or _engine(runs, test_set)
     present = set(runs["config_id"]) if len(runs) else set()
     out = []
     for claim in claims:
@@ -177,8 +179,7 @@ def evaluated(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, test_
             if selection.config_id not in present or baseline.config_id not in present:
                 continue
             metrics = [m for m, _ in claim.metrics()]
-            result = compare(runs, selection, baseline, margin=margin, metrics=metrics,
-                             test_set=test_set).metrics.set_index("metric")
+            result = compare(selection, baseline, margin, metrics).metrics.set_index("metric")
             for metric, role in claim.metrics():
                 row = result.loc[metric].to_dict()
                 direction, size = judge_claim(claim.expected, row["verdict"], row["mean_delta"], row)
@@ -189,6 +190,12 @@ def evaluated(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, test_
                              "n_pairs": int(row["n_pairs"]), "direction": direction, "size": size},
                             claim, selection, baseline))
     return out
+
+
+def _engine(runs: pd.DataFrame, test_set):
+    """stats.compare.compare over `runs` as evaluated() calls it: (selection, baseline, margin, metrics)."""
+    return lambda selection, baseline, margin, metrics: engine.compare(runs, selection, baseline, margin,
+                                                                       metrics=metrics, test_set=test_set)
 
 
 DATA_SIZE = "ViTs gain more from more data than convnets"
@@ -257,24 +264,24 @@ def seed_noise_rows(runs: pd.DataFrame) -> list[dict]:
 
 
 def claims_table(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, data_size: bool = True,
-                 test_set=None) -> pd.DataFrame:
+                 test_set=None, compare=None) -> pd.DataFrame:
     """One row per claim, train_rows and metric (COLUMNS), computed with vitcore.stats.compare on
     `runs` (RunStore.table()), then (`data_size`) the data-size row (data_size_row) and the seed-noise
-    rows (seed_noise_rows; like the data-size row, they do not depend on the margin)."""
-    rows = [row for row, *_ in evaluated(runs, margin, claims, test_set)]
+    rows (seed_noise_rows; like the data-size row, they do not depend on the margin). `compare`: as evaluated()."""
+    rows = [row for row, *_ in evaluated(runs, margin, claims, test_set, compare)]
     if data_size:
         rows.append(data_size_row(runs))
         rows += seed_noise_rows(runs)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def tally(runs: pd.DataFrame, margins=v.TALLY_MARGINS, claims=CLAIMS, test_set=None) -> pd.DataFrame:
+def tally(runs: pd.DataFrame, margins=v.TALLY_MARGINS, claims=CLAIMS, test_set=None, compare=None) -> pd.DataFrame:
     """How many evaluated claims (rows as claimed, one per claim and train_rows) agree, disagree and are
     unresolved at each margin: margin, agrees, disagrees, unresolved, rows. The data-size row does not
     depend on the margin and is left out."""
     rows = []
     for margin in margins:
-        table = claims_table(runs, margin, claims, data_size=False, test_set=test_set)
+        table = claims_table(runs, margin, claims, data_size=False, test_set=test_set, compare=compare)
         found = table.loc[table["role"] == AS_CLAIMED, "direction"].value_counts()
         rows.append({"margin": margin, **{word: int(found.get(word, 0)) for word in DIRECTIONS},
                      "rows": int(found.sum())})

@@ -46,6 +46,14 @@ def existing_store(path: str) -> RunStore:
     return store
 
 
+def open_study(store: RunStore):
+    """The vitcore.study.Study of a store that existing_store() accepted: every analysis a command prints or
+    writes comes from it (one read of the store, each estimate computed once)."""
+    from vitcore.study import Study
+
+    return Study.open(store.root)
+
+
 STAGE_PREFIX = ".vitcore-out-"  # a command's outputs before they are renamed into place
 
 

@@ -24,6 +24,7 @@ from vitcore.data.fashion import CLASS_NAMES, NUM_CLASSES
 from vitcore.stats import testset
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, MARGIN, METRICS, Estimate, judge, paired_estimate, welch_estimate
 from vitcore.stats.families import ALONE, Family, family_of, runs_of
+from vitcore.stats.records import Contrast, Measurement
 
 METRIC_COLUMNS = ["metric", "selection_mean", "baseline_mean", "n_pairs", "mean_delta", *JUDGEMENT_COLUMNS, "paired",
                   "timing_group", *testset.TEST_COLUMNS]
@@ -80,6 +81,17 @@ class Delta:
             raise AttributeError(name) from None
 
 
+def _paired(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, test_set: testset.TestSet | None
+            ) -> tuple[Estimate, dict, pd.DataFrame, str]:
+    """(the estimate the verdict uses, its TEST_COLUMNS, the pairs, the timing group): a paired Δ before
+    any margin."""
+    pairs = pair_runs(baseline, variant, metric)
+    est, test_columns = testset.judged_estimate(paired_estimate(pairs["delta"]), metric, pairs, test_set)
+    group = pairs["timing_group_variant"].iloc[0] if metric == "seconds" and len(pairs) and \
+        "timing_group_variant" in pairs.columns else ""
+    return est, test_columns, pairs, group
+
+
 def paired_delta(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, margin: float = MARGIN,
                  family: Family = ALONE, test_set: testset.TestSet | None = None) -> Delta:
     """Pair runs by (train_rows, seed), take variant - baseline and judge it (both tests, adjusted in
@@ -87,11 +99,8 @@ def paired_delta(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, mar
     store's `test_set`, test accuracy's interval and tests include the test set's sampling when every
     pair kept its predictions (testset.judged_estimate; the row's TEST_COLUMNS say which): every view
     of a comparison passes it, so the comparison has one verdict."""
-    pairs = pair_runs(baseline, variant, metric)
-    est, test_columns = testset.judged_estimate(paired_estimate(pairs["delta"]), metric, pairs, test_set)
+    est, test_columns, pairs, group = _paired(baseline, variant, metric, test_set)
     verdict = judge(metric, est, margin, family.name, family.size, comparable=metric != "seconds" or est.n >= 2)
-    group = pairs["timing_group_variant"].iloc[0] if metric == "seconds" and len(pairs) and \
-        "timing_group_variant" in pairs.columns else ""
     row = {"metric": metric, "mean_delta": est.mean, "n_pairs": est.n, **verdict, "timing_group": group,
            **test_columns}
     return Delta(metric, row, pairs)
@@ -133,6 +142,52 @@ def _common_timing_group(sel: pd.DataFrame, base: pd.DataFrame) -> str | None:
     return max(sorted(shared), key=lambda g: min((sel["timing_group"] == g).sum(), (base["timing_group"] == g).sum()))
 
 
+def measure(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig, metric: str, family: Family = ALONE,
+            test_set: testset.TestSet | None = None) -> Measurement:
+    """selection − baseline on one metric before any margin (records.Measurement): paired by random seed at
+    one train_rows, else unpaired (Welch; for seconds, within the timing group both sides have most runs in)."""
+    sel, base = runs_of(runs, selection), runs_of(runs, baseline)
+    contrast = Contrast(selection, baseline, metric, family)
+    if contrast.paired:
+        est, test_columns, matched, group = _paired(base, sel, metric, test_set)
+        pairs = matched.assign(metric=metric).rename(columns={
+            "variant": "selection", "run_id_variant": "selection_run_id", "run_id_baseline": "baseline_run_id"})
+        return Measurement(contrast, est, matched["variant"].mean(), matched["baseline"].mean(), group,
+                           metric != "seconds" or est.n >= 2, test_columns, pairs)
+    group = _common_timing_group(sel, base) if metric == "seconds" else None
+    a, b = _unpaired_side(sel, group), _unpaired_side(base, group)
+    est = welch_estimate(a[metric], b[metric])
+    both = pd.concat([a.assign(side="selection"), b.assign(side="baseline")])
+    pairs = both[["side", "train_rows", "seed", "run_id", metric]].rename(columns={metric: "value"}).assign(metric=metric)
+    return Measurement(contrast, est, a[metric].mean(), b[metric].mean(), group or "",
+                       metric != "seconds" or est.n >= 2, testset.seed_columns(est), pairs)
+
+
+def measure_all(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None = None, metrics=METRICS,
+                test_set: testset.TestSet | None = None, family: Family | None = None) -> list[Measurement]:
+    """measure() of every metric, in the pair's family (families.family_of unless given)."""
+    baseline = baseline or default_baseline(selection)
+    paired = selection.train_rows == baseline.train_rows
+    family = family or (family_of(runs, selection, baseline) if paired else ALONE)
+    return [measure(runs, selection, baseline, metric, family, test_set) for metric in metrics]
+
+
+def judged(measured: list[Measurement], margin: float = MARGIN, runs: pd.DataFrame | None = None,
+           confusions: pd.DataFrame | None = None) -> Comparison:
+    """The Comparison of measurements of one (selection, baseline) judged at `margin`; `confusions` (with
+    `runs`) adds the per-class and confusion-matrix Δs."""
+    contrast = measured[0].contrast
+    selection, baseline = contrast.selection, contrast.baseline
+    frame = pd.DataFrame([m.judged(margin).row() for m in measured], columns=METRIC_COLUMNS)
+    long = pd.concat([m.pairs for m in measured], ignore_index=True)
+    classes = confusion = None
+    if confusions is not None:
+        classes, confusion = class_deltas(confusions, runs_of(runs, selection), runs_of(runs, baseline),
+                                          contrast.paired, margin)
+    family = contrast.family if contrast.paired else ALONE
+    return Comparison(selection, baseline, contrast.paired, frame, long, classes, confusion, family)
+
+
 def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None = None, margin: float = MARGIN,
             confusions: pd.DataFrame | None = None, metrics=METRICS, test_set: testset.TestSet | None = None
             ) -> Comparison:
@@ -140,38 +195,9 @@ def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None
     article's ViT at the selection's train_rows), every metric judged in the pair's family
     (families.family_of). `confusions` (RunStore.confusions() format) adds the per-class and
     confusion-matrix Δs. `test_set` (testset.from_store) puts the test set's sampling into test
-    accuracy's paired Δ (paired_delta), as on every other view of the comparison."""
-    baseline = baseline or default_baseline(selection)
-    sel, base = runs_of(runs, selection), runs_of(runs, baseline)
-    paired = selection.train_rows == baseline.train_rows
-    family = family_of(runs, selection, baseline) if paired else ALONE
-    rows, pairs = [], []
-    for metric in metrics:
-        if paired:
-            delta = paired_delta(base, sel, metric, margin, family, test_set)
-            matched = delta.pairs
-            rows.append({**delta.row, "selection_mean": matched["variant"].mean(),
-                         "baseline_mean": matched["baseline"].mean(), "paired": True})
-            pairs.append(matched.assign(metric=metric).rename(columns={
-                "variant": "selection", "run_id_variant": "selection_run_id", "run_id_baseline": "baseline_run_id"}))
-        else:
-            group = _common_timing_group(sel, base) if metric == "seconds" else None
-            a, b = _unpaired_side(sel, group), _unpaired_side(base, group)
-            est = welch_estimate(a[metric], b[metric])
-            verdict = judge(metric, est, margin, comparable=metric != "seconds" or est.n >= 2)
-            rows.append({"metric": metric, "selection_mean": a[metric].mean(), "baseline_mean": b[metric].mean(),
-                         "n_pairs": 0, "mean_delta": est.mean, **verdict, "paired": False, "timing_group": group or "",
-                         "interval": testset.SEEDS_ONLY, "ci_low_seeds": est.ci_low, "ci_high_seeds": est.ci_high,
-                         "test_se": np.nan, "n_pairs_with_test": 0})
-            both = pd.concat([a.assign(side="selection"), b.assign(side="baseline")])
-            pairs.append(both[["side", "train_rows", "seed", "run_id", metric]].rename(columns={metric: "value"})
-                         .assign(metric=metric))
-    frame = pd.DataFrame(rows, columns=METRIC_COLUMNS)
-    long = pd.concat(pairs, ignore_index=True) if pairs else pd.DataFrame()
-    classes = confusion = None
-    if confusions is not None:
-        classes, confusion = class_deltas(confusions, sel, base, paired, margin)
-    return Comparison(selection, baseline, paired, frame, long, classes, confusion, family)
+    accuracy's paired Δ (paired_delta), as on every other view of the comparison. (vitcore.study.Study
+    measures once and judges at any margin.)"""
+    return judged(measure_all(runs, selection, baseline, metrics, test_set), margin, runs, confusions)
 
 
 def run_rates(confusions: pd.DataFrame, run_ids) -> np.ndarray:
