@@ -20,10 +20,9 @@ from vitcore.store.runs import RunStore
 def _headline(margin: float, path: str, mtime: float) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     from vitcore.article import report
 
-    runs = state.load_runs()
-    tests = state.test_set()
-    return (report.headline(runs), report.headline_deltas(runs, margin, tests),
-            report.headline_sentences(runs, margin, tests))
+    study = state.study()
+    return (report.headline(study.runs), study.headline_deltas(margin),
+            report.headline_sentences(study.runs, margin, compare=study.compare))
 
 
 def headline(margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
@@ -35,8 +34,9 @@ def headline(margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, list[s
 def _scaling(margin: float, path: str, mtime: float) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     from vitcore.analysis import scaling
 
-    runs = state.load_runs()
-    deltas = scaling.deltas(runs, margin, state.test_set())
+    study = state.study()
+    runs = study.runs
+    deltas = scaling.deltas(runs, margin, compare=study.compare)
     estimate = scaling.crossover_sentence(scaling.crossover_estimate(runs))
     return scaling.curve(runs), deltas, f"{estimate} {scaling.crossover(deltas)}"
 
@@ -76,25 +76,11 @@ def filtered_export_csv(name: str, run_ids) -> bytes:
     return _filtered_csv(name, tuple(sorted(run_ids)), state.STORE_PATH, state.store_mtime())
 
 
-@st.cache_data(show_spinner="Checking the claims…", max_entries=16)
-def _claims(margin: float, path: str, mtime: float) -> pd.DataFrame:
-    from vitcore.article.claims import claims_table
-
-    return claims_table(state.load_runs(), margin, test_set=state.test_set())
-
-
 def claims(margin: float = MARGIN) -> pd.DataFrame:
     """vitcore.article.claims.claims_table of the store at this margin (what `python -m vitcore claims` writes)."""
-    return _claims(margin, state.STORE_PATH, state.store_mtime())
-
-
-@st.cache_data(show_spinner="Tallying the claims at three margins…", max_entries=4)
-def _claims_tally(path: str, mtime: float) -> pd.DataFrame:
-    from vitcore.article.claims import tally
-
-    return tally(state.load_runs(), test_set=state.test_set())
+    return state.study().claims(margin)
 
 
 def claims_tally() -> pd.DataFrame:
     """vitcore.article.claims.tally of the store at the margins 0.005, 0.01 and 0.02 (what `claims` prints)."""
-    return _claims_tally(state.STORE_PATH, state.store_mtime())
+    return state.study().tally()

@@ -14,6 +14,7 @@ from vitcore.app.selection import BASELINE, cell_name
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import REGISTRY
 from vitcore.stats.estimates import MARGIN
+from vitcore.study.words import interval_text, verdict_text
 
 
 def curve_roles(selected: pd.DataFrame, base: pd.DataFrame, cfg: RunConfig,
@@ -31,8 +32,6 @@ SWITCH_NAMES = {switch.name: switch.noun for switch in REGISTRY}  # 'position em
 def flip_frame(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.DataFrame:
     """stats.flip_effects rows of one metric, with `label` ('patch size 7 → 4'), the verdict in words
     (`verdict_text`) and `option` (what the landing page's "select this variant" offers)."""
-    from vitcore.app.ablations.cards import verdict_text
-
     part = flips[flips["metric"] == metric].reset_index(drop=True)
     labels = [f"{SWITCH_NAMES.get(s, s)} {a} → {b}" for s, a, b in zip(part["switch"], part["from"], part["to"])]
     words = [verdict_text({**row, "paired": True}, margin) for row in part.to_dict("records")]
@@ -42,8 +41,6 @@ def flip_frame(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
 def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.DataFrame:
     """stats.flip_effects rows of one metric, readable: Switch, Change, Δ, the interval that goes with the
     verdict (simultaneous over the family), Pairs, both adjusted p-values, Verdict, Family."""
-    from vitcore.app.ablations.cards import interval_text
-
     part = flip_frame(flips, metric, margin)
     return pd.DataFrame({
         "Switch": part["switch"].map(lambda s: SWITCH_NAMES.get(s, s)),

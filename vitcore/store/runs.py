@@ -173,29 +173,29 @@ class RunStore:
             warnings.warn(f"skipping run {run_id} in {self.root}: {reason}", StoreWarning, stacklevel=2)
         return scan.table()
 
-    def runs(self) -> list[Run]:
-        """Every valid run (as table()), in run id order, each validated again as it is read (one
-        damaged since is warned about and left out)."""
+    def runs(self, run_ids=None) -> list[Run]:
+        """Every valid run (as table()) in run id order, or the runs of `run_ids`, each validated again as it is
+        read (one damaged since is warned about and left out)."""
         runs = []
-        for run_id in self.table()["run_id"]:
+        for run_id in self.table()["run_id"] if run_ids is None else run_ids:
             try:
                 runs.append(self.load(run_id))
             except BadRun as error:
                 warnings.warn(f"skipping run {run_id} in {self.root}: {error}", StoreWarning, stacklevel=2)
         return runs
 
-    def histories(self) -> pd.DataFrame:
-        """Long format: run_id + HISTORY_COLUMNS, one row per valid run and epoch."""
-        frames = [run.history().assign(run_id=run.run_id) for run in self.runs()]
+    def histories(self, runs: list[Run] | None = None) -> pd.DataFrame:
+        """Long format: run_id + HISTORY_COLUMNS, one row per valid run (or per run of `runs`) and epoch."""
+        frames = [run.history().assign(run_id=run.run_id) for run in (self.runs() if runs is None else runs)]
         if not frames:
             return pd.DataFrame(columns=["run_id", *HISTORY_COLUMNS])
         return pd.concat(frames, ignore_index=True)[["run_id", *HISTORY_COLUMNS]]
 
-    def confusions(self) -> pd.DataFrame:
-        """Long format: run_id, true, predicted, count (100 rows per valid run)."""
+    def confusions(self, runs: list[Run] | None = None) -> pd.DataFrame:
+        """Long format: run_id, true, predicted, count (100 rows per valid run, or per run of `runs`)."""
         true, predicted = np.divmod(np.arange(NUM_CLASSES ** 2), NUM_CLASSES)
         frames = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted,
-                                "count": run.confusion().ravel()}) for run in self.runs()]
+                                "count": run.confusion().ravel()}) for run in (self.runs() if runs is None else runs)]
         if not frames:
             return pd.DataFrame(columns=["run_id", "true", "predicted", "count"])
         return pd.concat(frames, ignore_index=True)
@@ -214,8 +214,10 @@ class RunStore:
         return upkeep.clean(self, upkeep.STALE_SECONDS if older_than is None else older_than)
 
     def export_frames(self) -> dict[str, pd.DataFrame]:
-        """The three CSV exports as DataFrames, shared by the CLI and the dashboard's downloads."""
-        return {"runs.csv": self.table(), "histories.csv": self.histories(), "confusions.csv": self.confusions()}
+        """The three CSV exports as DataFrames (the CLI and the dashboard's downloads): each run read once."""
+        table = self.table()
+        runs = self.runs(table["run_id"])
+        return {"runs.csv": table, "histories.csv": self.histories(runs), "confusions.csv": self.confusions(runs)}
 
     # -- writing ---------------------------------------------------------------------------
     def save(self, cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: dict, model=None,

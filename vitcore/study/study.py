@@ -20,7 +20,6 @@ import threading
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from vitcore.config.run import RunConfig, default_baseline
@@ -89,7 +88,14 @@ class Study:
         confusions): a view needs a few runs, not the store. A run damaged since the scan is warned about and
         left out."""
         ids = tuple(sorted(set(run_ids)))
-        return self._cached(("frames", ids), lambda: _run_frames(self.store, ids))
+        if self.store is None:
+            return RunStore.histories(None, []), RunStore.confusions(None, [])
+
+        def read():
+            runs = self.store.runs(ids)
+            return self.store.histories(runs), self.store.confusions(runs)
+
+        return self._cached(("frames", ids), read)
 
     def confusions(self, configs) -> pd.DataFrame:
         """RunStore.confusions() restricted to the runs of `configs` (what compare's per-class Δs need)."""
@@ -161,30 +167,61 @@ class Study:
         from vitcore.stats import percell
 
         cells = self._cached("cells", lambda: percell.cell_effects(self.runs, METRICS))
-        return percell.with_spread(self.main_effects(METRICS, margin), cells)
+        return self._cached(("effects", margin), lambda: percell.with_spread(
+            self._effects("main", tuple(METRICS), margin, ""), cells)).copy()
+
+    def cell_effects(self, metrics=METRICS, interactions: bool = False, cells: str = "") -> pd.DataFrame:
+        """stats.percell.cell_effects: each effect (or interaction) in each cell of the other switches."""
+        from vitcore.stats import percell
+
+        return self._cached(("cell_effects", tuple(metrics), interactions, cells or percell.ALL), lambda: (
+            percell.cell_effects(percell.restrict(self.runs, cells or percell.ALL), tuple(metrics), interactions)
+        )).copy()
+
+    def flip_report(self, selection: RunConfig, baseline: RunConfig):
+        """analysis.flips.flip_report of the pairs of selection and baseline that kept predictions (a FlipReport),
+        or None without a test set (no store, or the package's copy of the test labels is damaged)."""
+        from vitcore.analysis import flips
+
+        tests = self.test_set
+        if tests is None:
+            return None
+
+        def report():
+            runs = self.runs
+            kept = runs[runs["has_predictions"]] if "has_predictions" in runs.columns else runs
+            paired = flips.paired_predictions(tests.predictions, runs_of(kept, selection), runs_of(kept, baseline))
+            return flips.flip_report(paired, tests.labels)
+
+        return self._cached(("flips", selection.config_id, baseline.config_id), report)
 
     def claims(self, margin: float = MARGIN, data_size: bool = True) -> pd.DataFrame:
         """claims.csv (article.claims.claims_table): every claim judged from the cached measurements; the data-size
         and seed-noise rows (which no margin changes) computed once."""
         from vitcore.article import claims
 
-        rows = [row for row, *_ in claims.evaluated(self.runs, margin, compare=self.compare)]
-        if data_size:
-            rows += self._cached("claims_extra", lambda: [claims.data_size_row(self.runs),
-                                                          *claims.seed_noise_rows(self.runs)])
-        return pd.DataFrame(rows, columns=claims.COLUMNS)
+        def table():
+            rows = [row for row, *_ in claims.evaluated(self.runs, margin, compare=self.compare)]
+            if data_size:
+                rows += self._cached("claims_extra", lambda: [claims.data_size_row(self.runs),
+                                                              *claims.seed_noise_rows(self.runs)])
+            return pd.DataFrame(rows, columns=claims.COLUMNS)
+
+        return self._cached(("claims", margin, data_size), table).copy()
 
     def tally(self, margins=TALLY_MARGINS) -> pd.DataFrame:
         """How many claims agree, disagree and are unresolved at each margin (article.claims.tally)."""
         from vitcore.article import claims
 
-        return claims.tally(self.runs, margins, compare=self.compare)
+        return self._cached(("tally", tuple(margins)), lambda: claims.tally(self.runs, margins,
+                                                                            compare=self.compare)).copy()
 
     def headline_deltas(self, margin: float = MARGIN) -> pd.DataFrame:
         """article.report.headline_deltas (the article's ViT − convnet per size) from the cached measurements."""
         from vitcore.article import report
 
-        return report.headline_deltas(self.runs, margin, compare=self.compare)
+        return self._cached(("headline", margin), lambda: report.headline_deltas(self.runs, margin,
+                                                                                 compare=self.compare)).copy()
 
     def write_report(self, out: Path) -> list[str]:
         """headline.csv, headline_deltas.csv and headline.md into `out` (article.report.write_report)."""
@@ -198,22 +235,3 @@ class Study:
             raise ValueError("a Study built from a table has no store to export; use Study.open(path)")
         return self.store.export_frames()
 
-
-def _run_frames(store: RunStore | None, run_ids: tuple[str, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from vitcore.data.fashion import NUM_CLASSES
-    from vitcore.store.runs import HISTORY_COLUMNS, BadRun
-
-    loaded = []
-    for run_id in run_ids if store is not None else ():
-        try:
-            loaded.append(store.load(run_id))
-        except BadRun as error:
-            warnings.warn(f"skipping run {run_id} in {store.root}: {error}", StoreWarning, stacklevel=3)
-    if not loaded:
-        return (pd.DataFrame(columns=["run_id", *HISTORY_COLUMNS]),
-                pd.DataFrame(columns=["run_id", "true", "predicted", "count"]))
-    true, predicted = np.divmod(np.arange(NUM_CLASSES ** 2), NUM_CLASSES)
-    histories = [run.history().assign(run_id=run.run_id)[["run_id", *HISTORY_COLUMNS]] for run in loaded]
-    confusions = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted,
-                                "count": run.confusion().ravel()}) for run in loaded]
-    return pd.concat(histories, ignore_index=True), pd.concat(confusions, ignore_index=True)

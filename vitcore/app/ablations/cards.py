@@ -15,6 +15,7 @@ from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
 from vitcore.stats.summaries import METRICS
 from vitcore.stats.testset import WITH_TEST
+from vitcore.study.words import interval_text, needs, tests_text, verdict_text  # noqa: F401 (the shared words)
 
 HELP = {
     "test_accuracy": "Accuracy on the official 10,000-image test split, with the weights after the last epoch. "
@@ -37,45 +38,6 @@ BADGES = {v.BETTER: "green", v.SLIGHTLY_BETTER: "green", v.WORSE: "red", v.SLIGH
 
 def title(metric: str) -> str:
     return TITLES.get(metric, fmt.title(metric))
-
-
-def needs(row) -> str:
-    """'needs 41 paired random seeds for 80% power (31 more)' for an inconclusive row, as the CLI says it."""
-    return v.needs_text(row["seeds_needed"], int(row["n_pairs"]), bool(row.get("paired", True)))
-
-
-def verdict_text(row, margin: float = v.MARGIN) -> str:
-    """The verdict in words a card can carry: 'worse', 'inconclusive — needs 41 paired random seeds …'."""
-    verdict = row["verdict"]
-    if verdict == v.INCONCLUSIVE:
-        return f"{verdict} — {needs(row)}"
-    if verdict == v.EQUIVALENT or verdict in v.INSIDE:
-        return f"{verdict} — within ±{fmt.number(v.margin_for(row['metric'], margin), 3)}"
-    return verdict
-
-
-def interval_text(row, places: int) -> str:
-    """The interval that goes with the verdict: the 95% CI, simultaneous over the family when it has
-    more than one member (so it excludes 0 exactly when the verdict is resolved), and the 90% one
-    the equivalence test reads; over random seeds and test images where the verdict counts both."""
-    size = int(row.get("family_size", 1) or 1)
-    low, high = (row["ci_adj_low"], row["ci_adj_high"]) if size > 1 else (row["ci_low"], row["ci_high"])
-    low90, high90 = (row["ci90_adj_low"], row["ci90_adj_high"]) if size > 1 else (row["ci90_low"], row["ci90_high"])
-    which = f"95% CI, Bonferroni ×{size}" if size > 1 else "95% CI"
-    if row.get("interval") == WITH_TEST:  # vitcore.stats.testset: the test set's sampling counted
-        which += " over random seeds and test images"
-    return (f"{which} {fmt.ci(low, high, places, none='no interval')} · 90% "
-            f"{fmt.ci(low90, high90, places, none='n/a')}")
-
-
-def tests_text(row) -> str:
-    """Both tests' p-values, adjusted when the family has more than one member."""
-    size = int(row.get("family_size", 1) or 1)
-    if fmt.missing(row.get("p_value")):
-        return ""
-    if size > 1:
-        return f"p_adj {row['p_adj']:.3g} · p_tost_adj {row['p_tost_adj']:.3g}"
-    return f"p {row['p_value']:.3g} · p_tost {row['p_tost']:.3g}"
 
 
 def badge(verdict: str, text: str) -> str:

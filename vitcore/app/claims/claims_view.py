@@ -18,6 +18,7 @@ from vitcore.article.claims import AS_CLAIMED, CLAIMS, DIRECTIONS, SEED_NOISE
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats.compare import compare
 from vitcore.stats.estimates import DEFINITIONS, MARGIN, MARGIN_REASON, OPTIMISTIC
+from vitcore.study.words import interval_text
 
 BY_NAME = {claim.claim: claim for claim in CLAIMS}
 
@@ -58,8 +59,6 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
     configs): what fits a 1,400-px screen beside the sidebar — then Expected Δ, the interval that goes with
     the verdict, both adjusted tests, Pairs, Size, Family and the comparison. Each source's setting, too long
     for a table cell, is in `origins`."""
-    from vitcore.app.ablations.cards import interval_text
-
     places = table["metric"].map(fmt.digits)
     metric = [fmt.title(m) + (" (optimistic)" if m in OPTIMISTIC else "") + ("" if role == AS_CLAIMED else " · beside")
               for m, role in zip(table["metric"], table["role"])]
