@@ -29,13 +29,14 @@ from vitcore.app.selection import (  # noqa: F401
     resolve_baseline,
     selection_or_default,
 )
+from vitcore.config.environment import REPOSITORY_STORE, store_path
 from vitcore.config.run import RunConfig
 from vitcore.stats.estimates import MARGIN
 from vitcore.store.runs import RunStore
 from vitcore.study import Study
 
 ROOT = Path(__file__).resolve().parents[2]
-STORE_PATH = os.environ.get("VITCORE_STORE", str(ROOT / "cached_runs"))
+STORE_PATH = str(store_path())  # $VITCORE_STORE, else the repository's cached_runs/ (as the CLI finds it)
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv", "effects.csv")
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ def store() -> RunStore:
 def store_name() -> str:
     """The store as a visitor may read it: the variable that names it, or the checkout's folder by
     its relative name (never a server path)."""
-    return "cached_runs/" if STORE_PATH == str(ROOT / "cached_runs") else "$VITCORE_STORE"
+    return "cached_runs/" if STORE_PATH == str(REPOSITORY_STORE) else "$VITCORE_STORE"
 
 
 def store_mtime() -> str:

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from vitcore.config import numbers
+from vitcore.config.environment import store_path
 from vitcore.stats import estimates
 from vitcore.store.runs import RunStore
 
@@ -115,7 +116,7 @@ def files_in(folder: Path, names, flag: str) -> None:
             raise UsageError(f"{flag} {folder}: {name} there is a folder, so the file cannot be written")
 
 
-STORE = "cached_runs"  # every command's default --store: the committed runs
+STORE_HELP = "run store folder (default: $VITCORE_STORE, else the repository's cached_runs/)"
 
 
 def judging_parser(sub, name: str, help: str):
@@ -126,7 +127,7 @@ def judging_parser(sub, name: str, help: str):
 
 
 def add_store_flag(parser) -> None:
-    parser.add_argument("--store", default=STORE, help=f"run store folder (default {STORE})")
+    parser.add_argument("--store", type=store_path, default=store_path(), help=STORE_HELP)
 
 
 def add_io_flags(parser, out: str | None = None) -> None:

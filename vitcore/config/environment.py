@@ -2,7 +2,8 @@
 
     VITCORE_THREADS            intra-op threads of a training (unset or 0: one per CPU)
     VITCORE_MAX_TRAIN_MINUTES  the app's per-click training budget (unset: 10 minutes)
-    VITCORE_STORE              the app's store folder (unset: cached_runs/ of the checkout)
+    VITCORE_STORE              the store folder of the CLI (without --store), the app and Study.open()
+                               (unset: cached_runs/ of the checkout: store_path)
     VITCORE_DATA_DIR           a folder with the four Fashion-MNIST IDX files (unset: the other sources)
 
 `problems()` says, one line each, what is wrong: the CLI exits with code 2 before any work, the app
@@ -15,6 +16,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 DEFAULT_BUDGET_MINUTES = 10.0  # one click may start at most this much estimated training
 MAX_BUDGET_MINUTES = 24 * 60.0  # a day: a stored run's seconds must stay below it anyway
@@ -46,6 +48,18 @@ def budget_minutes(environ: Mapping[str, str] = os.environ) -> float:
         raise ValueError(f"VITCORE_MAX_TRAIN_MINUTES must be a number of minutes above 0 and at most "
                          f"{MAX_BUDGET_MINUTES:g}, got {value[:40]!r}")
     return minutes
+
+
+REPOSITORY_STORE = Path(__file__).resolve().parents[2] / "cached_runs"  # the committed runs, beside the package
+
+
+def store_path(given: str | os.PathLike | None = None, environ: Mapping[str, str] = os.environ) -> Path:
+    """The one rule for finding the store, shared by the CLI, the app and Study.open(): `given` (--store),
+    else $VITCORE_STORE, else the repository's cached_runs/ (whatever the current folder)."""
+    if given is not None:
+        return Path(given)
+    value = environ.get("VITCORE_STORE", "").strip()
+    return Path(value) if value else REPOSITORY_STORE
 
 
 def store_problem(path: str) -> str | None:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from vitcore.config.environment import store_path
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import compare as engine
 from vitcore.stats.estimates import MARGIN, METRICS, TALLY_MARGINS
@@ -49,10 +50,10 @@ class Study:
         self._memo: dict = {}
 
     @classmethod
-    def open(cls, path: str | Path, warn: bool = True) -> Study:
-        """The Study of the store at `path` as it is now; each skipped run folder is warned about (StoreWarning)
-        when `warn`, as RunStore.table() does."""
-        store = RunStore(path)
+    def open(cls, path: str | Path | None = None, warn: bool = True) -> Study:
+        """The Study of the store at `path` (default: $VITCORE_STORE, else the repository's cached_runs/) as it is
+        now; each skipped run folder is warned about (StoreWarning) when `warn`, as RunStore.table() does."""
+        store = RunStore(store_path(path))
         scan = store.scan()
         if warn:
             for run_id, reason in scan.skipped.items():
