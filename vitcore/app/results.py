@@ -1,6 +1,6 @@
 """Cached library results for the ViT vs convnet, Claims and Runs pages: the headline and the
-data-size curve (vitcore.article.report, vitcore.analysis.scaling), the claims ledger (vitcore.article.claims) and the Runs
-page's filtered downloads.
+data-size curve (vitcore.article.report, vitcore.analysis.scaling) and the claims ledger (vitcore.article.claims),
+from the store's one Study (vitcore.app.state.study).
 
 Each is cached per margin (and per run list) and keyed on the store's path and mtime, like every
 read in vitcore.app.state, so a new run shows on the next rerun. No TensorFlow.
@@ -13,7 +13,6 @@ import streamlit as st
 
 from vitcore.app import state
 from vitcore.stats.estimates import MARGIN
-from vitcore.store.runs import RunStore
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -57,23 +56,6 @@ def _crossover_shift(path: str, mtime: float) -> str:
 def crossover_shift() -> str:
     """Does the papers' small-data variant move the crossover with the convnet? (scaling.variant_sentence)"""
     return _crossover_shift(state.STORE_PATH, state.store_mtime())
-
-
-# -- the Runs page's filtered downloads -------------------------------------------------------------
-@st.cache_data(show_spinner="Preparing the download…", max_entries=16)
-def _filtered_csv(name: str, run_ids: tuple[str, ...], path: str, mtime: float) -> bytes:
-    from vitcore.app.runs.runs_view import filtered_csv
-
-    runs = state.load_runs()
-    frames = {} if name == "effects.csv" else RunStore(path).export_frames()
-    return filtered_csv(name, frames, runs[runs["run_id"].isin(set(run_ids))], state.test_set())
-
-
-def filtered_export_csv(name: str, run_ids) -> bytes:
-    """One of the Runs page's downloads restricted to these runs (vitcore.app.runs.runs_view.filtered_csv)."""
-    if name not in state.EXPORTS:
-        raise ValueError(f"unknown export {name!r}; exports: {', '.join(state.EXPORTS)}")
-    return _filtered_csv(name, tuple(sorted(run_ids)), state.STORE_PATH, state.store_mtime())
 
 
 def claims(margin: float = MARGIN) -> pd.DataFrame:

@@ -188,14 +188,6 @@ def attention_bench() -> pd.DataFrame | None:
     return cost.load_attention_bench()
 
 
-def training_slot():
-    """The server's single training slot, shared by every session: module state of
-    vitcore.app.training.slot, out of reach of a client's "clear cache" message."""
-    from vitcore.app.training.slot import SERVER_SLOT
-
-    return SERVER_SLOT
-
-
 # -- the Ablations page's comparison (issue 9) and its flipped images (issue 10) ------------------
 def margin(state=None) -> float:
     """The sidebar's equivalence margin (verdicts.MARGIN unless one of MARGINS is chosen)."""

@@ -6,7 +6,7 @@
                                (unset: cached_runs/ of the checkout: store_path)
     VITCORE_DATA_DIR           a folder with the four Fashion-MNIST IDX files (unset: the other sources)
 
-`problems()` says, one line each, what is wrong: the CLI exits with code 2 before any work, the app
+`problems()` (and vitcore.data.fashion.data_dir_problem for VITCORE_DATA_DIR) says, one line each, what is wrong: the CLI exits with code 2 before any work, the app
 shows a note and turns training off. The lines name the variable and never a path, since the app
 shows them to visitors.
 """
@@ -75,27 +75,10 @@ def store_problem(path: str) -> str | None:
     return None
 
 
-def data_dir_problem(environ: Mapping[str, str] = os.environ) -> str | None:
-    """Why VITCORE_DATA_DIR cannot be used (None when unset or usable): a folder holding the four IDX
-    files whose test labels are the official ones (the images are checked when first read)."""
-    folder = environ.get("VITCORE_DATA_DIR")
-    if not folder:
-        return None
-    from vitcore.data.fashion import DataError, official_test_labels
-
-    try:
-        official_test_labels.__wrapped__()  # not its per-process cache: this checks the folder now
-    except DataError as error:
-        return f"VITCORE_DATA_DIR does not hold Fashion-MNIST ({str(error).replace(folder, '$VITCORE_DATA_DIR')})"
-    except OSError as error:
-        return f"VITCORE_DATA_DIR is unreadable ({error.strerror})"
-    return None
-
-
-def problems(environ: Mapping[str, str] = os.environ, store: str | None = None, data: bool = True,
-             budget: bool = True) -> list[str]:
+def problems(environ: Mapping[str, str] = os.environ, store: str | None = None, budget: bool = True) -> list[str]:
     """One line per environment value that is wrong (threads, the budget when `budget`, the store at
-    `store`, the data dir when `data`); [] when all is well."""
+    `store`); [] when all is well. VITCORE_DATA_DIR is the data layer's to check
+    (vitcore.data.fashion.data_dir_problem): this layer imports none above it."""
     found = []
     for check in (threads, budget_minutes) if budget else (threads,):
         try:
@@ -103,7 +86,5 @@ def problems(environ: Mapping[str, str] = os.environ, store: str | None = None, 
         except ValueError as error:
             found.append(str(error))
     if store is not None and (why := store_problem(store)):
-        found.append(why)
-    if data and (why := data_dir_problem(environ)):
         found.append(why)
     return found

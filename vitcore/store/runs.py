@@ -31,7 +31,7 @@ import pandas as pd
 
 from vitcore.config.run import SCHEMA_VERSION, TRAINING_VERSION, VIT_FIELDS, RunConfig
 from vitcore.data.fashion import NUM_CLASSES
-from vitcore.store import files, index, validate
+from vitcore.store import files, index, upkeep, validate
 from vitcore.store.index import COLUMNS, CONFIG_FIELDS, RUN_ID, stamp, timing_group  # noqa: F401 (re-exported)
 from vitcore.store.validate import (  # noqa: F401
     HISTORY_COLUMNS,
@@ -203,14 +203,10 @@ class RunStore:
     def check(self, labels: np.ndarray | None = None) -> list[tuple[str, str]]:
         """(entry, reason) for every invalid run, stray folder, unfinished write and damaged index
         (vitcore.store.upkeep.check); [] when all is well."""
-        from vitcore.store import upkeep
-
         return upkeep.check(self, labels)
 
     def clean(self, older_than: float | None = None) -> list[str]:
         """Remove unfinished writes no writer holds, older than an hour (vitcore.store.upkeep.clean)."""
-        from vitcore.store import upkeep
-
         return upkeep.clean(self, upkeep.STALE_SECONDS if older_than is None else older_than)
 
     def export_frames(self) -> dict[str, pd.DataFrame]:
