@@ -86,3 +86,24 @@ def test_vitcore_store_is_read_from_another_folder(store, tmp_path):
                           capture_output=True, text=True, timeout=600, env={**env, "PYTHONPATH": str(ROOT),
                                                                             "VITCORE_STORE": "/nonexistent"})
     assert done.returncode == 0 and "1 valid runs" in done.stdout  # --store wins over the variable
+
+
+def test_pyproject_ranges_hold_the_pinned_versions():
+    """pyproject.toml declares ranges (a library must not force exact pins); requirements*.txt keep the exact
+    pins the app and CI install, and each pin lies inside its range."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = {Requirement(line).name: Requirement(line).specifier
+                for line in project["dependencies"] + sum(project["optional-dependencies"].values(), [])}
+    pins = {}
+    for name in ("requirements.txt", "requirements-train.txt", "requirements-ray.txt"):
+        for line in (ROOT / name).read_text().splitlines():
+            if line and not line.startswith(("#", "-r")):
+                requirement = Requirement(line)
+                pins[requirement.name] = next(iter(requirement.specifier)).version
+    assert set(declared) == set(pins)
+    assert not any(spec.operator == "==" for specifier in declared.values() for spec in specifier)
+    assert {name: version for name, version in pins.items() if version not in declared[name]} == {}

@@ -31,7 +31,7 @@ with st.expander("Try another image and patch size"):
 st.subheader("Measured: one attention layer's forward time")
 bench = state.attention_bench()
 if bench is None:
-    st.info("No measurements yet: run `python -m vitcore bench-attention` (writes bench/attention_cost.csv).")
+    st.info("No measurements yet: run `python -m vitcore bench-attention` (writes vitcore/analysis/attention_cost.csv).")
 else:
     st.altair_chart(cost_chart(cost.with_n2_curve(bench)), width="stretch")
     shown = bench[["tokens", "attention_entries", "median_ms", "min_ms", "max_ms", "repeats"]]

@@ -12,7 +12,6 @@ import hashlib
 import logging
 import os
 import time
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -35,7 +34,6 @@ from vitcore.stats.estimates import MARGIN
 from vitcore.store.runs import RunStore
 from vitcore.study import Study
 
-ROOT = Path(__file__).resolve().parents[2]
 STORE_PATH = str(store_path())  # $VITCORE_STORE, else the repository's cached_runs/ (as the CLI finds it)
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv", "effects.csv")
 log = logging.getLogger(__name__)
@@ -182,7 +180,7 @@ def load_gallery():
 
 @st.cache_data(show_spinner=False)
 def attention_bench() -> pd.DataFrame | None:
-    """bench/attention_cost.csv (cost.load_attention_bench), or None before it is measured."""
+    """vitcore/analysis/attention_cost.csv (cost.load_attention_bench), or None before it is measured."""
     from vitcore.analysis import cost
 
     return cost.load_attention_bench()
@@ -217,8 +215,8 @@ def _bn(path: str, mtime: float) -> pd.DataFrame | None:
 
 
 def bn_diagnosis() -> pd.DataFrame | None:
-    """The committed BatchNorm diagnosis (vitcore.analysis.bn.read_diagnosis of analysis/bn.csv), or None."""
+    """The committed BatchNorm diagnosis (vitcore.analysis.bn.read_diagnosis of vitcore/analysis/bn.csv), or None."""
     from vitcore.analysis import bn
 
-    path = ROOT / bn.BN_CSV
+    path = bn.BN_CSV
     return _bn(str(path), path.stat().st_mtime_ns if path.is_file() else 0)

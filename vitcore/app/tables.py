@@ -129,7 +129,7 @@ def cost_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def bench_sentences(bench: pd.DataFrame) -> list[str]:
-    """What bench/attention_cost.csv says: the setup, the 16 -> 196 token ratio, the N² fit and slope."""
+    """What vitcore/analysis/attention_cost.csv says: the setup, the 16 -> 196 token ratio, the N² fit and slope."""
     from vitcore.analysis import cost
 
     a, b, r2 = cost.quadratic_fit(bench["tokens"], bench["median_ms"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from vitcore.analysis.cost import BENCH_CSV
 from vitcore.cli.common import (
     UsageError,
     add_io_flags,
@@ -28,7 +29,8 @@ def add_parsers(sub) -> None:
     report.set_defaults(handler=_report)
 
     attention = sub.add_parser("bench-attention", help="measure one attention layer's forward time vs tokens")
-    attention.add_argument("--out", default="bench/attention_cost.csv", help="output CSV file")
+    attention.add_argument("--out", default=str(BENCH_CSV), help="output CSV file (default: the package's copy, "
+                                                                  "which the Token cost page reads)")
     attention.add_argument("--repeats", type=int, default=15, help="timed calls per token count, at least 1")
     attention.set_defaults(handler=_bench_attention)
 
