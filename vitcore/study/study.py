@@ -25,10 +25,11 @@ import pandas as pd
 from vitcore.config.environment import store_path
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import compare as engine
-from vitcore.stats.estimates import MARGIN, METRICS, TALLY_MARGINS
+from vitcore.stats.estimates import MARGIN, METRICS
 from vitcore.stats.families import ALONE, Family, family_of, neighbours, runs_of
 from vitcore.stats.records import Measurement, Verdict
 from vitcore.store.runs import RunStore, StoreWarning
+from vitcore.study.article import ArticleViews
 
 
 class Verdicts(tuple):
@@ -38,7 +39,7 @@ class Verdicts(tuple):
         return pd.DataFrame([verdict.record() for verdict in self])
 
 
-class Study:
+class Study(ArticleViews):
     """Every analysis of one store state. `runs`: the valid runs (RunStore.table()), `skipped`: {run id:
     why} for the rest. Build it with Study.open(path) (or Study(runs) for a table in hand)."""
 
@@ -195,40 +196,6 @@ class Study:
             return flips.flip_report(paired, tests.labels)
 
         return self._cached(("flips", selection.config_id, baseline.config_id), report)
-
-    def claims(self, margin: float = MARGIN, data_size: bool = True) -> pd.DataFrame:
-        """claims.csv (article.claims.claims_table): every claim judged from the cached measurements; the data-size
-        and seed-noise rows (which no margin changes) computed once."""
-        from vitcore.article import claims
-
-        def table():
-            rows = [row for row, *_ in claims.evaluated(self.runs, margin, compare=self.compare)]
-            if data_size:
-                rows += self._cached("claims_extra", lambda: [claims.data_size_row(self.runs),
-                                                              *claims.seed_noise_rows(self.runs)])
-            return pd.DataFrame(rows, columns=claims.COLUMNS)
-
-        return self._cached(("claims", margin, data_size), table).copy()
-
-    def tally(self, margins=TALLY_MARGINS) -> pd.DataFrame:
-        """How many claims agree, disagree and are unresolved at each margin (article.claims.tally)."""
-        from vitcore.article import claims
-
-        return self._cached(("tally", tuple(margins)), lambda: claims.tally(self.runs, margins,
-                                                                            compare=self.compare)).copy()
-
-    def headline_deltas(self, margin: float = MARGIN) -> pd.DataFrame:
-        """article.report.headline_deltas (the article's ViT − convnet per size) from the cached measurements."""
-        from vitcore.article import report
-
-        return self._cached(("headline", margin), lambda: report.headline_deltas(self.runs, margin,
-                                                                                 compare=self.compare)).copy()
-
-    def write_report(self, out: Path) -> list[str]:
-        """headline.csv, headline_deltas.csv and headline.md into `out` (article.report.write_report)."""
-        from vitcore.article import report
-
-        return report.write_report(self.runs, out, compare=self.compare)
 
     def export_frames(self) -> dict[str, pd.DataFrame]:
         """runs.csv, histories.csv, confusions.csv as DataFrames (RunStore.export_frames) from one read."""
