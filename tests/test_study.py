@@ -69,9 +69,15 @@ def test_claims_at_three_margins_measure_once(study, monkeypatch):
     tally = fresh.tally((0.005, 0.01, 0.02))
     assert len(calls) == once
     assert tally["margin"].tolist() == [0.005, 0.01, 0.02] and (tally["rows"] > 0).all()
-    monkeypatch.setattr(engine, "measure", measure)
-    pd.testing.assert_frame_equal(table, claims.claims_table(study.runs, 0.01, data_size=False,
-                                                                     test_set=study.test_set))
+    assert len(table) == tally.loc[1, "rows"] + (table["role"] != claims.AS_CLAIMED).sum()
+
+
+@pytest.mark.slow  # the uncached ledger: ~4 s on the committed store
+def test_claims_are_the_uncached_ledger(study):
+    for margin in (0.005, 0.02):
+        pd.testing.assert_frame_equal(study.claims(margin), claims.claims_table(study.runs, margin,
+                                                                                test_set=study.test_set))
+    pd.testing.assert_frame_equal(study.tally(), claims.tally(study.runs, test_set=study.test_set))
 
 
 def test_verdicts_to_frame_is_long_with_both_configs(study):
@@ -92,3 +98,15 @@ def test_every_view_says_a_verdict_with_the_same_words():
     assert cards.verdict_text is words.verdict_text and cards.interval_text is words.interval_text
     row = {"verdict": "inconclusive", "seeds_needed": 41.0, "n_pairs": 10, "metric": "test_accuracy"}
     assert words.verdict_text(row) == "inconclusive — needs 41 paired random seeds for 80% power (31 more)"
+
+
+def test_what_grows_with_the_selections_is_bounded():
+    """Per-run frames and flipped images are kept for the most recent selections only (a long-lived server)."""
+    fresh = Study(pd.DataFrame())
+    for k in range(40):
+        fresh._cached(("flips", k), lambda k=k: k, keep=32)
+    fresh._cached(("flips", 8), lambda: "again", keep=32)  # still held: not recomputed, now the most recent
+    fresh._cached(("flips", 40), lambda: 40, keep=32)
+    held = fresh._bounded["flips"]
+    assert len(held) == 32 and ("flips", 8) in held and ("flips", 9) not in held and held[("flips", 8)] == 8
+    assert fresh._cached(("claims", 0.01), lambda: 1) == 1 and fresh._cached(("claims", 0.01), lambda: 2) == 1

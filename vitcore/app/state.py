@@ -1,9 +1,10 @@
-"""The app's state: the sidebar's selection, and every cached read of the store (one place, so every
-page shares one cache).
+"""The app's state: the sidebar's selection, and the store's one Study (vitcore.study.Study: every page's
+analysis, computed once per store state and shared by every session).
 
-No TensorFlow here. `store_mtime` (a key from every run folder's stamp) is part of every cache key,
-so a run trained from the app, a new sweep result or a run damaged in place is picked up on the
-next rerun without clearing caches by hand.
+No TensorFlow here. `store_mtime` (a key from every run folder's stamp) keys the Study, so a run
+trained from the app, a new sweep result or a run damaged in place is picked up on the next rerun
+without clearing caches by hand. The store is found as the CLI finds it (--store aside):
+$VITCORE_STORE, else the repository's cached_runs/ (vitcore.config.environment.store_path).
 """
 
 from __future__ import annotations

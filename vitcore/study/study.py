@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections import OrderedDict
 from pathlib import Path
 
 import pandas as pd
@@ -49,6 +50,7 @@ class Study(ArticleViews):
         self.skipped = dict(skipped or {})
         self._lock = threading.Lock()
         self._memo: dict = {}
+        self._bounded: dict[str, OrderedDict] = {}
 
     @classmethod
     def open(cls, path: str | Path | None = None, warn: bool = True) -> Study:
@@ -65,14 +67,22 @@ class Study(ArticleViews):
         where = f"{self.store.root}, " if self.store is not None else ""
         return f"Study({where}{len(self.runs):,} runs)"
 
-    def _cached(self, key, compute):
-        """compute() once per key (outside the lock, so one slow analysis never blocks another)."""
+    def _cached(self, key, compute, keep: int | None = None):
+        """compute() once per key (outside the lock, so one slow analysis never blocks another). `keep`: hold at
+        most that many results of this kind (key[0]), the least recently used dropped first: what grows with
+        the selections visitors make (per-run frames, flipped images), so a long-lived server stays bounded."""
+        memo = self._memo if keep is None else self._bounded.setdefault(key[0], OrderedDict())
         with self._lock:
-            if key in self._memo:
-                return self._memo[key]
+            if key in memo:
+                if keep is not None:
+                    memo.move_to_end(key)
+                return memo[key]
         value = compute()
         with self._lock:
-            return self._memo.setdefault(key, value)
+            value = memo.setdefault(key, value)
+            while keep is not None and len(memo) > keep:
+                memo.popitem(last=False)
+            return value
 
     # -- what every analysis shares ----------------------------------------------------------------
     @property
@@ -97,7 +107,7 @@ class Study(ArticleViews):
             runs = self.store.runs(ids)
             return self.store.histories(runs), self.store.confusions(runs)
 
-        return self._cached(("frames", ids), read)
+        return self._cached(("frames", ids), read, keep=64)
 
     def confusions(self, configs) -> pd.DataFrame:
         """RunStore.confusions() restricted to the runs of `configs` (what compare's per-class Δs need)."""
@@ -195,7 +205,7 @@ class Study(ArticleViews):
             paired = flips.paired_predictions(tests.predictions, runs_of(kept, selection), runs_of(kept, baseline))
             return flips.flip_report(paired, tests.labels)
 
-        return self._cached(("flips", selection.config_id, baseline.config_id), report)
+        return self._cached(("flips", selection.config_id, baseline.config_id), report, keep=32)
 
     def export_frames(self) -> dict[str, pd.DataFrame]:
         """runs.csv, histories.csv, confusions.csv as DataFrames (RunStore.export_frames) from one read."""
