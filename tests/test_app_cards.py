@@ -45,24 +45,33 @@ def test_cards_show_means_over_the_paired_seeds_and_the_verdict_in_their_own_tex
         "test_accuracy"]
     assert test["value"] == f"{np.mean(POST_ACC):.4f}"
     assert test["delta"] == f"{np.mean(POST_ACC) - np.mean(BASE_ACC[:3]):+.4f}"
-    text = "\n".join(test["lines"])
-    assert "95% CI, Bonferroni ×2 [-0.0" in text and "3 pairs" in text and ":red-badge[worse]" in text
-    assert "p_adj" in text and "p_tost_adj" in text  # both tests, adjusted in the family of two changes
+    text = "\n".join(test["lines"])  # planned (vitcore.stats.plan): 3 pairs wait for the first look at 10
+    assert "95% CI (before the plan's first look) [-0.0" in text and "3 pairs" in text
+    assert ":orange-badge[inconclusive] first look at 10 paired random seeds (7 more)" in text
     assert f"baseline {np.mean(BASE_ACC[:3]):.4f} (same random seeds)" in text  # not over seed 3's 0.70 too
-    assert test["delta_color"] == "normal" and test["delta_arrow"] == "auto"
+    val = "\n".join(by_metric(cards.metric_cards(comparison, stats.runs_of(table, POST), stats.runs_of(table, BASELINE)))[
+        "best_val_accuracy"]["lines"])  # fixed sample: judged now, in its family of one (norm placement: 2 levels)
+    assert "95% CI [-0.0" in val and ":red-badge[worse]" in val and "p " in val and "p_tost " in val
+    none = compare.compare(table, NONE, BASELINE)  # position embedding's family: none and sincos, m = 2
+    none_val = "\n".join(by_metric(cards.metric_cards(none, stats.runs_of(table, NONE), stats.runs_of(table, BASELINE)))[
+        "best_val_accuracy"]["lines"])
+    assert "95% CI, Bonferroni ×2 [" in none_val and "p_adj" in none_val and "p_tost_adj" in none_val
+    assert by_metric(cards.metric_cards(comparison, stats.runs_of(table, POST), stats.runs_of(table, BASELINE)))[
+        "best_val_accuracy"]["delta_color"] == "normal"
 
 
 def test_inconclusive_says_how_many_more_random_seeds_and_the_margin_can_make_it_equivalent(table):
     comparison = compare.compare(table, NONE, BASELINE)
-    row = comparison.metrics.iloc[0]  # test accuracy
+    row = comparison.metrics.set_index("metric").loc["best_val_accuracy"]  # fixed sample (test accuracy is planned)
     assert row["verdict"] == verdicts.INCONCLUSIVE
     total = int(row["seeds_needed"])
     assert total > 3 and row["seeds_more"] == total - 3
     test = by_metric(cards.metric_cards(comparison, stats.runs_of(table, NONE), stats.runs_of(table, BASELINE)))
     assert (f":orange-badge[inconclusive] needs {total} paired random seeds for 80% power ({total - 3} more)"
-            in "\n".join(test["test_accuracy"]["lines"]))
-    assert test["test_accuracy"]["delta_color"] == "off"  # undecided: no colour, no arrow
-    wide = compare.compare(table, NONE, BASELINE, margin=0.05).metrics.iloc[0]
+            in "\n".join(test["best_val_accuracy"]["lines"]))
+    assert test["best_val_accuracy"]["delta_color"] == "off"  # undecided: no colour, no arrow
+    wide = compare.compare(table, NONE, BASELINE, margin=0.05).metrics.set_index("metric", drop=False).loc[
+        "best_val_accuracy"]
     assert wide["verdict"] == verdicts.EQUIVALENT
     assert cards.verdict_text(wide, 0.05) == "equivalent — within ±0.050"
 

@@ -15,9 +15,9 @@ from vitcore.app import charts, tables
 from vitcore.article import claims, report
 from vitcore.cli import main
 from vitcore.config import switches
-from vitcore.config.run import FIELD_NAMES, RunConfig
+from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
-from vitcore.stats import summaries, testset
+from vitcore.stats import plan, summaries, testset
 from vitcore.stats.compare import compare
 from vitcore.store.runs import RunStore
 
@@ -93,47 +93,39 @@ def test_every_comparison_on_several_views_has_one_verdict_and_one_interval(runs
     assert seen > 100 and with_test >= 10  # test-accuracy comparisons with predictions count the test set
 
 
-def bonferroni_row(deltas: np.ndarray, size: int, margin: float = 0.01, test_se: float = 0.0) -> dict:
+def bonferroni_row(deltas: np.ndarray, size: int, margin: float = 0.01, test_se: float = 0.0,
+                   level: float | None = None) -> dict:
     """Both tests and their adjusted values, recomputed with scipy (`test_se`: the test images' part of the
-    standard error, added in quadrature; 0 = scipy's one-sample t-tests as they are)."""
+    standard error, added in quadrature; 0 = scipy's one-sample t-tests as they are). `level`: a planned look's
+    nominal level (vitcore.stats.plan) instead of 0.05 / size."""
     n = len(deltas)
     mean, se = deltas.mean(), np.hypot(sp.sem(deltas), test_se)
     p = 2 * sp.t.sf(abs(mean) / se, n - 1)
     p_tost = max(sp.t.sf((mean + margin) / se, n - 1), sp.t.cdf((mean - margin) / se, n - 1))
     if test_se == 0:
         assert p == pytest.approx(sp.ttest_1samp(deltas, 0).pvalue, rel=1e-9)
-    return {"p_value": p, "p_tost": p_tost, "p_adj": min(1, size * p), "p_tost_adj": min(1, size * p_tost),
+    scale, level = (size, 0.05 / size) if level is None else (0.05 / level, level)
+    return {"p_value": p, "p_tost": p_tost, "p_adj": min(1, scale * p), "p_tost_adj": min(1, scale * p_tost),
             "ci_low": sp.t.interval(0.95, n - 1, mean, se)[0], "ci90_high": sp.t.interval(0.90, n - 1, mean, se)[1],
-            "ci_adj_low": sp.t.interval(1 - 0.05 / size, n - 1, mean, se)[0],
-            "ci90_adj_high": sp.t.interval(1 - 0.10 / size, n - 1, mean, se)[1]}
+            "ci_adj_low": sp.t.interval(1 - level, n - 1, mean, se)[0],
+            "ci90_adj_high": sp.t.interval(1 - 2 * level, n - 1, mean, se)[1]}
 
 
-def single_switch_family_size(runs: pd.DataFrame, base: RunConfig) -> int:
-    """Stored configs one switch (a registry switch, warm-up included) away from the article's ViT at base's rows,
-    everything else equal, that share at least 2 random seeds with it, counted by brute force over the runs table."""
-    fields = [f for f in FIELD_NAMES if f not in ("train_rows", "seed")]
-    same_rows = runs[runs["train_rows"] == base.train_rows]
-    base_seeds = set(same_rows.loc[same_rows["config_id"] == base.config_id, "seed"])
-
-    def equal(x, y) -> bool:
-        if pd.isna(x) and y is None:  # a seed field left at None ("the random seed")
-            return True
-        try:
-            return float(x) == float(y)
-        except (TypeError, ValueError):
-            return x == y
-
-    count = 0
-    for _, part in same_rows.groupby("config_id"):
-        first = part.iloc[0]
-        differs = [f for f in fields if f in part.columns and not equal(first[f], getattr(base, f))]
-        count += differs in ([name] for name in switches.NAMES) and len(base_seeds & set(part["seed"])) >= 2
-    return int(count)
+def single_switch_family_size(switch: str) -> int:
+    """A single-switch change's family: the switch's other levels in the registry, whatever is stored (issue 26)."""
+    return len(switches.LEVELS[switch]) - 1
 
 
 def check(csv_row: pd.Series, deltas: np.ndarray, size: int) -> None:
+    """A CSV row against scipy; a planned row (vitcore.stats.plan) on the pairs of its look (random seeds below its
+    n, `deltas` in seed order) at the look's nominal level."""
     test_se = csv_row["test_se"] if csv_row.get("interval") == testset.WITH_TEST else 0.0
-    expected = bonferroni_row(deltas, size, test_se=test_se)
+    level = None
+    if csv_row.get("looks_planned", 0) > 0 and csv_row["look"] > 0:
+        look = int(csv_row["look"])
+        deltas, level = deltas[:plan.LOOKS[look - 1]], plan.levels(plan.LOOKS[:int(csv_row["looks_planned"])], size)[
+            look - 1][0]
+    expected = bonferroni_row(deltas, size, test_se=test_se, level=level)
     assert csv_row["family_size"] == size and csv_row["n_pairs"] == len(deltas)
     for name, value in expected.items():
         assert csv_row[name] == pytest.approx(value, rel=1e-9), name
@@ -154,7 +146,7 @@ def test_the_csvs_carry_both_tests_recomputed_with_scipy(runs, tmp_path, capsys)
     base, batch = RunConfig(train_rows=1000), RunConfig(train_rows=1000, norm="batch")
     assert main(["compare", "--norm", "batch", "--train-rows", "1000", "--out", str(tmp_path / "c")]) == 0
     metrics = pd.read_csv(tmp_path / "c" / "metrics.csv").set_index("metric", drop=False)
-    size = single_switch_family_size(runs, base)
+    size = single_switch_family_size("norm")
     for metric in ("test_accuracy", "best_val_accuracy", "gap"):
         check(metrics.loc[metric], paired_deltas(runs, batch, base, metric), size)
 
@@ -166,7 +158,7 @@ def test_the_csvs_carry_both_tests_recomputed_with_scipy(runs, tmp_path, capsys)
         check(pd.Series(row), paired_deltas(runs, selection, baseline, row["metric"]), 1)
     bn = table[(table["claim"].str.startswith("BatchNorm")) & (table["train_rows"] == 4000)].iloc[0]
     check(bn, paired_deltas(runs, RunConfig(norm="batch"), RunConfig(), "test_accuracy"),
-          single_switch_family_size(runs, RunConfig()))
+          single_switch_family_size("norm"))
 
     assert main(["effects", "--out", str(tmp_path / "effects.csv")]) == 0
     effects = pd.read_csv(tmp_path / "effects.csv")
@@ -178,8 +170,7 @@ def test_the_csvs_carry_both_tests_recomputed_with_scipy(runs, tmp_path, capsys)
         others = [s for s in ("pos_embedding", "norm_placement", "norm", "patch_size") if s != factor]
         wide = part.pivot_table(index=[*others, "seed"], columns=factor, values="test_accuracy")
         per_seed = (wide[level] - wide[summaries.REFERENCE[factor]]).dropna().groupby(level="seed").mean()
-        family = effects[(effects["metric"] == "test_accuracy") & (effects["train_rows"] == rows) & (effects["cells"] > 1)]
-        check(row, per_seed.to_numpy(), len(family))
+        check(row, per_seed.to_numpy(), summaries.declared_size("main effects"))
     capsys.readouterr()
 
 

@@ -165,7 +165,11 @@ def test_flip_effects_and_runs_of():
     acc = flips[flips["metric"] == "test_accuracy"].set_index(["switch", "to"])
     assert set(acc.index) == {("pos_embedding", "none"), ("norm_placement", "post"), ("norm", "batch"),
                               ("patch_size", 4), ("patch_size", 14)}  # no patch 2: it has no runs
-    assert acc.loc[("patch_size", 4), "verdict"] == "better"
+    # test accuracy of the article's ViT's single-switch changes is planned: 3 random seeds wait for the first look
+    assert acc.loc[("patch_size", 4), "verdict"] == "inconclusive" and acc.loc[("patch_size", 4), "look"] == 0
+    assert acc.loc[("patch_size", 4), "seeds_more"] == 7
+    val = flips[flips["metric"] == "best_val_accuracy"].set_index(["switch", "to"])  # fixed sample: decided now
+    assert val.loc[("patch_size", 4), "verdict"] == "better" and val.loc[("patch_size", 4), "family_size"] == 3
     assert acc.loc[("patch_size", 4), "variant_config_id"] == cfg.replace(patch_size=4).config_id
     assert stats.flip_effects(runs, RunConfig(model="convnet")).empty
     assert stats.flip_effects(runs, RunConfig(train_rows=1000)).empty  # cfg itself has no runs

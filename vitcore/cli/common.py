@@ -12,7 +12,7 @@ from pathlib import Path
 
 from vitcore.config import numbers
 from vitcore.config.environment import store_path
-from vitcore.stats import estimates
+from vitcore.stats import estimates, plan
 from vitcore.store.runs import RunStore
 
 VERDICTS_EPILOG = "verdicts (both tests on every Δ, adjusted within its family):\n" + estimates.definitions_text(
@@ -149,15 +149,15 @@ def verdict_line(row: dict) -> str:
     """One Δ row as `compare` prints it: Δ, the interval that goes with the verdict, both tests, the verdict
     and, when inconclusive, the power-based seeds (a total and how many more, as the app says it)."""
     places = numbers.digits(row["metric"])  # the app's rule: seconds to 0.1 s, accuracies to 4 decimals
-    adjusted = row["family_size"] > 1
+    adjusted, planned = plan.adjusted(row), plan.planned(row) and plan.adjusted(row)
     low, high = (row["ci_adj_low"], row["ci_adj_high"]) if adjusted else (row["ci_low"], row["ci_high"])
     p, p_tost = (row["p_adj"], row["p_tost_adj"]) if adjusted else (row["p_value"], row["p_tost"])
-    which = f"95% ×{int(row['family_size'])}" if adjusted else "95%"
+    which = f"RCI look {int(row['look'])}/{int(row['looks_planned'])}" if planned else f"95% ×{int(row['family_size'])}" if adjusted else "95%"
     text = (f"{row['metric']:21} Δ {numbers.delta(row['mean_delta'], places)} {which} {numbers.ci(low, high, places)}  "
             f"{'p_adj' if adjusted else 'p'} {p:.3g}  {'p_tost_adj' if adjusted else 'p_tost'} {p_tost:.3g}  "
             f"n={row['n_pairs']}  {row['verdict']}")
     if row["verdict"] == estimates.INCONCLUSIVE:
-        text += f", {estimates.needs_text(row['seeds_needed'], row['n_pairs'], row.get('paired', True))}"
+        text += f", {plan.needs(row)}"
     if row.get("timing_group"):
         text += f" (timed as {row['timing_group']})"
     if row["metric"] in estimates.OPTIMISTIC:

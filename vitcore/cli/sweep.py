@@ -67,16 +67,18 @@ def _sweep(args) -> int:
             configs, summary = sweep.grid(name), (sweep.GRIDS[name].__doc__ or "").partition("\n")[0]
             print(f"{name:8} {len(configs):5,} runs  ({len({c.config_id for c in configs})} configs x seeds)  "
                   f"{summary}".rstrip())
+        print(f"{sweep.PLAN:8}     -         (reads --store)  the random seeds the sequential plan asks for next: "
+              "both sides of every undecided planned comparison, up to its next look")
         return 0
     if not args.grid:
-        raise UsageError(f"name a grid ({', '.join(sweep.GRIDS)}) or use --list")
+        raise UsageError(f"name a grid ({', '.join([*sweep.GRIDS, sweep.PLAN])}) or use --list")
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
-    with usage():
-        configs = sweep.grid(args.grid, args.seeds, args.rows, args.model)
     store = RunStore(args.store)
     if store.root.exists() and not store.root.is_dir():
         raise UsageError(f"--store {store.root} is a file, not a folder")
+    with usage():
+        configs = sweep.grid(args.grid, args.seeds, args.rows, args.model, store=store)
     backfill = args.backfill_predictions
     if args.replace_unreproducible and not backfill:
         raise UsageError("--replace-unreproducible only goes with --backfill-predictions")

@@ -4,6 +4,7 @@
     python -m vitcore sweep default --workers 2              # 500 runs; rerun to resume
     python -m vitcore sweep headline --model vit --rows 1000 --seeds 0-3 --workers 1
     python -m vitcore sweep tokens --executor ray --address ray://head:10001
+    python -m vitcore sweep plan --dry-run                   # the seeds the sequential plan asks for next
 
 A worker imports TensorFlow once and trains many runs; the seeds of one cell go to the same
 worker in chunks, so the second seed on reuses the compiled graph (train.Trainer), bit for bit
@@ -24,6 +25,7 @@ from multiprocessing import get_context
 from vitcore.config import switches
 from vitcore.config.papers import PAPER_VARIANTS, SMALL_DATA_VARIANT
 from vitcore.config.run import MODELS, RunConfig
+from vitcore.run import planned
 from vitcore.run.overlap import new_session
 from vitcore.run.spawn import neutral_main
 from vitcore.store.runs import PREDICTIONS, RunStore
@@ -116,14 +118,15 @@ GRIDS = {"default": _default, "tokens": _tokens, "warmup": _warmup, "headline": 
 GRIDS["all"] = lambda: list(dict.fromkeys(config for name in ("default", "warmup", "tokens", "headline", "scaling",
                                                               "papers", "papers-scaling")
                                           for config in GRIDS[name]()))
+PLAN = "plan"  # the grid that reads the store: what the sequential plan asks for next (vitcore.run.planned)
 
 
 def grid(name: str, seeds: tuple[int, int] | None = None, rows: tuple[int, ...] | None = None,
-         model: str | None = None) -> list[RunConfig]:
-    """A named grid, optionally sliced: seeds in [low, high], these train_rows, this model."""
-    if name not in GRIDS:
-        raise ValueError(f"unknown grid {name!r}; grids: {', '.join(GRIDS)}")
-    configs = list(dict.fromkeys(GRIDS[name]()))  # de-duplicated, order kept
+         model: str | None = None, store: RunStore | None = None) -> list[RunConfig]:
+    """A named grid, optionally sliced: seeds in [low, high], these train_rows, this model (`plan`: of `store`)."""
+    if name not in (*GRIDS, PLAN):
+        raise ValueError(f"unknown grid {name!r}; grids: {', '.join([*GRIDS, PLAN])}")
+    configs = planned.next_configs(store) if name == PLAN else list(dict.fromkeys(GRIDS[name]()))  # order kept
     if seeds is not None:
         configs = [cfg for cfg in configs if seeds[0] <= cfg.seed <= seeds[1]]
     if rows is not None:

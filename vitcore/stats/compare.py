@@ -24,7 +24,7 @@ from vitcore.data.fashion import CLASS_NAMES, NUM_CLASSES
 from vitcore.stats import testset
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, MARGIN, METRICS, Estimate, judge, paired_estimate, welch_estimate
 from vitcore.stats.families import ALONE, Family, family_of, runs_of
-from vitcore.stats.records import Contrast, Measurement
+from vitcore.stats.records import Contrast, Measurement, judge_paired, long_pairs
 
 METRIC_COLUMNS = ["metric", "selection_mean", "baseline_mean", "n_pairs", "mean_delta", *JUDGEMENT_COLUMNS, "paired",
                   "timing_group", *testset.TEST_COLUMNS]
@@ -81,15 +81,17 @@ class Delta:
             raise AttributeError(name) from None
 
 
-def _paired(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, test_set: testset.TestSet | None
-            ) -> tuple[Estimate, dict, pd.DataFrame, str]:
-    """(the estimate the verdict uses, its TEST_COLUMNS, the pairs, the timing group): a paired Δ before
-    any margin."""
+def _paired(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, test_set: testset.TestSet | None):
+    """(the pairs, their timing group, estimate(part) -> (Estimate, TEST_COLUMNS) for any subset of the pairs):
+    a paired Δ before any margin."""
     pairs = pair_runs(baseline, variant, metric)
-    est, test_columns = testset.judged_estimate(paired_estimate(pairs["delta"]), metric, pairs, test_set)
     group = pairs["timing_group_variant"].iloc[0] if metric == "seconds" and len(pairs) and \
         "timing_group_variant" in pairs.columns else ""
-    return est, test_columns, pairs, group
+
+    def estimate(part: pd.DataFrame) -> tuple[Estimate, dict]:
+        return testset.judged_estimate(paired_estimate(part["delta"]), metric, part, test_set)
+
+    return pairs, group, estimate
 
 
 def paired_delta(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, margin: float = MARGIN,
@@ -98,9 +100,10 @@ def paired_delta(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, mar
     `family`). Seconds with fewer than 2 pairs in one timing group are "not comparable". With the
     store's `test_set`, test accuracy's interval and tests include the test set's sampling when every
     pair kept its predictions (testset.judged_estimate; the row's TEST_COLUMNS say which): every view
-    of a comparison passes it, so the comparison has one verdict."""
-    est, test_columns, pairs, group = _paired(baseline, variant, metric, test_set)
-    verdict = judge(metric, est, margin, family.name, family.size, comparable=metric != "seconds" or est.n >= 2)
+    of a comparison passes it, so the comparison has one verdict. A planned comparison's test accuracy is
+    judged at the plan's looks on the last look's pairs only (plan.sequential; `pairs` holds those)."""
+    pairs, group, estimate = _paired(baseline, variant, metric, test_set)
+    est, verdict, test_columns, pairs = judge_paired(pairs, metric, margin, family, estimate)
     row = {"metric": metric, "mean_delta": est.mean, "n_pairs": est.n, **verdict, "timing_group": group,
            **test_columns}
     return Delta(metric, row, pairs)
@@ -121,9 +124,8 @@ class Comparison:
 
     @property
     def seeds(self) -> list[int]:
-        """The random seeds actually paired (test accuracy), sorted."""
-        part = self.pairs[self.pairs["metric"] == "test_accuracy"]
-        return sorted(int(s) for s in part["seed"].dropna().unique()) if self.paired else []
+        """The random seeds actually paired (for any metric: a planned test accuracy's look may use fewer), sorted."""
+        return sorted(int(s) for s in self.pairs["seed"].dropna().unique()) if self.paired and len(self.pairs) else []
 
 
 
@@ -149,11 +151,11 @@ def measure(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig, metri
     sel, base = runs_of(runs, selection), runs_of(runs, baseline)
     contrast = Contrast(selection, baseline, metric, family)
     if contrast.paired:
-        est, test_columns, matched, group = _paired(base, sel, metric, test_set)
-        pairs = matched.assign(metric=metric).rename(columns={
-            "variant": "selection", "run_id_variant": "selection_run_id", "run_id_baseline": "baseline_run_id"})
+        matched, group, estimate = _paired(base, sel, metric, test_set)
+        est, test_columns = estimate(matched)
         return Measurement(contrast, est, matched["variant"].mean(), matched["baseline"].mean(), group,
-                           metric != "seconds" or est.n >= 2, test_columns, pairs)
+                           metric != "seconds" or est.n >= 2, test_columns, long_pairs(matched, metric), matched,
+                           estimate)
     group = _common_timing_group(sel, base) if metric == "seconds" else None
     a, b = _unpaired_side(sel, group), _unpaired_side(base, group)
     est = welch_estimate(a[metric], b[metric])

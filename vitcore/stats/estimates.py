@@ -3,12 +3,11 @@
 Every Δ gets two tests (Lakens 2017; Lakens, Scheel & Isager 2018):
     the difference test     two-sided t-test of Δ = 0: p_value and the 95% interval
     the equivalence test    two one-sided tests (TOST) of |Δ| >= margin: p_tost and the 90% interval
-Both are Bonferroni-adjusted within the comparison's family of m comparisons (p_adj = min(1, m·p)),
-and the intervals drawn next to a verdict are the matching simultaneous ones (95% -> 1 - 0.05/m,
-90% -> 1 - 0.10/m), so an adjusted interval excludes 0 exactly when p_adj < 0.05 and lies inside
-±margin exactly when p_tost_adj < 0.05: the picture never contradicts the word. The words are
-DEFINITIONS below (the README, the page legends and `--help` print them from here).
-
+Both are Bonferroni-adjusted within the comparison's family of m (p_adj = min(1, m·p); a planned
+comparison's look: at its nominal levels, vitcore.stats.plan), and the intervals drawn next to a
+verdict are the matching simultaneous ones (95% -> 1 - 0.05/m, 90% -> 1 - 0.10/m), so an adjusted
+interval excludes 0 exactly when p_adj < 0.05 and lies inside ±margin exactly when p_tost_adj < 0.05:
+the picture never contradicts the word. The words are DEFINITIONS below (README, legends, `--help`).
 Estimates are paired (one-sample t over per-seed differences) or, when the two sides share no
 (train_rows, random seed), unpaired (Welch). No pandas, no TensorFlow: numbers in, words out.
 """
@@ -86,8 +85,7 @@ def margin_for(metric: str, margin: float = MARGIN) -> float:
 
 
 def holm(p_values) -> np.ndarray:
-    """Holm's step-down adjustment (NaN stays NaN): for evidence within one effect's cells
-    (vitcore.stats.percell), not for verdicts, which use the family's Bonferroni (judge)."""
+    """Holm's step-down adjustment (NaN stays NaN): for evidence within one effect's cells (stats.percell)."""
     p = np.asarray(p_values, dtype=float)
     out, ok = np.full(p.shape, np.nan), np.flatnonzero(~np.isnan(p))
     running = 0.0
@@ -163,8 +161,7 @@ def welch_estimate(selection, baseline) -> Estimate:
 
 
 def prediction_interval(est: Estimate, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Where one more paired difference (a single random seed) should fall: mean +- t * sd * sqrt(1 + 1/n).
-    The yardstick for a single-seed result such as the source article's, not the CI of the mean."""
+    """Where one more paired difference (a single random seed) should fall: mean +- t * sd * sqrt(1 + 1/n)."""
     if not est.paired or est.n < 2 or not np.isfinite(est.scale):
         return np.nan, np.nan
     half = stats.t.ppf(0.5 + confidence / 2, est.n - 1) * est.scale * np.sqrt(1 + 1 / est.n)
@@ -256,7 +253,8 @@ def needs_text(seeds: float, n: int, paired: bool = True) -> str:
 # -- the verdict: both tests, adjusted within the family --------------------------------------
 JUDGEMENT_COLUMNS = ["p_value", "ci_low", "ci_high", "p_tost", "ci90_low", "ci90_high", "family", "family_size",
                      "p_adj", "p_tost_adj", "ci_adj_low", "ci_adj_high", "ci90_adj_low", "ci90_adj_high", "margin",
-                     "verdict", "seeds_needed", "seeds_more"]
+                     "verdict", "seeds_needed", "seeds_more", "look", "looks_planned", "plan"]  # plan: stats.plan
+FIXED_SAMPLE = "fixed sample (not in the plan)"  # `plan` of a comparison judged once on all its pairs
 
 
 def direction(metric: str, positive: bool, inside: bool) -> str:
@@ -270,17 +268,19 @@ def direction(metric: str, positive: bool, inside: bool) -> str:
 
 
 def judge(metric: str, est: Estimate, margin: float = MARGIN, family: str = ONE, size: int = 1,
-          comparable: bool = True) -> dict:
-    """Both tests on one estimate, Bonferroni-adjusted over the family's `size` comparisons, and the
-    verdict they give together: JUDGEMENT_COLUMNS as a dict. `comparable` False (seconds where no
-    timing group holds 2 pairs) gives "not comparable"."""
+          comparable: bool = True, levels: tuple[float, float] | None = None) -> dict:
+    """Both tests on one estimate, Bonferroni-adjusted over the family's `size` comparisons (or at a planned
+    look's nominal `levels`, vitcore.stats.plan: p_adj = p x 0.05 / level), and the verdict they give
+    together: JUDGEMENT_COLUMNS as a dict. `comparable` False gives "not comparable"."""
     size = max(int(size), 1)
     margin = margin_for(metric, margin)
+    level, level_tost = levels or (ALPHA / size, ALPHA / size)
     low90, high90 = est.interval(0.90) if est.n >= 2 else (np.nan, np.nan)
-    adj_low, adj_high = est.interval(1 - ALPHA / size) if est.n >= 2 else (np.nan, np.nan)
-    adj90_low, adj90_high = est.interval(1 - 2 * ALPHA / size) if est.n >= 2 else (np.nan, np.nan)
+    adj_low, adj_high = est.interval(1 - level) if est.n >= 2 else (np.nan, np.nan)
+    adj90_low, adj90_high = est.interval(1 - 2 * level_tost) if est.n >= 2 else (np.nan, np.nan)
     p, p_tost = est.p_value, est.p_tost(margin)
-    p_adj, p_tost_adj = min(1.0, size * p), min(1.0, size * p_tost)  # NaN stays NaN
+    scale, scale_tost = (size, size) if levels is None else (ALPHA / level, ALPHA / level_tost)
+    p_adj, p_tost_adj = min(1.0, scale * p), min(1.0, scale_tost * p_tost)  # NaN stays NaN
     needed = np.nan
     if not comparable:
         verdict = NOT_COMPARABLE
@@ -296,5 +296,5 @@ def judge(metric: str, est: Estimate, margin: float = MARGIN, family: str = ONE,
     return {"p_value": p, "ci_low": est.ci_low, "ci_high": est.ci_high, "p_tost": p_tost, "ci90_low": low90,
             "ci90_high": high90, "family": family, "family_size": size, "p_adj": p_adj, "p_tost_adj": p_tost_adj,
             "ci_adj_low": adj_low, "ci_adj_high": adj_high, "ci90_adj_low": adj90_low, "ci90_adj_high": adj90_high,
-            "margin": margin, "verdict": verdict, "seeds_needed": needed,
-            "seeds_more": needed - est.n if np.isfinite(needed) else needed}
+            "margin": margin, "verdict": verdict, "seeds_needed": needed, "seeds_more": needed - est.n if
+            np.isfinite(needed) else needed, "look": np.nan, "looks_planned": 0, "plan": FIXED_SAMPLE}

@@ -1,19 +1,25 @@
-"""Correction families, decided once: which comparisons are tested together, whatever view shows them.
+"""Correction families, decided by the plan: which comparisons are tested together, whatever view shows them.
 
 A comparison is two configs at one train_rows on one metric. Its family depends only on the two
-configs and the store, never on the page, so the card, the forest plot, the flip table, the main
-effects, the claims ledger, `compare` and `effects` give one comparison one verdict:
+configs and the registry (vitcore.config.switches), never on the store or the page, so adding runs,
+runs of another switch or a new switch never moves another comparison's adjusted p or verdict, and
+the card, the forest plot, the flip table, the main effects, the claims ledger, `compare` and
+`effects` give one comparison one verdict:
 
-    single-switch changes   two ViT configs that differ in one switch (or in warm-up epochs) belong to
-                            the family of the one nearer the article's ViT (its base): every stored
-                            single-switch change of that base at that train_rows (the base's forest plot)
+    one switch's levels     two ViT configs that differ in one switch (or in warm-up epochs) belong to
+                            the family of the one nearer the article's ViT (its base): that switch's other
+                            levels against the base at that train_rows (position embedding none, sincos:
+                            m = 2; patch 2, 4, 14: m = 3; a two-level switch: m = 1; warm-up: its
+                            declared levels). A warm-up outside the declared levels is a comparison alone.
     the article's models    the article's ViT vs its convnet at one train_rows: the source article's own
                             question, one comparison
     one comparison          anything else (several switches at once, different train_rows): no correction
 
-Main effects (a level averaged over the grid's cells) and interactions are their own families
-(vitcore.stats.summaries); a main effect measured in one cell only is the single-switch change of
-the article's ViT and takes that family. No TensorFlow, no Streamlit.
+Main effects and interactions of the default factorial are one family per metric and train_rows,
+sized by the factorial's declared grid (vitcore.stats.summaries); a main effect measured in one
+cell only is the single-switch change of the article's ViT and takes that family. Which of these
+comparisons are judged sequentially (looks, alpha spending) is vitcore.stats.plan. No TensorFlow,
+no Streamlit.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import pandas as pd
 
 from vitcore.config import switches
 from vitcore.config.run import RunConfig
+from vitcore.stats import plan
 from vitcore.stats.estimates import ONE
 
 # What a single-switch change may change: every ViT switch of the registry (the factorial's and the
@@ -34,15 +41,20 @@ FLIP_FIELDS = tuple(s.name for s in switches.REGISTRY if s.applies("vit"))
 @dataclass(frozen=True)
 class Family:
     """The comparisons tested together: `name` (what the CSVs' `family` column says) and `size` (m, the
-    Bonferroni factor)."""
+    Bonferroni factor); `looks`: the plan's looks when the comparison is planned (vitcore.stats.plan),
+    () for a fixed-sample comparison."""
     name: str
     size: int = 1
+    looks: tuple[int, ...] = ()
 
     def caption(self) -> str:
         """What a view prints beside its verdicts."""
-        if self.size <= 1:
-            return f"{self.name}: no correction"
-        return f"Bonferroni over the {self.size} {self.name} (simultaneous intervals)"
+        text = f"{self.name}: no correction" if self.size <= 1 else \
+            f"Bonferroni over the {self.size} {self.name} (simultaneous intervals)"
+        if self.looks:
+            text += (f"; test accuracy planned: looks at {', '.join(map(str, self.looks))} paired random seeds, "
+                     "alpha spent over the looks (repeated intervals)")
+        return text
 
 
 ALONE = Family(ONE, 1)
@@ -97,25 +109,24 @@ def _rank(cfg: RunConfig, field: str, order: list) -> tuple:
     return value != default, abs(index - reference), index
 
 
-def base_of(a: RunConfig, b: RunConfig, field: str, runs: pd.DataFrame) -> RunConfig:
+def base_of(a: RunConfig, b: RunConfig, field: str) -> RunConfig:
     """The end of a single-switch change nearer the article's ViT: the one at the switch's default;
     between two other levels, the one nearer the default in level order (then the first)."""
-    order = levels(runs, field)
+    order = sorted({*switches.LEVELS[field], getattr(a, field), getattr(b, field)}) if switches.SWITCH[field].free \
+        else list(switches.LEVELS[field])
     return min((a, b), key=lambda cfg: _rank(cfg, field, order)).replace(seed=0)
 
 
-def testable(runs: pd.DataFrame, a: RunConfig, b: RunConfig) -> bool:
-    """Whether two configs share at least 2 (train_rows, random seed) pairs: a comparison with a test."""
-    seeds = [set(runs_of(runs, cfg)["seed"]) for cfg in (a, b)]
-    return len(seeds[0] & seeds[1]) >= 2
-
-
-def flip_family(runs: pd.DataFrame, base: RunConfig) -> Family:
-    """The single-switch changes whose base is `base`: m = how many are stored with at least 2 pairs (a
-    change with fewer has no test, so it takes no share of the 5%)."""
-    size = sum(1 for field, _, other in neighbours(runs, base)
-               if base_of(base, other, field, runs).config_id == base.config_id and testable(runs, base, other))
-    return Family(f"single-switch changes of {base.label()} at {base.train_rows:,} rows", max(size, 1))
+def switch_family(base: RunConfig, field: str, level) -> Family:
+    """One switch's other levels against `base` at its train_rows: m = the registry's levels of the switch
+    but the base's, stored or not. A warm-up outside its declared levels is a comparison alone."""
+    switch = switches.SWITCH[field]
+    if level not in switch.levels or getattr(base, field) not in switch.levels:
+        return Family(f"{switch.noun} {level} against {base.label()} at {base.train_rows:,} rows (outside the "
+                      "registry's levels: this comparison alone)", 1)
+    looks = plan.looks_of(base, field, level)
+    return Family(f"{switch.noun} changes of {base.label()} at {base.train_rows:,} rows", len(switch.levels) - 1,
+                  looks)
 
 
 def _article_models(a: RunConfig, b: RunConfig) -> bool:
@@ -124,11 +135,14 @@ def _article_models(a: RunConfig, b: RunConfig) -> bool:
     return b.train_rows == rows and {a.config_id, b.config_id} == pair
 
 
-def family_of(runs: pd.DataFrame, a: RunConfig, b: RunConfig) -> Family:
-    """The family of the comparison of configs a and b (either order) on the store `runs`."""
+def family_of(runs: pd.DataFrame | None, a: RunConfig, b: RunConfig) -> Family:
+    """The family of the comparison of configs a and b (either order): from the configs and the registry
+    alone (`runs` is not read; kept for the callers' signature)."""
     field = changed_field(a, b)
     if field is not None:
-        return flip_family(runs, base_of(a, b, field, runs))
+        base = base_of(a, b, field)
+        other = b if base.config_id == a.config_id else a
+        return switch_family(base, field, getattr(other, field))
     if _article_models(a, b):
         return Family(f"the article's ViT vs its convnet at {a.train_rows:,} rows (one comparison)", 1)
     return ALONE

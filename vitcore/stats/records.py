@@ -9,11 +9,14 @@ to judge() is one field here (tests/test_study.py checks the two agree). No pand
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Callable
 
 from vitcore.config.run import RunConfig
+from vitcore.stats import plan
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, RESOLVED, Estimate, judge
 from vitcore.stats.families import ALONE, Family
+from vitcore.stats.testset import TEST_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -42,17 +45,57 @@ class Measurement:
     timing_group: str = ""
     comparable: bool = True  # False: seconds with fewer than 2 pairs in one timing group
     test: dict = field(default_factory=dict, compare=False)
-    pairs: object = field(default=None, repr=False, compare=False)  # pandas.DataFrame
+    pairs: object = field(default=None, repr=False, compare=False)    # compare's long rows (a DataFrame)
+    matched: object = field(default=None, repr=False, compare=False)  # pair_runs' frame (paired only)
+    estimator: Callable | None = field(default=None, repr=False, compare=False)  # part -> (Estimate, test)
+    looks: dict = field(default_factory=dict, repr=False, compare=False)  # a planned look's estimates, by seeds
 
     @property
     def n_pairs(self) -> int:
         return self.estimate.n if self.contrast.paired else 0
 
+    @property
+    def planned(self) -> bool:
+        """Judged at the plan's looks (vitcore.stats.plan): its verdict's pairs depend on the margin."""
+        c = self.contrast
+        return c.paired and bool(c.family.looks) and c.metric == plan.METRIC and self.matched is not None
+
     def judged(self, margin: float) -> Verdict:
-        """Both tests at `margin`, adjusted in the contrast's family: the cheap last step."""
-        family = self.contrast.family if self.contrast.paired else ALONE
-        row = judge(self.contrast.metric, self.estimate, margin, family.name, family.size, self.comparable)
-        return Verdict(self.contrast, self, Judgement.of(row))
+        """Both tests at `margin`, adjusted in the contrast's family: the cheap last step. A planned comparison
+        is judged at its looks (the first look that decides ends it), each look's estimate computed once."""
+        c = self.contrast
+        if not self.planned:
+            family = c.family if c.paired else ALONE
+            row = judge(c.metric, self.estimate, margin, family.name, family.size, self.comparable)
+            return Verdict(c, self, Judgement.of(row))
+        est, row, test, used = judge_paired(self.matched, c.metric, margin, c.family, self._look)
+        look = replace(self, estimate=est, selection_mean=used["variant"].mean(), baseline_mean=used["baseline"].mean(),
+                       test=test, pairs=long_pairs(used, c.metric), matched=used)
+        return Verdict(c, look, Judgement.of(row))
+
+    def _look(self, part) -> tuple[Estimate, dict]:
+        key = tuple(part["seed"])
+        if key not in self.looks:
+            self.looks[key] = self.estimator(part)
+        return self.looks[key]
+
+
+def long_pairs(matched, metric: str):
+    """pair_runs' frame as compare's `pairs` rows: selection, baseline, delta and both run ids, with the metric."""
+    return matched.assign(metric=metric).rename(columns={
+        "variant": "selection", "run_id_variant": "selection_run_id", "run_id_baseline": "baseline_run_id"})
+
+
+def judge_paired(pairs, metric: str, margin: float, family: Family, estimate) -> tuple[Estimate, dict, dict, object]:
+    """(the estimate, the judgement's dict, TEST_COLUMNS, the pairs used) of paired runs (pair_runs' frame) at
+    `margin` in `family`: at the plan's looks for a planned comparison (plan.sequential: the look that decides,
+    its pairs only), else once on every pair. `estimate(part)` -> (Estimate, TEST_COLUMNS)."""
+    if family.looks and metric == plan.METRIC:
+        est, row, used = plan.sequential(pairs, metric, margin, family, estimate)
+        return est, row, {name: row.pop(name) for name in TEST_COLUMNS}, used
+    est, test = estimate(pairs)
+    return est, judge(metric, est, margin, family.name, family.size, comparable=metric != "seconds" or est.n >= 2), \
+        test, pairs
 
 
 @dataclass(frozen=True)
@@ -76,6 +119,9 @@ class Judgement:
     verdict: str
     seeds_needed: float
     seeds_more: float
+    look: float         # the plan's look that judged it (0: before the first; NaN: not planned)
+    looks_planned: int  # how many looks the plan has for it (0: a fixed-sample comparison)
+    plan: str           # what the plan says of it (estimates.FIXED_SAMPLE when not planned)
 
     @classmethod
     def of(cls, row: dict) -> Judgement:

@@ -4,7 +4,8 @@ Every comparison here is paired: two configs are compared only on runs that shar
 random seed) (vitcore.stats.compare.match), so the random seed's data sample and initialisation
 cancel out of the difference. Each Δ carries both tests and one verdict (vitcore.stats.estimates.
 judge), adjusted within its family (vitcore.stats.families): a flip-table row in the family of its
-single-switch change, main effects and interactions each one family per metric and train_rows.
+single-switch change, main effects and interactions each one family per metric and train_rows, sized
+by the default factorial's declared grid (declared_size), never by what is stored.
 No TensorFlow; the engine that compares one selection with its baseline is vitcore.stats.compare.
 
 Input is `RunStore.table()`: one row per run; ViT-only fields are None on convnet rows.
@@ -138,12 +139,28 @@ def _balanced(table: pd.DataFrame) -> pd.DataFrame:
     return by_seeds if by_seeds.size > by_cells.size else by_cells
 
 
-def _judged(frame: pd.DataFrame, estimates: list[tuple[Estimate, dict]], margin: float, kind: str) -> pd.DataFrame:
+def declared_size(kind: str) -> int:
+    """m of the default factorial's main effects (each grid switch's other grid levels: 5 today) or of its
+    2-way interactions (products of those counts over switch pairs: 9), from the registry, not the store."""
+    others = [len(switches.SWITCH[name].grid) - 1 for name in SWITCHES]
+    return sum(others) if kind == "main effects" else sum(a * b for a, b in itertools.combinations(others, 2))
+
+
+def in_grid(levels: dict) -> bool:
+    """Whether every level of a contrast ({switch: level}) is one of its switch's grid levels."""
+    return all(level in switches.SWITCH[name].grid for name, level in levels.items())
+
+
+def _judged(frame: pd.DataFrame, estimates: list[tuple[Estimate, dict]], margin: float, kind: str,
+            declared: list[bool]) -> pd.DataFrame:
     """Judge every row (both tests, the verdict) within its family: `kind` of one metric at one
-    train_rows ("main effects at 4,000 rows"), m = the rows of that metric and train_rows."""
-    sizes = frame.groupby(["metric", "train_rows"])["metric"].transform("size")
-    judged = [{**judge(metric, est, margin, f"{kind} at {rows:,} rows", size), **columns}
-              for metric, rows, (est, columns), size in zip(frame["metric"], frame["train_rows"], estimates, sizes)]
+    train_rows ("main effects at 4,000 rows"), m = declared_size(kind) for the grid's contrasts
+    (`declared`), a contrast at a level outside the grid alone."""
+    families = [(f"{kind} at {rows:,} rows", declared_size(kind)) if grid else
+                (f"{kind} at {rows:,} rows outside the default factorial (this contrast alone)", 1)
+                for rows, grid in zip(frame["train_rows"], declared)]
+    judged = [{**judge(metric, est, margin, name, size), **columns}
+              for metric, (est, columns), (name, size) in zip(frame["metric"], estimates, families)]
     return pd.concat([frame.reset_index(drop=True), pd.DataFrame(judged, columns=JUDGEMENT_COLUMNS + TEST_COLUMNS)],
                      axis=1)
 
@@ -196,15 +213,15 @@ def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
                         records.append({**key, **_single_cell(runs, factor, level, train_rows, metric, margin,
                                                               test_set), "cells": 1})
                     else:
-                        pending.append((len(records), (est, columns)))
+                        pending.append((len(records), (est, columns), in_grid({factor: level})))
                         records.append({**key, "mean_delta": est.mean, "n_pairs": est.n, "cells": cells,
                                         "timing_group": group})
     if not records:
         return pd.DataFrame(columns=EFFECT_COLUMNS)
     if pending:
-        keys = pd.DataFrame([records[k] for k, _ in pending])[["metric", "train_rows"]]
-        judged = _judged(keys, [est for _, est in pending], margin, "main effects")
-        for (k, _), verdict in zip(pending, judged[JUDGEMENT_COLUMNS + TEST_COLUMNS].to_dict("records")):
+        keys = pd.DataFrame([records[k] for k, _, _ in pending])[["metric", "train_rows"]]
+        judged = _judged(keys, [est for _, est, _ in pending], margin, "main effects", [grid for *_, grid in pending])
+        for (k, _, _), verdict in zip(pending, judged[JUDGEMENT_COLUMNS + TEST_COLUMNS].to_dict("records")):
             records[k].update(verdict)
     return pd.DataFrame(records, columns=EFFECT_COLUMNS)
 
@@ -222,7 +239,7 @@ def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
     differences; unit and averaging as in main_effects, one family per metric and train_rows
     ("interactions at 4,000 rows"). "better" means the pair does better together than their two
     main effects added up (in the metric's good direction)."""
-    vit, rows, estimates = factorial_runs(runs), [], []
+    vit, rows, estimates, declared = factorial_runs(runs), [], [], []
     for factor_a, factor_b in itertools.combinations(SWITCHES, 2):
         ref_a, ref_b = REFERENCE[factor_a], REFERENCE[factor_b]
         for a, b in itertools.product(LEVELS[factor_a], LEVELS[factor_b]):
@@ -235,10 +252,11 @@ def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
                                                             test_set).items():
                     rows.append([factor_a, a, ref_a, factor_b, b, ref_b, train_rows, metric, est.mean, est.n, group])
                     estimates.append((est, columns))
+                    declared.append(in_grid({factor_a: a, factor_b: b}))
     frame = pd.DataFrame(rows, columns=[c for c in INTERACTION_COLUMNS if c not in JUDGEMENT_COLUMNS + TEST_COLUMNS])
     if frame.empty:
         return pd.DataFrame(columns=INTERACTION_COLUMNS)
-    return _judged(frame, estimates, margin, "interactions")[INTERACTION_COLUMNS]
+    return _judged(frame, estimates, margin, "interactions", declared)[INTERACTION_COLUMNS]
 
 
 def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: float = MARGIN,

@@ -13,6 +13,7 @@ from vitcore.app import fmt
 from vitcore.app.selection import cell_name
 from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
+from vitcore.stats import plan
 from vitcore.stats.summaries import METRICS
 from vitcore.stats.testset import WITH_TEST
 from vitcore.study.words import interval_text, needs, tests_text, verdict_text  # noqa: F401 (the shared words)
@@ -155,6 +156,10 @@ def header(comparison, cfg: RunConfig, baseline: RunConfig) -> str:
     group = comparison.metrics.set_index("metric")["timing_group"].get("seconds", "")
     extra = (f" Seconds use the {int(timed)} of them timed as {group or 'one timing group'} (never mixed)."
              if timed is not None and timed < len(seeds) else "")
+    rows = comparison.metrics.set_index("metric")
+    if "test_accuracy" in rows.index and plan.planned(rows.loc["test_accuracy"]) and \
+            rows.loc["test_accuracy", "n_pairs"] < len(seeds):  # the plan's look: its own random seeds only
+        extra += f" Test accuracy is planned: {rows.loc['test_accuracy', 'plan'].removeprefix('planned: ')}."
     return (f"{who}, paired by random seed at {fmt.rows(cfg.train_rows)} rows over random seeds "
             f"{', '.join(map(str, seeds))} ({len(seeds)} pairs): every mean and Δ below uses those seeds only.{extra} "
             f"Verdicts: {comparison.family.caption()}.")
@@ -162,10 +167,13 @@ def header(comparison, cfg: RunConfig, baseline: RunConfig) -> str:
 
 CORRECTION = ("**Multiplicity.** Every comparison belongs to one correction family, the same on every view "
               "(the card, the forest plot, the flip table, the claims, `compare`): a single-switch change belongs to "
-              "the single-switch changes of the config nearer the article's ViT; main effects and interactions are "
-              "one family per metric and training size; anything else is one comparison. Both tests are "
-              "**Bonferroni-adjusted** within the family (p_adj, p_tost_adj) and the intervals shown are the matching "
-              "simultaneous ones, so an interval excludes 0 exactly when the verdict is resolved.")
+              "that switch's other levels against the config nearer the article's ViT (from the registry, never from what "
+              "is stored); main effects and interactions are one family per metric and training size (the default "
+              "grid's); anything else is one comparison. Both tests are **Bonferroni-adjusted** within the family "
+              "(p_adj, p_tost_adj) and the intervals shown are the matching simultaneous ones, so an interval excludes "
+              "0 exactly when the verdict is resolved. The single-switch test-accuracy questions of the article's ViT "
+              "at 1,000 and 4,000 rows are **planned**: judged at looks of 10, 20, 30, 40 paired random seeds with "
+              "alpha spent over the looks (the card says which look and what the next one needs).")
 DELTA = ("**Δ**: selection − baseline per random seed (the same seed means the same training sample and "
          "initialisation), then averaged; the **95% CI** is a t-interval over those paired differences. Sides at "
          "different training rows share no seed: that comparison is **unpaired** (Welch's interval). The 10,000 "

@@ -1,0 +1,168 @@
+"""The sequential plan: which comparisons are judged at looks, when, at what level, and what "decided" means.
+
+Written before the runs it judges, like a trial protocol (Jennison & Turnbull 2000, "Group Sequential
+Methods"; Lakens 2021, "Sequential designs"):
+
+    planned       test accuracy of every single-switch change of the article's ViT at 1,000 and 4,000
+                  rows: position embedding none / sincos, post-norm, BatchNorm, patch 2 / 4 / 14, class
+                  token, shifted patches (SPT), LSA (the 20 questions of issue 26). Everything else (other
+                  metrics, other bases or sizes, warm-up, the ViT vs the convnet, main effects, claims of
+                  several switches) keeps the fixed-sample analysis and says so (`plan` column).
+    looks         at 10, 20, 30 and 40 paired random seeds (random seeds 0-9, 0-19, …); the cap is the
+                  last look. Patch 2 (196 tokens, ~5-10 min a run) is capped at 20.
+    spending      both tests at the family's alpha / m (vitcore.stats.families: m from the registry), each
+                  spent over the looks by the Kim-DeMets power function alpha * t^RHO with RHO = 1 (t = n / cap):
+                  the Pocock-like member of the family (Jennison & Turnbull §7.2; RHO = 3 is O'Brien-Fleming-
+                  like, and spends too little at 10 random seeds to stop any comparison whose effect is not large).
+    boundaries    a union bound over the looks: look k tests at the alpha spent since look k - 1 (alpha/4 a look
+                  for a family of one, 0.0125). Each look's t-test is exact at its own level, so the chance that
+                  any look rejects a true null is at most alpha, with small n and whatever the looks' correlation.
+                  Group-sequential boundaries from the multivariate normal (corr sqrt(n_i / n_j)) are less
+                  conservative at later looks, but applied to t-tests at 10 pairs they exceed the level
+                  (simulated: 5.1% for a family of one), so the plan does not use them.
+    decided       at a look, the difference test resolving (p < its nominal level) gives better / worse
+                  ("slightly" when TOST resolves too); else TOST resolving gives equivalent; else the
+                  comparison waits for the next look, or at the cap stays inconclusive, said so. The first look
+                  that decides ends the comparison: later pairs never change its verdict.
+
+A look uses exactly the pairs of random seeds below its n; pairs beyond it wait for the next look, so
+no view peeks. Its intervals are the repeated confidence intervals at the look's nominal levels (1 - a
+and 1 - 2b): they exclude 0 / lie inside ±margin exactly when the verdict says so. No pandas at import,
+no TensorFlow.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from vitcore.config import switches
+from vitcore.config.run import RunConfig
+from vitcore.stats.estimates import ALPHA, EQUIVALENT, FIXED_SAMPLE, INCONCLUSIVE, RESOLVED, judge, needs_text
+
+METRIC = "test_accuracy"        # the planned metric; the others of a planned comparison stay fixed-sample
+ROWS = (1_000, 4_000)           # the article's ViT's sizes the plan covers
+LOOKS = (10, 20, 30, 40)        # paired random seeds at each look; the last is the cap
+CAPS = {("patch_size", 2): 20}  # cheaper caps for slow variants: patch 2 (196 tokens) stops at 20
+RHO = 1.0                       # Kim-DeMets spending alpha * t^RHO: 1 is Pocock-like
+FIXED = FIXED_SAMPLE
+PLAN_COLUMNS = ["look", "looks_planned", "plan"]
+DECIDED = (*RESOLVED, EQUIVALENT)
+
+
+def questions() -> list[tuple[str, object, int]]:
+    """(switch, level, train_rows) of every planned comparison against the article's ViT, registry order."""
+    return [(s.name, level, rows) for rows in ROWS for s in switches.REGISTRY
+            if s.applies("vit") and not s.free for level in s.levels if level != s.default]
+
+
+def looks_of(base: RunConfig, field: str, level) -> tuple[int, ...]:
+    """The looks of the single-switch change of `base` to `level` of `field`: LOOKS up to its cap when
+    `base` is the article's ViT at a planned size, () when the comparison is not planned."""
+    if base.replace(seed=0) != RunConfig(train_rows=base.train_rows) or base.train_rows not in ROWS:
+        return ()
+    switch = switches.SWITCH.get(field)
+    if switch is None or switch.free or level not in switch.levels or level == switch.default:
+        return ()
+    cap = CAPS.get((field, level), LOOKS[-1])
+    return tuple(n for n in LOOKS if n <= cap)
+
+
+def spent(alpha: float, t) -> np.ndarray:
+    """The alpha spent by information fraction t (Kim & DeMets 1987 power family)."""
+    return alpha * np.asarray(t, dtype=float) ** RHO
+
+
+@lru_cache(maxsize=64)
+def nominal_levels(looks: tuple[int, ...], alpha: float) -> tuple[float, ...]:
+    """Per-look nominal levels of a test that spends `alpha` over `looks`: the alpha spent since the last
+    look, spent(t_k) - spent(t_{k-1}) (a union bound over the looks: each look's t-test is exact at its own
+    level, so the chance that any look rejects a true null is at most their sum, alpha, whatever the
+    correlation of the looks). The p threshold for the difference test (two-sided) and for each TOST half."""
+    n = np.asarray(looks, dtype=float)
+    return tuple(float(level) for level in np.diff(spent(alpha, n / n[-1]), prepend=0.0))
+
+
+def levels(looks: tuple[int, ...], size: int) -> list[tuple[float, float]]:
+    """(difference test's two-sided level, each TOST half's one-sided level) per look, at the family's alpha/m."""
+    alpha = ALPHA / max(int(size), 1)
+    return [(level, level) for level in nominal_levels(tuple(looks), alpha)]
+
+
+def _seed_range(n: int) -> str:
+    return f"random seeds 0–{n - 1}"
+
+
+def sequential(pairs, metric: str, margin: float, family, estimate) -> tuple[object, dict, object]:
+    """The plan's verdict on one planned comparison: (its Estimate, its JUDGEMENT_COLUMNS + PLAN_COLUMNS, the pairs
+    it used). `pairs`: pair_runs' frame (seed, delta, run ids); `estimate(part)` -> (Estimate, TEST_COLUMNS) for
+    a subset of the pairs (the store's test set counted as on every view). Looks in order; the first that
+    decides ends it; a look is complete when every random seed below its n has its pair."""
+    looks, per_look = family.looks, levels(family.looks, family.size)
+    seeds = pairs["seed"].astype(int)
+    chosen = None
+    for k, (n, level) in enumerate(zip(looks, per_look), start=1):
+        part = pairs[seeds < n].reset_index(drop=True)
+        if len(part) < n:
+            break
+        est, columns = estimate(part)
+        row = judge(metric, est, margin, family.name, family.size, levels=level)
+        chosen = (k, part, est, {**row, **columns})
+        if row["verdict"] in DECIDED:
+            break
+    if chosen is None:  # before the first look: the pairs there are, no adjusted test yet
+        est, columns = estimate(pairs)
+        row = judge(metric, est, margin, family.name, family.size, levels=per_look[0])
+        row.update({name: np.nan for name in ("p_adj", "p_tost_adj", "ci_adj_low", "ci_adj_high", "ci90_adj_low",
+                                              "ci90_adj_high")})
+        have = int((seeds < looks[0]).sum())
+        row.update(verdict=INCONCLUSIVE if est.n >= 2 else row["verdict"], seeds_needed=float(looks[0]),
+                   seeds_more=float(looks[0] - have), look=0, looks_planned=len(looks),
+                   plan=f"planned: first look at {looks[0]} paired random seeds ({looks[0] - have} more)")
+        return est, {**row, **columns}, pairs
+    k, part, est, row = chosen
+    waiting = int((seeds >= looks[k - 1]).sum())
+    text = f"planned: look {k} of {len(looks)} ({_seed_range(looks[k - 1])})"
+    if row["verdict"] in DECIDED:
+        text += ": decided"
+        row.update(seeds_needed=np.nan, seeds_more=np.nan)
+    elif k == len(looks):
+        text += ": at the plan's cap, undecided"
+        row.update(seeds_needed=np.inf, seeds_more=np.inf)
+    else:
+        have = int((seeds < looks[k]).sum())
+        text += f"; next look at {looks[k]} paired random seeds ({looks[k] - have} more)"
+        row.update(seeds_needed=float(looks[k]), seeds_more=float(looks[k] - have))
+    if waiting and row["verdict"] not in DECIDED and k < len(looks):
+        text += f"; {waiting} pair{'s' if waiting > 1 else ''} wait for it"
+    row.update(look=k, looks_planned=len(looks), plan=text)
+    return est, row, part
+
+
+def planned(row) -> bool:
+    """Whether a judged row is judged by the plan (its intervals are the repeated confidence intervals)."""
+    value = row.get("looks_planned", 0) if hasattr(row, "get") else 0
+    return bool(value) and not (isinstance(value, float) and np.isnan(value))
+
+
+def adjusted(row) -> bool:
+    """Whether a view shows the adjusted intervals and p's of a row: a planned look's (repeated CIs), or a
+    fixed-sample family of several's. Before a planned first look: the unadjusted ones, labelled as such."""
+    if planned(row):
+        return row.get("look", 0) > 0
+    return int(row.get("family_size", 1) or 1) > 1
+
+
+def needs(row) -> str:
+    """What an undecided row still needs, as every view says it: the plan's next look for a planned
+    comparison, else the fixed-sample power count (estimates.needs_text)."""
+    if planned(row):
+        looks, look = int(row["looks_planned"]), int(row["look"])
+        if look == looks:
+            return f"at the plan's cap (look {looks} of {looks}): undecided"
+        more = int(row["seeds_more"])
+        which = "first look" if look == 0 else f"look {look + 1} of {looks}"
+        return f"{which} at {int(row['seeds_needed'])} paired random seeds ({more} more)"
+    return needs_text(row["seeds_needed"], int(row["n_pairs"]), bool(row.get("paired", True)))
+
