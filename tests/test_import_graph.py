@@ -8,7 +8,7 @@ from conftest import ROOT
 PACKAGE = ROOT / "vitcore"
 # The layers, lowest first (README "Contributing"): a module may import its own layer and the ones below.
 # Layers on one line are peers and import neither each other nor anything above.
-LAYERS = (("config",), ("data",), ("model",), ("store",), ("run",), ("stats",), ("analysis",), ("article",),
+LAYERS = (("config",), ("data",), ("model",), ("store",), ("stats",), ("run",), ("analysis",), ("article",),
           ("study",), ("app", "cli"), ("__main__",))
 RANK = {layer: rank for rank, peers in enumerate(LAYERS) for layer in peers}
 

@@ -88,7 +88,8 @@ def test_verdicts_to_frame_is_long_with_both_configs(study):
     assert frame["selection.norm"].tolist()[:2] == ["batch", "batch"]
     first = found[0]
     assert first.verdict == frame.loc[0, "verdict"] and np.isclose(first.mean_delta, frame.loc[0, "mean_delta"])
-    assert first.contrast.family.size > 1  # a single-switch change is judged in its family
+    assert found[2].contrast.family.size == 3  # patch 4: one of the switch's three other levels (the registry's)
+    assert first.judgement.looks_planned == 4 and found[1].judgement.looks_planned == 0  # test accuracy is planned
 
 
 def test_every_view_says_a_verdict_with_the_same_words():

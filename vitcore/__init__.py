@@ -8,7 +8,7 @@ The public API is `__all__`, stable however the inside moves:
 
 Names are imported on first use (PEP 562), so `import vitcore` costs nothing: no pandas, no TensorFlow,
 no Streamlit. `build_vit` and `build_convnet` need TensorFlow (the training extra). Layers, lowest
-first: config → data → model → run → store → stats → article, analysis → study → app, cli.
+first: config → data → model → store → stats → run → analysis → article → study → app, cli.
 Module paths of earlier versions (`vitcore.patches`, `vitcore.models`, `vitcore.compare`, …) still import,
 with a DeprecationWarning naming the new one.
 """
