@@ -155,7 +155,7 @@ def measure(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig, metri
         est, test_columns = estimate(matched)
         return Measurement(contrast, est, matched["variant"].mean(), matched["baseline"].mean(), group,
                            metric != "seconds" or est.n >= 2, test_columns, long_pairs(matched, metric), matched,
-                           estimate)
+                           estimate, {tuple(matched["seed"]): (est, test_columns)})  # a look on every pair: this one
     group = _common_timing_group(sel, base) if metric == "seconds" else None
     a, b = _unpaired_side(sel, group), _unpaired_side(base, group)
     est = welch_estimate(a[metric], b[metric])
