@@ -1,7 +1,10 @@
 """Issue 19's memory goal (<= 400 MB under any URL), measured on fresh `streamlit run` servers:
 server RSS after the 13 attention URLs in a row (and the peak during them), with 6 concurrent
 visitors, and after a training started from the app (a child process: TensorFlow never enters the
-server). Run through `python bench/app_bench.py --memory` (about 10 minutes).
+server); then issue 28's: the peak with 30 concurrent visitors (15 attention URLs, every page, heavy
+views) and after 500 store changes (a run folder renamed away and back, a page visit after each, so
+every store-keyed cache gets new keys). Run through `python bench/app_bench.py --memory [--visitors N]
+[--changes N]` (about 40 minutes at 30 and 500: the machine must be otherwise idle).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import urllib.request
 from pathlib import Path
 
 import psutil
-from app_bench import ROOT, served, tensorflow_loaded
+from app_bench import ALL_PAGES, ROOT, served, tensorflow_loaded
 
 
 @contextlib.contextmanager
@@ -50,6 +53,9 @@ ATTENTION_URLS = [  # 13 attention views with stored weights, the two patch-2 on
     "attention?train_rows=2000", "attention", "attention?train_rows=8000", "attention?train_rows=16000",
     "attention?patch_size=14&train_rows=1000", "attention?patch_size=14", "attention?patch_size=4&pos_embedding=none",
     "attention?norm=batch"]
+# Issue 28's 30 visitors: 15 attention views, every page, and the heavy views of the Ablations page.
+CROWD = [*ATTENTION_URLS, "attention?patch_size=4&norm=batch", "attention?pos_embedding=none", *ALL_PAGES, "noise",
+         "?norm=batch", "?patch_size=4", "?norm_placement=post", "?pos_embedding=none", "?patch_size=14", "?model=convnet"]
 
 
 class PeakRSS:
@@ -116,3 +122,56 @@ def memory(browser, folder: Path) -> None:
         print(f"server RSS after a training from the app ({len(stored)} run stored, {time.perf_counter() - start:.0f} s): "
               f"{mb(server):.0f} MB (goal 400 MB); TensorFlow loaded in the server: {tensorflow_loaded(server)}")
         page.close()
+    crowd(browser, folder, _flag("--visitors", len(CROWD)))
+    churn(browser, folder, _flag("--changes", 500))
+
+
+def _flag(name: str, default: int) -> int:
+    return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
+
+
+def crowd(browser, folder: Path, visitors: int = 30) -> None:
+    """Issue 28: `visitors` at once (CROWD, repeated if more), each in its own browser context, on a fresh server."""
+    paths = (CROWD * (visitors // len(CROWD) + 1))[:visitors]
+    with served(folder / "memory_d.log") as (process, url):
+        server = psutil.Process(process.pid)
+        peak = PeakRSS(server)
+        pages = [browser.new_context().new_page() for _ in paths]
+        for page, path in zip(pages, paths):  # all at once: commit, then wait for each
+            page.goto(f"{url}/{path}", wait_until="commit")
+        for page in pages:
+            settled(page)
+        print(f"server RSS with {visitors} concurrent visitors: {server.memory_info().rss / 2**20:.0f} MB "
+              f"(goal 400 MB; peak {peak.peak:.0f} MB)")
+        peak.running = False
+        for page in pages:
+            page.context.close()
+
+
+def churn(browser, folder: Path, changes: int = 500) -> None:
+    """Issue 28: a copy of cached_runs/ served while one of its run folders is renamed away and back
+    `changes` times, a visit to the Ablations and Runs pages after each (the store's key changes every time)."""
+    import shutil
+
+    store = folder / "churn_store"
+    shutil.copytree(ROOT / "cached_runs", store, ignore=shutil.ignore_patterns(".*"))
+    moving = sorted(entry.name for entry in store.iterdir() if len(entry.name) == 12)[0]
+    with served_with(folder / "memory_e.log", {"VITCORE_STORE": str(store)}) as (process, url):
+        server = psutil.Process(process.pid)
+        peak = PeakRSS(server)
+        page = browser.new_page()
+        rss = []
+        for change in range(changes):
+            away, back = (store / moving, folder / moving) if change % 2 == 0 else (folder / moving, store / moving)
+            os.rename(away, back)
+            time.sleep(1.1)  # the app looks at the store at most once a second (state.STORE_KEY_SECONDS)
+            for path in ("", "runs"):
+                page.goto(f"{url}/{path}", wait_until="domcontentloaded")
+                settled(page)
+            rss.append(server.memory_info().rss / 2**20)
+            if (change + 1) % max(10, changes // 20) == 0 or change + 1 == changes:
+                print(f"  after {change + 1} store changes: RSS {rss[-1]:.0f} MB (peak so far {peak.peak:.0f} MB)", flush=True)
+        print(f"server RSS after {changes} store changes: {rss[-1]:.0f} MB (goal 400 MB; first {rss[0]:.0f} MB, "
+              f"peak {peak.peak:.0f} MB)")
+        peak.running = False
+

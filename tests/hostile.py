@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+from hostile_weights import HOSTILE_WEIGHTS
 
 GIB = 1 << 30
 def nested(levels: int) -> str:
@@ -80,6 +81,13 @@ def h5_claiming(path: Path, values: int) -> None:
         file.create_dataset("layers/dense/vars/0", shape=(values,), dtype="float32", chunks=(1 << 16,))
 
 
+def permuted_predictions(path: Path) -> None:
+    """predictions.npy shuffled: the same class counts (confusion.csv's column sums), other images. Before
+    issue 28 `check` named it and the pages used it, or not, depending on who wrote .index.json last."""
+    values = np.load(path / "predictions.npy")
+    np.save(path / "predictions.npy", np.random.default_rng(0).permutation(values))
+
+
 def confusion_cell(path: Path, value: str) -> None:
     lines = (path / "confusion.csv").read_text().splitlines()
     cells = lines[0].split(",")
@@ -92,7 +100,7 @@ def nested_json(name: str):
     return lambda p: (p / name).write_text('{"schema": ' + NESTED + "}")
 
 
-# name -> (needs weights, damage(run folder), words `check` says about it)
+# name -> (needs weights: False, True or a predicate of the run folder, damage(run folder), words `check` says)
 HOSTILE = {
     "summary nested": (False, nested_json("summary.json"), "summary.json"),
     "summary sparse 2 GB": (False, lambda p: sparse(p / "summary.json"), "summary.json is 2,147,483,648 bytes, over"),
@@ -123,11 +131,13 @@ HOSTILE = {
     "predictions int8": (False, lambda p: np.save(p / "predictions.npy", np.zeros(10_000, np.int8)), "predictions.npy: must be"),
     "predictions fifo": (False, lambda p: fifo(p / "predictions.npy"), "predictions.npy is not a plain file"),
     "predictions symlink": (False, lambda p: link_out(p / "predictions.npy"), "predictions.npy is a symbolic link"),
+    "predictions permuted": (False, permuted_predictions, "with the official test labels it gives another confusion"),
     "weights claiming 10^9 values": (True, lambda p: h5_claiming(p, 10 ** 9), "model.weights.h5: 1,000,000,000 values"),
     "weights sparse 2 GB": (True, lambda p: sparse(p / "model.weights.h5"), "model.weights.h5 is 2,147,483,648"),
     "weights fifo": (True, lambda p: fifo(p / "model.weights.h5"), "model.weights.h5 is not a plain file"),
     "weights symlink": (True, lambda p: link_out(p / "model.weights.h5"), "model.weights.h5 is a symbolic link"),
 }
+HOSTILE.update(HOSTILE_WEIGHTS)  # issue 28: needs a weighted run (True), or one this predicate accepts
 if os.geteuid() != 0:  # root reads a file whatever its mode
     HOSTILE["summary unreadable"] = (False, lambda p: (p / "summary.json").chmod(0), "summary.json unreadable")
 

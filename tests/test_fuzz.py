@@ -60,7 +60,10 @@ def hostile(tmp_path_factory) -> tuple[Path, dict[str, str], int]:
     plain = list(table[~table["has_weights"] & table["has_predictions"]]["run_id"])
     expected = {}
     for weights, damage, words in HOSTILE.values():
-        run_id = (weighted if weights else plain).pop()
+        pool = weighted if weights else plain
+        fits = weights if callable(weights) else (lambda folder: True)
+        run_id = next(run_id for run_id in reversed(pool) if fits(store / run_id))
+        pool.remove(run_id)
         damage(store / run_id)
         expected[run_id] = words
     return store, expected, len(table)

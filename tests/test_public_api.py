@@ -8,13 +8,14 @@ import re
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
 from fakes import write_run
 
 import vitcore
-from vitcore.config.environment import REPOSITORY_STORE, store_path
+from vitcore.config.environment import NO_STORE, REPOSITORY_STORE, store_path
 from vitcore.config.run import RunConfig
 
 
@@ -68,7 +69,8 @@ def test_the_readme_example_runs(tmp_path, monkeypatch, capsys):
 def test_store_rule(tmp_path):
     assert store_path("x", {"VITCORE_STORE": "y"}).name == "x"
     assert store_path(None, {"VITCORE_STORE": str(tmp_path)}) == tmp_path
-    assert store_path(None, {"VITCORE_STORE": " "}) == store_path(None, {}) == REPOSITORY_STORE == ROOT / "cached_runs"
+    assert store_path(None, {}) == REPOSITORY_STORE == ROOT / "cached_runs"
+    assert store_path(None, {"VITCORE_STORE": " "}) == Path(NO_STORE)  # empty: no store (a note), never the cwd
 
 
 @pytest.mark.slow  # two CLI processes

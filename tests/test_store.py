@@ -193,20 +193,28 @@ def test_a_symlinked_run_folder_is_never_followed(store, tmp_path):
     assert dict(store.check())[run.run_id] == "the run folder is a symbolic link (never followed)"
 
 
-def test_predictions_are_checked_against_the_test_labels_in_check(store):
+def test_predictions_are_checked_against_the_test_labels_by_every_reader(store):
+    """One judgement (issue 28): table() and check() both compare predictions.npy cell by cell with the
+    shipped official labels, so whoever wrote the index last, they agree."""
+    labels = shipped_test_labels()
     run = fakes.write_run(store, RunConfig())
-    labels = np.repeat(np.arange(10, dtype=np.uint8), 1_000)
-    truth = np.concatenate([np.repeat(np.arange(10), row) for row in run.confusion()]).astype(np.uint8)
+    truth = np.empty(len(labels), np.uint8)
+    for true, row in enumerate(run.confusion()):  # each class's images predicted as its confusion row says
+        truth[labels == true] = np.repeat(np.arange(10), row)
     store.add_predictions(run, truth)
     assert store.table()["has_predictions"].tolist() == [True]  # the new file refreshed the cached row
-    assert store.check(labels) == []
+    assert store.check() == []
     swapped = truth.copy()  # a class-0 and a class-1 image swap predictions: same counts, other cells
-    i, j = 0, 1_000 + int(np.argmax(truth[1_000:2_000] == 1))
-    assert (truth[i], truth[j]) == (0, 1)
+    i = int(np.flatnonzero((labels == 0) & (truth == 0))[0])
+    j = int(np.flatnonzero((labels == 1) & (truth == 1))[0])
     swapped[[i, j]] = swapped[[j, i]]
     store.add_predictions(run, swapped)
-    assert store.table()["has_predictions"].tolist() == [True]  # table() checks counts only
-    assert "another confusion matrix" in dict(store.check(labels))[run.run_id]
+    with pytest.warns(StoreWarning, match="another confusion matrix"):
+        assert store.table().empty  # before issue 28: table() checked counts only, check() the cells
+    assert "another confusion matrix" in dict(store.check())[run.run_id]
+    (store.root / INDEX).unlink()
+    with pytest.warns(StoreWarning, match="another confusion matrix"):
+        assert store.table().empty
 
 
 def test_save_refuses_a_run_that_would_not_be_valid(store):

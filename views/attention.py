@@ -44,9 +44,7 @@ labels = images.labels[:probes.SCAN_ROWS]
 picked = tuple(scan[i] for i in A.pick_examples(scanned.probs, labels))
 defaults = [r for r in SEED_ROWS if r in images.indices]
 controls = st.columns([3, 1])
-rows = controls[0].multiselect("Test rows", scan, default=defaults or scan[:4], max_selections=8,
-                               key="attention_rows", help="Defaults: the article's rows 0, 1, 11, 12. Confidently "
-                               "right/wrong rows are below.")
+rows = probes.pick_rows(controls[0], scan, defaults or list(scan[:4]))
 block = controls[1].radio("Block", range(run_cfg.depth), format_func=lambda b: f"block {b}", horizontal=True,
                           key="attention_block")
 if not rows:

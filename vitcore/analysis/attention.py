@@ -51,8 +51,8 @@ def numpy_model(cfg: RunConfig, weights_path: str | Path | None = None, init_see
     if weights_path is None:
         return NumpyViT(cfg, random_weights(cfg, init_seed))
     # A run's weights file, read bounded and checked against cfg's parameter count first
-    # (vitcore.store.files.weights_bytes: BadRun otherwise), never by following a link.
-    from vitcore.store.files import weights_bytes
+    # (vitcore.store.weights.weights_bytes: BadRun otherwise), never by following a link.
+    from vitcore.store.weights import weights_bytes
 
     path = Path(weights_path)
     return NumpyViT.from_file(cfg, io.BytesIO(weights_bytes(path.parent, cfg)))

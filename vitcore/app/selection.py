@@ -213,3 +213,19 @@ def resolve_baseline(name: str | None, cells: Mapping[str, RunConfig | None], se
     selection's training rows."""
     chosen = cells.get(name) if name is not None else None
     return chosen if chosen is not None else default_baseline(selection)
+
+
+def forget_forged(state, key: str, options, limit: int | None = None) -> bool:
+    """Drop a multiselect's value from the session `state` when no browser could have sent it (not a list
+    of offered options, or more than `limit` of them: a forged widget message), so the widget shows its
+    default, as a forged query string is ignored; True when one was dropped."""
+    value = state.get(key)
+    if value is None:
+        return False
+    offered = set(options)
+    if isinstance(value, (list, tuple)) and (limit is None or len(value) <= limit) and \
+            all(isinstance(item, (int, str)) and item in offered for item in value):
+        return False
+    del state[key]
+    return True
+

@@ -35,7 +35,7 @@ from vitcore.stats.estimates import MARGIN
 from vitcore.store.runs import RunStore
 from vitcore.study import Study
 
-STORE_PATH = str(store_path())  # $VITCORE_STORE, else the repository's cached_runs/ (as the CLI finds it)
+STORE_PATH = str(store_path())  # $VITCORE_STORE (empty: no store, and a note), else the repository's cached_runs/
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv", "effects.csv")
 log = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ def run_frames(run_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
     return histories.copy(), confusions.copy()
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=len(EXPORTS))
 def _export_csv(name: str, path: str, mtime: str) -> bytes:
     found = _study(path, mtime)
     if name == "effects.csv":  # as `python -m vitcore effects`: with the per-cell spread
@@ -166,7 +166,7 @@ def flip_effects(cfg: RunConfig, margin: float = MARGIN) -> pd.DataFrame:
 
 
 # -- other committed files ----------------------------------------------------------------------
-@st.cache_resource(show_spinner="Loading test images…")
+@st.cache_resource(show_spinner="Loading test images…", max_entries=1)
 def load_gallery():
     """vitcore.data.samples.gallery(): the test split if it is on disk, else the shipped sample. One shared,
     read-only copy (cache_resource): as cache_data, every call unpickled another 31 MB copy of the
@@ -179,7 +179,7 @@ def load_gallery():
     return shared
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=1)
 def attention_bench() -> pd.DataFrame | None:
     """vitcore/analysis/attention_cost.csv (cost.load_attention_bench), or None before it is measured."""
     from vitcore.analysis import cost
@@ -208,7 +208,7 @@ def comparison(cfg: RunConfig, base: RunConfig, margin: float = MARGIN):
     return found.compare(cfg, base, margin, confusions=found.confusions((cfg, base)))
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=2)
 def _bn(path: str, mtime: float) -> pd.DataFrame | None:
     from vitcore.analysis import bn
 

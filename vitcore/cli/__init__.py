@@ -18,7 +18,7 @@ import os
 import sys
 
 from vitcore.cli import analysis, results, runs, sweep
-from vitcore.cli.common import Parser, UsageError
+from vitcore.cli.common import Parser, UsageError, clean
 from vitcore.config import environment
 from vitcore.data.fashion import DataError, data_dir_problem
 from vitcore.run import TRAIN_INSTALL
@@ -40,13 +40,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        problems = environment.problems(budget=False)  # the training budget is the app's alone
+        problems = environment.problems(budget=False, data=False)  # the training budget is the app's alone
         problems += filter(None, [data_dir_problem()])
         if problems:
             raise UsageError("; ".join(problems))
         return args.handler(args)
     except (UsageError, DataError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {clean(str(error))}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as error:
         if error.name not in ("tensorflow", "keras"):
@@ -61,5 +61,5 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except OSError as error:  # a full disk, a folder gone: one line; outputs are staged, so none is partial
         where = f": {error.filename}" if error.filename else ""
-        print(f"error: {error.strerror or error}{where}", file=sys.stderr)
+        print(clean(f"error: {error.strerror or error}{where}"), file=sys.stderr)
         return 1

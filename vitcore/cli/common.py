@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -39,6 +40,7 @@ def usage():
 
 def existing_store(path: str) -> RunStore:
     """The store a read-only command reads: it must be a folder."""
+    _named(path, "--store")
     store = RunStore(path)
     if not store.root.is_dir():
         if store.root.exists():
@@ -77,11 +79,53 @@ def _named(path: str | Path, flag: str) -> None:
         raise UsageError(f"{flag} is empty; give a path")
 
 
+KINDS = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFIFO: "a FIFO",
+         stat.S_IFSOCK: "a socket", stat.S_IFLNK: "a symbolic link"}
+
+
+def _special(path: Path) -> str | None:
+    """What the existing entry at `path` is when it is neither a regular file nor a folder (never
+    followed: a link is itself the entry an output would replace), else None."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISLNK(mode):
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            return "a dangling symbolic link"
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            return f"a symbolic link to {KINDS.get(stat.S_IFMT(mode), 'a special file')}"
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return KINDS.get(stat.S_IFMT(mode), "a special file")
+
+
+def _refuse_special(path: Path, flag: str) -> None:
+    """An output never replaces a device, FIFO or socket (as root, `--out /dev/null` would destroy it)."""
+    if kind := _special(path):
+        raise UsageError(f"{flag} {_shown(path)} is {kind}, not a regular file; give a file path (nothing was written)")
+
+
+def _shown(path: str | Path) -> str:
+    """A path from the command line or the disk as printed: control characters escaped (vitcore.cli.common.clean)."""
+    return clean(str(path))
+
+
+def clean(text: str) -> str:
+    """`text` with every non-printable character (newlines, escapes: a terminal's commands) escaped, so a
+    name from the disk cannot forge a line or clear the terminal."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def writable_folder(path: str | Path, flag: str) -> Path:
     """`path` as a folder this command can write into, created if missing, or UsageError. The probe
     is a real (anonymous) file: permission bits say nothing for root or a read-only mount."""
     _named(path, flag)
     folder = Path(path)
+    _refuse_special(folder, flag)
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{flag} {folder} is a file, not a folder")
     try:
@@ -97,6 +141,7 @@ def writable_file(path: str | Path, flag: str, example: str) -> Path:
     """`path` as a file this command can (over)write, its folder created if missing, or UsageError."""
     _named(path, flag)
     file = Path(path)
+    _refuse_special(file, flag)
     if file.is_dir():
         raise UsageError(f"{flag} {file} is a folder; give a file name (e.g. {file / example})")
     writable_folder(file.parent, flag + " folder")
@@ -112,6 +157,9 @@ def writable_file(path: str | Path, flag: str, example: str) -> Path:
 def files_in(folder: Path, names, flag: str) -> None:
     """The files a command will write into `folder` must not be folders."""
     for name in names:
+        if kind := _special(folder / name):
+            raise UsageError(f"{flag} {_shown(folder)}: {name} there is {kind}, so the file cannot be written "
+                             "(nothing was written)")
         if (folder / name).is_dir():
             raise UsageError(f"{flag} {folder}: {name} there is a folder, so the file cannot be written")
 
@@ -126,8 +174,20 @@ def judging_parser(sub, name: str, help: str):
     return parser
 
 
+def named(value: str) -> str:
+    """argparse type of a path flag: an empty path would be the current folder."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("is empty; give a path (an empty one would be the current folder)")
+    return value
+
+
 def add_store_flag(parser) -> None:
-    parser.add_argument("--store", type=store_path, default=store_path(), help=STORE_HELP)
+    parser.add_argument("--store", type=store_flag, default=store_path(), help=STORE_HELP)
+
+
+def store_flag(value: str) -> Path:
+    """argparse type of --store: a non-empty path (named), found by the one rule (config.environment.store_path)."""
+    return store_path(named(value))
 
 
 def add_io_flags(parser, out: str | None = None) -> None:

@@ -9,6 +9,7 @@ from vitcore.cli.common import (
     UsageError,
     add_io_flags,
     add_store_flag,
+    clean,
     existing_store,
     files_in,
     import_tensorflow_quietly,
@@ -107,22 +108,17 @@ def _run(args) -> int:
 
 
 def _check(args) -> int:
-    from vitcore.data.fashion import DataError, official_test_labels
-
     store = existing_store(args.store)
     if args.fix:
-        for name in store.clean():
-            print(f"{name}: removed (unfinished write)")
-    try:
-        labels = official_test_labels()
-    except DataError:
-        labels = None
-        print("note: Fashion-MNIST not found, so predictions.npy files are checked against confusion.csv only")
-    problems = store.check(labels)
+        with usage():  # a folder that is not a store: nothing removed
+            removed = store.clean()
+        for name in removed:
+            print(f"{clean(name)}: removed (unfinished write)")
+    problems = store.check()  # predictions against the shipped official test labels, as every reader
     for name, reason in problems:
-        print(f"{name}: {reason}")
+        print(f"{clean(name)}: {clean(reason)}")  # names from the disk: no control character reaches the terminal
     table = store.table()  # check() just rewrote the index: no run is read again
-    print(f"{store.root}: {len(table):,} valid runs, {len(problems):,} problems")
+    print(f"{clean(str(store.root))}: {len(table):,} valid runs, {len(problems):,} problems")
     missing = int((~table["has_predictions"].astype(bool)).sum()) if len(table) else 0
     print(f"{missing:,} valid runs without predictions.npy (flips and the test set's sampling need them; "
           "`python -m vitcore sweep all --backfill-predictions` adds them)" if missing else

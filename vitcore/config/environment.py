@@ -5,8 +5,13 @@
     VITCORE_STORE              the store folder of the CLI (without --store), the app and Study.open()
                                (unset: cached_runs/ of the checkout: store_path)
     VITCORE_DATA_DIR           a folder with the four Fashion-MNIST IDX files (unset: the other sources)
+    VITCORE_ALLOW_TRAINING     the app's Train button: 1/true/yes/on or 0/false/no/off (unset: on, but off
+                               on Streamlit Community Cloud)
 
-`problems()` (and vitcore.data.fashion.data_dir_problem for VITCORE_DATA_DIR) says, one line each, what is wrong: the CLI exits with code 2 before any work, the app
+An empty VITCORE_STORE or VITCORE_DATA_DIR is refused (Path("") is the current folder), and so is any
+other spelling of VITCORE_ALLOW_TRAINING (`flase` must not mean "on").
+
+`problems()` (and vitcore.data.fashion.data_dir_problem, which reads the folder) says, one line each, what is wrong: the CLI exits with code 2 before any work, the app
 shows a note and turns training off. The lines name the variable and never a path, since the app
 shows them to visitors.
 """
@@ -50,20 +55,45 @@ def budget_minutes(environ: Mapping[str, str] = os.environ) -> float:
     return minutes
 
 
+SWITCH_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+NO_STORE = os.devnull  # the app's store while VITCORE_STORE is empty: never a folder, so no run (and a note)
+
+
+def allow_training(environ: Mapping[str, str] = os.environ) -> bool | None:
+    """VITCORE_ALLOW_TRAINING as True or False, None when unset; any other spelling: ValueError."""
+    value = environ.get("VITCORE_ALLOW_TRAINING")
+    if value is None:
+        return None
+    if value.strip().lower() not in SWITCH_WORDS:
+        raise ValueError(f"VITCORE_ALLOW_TRAINING must be one of {'/'.join(SWITCH_WORDS)}, got {value[:40]!r} "
+                         "(training stays off)")
+    return SWITCH_WORDS[value.strip().lower()]
+
+
 REPOSITORY_STORE = Path(__file__).resolve().parents[2] / "cached_runs"  # the committed runs, beside the package
 
 
 def store_path(given: str | os.PathLike | None = None, environ: Mapping[str, str] = os.environ) -> Path:
     """The one rule for finding the store, shared by the CLI, the app and Study.open(): `given` (--store),
-    else $VITCORE_STORE, else the repository's cached_runs/ (whatever the current folder)."""
+    else $VITCORE_STORE, else the repository's cached_runs/ (whatever the current folder). An empty
+    VITCORE_STORE is NO_STORE (never the current folder; store_value says why)."""
     if given is not None:
         return Path(given)
-    value = environ.get("VITCORE_STORE", "").strip()
-    return Path(value) if value else REPOSITORY_STORE
+    value = environ.get("VITCORE_STORE")
+    return REPOSITORY_STORE if value is None else Path(value) if value.strip() else Path(NO_STORE)
+
+
+def store_value(environ: Mapping[str, str] = os.environ) -> None:
+    """ValueError when VITCORE_STORE is set but empty (it would be the current folder)."""
+    value = environ.get("VITCORE_STORE")
+    if value is not None and not value.strip():
+        raise ValueError("VITCORE_STORE is empty (that would be the current folder): unset it, or name the store folder")
 
 
 def store_problem(path: str) -> str | None:
     """Why the store folder cannot be read (None: readable, or not there yet: an empty store)."""
+    if path == NO_STORE:  # an empty VITCORE_STORE: store_value says so
+        return None
     try:
         if not os.path.exists(path):
             return None
@@ -75,12 +105,23 @@ def store_problem(path: str) -> str | None:
     return None
 
 
-def problems(environ: Mapping[str, str] = os.environ, store: str | None = None, budget: bool = True) -> list[str]:
-    """One line per environment value that is wrong (threads, the budget when `budget`, the store at
-    `store`); [] when all is well. VITCORE_DATA_DIR is the data layer's to check
-    (vitcore.data.fashion.data_dir_problem): this layer imports none above it."""
+def data_dir_value(environ: Mapping[str, str] = os.environ) -> None:
+    """ValueError when VITCORE_DATA_DIR is set but empty (it would be the current folder). Whether the folder
+    holds Fashion-MNIST is the data layer's to check (vitcore.data.fashion.data_dir_problem)."""
+    value = environ.get("VITCORE_DATA_DIR")
+    if value is not None and not value.strip():
+        raise ValueError("VITCORE_DATA_DIR is empty (that would be the current folder): unset it, or name the data folder")
+
+
+def problems(environ: Mapping[str, str] = os.environ, store: str | None = None, data: bool = True,
+             budget: bool = True) -> list[str]:
+    """One line per environment value that is wrong (threads, an empty VITCORE_STORE, the app's own values
+    when `budget`: the budget and VITCORE_ALLOW_TRAINING, the store at `store`, an empty data dir when `data`);
+    [] when all is well. The CLI and the app pass data=False and ask vitcore.data.fashion.data_dir_problem,
+    which also reads the folder (this layer imports none above it)."""
     found = []
-    for check in (threads, budget_minutes) if budget else (threads,):
+    for check in (threads, store_value, *((budget_minutes, allow_training) if budget else ()),
+                  *((data_dir_value,) if data else ())):
         try:
             check(environ)
         except ValueError as error:

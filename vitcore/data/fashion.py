@@ -10,8 +10,8 @@ with the run's seed; test = the official 10,000. Pixels are float32 in [0, 1], s
 from __future__ import annotations
 
 import functools
-import gzip
 import os
+import stat
 import struct
 import zlib
 from collections.abc import Mapping
@@ -65,13 +65,52 @@ class Split:
     source: str
 
 
-def read_idx(path: Path, dims: int) -> np.ndarray:
-    """Parse one gzipped IDX file of unsigned bytes, checking magic, dimensions and length."""
+# The most bytes an IDX file of Fashion-MNIST holds, compressed and inflated: the 60,000 training
+# images (47,040,016 bytes inflated, 26.4 MB gzipped). A read stops there, whatever the file claims.
+MAX_INFLATED = {3: 16 + 60_000 * 28 * 28, 1: 8 + 60_000}
+MAX_GZIPPED = 64 << 20
+
+
+def read_gzip(path: Path, limit: int) -> bytes:
+    """The inflated bytes of the gzip file at `path`, at most `limit` of them (DataError beyond: a
+    4.6 MB file inflating to 1 GiB is refused after `limit` bytes, never held). Only a regular file
+    is read, opened without blocking (a FIFO or a device is refused, never waited on)."""
     try:
-        with gzip.open(path, "rb") as handle:
-            data = handle.read()
-    except (OSError, EOFError, zlib.error) as error:  # zlib.error: a damaged deflate stream (not an OSError)
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as error:
+        raise DataError(f"{path}: unreadable ({error.strerror})") from None
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode):
+            raise DataError(f"{path}: not a regular file")
+        if info.st_size > MAX_GZIPPED:
+            raise DataError(f"{path}: {info.st_size:,} bytes, over the {MAX_GZIPPED:,} of any Fashion-MNIST file")
+        inflate, fresh, parts, size = zlib.decompressobj(wbits=31), True, [], 0  # wbits 31: gzip's header and trailer
+        while chunk := os.read(handle, 1 << 20):
+            while chunk:
+                part, fresh = inflate.decompress(chunk, limit + 1 - size), False
+                parts.append(part)
+                size += len(part)
+                if size > limit:
+                    raise DataError(f"{path}: inflates past {limit:,} bytes, more than any Fashion-MNIST file")
+                if inflate.eof:  # another gzip member may follow (gzip.open reads them all)
+                    chunk, inflate, fresh = inflate.unused_data, zlib.decompressobj(wbits=31), True
+                else:
+                    chunk = inflate.unconsumed_tail
+    except OSError as error:
+        raise DataError(f"{path}: unreadable ({error.strerror})") from None
+    except zlib.error as error:  # a damaged deflate stream (not an OSError)
         raise DataError(f"{path}: not a readable gzip file ({error})") from None
+    finally:
+        os.close(handle)
+    if not (inflate.eof or fresh) or size == 0:
+        raise DataError(f"{path}: not a readable gzip file (truncated)")
+    return b"".join(parts)
+
+
+def read_idx(path: Path, dims: int) -> np.ndarray:
+    """Parse one gzipped IDX file of unsigned bytes, checking magic, dimensions and length (read bounded: read_gzip)."""
+    data = read_gzip(path, MAX_INFLATED[dims])
     header = 4 + 4 * dims
     if len(data) < header:
         raise DataError(f"{path}: truncated header ({len(data)} bytes, need {header})")
@@ -113,6 +152,8 @@ def _has_files(folder: Path) -> bool:
 def local_folder() -> Path | None:
     """The first local source that has the files ($VITCORE_DATA_DIR, then the Debian package), or None."""
     env = os.environ.get("VITCORE_DATA_DIR")
+    if env is not None and not env.strip():  # Path("") is the current folder: never read it by accident
+        raise DataError("VITCORE_DATA_DIR is empty: unset it, or name the folder of the four IDX .gz files")
     if env:
         if not _has_files(Path(env)):
             raise DataError(f"VITCORE_DATA_DIR={env} lacks some of {', '.join(FILES.values())}")
@@ -217,8 +258,10 @@ def data_dir_problem(environ: Mapping[str, str] = os.environ) -> str | None:
     """Why VITCORE_DATA_DIR cannot be used (None when unset or usable): a folder holding the four IDX
     files whose test labels are the official ones (the images are checked when first read)."""
     folder = environ.get("VITCORE_DATA_DIR")
-    if not folder:
+    if folder is None:
         return None
+    if not folder.strip():
+        return "VITCORE_DATA_DIR is empty (that would be the current folder): unset it, or name the data folder"
     try:
         official_test_labels.__wrapped__()  # not its per-process cache: this checks the folder now
     except DataError as error:

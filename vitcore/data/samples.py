@@ -8,6 +8,7 @@ IDX files. Rebuild the sample with `python scripts/make_samples.py`.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,10 @@ import numpy as np
 from vitcore.data.fashion import CLASS_NAMES, DEBIAN_DIR, FILES
 
 SAMPLES_PATH = Path(__file__).resolve().parent / "assets" / "samples.npz"
+# The first CHECK_ROWS official test images, shipped: a stored run's weights must predict on them what its
+# predictions.npy says (vitcore.store.weights), on every machine alike, with or without the data set.
+CHECK_PATH = SAMPLES_PATH.with_name("check_images.npz")
+CHECK_ROWS = 64
 PER_CLASS = 4
 SEED_ROWS = (0, 1, 11, 12)  # the source article's attention table: boot, pullover, sandal->boot, sneaker->bag
 
@@ -74,6 +79,27 @@ def make_samples(path: Path = SAMPLES_PATH, per_class: int = PER_CLASS) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(path, images=raw.x_test[picked], labels=raw.y_test[picked], indices=picked)
     return path
+
+
+def make_check_images(path: Path = CHECK_PATH, rows: int = CHECK_ROWS) -> Path:
+    """Write the first `rows` official test images (uint8) the weights check runs the model on."""
+    from vitcore.data.fashion import load_test
+
+    images, _, _ = load_test()
+    np.savez_compressed(path, images=images[:rows])
+    return path
+
+
+@functools.lru_cache(maxsize=1)
+def check_images() -> np.ndarray:
+    """(CHECK_ROWS, 28, 28) float32 in [0, 1]: official test rows 0 to CHECK_ROWS - 1 (read-only)."""
+    with np.load(CHECK_PATH, allow_pickle=False) as data:
+        images = data["images"]
+    if images.shape != (CHECK_ROWS, 28, 28) or images.dtype != np.uint8:
+        raise ValueError(f"{CHECK_PATH}: not {CHECK_ROWS} test images ({images.dtype} {images.shape})")
+    pixels = images.astype(np.float32) / 255.0
+    pixels.setflags(write=False)
+    return pixels
 
 
 def load_samples(path: Path = SAMPLES_PATH) -> Gallery:

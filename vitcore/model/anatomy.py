@@ -99,6 +99,52 @@ def toggle_variants(cfg: RunConfig) -> list[RunConfig]:
             if value != getattr(cfg, name)]
 
 
+# The article's convnet's variables (vitcore.model.build.build_convnet), layer -> shapes in Keras order.
+CONVNET_SHAPES = {"conv1": [(3, 3, 1, 32), (32,)], "conv2": [(3, 3, 32, 64), (64,)], "conv3": [(3, 3, 64, 64), (64,)],
+                  "dense": [(64, 64), (64,)], "classifier": [(64, NUM_CLASSES), (NUM_CLASSES,)]}
+MHA_PARTS = ("query", "key", "value", "attention_output")  # the sub-layers Keras gives an attention layer
+
+
+def layer_shapes(cfg: RunConfig) -> dict[str, list[tuple[int, ...]]]:
+    """Every layer with variables of cfg's model, by the name a weights file gives it (attention
+    sub-layers as "block0_attention/query"), and its variables' shapes in Keras order: what a run's
+    model.weights.h5 must hold, exactly (vitcore.store.weights). Their sizes sum to total(cfg)."""
+    if cfg.model == "convnet":
+        return {name: list(shapes) for name, shapes in CONVNET_SHAPES.items()}
+    w, m, h, p = cfg.width, cfg.mlp_dim, cfg.heads, token_width(cfg)
+    k = w // h
+    norm = [(w,)] * (4 if cfg.batch_norm else 2)  # gamma, beta (+ moving mean, variance)
+    shapes = {"patch_projection": [(p, w), (w,)]}
+    if cfg.tokenizer == "shifted":
+        shapes["patch_norm"] = [(p,), (p,)]
+    if cfg.pos_embedding == "learned":
+        shapes["pos_embedding"] = [(cfg.tokens, w)]
+    if cfg.pooling == "cls":
+        shapes["class_token"] = [(1, 1, w)]
+    for b in range(cfg.depth):
+        if cfg.self_attention == "lsa":
+            shapes[f"block{b}_attention"] = [(h,)]
+        for part in MHA_PARTS[:3]:
+            shapes[f"block{b}_attention/{part}"] = [(w, h, k), (h, k)]
+        shapes[f"block{b}_attention/attention_output"] = [(h, k, w), (w,)]
+        shapes[f"block{b}_mlp_hidden"] = [(w, m), (m,)]
+        shapes[f"block{b}_mlp_out"] = [(m, w), (w,)]
+        shapes[f"block{b}_norm1"], shapes[f"block{b}_norm2"] = list(norm), list(norm)
+    shapes["final_norm"] = list(norm)
+    shapes["classifier"] = [(w, NUM_CLASSES), (NUM_CLASSES,)]
+    return shapes
+
+
+def shape_difference(expected: dict, found: dict) -> str:
+    """What a weights file's {layer: shapes} lacks, adds or shapes otherwise than layer_shapes (its first few)."""
+    words = [f"they lack layers {sorted(set(expected) - set(found))[:4]}"] if set(expected) - set(found) else []
+    if set(found) - set(expected):
+        words.append(f"they have layers {sorted(set(found) - set(expected))[:4]} the model lacks")
+    words += [f"{name} is {found[name]}, not {expected[name]}" for name in sorted(set(found) & set(expected))
+              if found[name] != expected[name]][:3]
+    return "; ".join(words)
+
+
 def total(cfg: RunConfig) -> int:
     """The model's parameter count (Keras' count_params of the built model)."""
     return dict(breakdown(cfg))["total"]

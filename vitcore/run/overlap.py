@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import stat
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -52,9 +53,12 @@ def live(root: Path) -> dict[str, str]:
     for name in names:
         if not name.startswith(MARKER) or name.startswith(NEW) or name.endswith(FLAG):
             continue
-        try:
-            handle = os.open(root / name, os.O_RDONLY | os.O_NOFOLLOW)
+        try:  # never blocking: a FIFO named like a marker is not one (skipped, left alone)
+            handle = os.open(root / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
+            continue
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            os.close(handle)
             continue
         try:
             fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)

@@ -163,9 +163,11 @@ def from_store(store) -> TestSet | None:
         return None
 
     def predictions(run_id: str):
+        from vitcore.store.files import BadRun
+
         try:
             return store.load(run_id).predictions()
-        except (OSError, ValueError):
+        except (OSError, ValueError, BadRun):  # gone or changed since the table was read: left out
             return None
 
     return TestSet(predictions, labels)

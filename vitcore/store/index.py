@@ -110,14 +110,26 @@ def row_from_files(folder: Path, run_id: str, folder_stamp: str) -> list:
 
 
 def judge(folder: Path, run_id: str, labels: np.ndarray | None = None, is_dir: bool = True) -> tuple[Verdict, list | None]:
-    """Validate one run folder now: (its verdict, its table() row or None). The stamp is taken
-    first, so a change during the read shows next time."""
+    """Validate one run folder now, in full: (its verdict, its table() row or None). Every caller
+    (scan, check) judges alike, so the index cannot make a run valid or invalid on its own:
+    predictions.npy is compared cell by cell with the official test labels (`labels`, default the
+    shipped copy) and the weights are run on the shipped check images. The stamp is taken first, so a
+    change during the read shows next time."""
     folder_stamp = stamp(folder, is_dir)
     try:
-        contents = read_run(folder, run_id, labels)
+        contents = read_run(folder, run_id, _labels() if labels is None else labels, deep=True)
     except BadRun as error:
         return [folder_stamp, str(error)], None
     return [folder_stamp, None], row(run_id, contents.config, contents.summary, contents.predictions is not None)
+
+
+def _labels() -> np.ndarray | None:
+    from vitcore.data.fashion import DataError, shipped_test_labels
+
+    try:
+        return shipped_test_labels()
+    except DataError:  # a damaged install: counts are still checked against confusion.csv
+        return None
 
 
 def well_formed(verdict) -> bool:
@@ -157,18 +169,16 @@ def _checksum(body: bytes) -> str:
 
 
 def data_stamp() -> str:
-    """What check() compared predictions with: the local test labels file's path, size and ctime
-    ("none" without local data). When it changes, every verdict is judged again."""
-    from vitcore.data.fashion import FILES, DataError, local_folder
+    """What the verdicts were judged with: the shipped test labels and check images (their sizes
+    and mtimes). When they change, every verdict is judged again."""
+    from vitcore.data.fashion import SHIPPED_TEST_LABELS
+    from vitcore.data.samples import CHECK_PATH
 
     try:
-        folder = local_folder()
-        if folder is None:
-            return "none"
-        info = os.stat(folder / FILES["test_labels"])
-    except (DataError, OSError):
+        return "|".join(f"{path.name}:{path.stat().st_size}:{path.stat().st_mtime_ns}"
+                        for path in (SHIPPED_TEST_LABELS, CHECK_PATH))
+    except OSError:
         return "unreadable"
-    return f"{folder}:{info.st_size}:{info.st_ctime_ns}"
 
 
 def read(root: Path, entries: int) -> tuple[dict[str, Verdict], str | None]:

@@ -8,11 +8,10 @@ Layout of one run, `<store>/<run_id>/`:
     predictions.npy    the 10,000 predicted test classes, uint8, official test order (runs trained
                        since predictions were kept, or backfilled by a bit-for-bit retrain)
     summary.json       written last: metrics + config; its presence marks the run complete
-A run is written into `<store>/.tmp-*` and renamed into place in one step, so a reader never
-sees half a run; a killed writer leaves only a `.tmp-*` folder, which `check()` reports and
-`clean()` removes (vitcore.store.upkeep). Readers see only valid runs (every rule: vitcore.store.validate);
-each verdict is cached in `<store>/.index.json` with the file stamps it was judged from
-(vitcore.store.index), so table() re-reads only folders that changed. No TensorFlow here.
+A run is written into `<store>/.tmp-*` and renamed into place in one step, so a reader never sees half a
+run; a killed writer leaves only a `.tmp-*` folder, which `check()` reports and `clean()` removes
+(vitcore.store.upkeep). Readers see only valid runs (every rule: vitcore.store.validate); each verdict is
+cached in `<store>/.index.json` with the stamps it was judged from (vitcore.store.index). No TensorFlow here.
 """
 
 from __future__ import annotations
@@ -105,12 +104,13 @@ def _write_json(path: Path, data: dict) -> None:
 
 class RunStore:
     def __init__(self, path: str | os.PathLike = "cached_runs"):
+        if not str(path).strip():  # Path("") is the current folder: never a store by accident
+            raise ValueError("the store path is empty (the current folder); give the store folder")
         self.root = Path(path)
 
     def __repr__(self) -> str:
         return f"RunStore({str(self.root)!r})"
 
-    # -- reading ---------------------------------------------------------------------------
     def load(self, run_id: str) -> Run:
         """One complete, valid run (every rule of vitcore.store.validate), or BadRun saying what is wrong."""
         folder = self.root / check_run_id(run_id)
@@ -173,32 +173,39 @@ class RunStore:
             warnings.warn(f"skipping run {run_id} in {self.root}: {reason}", StoreWarning, stacklevel=2)
         return scan.table()
 
-    def runs(self, run_ids=None) -> list[Run]:
-        """Every valid run (as table()) in run id order, or the runs of `run_ids`, each validated again as it is
-        read (one damaged since is warned about and left out)."""
-        runs = []
+    def runs(self) -> list[Run]:
+        """Every valid run (as table()), in run id order, each validated again as it is read."""
+        return [run for run, _ in self._each(lambda run: None)]
+
+    def _each(self, read, run_ids=None) -> list[tuple[Run, object]]:
+        """(run, read(run)) of every valid run (or of `run_ids`); one changed or gone since is warned about, left out."""
+        found = []
         for run_id in self.table()["run_id"] if run_ids is None else run_ids:
             try:
-                runs.append(self.load(run_id))
+                run = self.load(run_id)
+                found.append((run, read(run)))
             except BadRun as error:
-                warnings.warn(f"skipping run {run_id} in {self.root}: {error}", StoreWarning, stacklevel=2)
-        return runs
+                warnings.warn(f"skipping run {run_id} in {self.root}: {error}", StoreWarning, stacklevel=3)
+        return found
 
-    def histories(self, runs: list[Run] | None = None) -> pd.DataFrame:
-        """Long format: run_id + HISTORY_COLUMNS, one row per valid run (or per run of `runs`) and epoch."""
-        frames = [run.history().assign(run_id=run.run_id) for run in (self.runs() if runs is None else runs)]
-        if not frames:
-            return pd.DataFrame(columns=["run_id", *HISTORY_COLUMNS])
-        return pd.concat(frames, ignore_index=True)[["run_id", *HISTORY_COLUMNS]]
-
-    def confusions(self, runs: list[Run] | None = None) -> pd.DataFrame:
-        """Long format: run_id, true, predicted, count (100 rows per valid run, or per run of `runs`)."""
+    def frames(self, run_ids=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """(histories, confusions) in one pass over every valid run (or `run_ids`), each run read once: long formats,
+        run_id + HISTORY_COLUMNS (a row per epoch) and run_id, true, predicted, count (100 rows per run)."""
         true, predicted = np.divmod(np.arange(NUM_CLASSES ** 2), NUM_CLASSES)
-        frames = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted,
-                                "count": run.confusion().ravel()}) for run in (self.runs() if runs is None else runs)]
-        if not frames:
-            return pd.DataFrame(columns=["run_id", "true", "predicted", "count"])
-        return pd.concat(frames, ignore_index=True)
+        read = self._each(lambda run: (run.history(), run.confusion()), run_ids)
+        histories = [history.assign(run_id=run.run_id) for run, (history, _) in read] or [
+            pd.DataFrame(columns=["run_id", *HISTORY_COLUMNS])]
+        confusions = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted, "count": confusion.ravel()})
+                      for run, (_, confusion) in read] or [pd.DataFrame(columns=["run_id", "true", "predicted", "count"])]
+        return pd.concat(histories, ignore_index=True)[["run_id", *HISTORY_COLUMNS]], pd.concat(confusions, ignore_index=True)
+
+    def histories(self) -> pd.DataFrame:
+        """Long format: run_id + HISTORY_COLUMNS, one row per valid run and epoch."""
+        return self.frames()[0]
+
+    def confusions(self) -> pd.DataFrame:
+        """Long format: run_id, true, predicted, count (100 rows per valid run)."""
+        return self.frames()[1]
 
     def check(self, labels: np.ndarray | None = None) -> list[tuple[str, str]]:
         """(entry, reason) for every invalid run, stray folder, unfinished write and damaged index
@@ -212,22 +219,20 @@ class RunStore:
     def export_frames(self) -> dict[str, pd.DataFrame]:
         """The three CSV exports as DataFrames (the CLI and the dashboard's downloads): each run read once."""
         table = self.table()
-        runs = self.runs(table["run_id"])
-        return {"runs.csv": table, "histories.csv": self.histories(runs), "confusions.csv": self.confusions(runs)}
+        histories, confusions = self.frames(table["run_id"])
+        return {"runs.csv": table, "histories.csv": histories, "confusions.csv": confusions}
 
-    # -- writing ---------------------------------------------------------------------------
     def save(self, cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: dict, model=None,
              predictions: np.ndarray | None = None) -> Run:
-        """Write a finished run atomically; if another process stored it first, keep theirs. A run
-        that would not be valid (vitcore.store.validate) raises ValueError and leaves nothing behind."""
+        """Write a finished run atomically; if another process stored it first, keep theirs. A run that
+        would not be valid (vitcore.store.validate) raises ValueError and leaves nothing behind."""
         return self._write(cfg, history, confusion, metrics, model, predictions, replace=False)
 
     def replace(self, cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: dict, model=None,
                 predictions: np.ndarray | None = None) -> Run:
-        """Swap the stored run of cfg for a retrain of it (a backfill that could not reproduce the
-        stored run on this machine): the new run is written and validated in full first, then the
-        old folder is moved aside and the new one renamed into place (readers see one or the other,
-        or for an instant neither, never a mix)."""
+        """Swap the stored run of cfg for a retrain of it (a backfill that could not reproduce the stored run
+        here): the new run is written and validated in full, then the old folder is moved aside and the new
+        one renamed into place (readers see one or the other, or for an instant neither, never a mix)."""
         return self._write(cfg, history, confusion, metrics, model, predictions, replace=True)
 
     def _write(self, cfg, history, confusion, metrics, model, predictions, replace: bool) -> Run:

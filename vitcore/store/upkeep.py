@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import shutil
 import stat
 import time
@@ -98,6 +99,8 @@ def clean(store: RunStore, older_than: float = STALE_SECONDS) -> list[str]:
     root = store.root
     if not root.is_dir():
         return []
+    if not is_store(root):
+        raise ValueError(f"{root} is not a run store (no run folder, no {INDEX}): nothing there is removed")
     candidates = [root / name for name in os.listdir(root) if name.startswith(DEBRIS)]
     for run_id in store.run_ids():
         if stat.S_ISDIR(os.lstat(root / run_id).st_mode):
@@ -108,6 +111,8 @@ def clean(store: RunStore, older_than: float = STALE_SECONDS) -> list[str]:
             info = os.lstat(path)
         except FileNotFoundError:
             continue
+        if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
+            continue  # a FIFO, device or link named like debris: no writer of ours made it (check names it)
         if time.time() - info.st_mtime < older_than or _held(path):
             continue
         if stat.S_ISDIR(info.st_mode):
@@ -120,13 +125,30 @@ def clean(store: RunStore, older_than: float = STALE_SECONDS) -> list[str]:
     return removed
 
 
-def _held(path: Path) -> bool:
-    """True while a writer (RunStore.save) holds the flock on `path`, the .tmp-* folder it is filling."""
+WRITE = re.compile(rf"{re.escape(TEMP_PREFIX)}(old-)?[0-9a-f]{{12}}-.+")  # a folder RunStore.save fills
+
+
+def is_store(root: Path) -> bool:
+    """True when the folder at `root` holds a run folder, the store's index or a run being written:
+    what destructive upkeep (clean) requires, so `--store` naming another folder never loses a file."""
     try:
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.scandir(root) as entries:
+            return any(entry.name == INDEX or RUN_ID.fullmatch(entry.name) or WRITE.fullmatch(entry.name)
+                       for entry in entries)
+    except OSError:
+        return False
+
+
+def _held(path: Path) -> bool:
+    """True while a writer (RunStore.save) holds the flock on `path`, the .tmp-* folder it is filling.
+    Opened without blocking and only when a folder or a plain file (a FIFO named .tmp-* is never held)."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return False
     try:
+        if stat.S_IFMT(os.fstat(handle).st_mode) not in (stat.S_IFDIR, stat.S_IFREG):
+            return False
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return False
     except BlockingIOError:
@@ -137,9 +159,12 @@ def _held(path: Path) -> bool:
 
 def _debris_reason(path: Path) -> str:
     try:
-        age = time.time() - os.lstat(path).st_mtime
+        info = os.lstat(path)
     except OSError:
         return "vanished while checking"
+    if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
+        return "named like an unfinished write but not a file or folder (never opened; `check --fix` leaves it)"
+    age = time.time() - info.st_mtime
     when = "now" if age >= STALE_SECONDS else f"once it is {STALE_SECONDS // 60} min old"
     return (f"unfinished write, {age / 60:.0f} min old, held by no writer: left by an interrupted one "
             f"(safe to delete; `check --fix` removes it {when})")

@@ -13,7 +13,9 @@ A folder `<store>/<run_id>/` is a valid run when
   (best/final accuracies, best epoch, gap) and the confusion matrix (test accuracy, per-class accuracy);
 - predictions.npy, if present, is 10,000 uint8 classes 0-9 whose counts per predicted class are the
   confusion matrix's column sums (check() also compares them with the official test labels);
-- model.weights.h5 is present exactly when the summary says has_weights, and is an HDF5 file;
+- model.weights.h5 is present exactly when the summary says has_weights, and is a self-contained
+  HDF5 file of exactly the config's model, finite, and (judged by the index and check) predicting
+  what predictions.npy says on the shipped check images (vitcore.store.weights);
 - every file is a plain file within its size limit (LIMITS), checked before a byte is read, and
   opened without following links or blocking (a FIFO is refused, never waited on); every number
   is within its physical range: params is the config's count (vitcore.model.anatomy), seconds
@@ -37,6 +39,7 @@ from vitcore.config.metrics import SUMMARY
 from vitcore.config.run import SCHEMA_VERSION, TRAINING_VERSION, RunConfig
 from vitcore.data.fashion import CLASS_NAMES, TEST_CLASS_COUNTS, TEST_ROWS
 from vitcore.model import anatomy
+from vitcore.store import weights
 from vitcore.store.files import (  # noqa: F401 (re-exported)
     LIMITS,
     PREDICTIONS,
@@ -47,11 +50,10 @@ from vitcore.store.files import (  # noqa: F401 (re-exported)
     read,
     read_bounded,
     text,
-    weights_bytes,
     weights_limit,
 )
 
-VALIDATION_VERSION = 2
+VALIDATION_VERSION = 3
 HISTORY_COLUMNS = ["epoch", "loss", "accuracy", "val_loss", "val_accuracy", "lr", "seconds"]
 METRICS = list(SUMMARY)  # summary.json's metrics (vitcore.config.metrics)
 ACCURACIES = ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "final_val_accuracy")
@@ -60,7 +62,6 @@ IDENTITY = ("schema", "training_version", "run_id", "config")  # config.json: th
 TEMP_PREFIX = ".tmp-"  # a write in progress (or its debris): never part of a run
 TOLERANCE = 1e-9  # stored floats round-trip exactly; this only absorbs a last-bit difference
 CLASSES = len(CLASS_NAMES)
-HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 # Every loss here is a mean of cross-entropies of probabilities clipped away from 0 (Keras clips at
 # 1e-7; scikit-learn's log_loss at float64's eps): no mean can exceed -ln(float64 eps) = 36.04.
 MAX_LOSS = -math.log(np.finfo(np.float64).eps)
@@ -82,10 +83,11 @@ class Contents:
     has_weights: bool
 
 
-def read_run(folder: Path, run_id: str, labels: np.ndarray | None = None) -> Contents:
+def read_run(folder: Path, run_id: str, labels: np.ndarray | None = None, deep: bool = False) -> Contents:
     """Validate one run folder (see the module docstring) and return what it holds, or raise BadRun
     with the first reason it is not a valid run. `labels`: the official test labels, to check
-    predictions.npy against the confusion matrix cell by cell (only check() pays for loading them)."""
+    predictions.npy against the confusion matrix cell by cell; `deep`: also run the weights on the
+    shipped check images against predictions.npy (vitcore.store.weights; a verdict the index keeps)."""
     names = _entries(folder)
     for name in REQUIRED:
         if name not in names:
@@ -106,10 +108,8 @@ def read_run(folder: Path, run_id: str, labels: np.ndarray | None = None) -> Con
     if has_weights != (WEIGHTS in names):
         raise BadRun(f"summary.json says has_weights {str(has_weights).lower()} but {WEIGHTS} is "
                      f"{'missing' if has_weights else 'present'}")
-    if has_weights and not read(folder, WEIGHTS, weights_limit(config), len(HDF5_SIGNATURE)).startswith(HDF5_SIGNATURE):
-        raise BadRun(f"{WEIGHTS} is not an HDF5 file")
-    if has_weights:
-        weights_bytes(folder, config)
+    if has_weights:  # self-contained, exactly the config's model; `deep`: and the run's own (its predictions)
+        weights.check(folder, config, predictions if deep else None)
     return Contents(config, summary, confusion, predictions, has_weights)
 
 

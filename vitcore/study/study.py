@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from vitcore.config.environment import store_path
+from vitcore.config.environment import NO_STORE, store_path
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import compare as engine
 from vitcore.stats.estimates import MARGIN, METRICS
@@ -101,13 +101,9 @@ class Study(ArticleViews):
         left out."""
         ids = tuple(sorted(set(run_ids)))
         if self.store is None:
-            return RunStore.histories(None, []), RunStore.confusions(None, [])
+            return RunStore(NO_STORE).frames([])
 
-        def read():
-            runs = self.store.runs(ids)
-            return self.store.histories(runs), self.store.confusions(runs)
-
-        return self._cached(("frames", ids), read, keep=64)
+        return self._cached(("frames", ids), lambda: self.store.frames(ids), keep=64)
 
     def confusions(self, configs) -> pd.DataFrame:
         """RunStore.confusions() restricted to the runs of `configs` (what compare's per-class Δs need)."""
@@ -205,7 +201,7 @@ class Study(ArticleViews):
             paired = flips.paired_predictions(tests.predictions, runs_of(kept, selection), runs_of(kept, baseline))
             return flips.flip_report(paired, tests.labels)
 
-        return self._cached(("flips", selection.config_id, baseline.config_id), report, keep=32)
+        return self._cached(("flips", selection.config_id, baseline.config_id), report, keep=8)  # ~0.9 MB each
 
     def export_frames(self) -> dict[str, pd.DataFrame]:
         """runs.csv, histories.csv, confusions.csv as DataFrames (RunStore.export_frames) from one read."""

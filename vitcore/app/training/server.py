@@ -13,7 +13,7 @@ import streamlit as st
 
 from vitcore.app import state
 
-ENVIRONMENT = ("VITCORE_THREADS", "VITCORE_MAX_TRAIN_MINUTES", "VITCORE_DATA_DIR")
+ENVIRONMENT = ("VITCORE_THREADS", "VITCORE_MAX_TRAIN_MINUTES", "VITCORE_DATA_DIR", "VITCORE_STORE", "VITCORE_ALLOW_TRAINING")
 
 
 @functools.lru_cache(maxsize=8)
@@ -26,7 +26,7 @@ def _environment(values: tuple, store_path: str) -> tuple[float, tuple[str, ...]
         budget = checks.budget_minutes(environ)
     except ValueError:
         budget = checks.DEFAULT_BUDGET_MINUTES  # unused: training is off while there is a problem
-    return budget, tuple(checks.problems(environ, store_path) + list(filter(None, [data_dir_problem(environ)])))
+    return budget, tuple(checks.problems(environ, store_path, data=False) + list(filter(None, [data_dir_problem(environ)])))
 
 
 def environment() -> SimpleNamespace:

@@ -40,12 +40,16 @@ def over_budget(estimate: float | None, seeds: int, budget: float) -> str | None
 
 
 def training_allowed(environ: Mapping[str, str] = os.environ, app_path: str = __file__) -> bool:
-    """Train-on-demand: VITCORE_ALLOW_TRAINING=0/false/no/off turns it off, 1/true/yes/on turns it on;
+    """Train-on-demand: VITCORE_ALLOW_TRAINING=0/false/no/off turns it off, 1/true/yes/on turns it on,
+    anything else keeps it off (vitcore.config.environment.allow_training: a note says so);
     unset, it is on except on Streamlit Community Cloud (a public deploy: the app runs from /mount/src)."""
-    value = environ.get("VITCORE_ALLOW_TRAINING")
-    if value is None:
-        return not app_path.startswith(COMMUNITY_CLOUD_ROOT)
-    return value.strip().lower() not in {"0", "false", "no", "off"}
+    from vitcore.config.environment import allow_training
+
+    try:
+        allowed = allow_training(environ)
+    except ValueError:  # any other spelling: off, and the environment note says why
+        return False
+    return not app_path.startswith(COMMUNITY_CLOUD_ROOT) if allowed is None else allowed
 
 
 def estimate_seconds(table: pd.DataFrame, cfg: RunConfig) -> tuple[float, str] | None:

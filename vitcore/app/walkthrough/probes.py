@@ -11,6 +11,7 @@ numpy_vit.CHUNK), so six visitors opening six attention views cost one pass's me
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 
@@ -18,11 +19,13 @@ import streamlit as st
 
 from vitcore.analysis import attention as A
 from vitcore.app.memory import SizedLRU
+from vitcore.app.selection import forget_forged
 from vitcore.app.state import load_gallery, load_runs, store
 from vitcore.config.run import RunConfig
 from vitcore.store.runs import BadRun
 
 CONTROL_SEED = 0  # the random-init control's NumPy seed
+ROWS_KEY, MAX_ROWS = "attention_rows", 8  # the page's "Test rows" multiselect
 
 SCAN_ROWS = 1_000      # test rows scanned for the most confident right and wrong predictions
 PERMUTED_ROWS = 200    # images fed shuffled in the permutation test
@@ -30,6 +33,14 @@ MAPS_MB = 40           # attention maps kept: 4 views of 8 rows at patch 2 (9.8 
 
 MAPS = SizedLRU(MAPS_MB)  # module state: a client's "clear cache" message cannot multiply it
 PASS = threading.Lock()   # one NumPy forward pass at a time in this server
+
+
+def pick_rows(column, scan: tuple[int, ...], defaults: list[int]) -> list[int]:
+    """The page's "Test rows" multiselect (at most MAX_ROWS of the scanned rows); a forged value (past the
+    limit, or rows not offered) is dropped first, as a forged query string is (selection.forget_forged)."""
+    forget_forged(st.session_state, ROWS_KEY, scan, MAX_ROWS)
+    return column.multiselect("Test rows", scan, default=defaults, max_selections=MAX_ROWS, key=ROWS_KEY,
+                              help="Defaults: the article's rows 0, 1, 11, 12. Confidently right/wrong rows are below.")
 
 
 def stored_weights(cfg: RunConfig) -> tuple[RunConfig, str] | None:
@@ -50,6 +61,20 @@ def attention_model(cfg: RunConfig, weights: str | None, init_seed: int = CONTRO
     return A.numpy_model(cfg, weights, init_seed)
 
 
+def _dropped(call):
+    """A page's model call; a run whose weights vanished or changed since the store was read (a backfill's
+    replace, a hand edit) is dropped for this render with one note, never a traceback."""
+    @functools.wraps(call)
+    def guarded(*args, **kwargs):
+        try:
+            return call(*args, **kwargs)
+        except (BadRun, OSError):
+            st.info("This run's weights changed or vanished while the page was drawn, so this view leaves it out "
+                    "(`python -m vitcore check` says why).")
+            st.stop()
+    return guarded
+
+
 def _stamp(weights: str | None) -> tuple[int, int] | None:
     """(size, mtime) of a weights file: a file replaced in place is another key."""
     if weights is None:
@@ -58,6 +83,7 @@ def _stamp(weights: str | None) -> tuple[int, int] | None:
     return info.st_size, info.st_mtime_ns
 
 
+@_dropped
 def forward(cfg: RunConfig, weights: str | None, rows: tuple[int, ...]) -> A.Forward:
     """Probabilities and per-block attention scores of these test rows (weights None: random init),
     read-only arrays shared by every session (MAPS)."""
@@ -68,6 +94,7 @@ def forward(cfg: RunConfig, weights: str | None, rows: tuple[int, ...]) -> A.For
     return MAPS.get((cfg, weights, _stamp(weights), rows), compute)
 
 
+@_dropped
 @st.cache_data(show_spinner="Scanning test rows…", max_entries=16)
 def predictions(cfg: RunConfig, weights: str, rows: tuple[int, ...]) -> A.Forward:
     """Probabilities only (no attention scores kept) of many test rows: the page's scan."""
@@ -75,6 +102,7 @@ def predictions(cfg: RunConfig, weights: str, rows: tuple[int, ...]) -> A.Forwar
         return A.forward(attention_model(cfg, weights), cfg, load_gallery().images_of(rows), keep_scores=False)
 
 
+@_dropped
 @st.cache_data(show_spinner="Shuffling patches…", max_entries=16)
 def permutation(cfg: RunConfig, weights: str, rows: int) -> A.PermutationResult:
     """attention.permutation_test on the first `rows` test images, one fixed shuffle."""
