@@ -95,7 +95,8 @@ def test_training_is_off_by_default_on_community_cloud():
 def test_flip_table_is_one_metric_readable(store):
     flips = stats.flip_effects(store.table(), BASELINE)
     table = tables.flip_table(flips, "best_val_accuracy")  # fixed sample: judged on the pairs there are
-    assert list(table["Change"]) == ["pre → post"] and table.loc[0, "Verdict"] == stats.WORSE
+    assert list(table["Change"]) == ["pre → post"] and table.loc[0, "Verdict"].split(" — ")[0] == stats.WORSE
+    assert table.loc[0, "Size"] == "beyond" and table.loc[0, "Verdict"].endswith("beyond ±0.010")
     assert table.loc[0, "Interval"].startswith("95% CI [-") and table.loc[0, "Switch"] == "norm placement"
     assert table.loc[0, "p_adj"] == pytest.approx(flips.loc[flips["metric"] == "best_val_accuracy", "p_adj"].iloc[0])
     planned = tables.flip_table(flips, "test_accuracy")  # planned (vitcore.stats.plan): waits for its first look

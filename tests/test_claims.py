@@ -20,17 +20,17 @@ INSIDE = {"margin": 0.01, "ci_adj_low": 0.002, "ci_adj_high": 0.006}
 
 
 @pytest.mark.parametrize("expected, verdict, delta, row, answer", [
-    ("> 0", "better", 0.03, ROW, ("agrees", "beyond ±margin")),
-    ("> 0", "worse", 0.03, ROW, ("agrees", "beyond ±margin")),          # gap: a positive Δ reads "worse"
-    ("> 0", "slightly better", 0.004, INSIDE, ("agrees", "inside ±margin")),  # resolved in the claimed direction
-    ("> 0", "better", -0.03, ROW, ("disagrees", "beyond ±margin")), ("< 0", "higher", 0.02, ROW, ("disagrees", "beyond ±margin")),
-    ("> 0", "equivalent", 0.001, INSIDE, ("disagrees", "inside ±margin")),  # shown equivalent to zero
-    ("≈ 0", "equivalent", 0.001, INSIDE, ("agrees", "inside ±margin")),
-    ("≈ 0", "slightly worse", -0.004, INSIDE, ("agrees", "inside ±margin")),
-    ("≈ 0", "better", 0.03, ROW, ("disagrees", "beyond ±margin")),
-    ("> 0", "inconclusive", 0.03, ROW, ("unresolved", "not resolved")),
-    ("≈ 0", "too few seeds", 0.0, ROW, ("unresolved", "not resolved")),
-    ("> 0", "not comparable", np.nan, ROW, ("unresolved", "not resolved")),
+    ("> 0", "better", 0.03, ROW, ("agrees", claims.BEYOND_MARGIN)),
+    ("> 0", "worse", 0.03, ROW, ("agrees", claims.BEYOND_MARGIN)),          # gap: a positive Δ reads "worse"
+    ("> 0", "slightly better", 0.004, INSIDE, ("agrees", claims.INSIDE_MARGIN)),  # resolved in the claimed direction
+    ("> 0", "better", -0.03, ROW, ("disagrees", claims.BEYOND_MARGIN)), ("< 0", "higher", 0.02, ROW, ("disagrees", claims.BEYOND_MARGIN)),
+    ("> 0", "equivalent", 0.001, INSIDE, ("disagrees", claims.INSIDE_MARGIN)),  # shown equivalent to zero
+    ("≈ 0", "equivalent", 0.001, INSIDE, ("agrees", claims.INSIDE_MARGIN)),
+    ("≈ 0", "slightly worse", -0.004, INSIDE, ("agrees", claims.INSIDE_MARGIN)),
+    ("≈ 0", "better", 0.03, ROW, ("disagrees", claims.BEYOND_MARGIN)),
+    ("> 0", "inconclusive", 0.03, ROW, ("unresolved", claims.SIZE_OPEN)),
+    ("≈ 0", "too few seeds", 0.0, ROW, ("unresolved", claims.SIZE_OPEN)),
+    ("> 0", "not comparable", np.nan, ROW, ("unresolved", claims.SIZE_OPEN)),
 ])
 def test_direction_and_size_are_judged_apart(expected, verdict, delta, row, answer):
     assert claims.judge_claim(expected, verdict, delta, row) == answer
@@ -107,7 +107,7 @@ def test_claims_on_synthetic_runs():
 def test_margin_reaches_the_verdict_and_the_tally_shows_three_margins():
     """A wide margin makes the resolved 0.03 lead 'slightly better' (real, inside ±0.1): it still agrees."""
     row = _row(claims.claims_table(_world(), margin=0.1), "the ViT beats the convnet", 1000, "best_val_accuracy")
-    assert (row.verdict, row.direction, row["size"]) == ("slightly better", "agrees", "inside ±margin")
+    assert (row.verdict, row.direction, row["size"]) == ("slightly better", "agrees", claims.INSIDE_MARGIN)
     tally = claims.tally(_world())
     assert tally["margin"].tolist() == [0.005, 0.01, 0.02]
     assert (tally[["agrees", "disagrees", "unresolved"]].sum(axis=1) == tally["rows"]).all()

@@ -109,12 +109,17 @@ def test_compare_with_predictions_adds_the_test_set_interval_and_flips_csv(store
                  for c in (RunConfig(train_rows=1000, norm="batch"), RunConfig(train_rows=1000)))
     diffs = bootstrap.differences(np.stack([store.load(r).predictions() for r in sel]),
                                   np.stack([store.load(r).predictions() for r in base]), labels)
-    # the verdict's interval, recomputed from the residuals of the pairs x images table
+    # the verdict's interval, recomputed from the residuals of the pairs x images table, images nested in classes
     n, images = diffs.shape
     d = diffs.astype(float)
-    residual = d - d.mean(axis=1, keepdims=True) - d.mean(axis=0, keepdims=True) + d.mean()
-    ms_images = n * d.mean(axis=0).var(ddof=1)
-    ms_residual = (residual ** 2).sum() / ((n - 1) * (images - 1))
+    ss_images = ss_residual = 0.0
+    for label in np.unique(labels):  # within each class: the two-way table's image and residual sums of squares
+        part = d[:, labels == label]
+        ss_images += n * ((part.mean(axis=0) - part.mean()) ** 2).sum()
+        ss_residual += ((part - part.mean(axis=1, keepdims=True) - part.mean(axis=0, keepdims=True) + part.mean())
+                        ** 2).sum()
+    classes = len(np.unique(labels))
+    ms_images, ms_residual = ss_images / (images - classes), ss_residual / ((n - 1) * (images - classes))
     se = np.sqrt(d.mean(axis=1).var(ddof=1) / n + max(ms_images - ms_residual, 0) / (n * images))
     half = sp.t.ppf(0.975, n - 1) * se
     assert (acc["ci_low"], acc["ci_high"]) == pytest.approx((d.mean() - half, d.mean() + half))

@@ -23,7 +23,8 @@ from vitcore.store.runs import RunStore
 
 MIRROR = {v.BETTER: v.WORSE, v.SLIGHTLY_BETTER: v.SLIGHTLY_WORSE, v.HIGHER: v.LOWER, v.SLIGHTLY_HIGHER: v.SLIGHTLY_LOWER}
 MIRROR.update({b: a for a, b in MIRROR.items()})
-SHARED = ["verdict", "family", "family_size", "p_adj", "p_tost_adj", "n_pairs", "interval"]
+SHARED = ["verdict", "family", "family_size", "p_adj", "p_tost_adj", "n_pairs", "interval", "size", "borderline"]
+EXACT = ("family", "interval", "size", "borderline")  # words and flags: equal, not approximately
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +45,7 @@ def assert_same(a: dict, b: dict, flipped: bool = False, where: str = "") -> Non
     verdict = MIRROR.get(a["verdict"], a["verdict"]) if flipped else a["verdict"]
     assert b["verdict"] == verdict, where
     for name in [n for n in SHARED[1:] if n in b]:  # a chart's data holds what it draws and its tooltip
-        assert b[name] == pytest.approx(a[name], nan_ok=True) if name not in ("family", "interval") else \
-            b[name] == a[name], where
+        assert b[name] == pytest.approx(a[name], nan_ok=True) if name not in EXACT else b[name] == a[name], where
     sign = -1 if flipped else 1
     low, high = (sign * a["ci_adj_high"], sign * a["ci_adj_low"]) if flipped else (a["ci_adj_low"], a["ci_adj_high"])
     assert (b["ci_adj_low"], b["ci_adj_high"]) == pytest.approx((low, high), nan_ok=True), where

@@ -13,9 +13,9 @@ import pytest
 from vitcore.article import claims
 from vitcore.config.run import RunConfig
 from vitcore.stats import compare as engine
-from vitcore.stats import summaries
+from vitcore.stats import readings, summaries
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, judge, paired_estimate
-from vitcore.stats.records import Judgement
+from vitcore.stats.records import VERDICT_READINGS, Judgement
 from vitcore.study import Study, words
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,8 +28,10 @@ def study() -> Study:
 
 def test_judgement_is_judge_as_a_record():
     """Judgement.of is the one place judge()'s dict becomes a record: a column judge() gains must be a field."""
-    assert [f.name for f in dataclasses.fields(Judgement)] == JUDGEMENT_COLUMNS
-    row = judge("test_accuracy", paired_estimate([0.01, 0.02, 0.015, 0.03]), 0.01, "a family", 3)
+    assert [f.name for f in dataclasses.fields(Judgement)] == [*JUDGEMENT_COLUMNS, *VERDICT_READINGS]
+    est = paired_estimate([0.01, 0.02, 0.015, 0.03])
+    row = judge("test_accuracy", est, 0.01, "a family", 3)
+    row.update(readings.verdict_columns("test_accuracy", est, row))
     assert Judgement.of(row).row() == row
     with pytest.raises(dataclasses.FrozenInstanceError):
         Judgement.of(row).verdict = "better"

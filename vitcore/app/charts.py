@@ -15,34 +15,21 @@ import numpy as np
 import pandas as pd
 
 from vitcore.app.fmt import BASELINE, DELTA_LIMITS, GUIDE, LESS, MORE, NO_EFFECT, PALE, SELECTION, ZERO, axis_format
+from vitcore.app.tables import READING_FIELDS, SIZE_FILL, with_readings
 from vitcore.data.fashion import CLASS_NAMES
-from vitcore.stats.estimates import (
-    BETTER,
-    EQUIVALENT,
-    HIGHER,
-    INCONCLUSIVE,
-    LOWER,
-    NOT_COMPARABLE,
-    RESOLVED,
-    SLIGHTLY_BETTER,
-    SLIGHTLY_HIGHER,
-    SLIGHTLY_LOWER,
-    SLIGHTLY_WORSE,
-    TOO_FEW,
-    VERDICTS,
-    WORSE,
-)
+from vitcore.stats import estimates as v
 
 # The one colour rule of every Δ chart: colour says what the verdict means for the user — green better,
 # red worse (lighter for "slightly"), whatever the sign of the Δ (for gap and seconds a negative Δ is
 # better); neutral blue / violet for higher / lower (final train accuracy has no good direction); dark
 # grey for equivalent, pale grey for the rest. The cards' badges follow it (cards.BADGES).
 GOOD, GOOD_PALE, BAD, BAD_PALE = "#1a9850", "#91cf60", "#d73027", "#fc8d59"
-VERDICT_COLOURS = {BETTER: GOOD, SLIGHTLY_BETTER: GOOD_PALE, WORSE: BAD, SLIGHTLY_WORSE: BAD_PALE, HIGHER: MORE,
-                   SLIGHTLY_HIGHER: MORE, LOWER: "#7b3294", SLIGHTLY_LOWER: "#7b3294", EQUIVALENT: NO_EFFECT,
-                   INCONCLUSIVE: PALE, TOO_FEW: PALE, NOT_COMPARABLE: PALE}
+VERDICT_COLOURS = {v.BETTER: GOOD, v.SLIGHTLY_BETTER: GOOD_PALE, v.WORSE: BAD, v.SLIGHTLY_WORSE: BAD_PALE,
+                   v.HIGHER: MORE, v.SLIGHTLY_HIGHER: MORE, v.LOWER: "#7b3294", v.SLIGHTLY_LOWER: "#7b3294",
+                   v.EQUIVALENT: NO_EFFECT, v.INCONCLUSIVE: PALE, v.TOO_FEW: PALE, v.NOT_COMPARABLE: PALE}
 COLOUR_RULE = ("Colour = the verdict for you: green better, red worse (lighter: slightly, inside ±margin), "
-               "blue/violet higher/lower where no direction is better, dark grey equivalent, pale grey unresolved.")
+               "blue/violet higher/lower where no direction is better, dark grey equivalent, pale grey unresolved. "
+               f"Fill = its size: {SIZE_FILL}.")
 
 
 def curve_frame(histories: pd.DataFrame, roles: dict[str, str]) -> pd.DataFrame:
@@ -123,7 +110,7 @@ def heatmap(matrix: np.ndarray, title: str, delta: bool = False, limit: float = 
 def verdict_scale(metric: str, present) -> alt.Scale:
     """Verdict colours (VERDICT_COLOURS, the one rule), listing only the verdicts present. `metric` is
     kept for the callers: the verdict word already says whether a Δ is better for this metric."""
-    domain = [verdict for verdict in VERDICTS if verdict in set(present)]
+    domain = [verdict for verdict in v.VERDICTS if verdict in set(present)]
     return alt.Scale(domain=domain, range=[VERDICT_COLOURS[verdict] for verdict in domain])
 
 
@@ -179,7 +166,15 @@ def _tooltip(label: str, places: str) -> list:
             alt.Tooltip("ci90_adj_high:Q", format=places, title="90% high (simultaneous)"), "n_pairs:Q",
             alt.Tooltip("p_adj:Q", format=".3g", title="p_adj"), alt.Tooltip("p_tost_adj:Q", format=".3g",
                                                                                 title="p_tost_adj"),
-            "family_size:Q", "verdict:N"]
+            "family_size:Q", "verdict:N", alt.Tooltip("size:N", title="size vs ±margin"),
+            alt.Tooltip("delta_sd:Q", format="+.2f", title="Δ / run sd"), alt.Tooltip("wins_text:N", title="wins"),
+            alt.Tooltip("flips:N", title="borderline: what would flip it")]
+
+
+def _fill(scale: alt.Scale):
+    """The dot's fill (tables.SIZE_FILL): the verdict's colour when its interval lies beyond ±margin, else hollow."""
+    return alt.condition(alt.FieldEqualPredicate(field="size", equal="beyond"),
+                         alt.Fill("verdict:N", scale=scale, legend=None), alt.value("white"))
 
 
 FOREST_ROW, FOREST_TITLE = 52, 48  # px per row (two lines of text, then the intervals); title characters per line
@@ -191,8 +186,8 @@ def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
     on the ±margin band, colour by the verdict (COLOUR_RULE); a dashed rule at 0. One layered view that
     takes its container's width (the text is cut to it with an ellipsis, the verdict word first), so
     nothing leaves the screen at 400 px (issue 20)."""
-    frame = frame[["label", "mean_delta", *INTERVAL_COLUMNS, "n_pairs", "p_adj", "p_tost_adj", "family_size",
-                   "margin", "verdict", "verdict_text"]]
+    frame = with_readings(frame)[["label", "mean_delta", *INTERVAL_COLUMNS, "n_pairs", "p_adj", "p_tost_adj",
+                                  "family_size", "margin", "verdict", "verdict_text", *READING_FIELDS]]
     places = axis_format(metric)
     # a row (FOREST_ROW px): the change at -15, the verdict at 0, the intervals at +15 from the band's middle
     y = alt.Y("label:N", sort=None, title=None, axis=None, scale=alt.Scale(paddingInner=0, paddingOuter=0))
@@ -207,12 +202,13 @@ def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
         x="lo:Q", x2="hi:Q")
     zero = base.mark_rule(color=BASELINE, strokeDash=[4, 3]).encode(x=alt.datum(0), y=alt.value(0),
                                                                      y2=alt.value("height"))
-    dots = base.mark_circle(size=90, opacity=1, yOffset=15).encode(x="mean_delta:Q", color=colour, tooltip=tooltip)
+    dots = base.mark_point(size=90, opacity=1, yOffset=15, strokeWidth=2, shape="circle").encode(
+        x="mean_delta:Q", color=colour, fill=_fill(verdict_scale(metric, frame["verdict"])), tooltip=tooltip)
     text = {"align": "left", "baseline": "middle", "fontSize": 12, "limit": alt.ExprRef(expr="width")}
     change = base.mark_text(dy=-15, fontWeight="bold", color="#1f2430", **text).encode(x=alt.value(0), text="label:N")
     words = base.mark_text(**text).encode(
         x=alt.value(0), text="verdict_text:N",
-        color=alt.condition(alt.FieldOneOfPredicate("verdict", list(RESOLVED)), colour, alt.value(NO_EFFECT)))
+        color=alt.condition(alt.FieldOneOfPredicate("verdict", list(v.RESOLVED)), colour, alt.value(NO_EFFECT)))
     heading = alt.Title(textwrap.wrap(title, FOREST_TITLE), anchor="start")  # a 400-px screen wraps nothing itself
     return alt.layer(band, zero, *_interval_layers(base, x, colour, tooltip, 15), dots, change, words).properties(
         height=alt.Step(FOREST_ROW), title=heading).configure_view(stroke=None)
@@ -222,8 +218,8 @@ def effect_intervals(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
     """Dots at mean_delta with the two intervals of its verdict (simultaneous over its family) per
     `effect` (frame: tables.effect_frame), one panel per training size, each with its own x-scale;
     colour by the verdict (COLOUR_RULE), diamonds for single-cell effects; a dashed rule at 0."""
-    frame = frame[["effect", "rows", "train_rows", "basis", "mean_delta", *INTERVAL_COLUMNS, "n_pairs", "p_adj",
-                   "p_tost_adj", "family_size", "verdict"]]
+    frame = with_readings(frame)[["effect", "rows", "train_rows", "basis", "mean_delta", *INTERVAL_COLUMNS, "n_pairs",
+                                  "p_adj", "p_tost_adj", "family_size", "verdict", *READING_FIELDS]]
     places = axis_format(metric)
     colour = alt.Color("verdict:N", title="Verdict", scale=verdict_scale(metric, frame["verdict"]))
     bases = ["averaged over the grid's cells", "one cell only"]  # a shape legend only when both occur
@@ -233,8 +229,9 @@ def effect_intervals(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
     x = alt.X("ci_adj_low:Q", title="Δ (95% and 90% intervals, simultaneous)",
               axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy"))
     tooltip = [*_tooltip("effect", places), "rows:N", "basis:N"]
-    dots = base.mark_point(size=80, filled=True, opacity=1).encode(x="mean_delta:Q", color=colour, shape=shape,
-                                                                  tooltip=tooltip)
+    dots = base.mark_point(size=80, opacity=1, strokeWidth=2).encode(x="mean_delta:Q", color=colour, shape=shape,
+                                                                    fill=_fill(verdict_scale(metric, frame["verdict"])),
+                                                                    tooltip=tooltip)
     zero = alt.Chart().mark_rule(color="#adb5bd", strokeDash=[3, 3]).encode(x=alt.datum(0))
     order = sorted(frame["rows"].unique(), key=lambda s: int(s.split()[0].replace(",", "")))
     return alt.layer(zero, *_interval_layers(base, x, colour, tooltip), dots, data=frame).properties(width=300).facet(

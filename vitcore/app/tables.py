@@ -14,7 +14,7 @@ from vitcore.app.selection import BASELINE, cell_name
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import REGISTRY
 from vitcore.stats.estimates import MARGIN
-from vitcore.study.words import interval_text, verdict_text
+from vitcore.study.words import borderline, interval_text, verdict_text
 
 
 def curve_roles(selected: pd.DataFrame, base: pd.DataFrame, cfg: RunConfig,
@@ -24,6 +24,23 @@ def curve_roles(selected: pd.DataFrame, base: pd.DataFrame, cfg: RunConfig,
     roles.update({run_id: "selection: " + cell_name(cfg) for run_id in selected["run_id"]})
     order = list(dict.fromkeys(roles[r] for r in [*selected["run_id"], *base["run_id"]]))
     return roles, order
+
+
+# What every Δ reads beside its verdict (vitcore.stats.readings), carried into the charts' data and tooltips; the
+# size word is the dot's fill there (SIZE_FILL), so "better" of open size never looks like "better" beyond ±margin.
+READING_FIELDS = ["size", "delta_sd", "win_rate", "win_low", "win_high", "wins_text", "borderline", "flips"]
+SIZE_FILL = "filled dot: the interval lies beyond ±margin; hollow: inside it or size undetermined"
+
+
+def with_readings(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with READING_FIELDS (blank where a caller's frame has none), `borderline` a plain bool and
+    `flips` only where borderline."""
+    out = frame.assign(**{c: frame[c] if c in frame.columns else None for c in READING_FIELDS})
+    flagged = pd.Series([borderline(row) for row in out[["borderline"]].to_dict("records")], index=out.index,
+                        dtype=bool)
+    wins = [None if fmt.missing(r["win_rate"]) else f"{r['wins']:g} of {int(r['n_pairs'])} random seeds (95% "
+            f"{r['win_low']:.2f}–{r['win_high']:.2f})" for r in out.assign(wins=out.get("wins")).to_dict("records")]
+    return out.assign(flips=out["flips"].where(flagged, None), borderline=flagged, wins_text=wins)
 
 
 SWITCH_NAMES = {switch.name: switch.noun for switch in REGISTRY}  # 'position embedding'; effect labels
@@ -40,8 +57,8 @@ def flip_frame(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
 
 def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.DataFrame:
     """stats.flip_effects rows of one metric, readable: Switch, Change, Δ, the interval that goes with the
-    verdict (simultaneous over the family), Pairs, both adjusted p-values, Verdict, Family."""
-    part = flip_frame(flips, metric, margin)
+    verdict (simultaneous over the family), Pairs, both adjusted p-values, Verdict, its readings, Family."""
+    part = with_readings(flip_frame(flips, metric, margin))
     return pd.DataFrame({
         "Switch": part["switch"].map(lambda s: SWITCH_NAMES.get(s, s)),
         "Change": [f"{a} → {b}" for a, b in zip(part["from"], part["to"])],
@@ -52,8 +69,17 @@ def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
         "p_adj": part["p_adj"].astype(float),
         "p_tost_adj": part["p_tost_adj"].astype(float),
         "Verdict": part["verdict_text"],
+        **reading_columns(part),
         "Family (Bonferroni)": [f"{name} (m = {int(m)})" for name, m in zip(part["family"], part["family_size"])],
     })
+
+
+def reading_columns(part: pd.DataFrame) -> dict:
+    """A table's columns for what every Δ reads beside its verdict (part: with_readings' frame): Size (against
+    ±margin), Δ / run sd, Wins (paired random seeds, exact 95%), Borderline (what would flip it)."""
+    return {"Size": part["size"], "Δ / run sd": part["delta_sd"].map(lambda x: "" if fmt.missing(x) else f"{x:+.2f}"),
+            **{name: part[column].map(lambda x: x if isinstance(x, str) else "")
+               for name, column in (("Wins", "wins_text"), ("Borderline", "flips"))}}
 
 
 def effect_frame(effects: pd.DataFrame, interaction: bool = False) -> pd.DataFrame:

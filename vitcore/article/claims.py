@@ -14,8 +14,8 @@ Direction and size are judged separately:
                 disagrees   resolved the other way, or shown equivalent to zero where a difference
                             is claimed; for "≈ 0": resolved and not shown inside ±margin
                 unresolved  inconclusive, too few seeds, not comparable
-    size        beyond ±margin (the simultaneous 95% interval clears it), inside ±margin (the
-                equivalence test resolves), or not resolved
+    size        the engine's size word (vitcore.stats.readings): beyond (the simultaneous 95% interval
+                clears ±margin), inside (the equivalence test resolves), or undetermined
 The source article's own numbers are best validation accuracy (optimistic: the epoch is selected
 on the split it reports); those claims are checked on it, with test accuracy beside (role).
 
@@ -33,15 +33,16 @@ import pandas as pd
 from vitcore.config.run import ARTICLE_MODELS, RunConfig
 from vitcore.stats import compare as engine
 from vitcore.stats import estimates as v
+from vitcore.stats import readings
 from vitcore.stats.testset import TEST_COLUMNS
 
 COLUMNS = ["claim", "sources", "setting", "comparison", "train_rows", "metric", "role", "expected", "mean_delta",
-           "n_pairs", *v.JUDGEMENT_COLUMNS, "timing_group", *TEST_COLUMNS, "direction", "size", "crossover_rows",
-           "crossover_low", "crossover_high"]
+           "n_pairs", *v.JUDGEMENT_COLUMNS, "timing_group", *TEST_COLUMNS, "direction", *readings.READING_COLUMNS,
+           "crossover_rows", "crossover_low", "crossover_high"]
 EXPECTED = ("> 0", "< 0", "≈ 0")
 AGREES, DISAGREES, UNRESOLVED = "agrees", "disagrees", "unresolved"
 DIRECTIONS = (AGREES, DISAGREES, UNRESOLVED)
-BEYOND_MARGIN, INSIDE_MARGIN, SIZE_OPEN = "beyond ±margin", "inside ±margin", "not resolved"
+BEYOND_MARGIN, INSIDE_MARGIN, SIZE_OPEN = readings.SIZE_BEYOND, readings.SIZE_INSIDE, readings.SIZE_OPEN
 AS_CLAIMED, BESIDE = "as claimed", "test accuracy beside"
 
 SEED = "source article (Vision Transformers)"
@@ -149,12 +150,7 @@ def judge_claim(expected: str, verdict: str, mean_delta: float, row: dict) -> tu
     if expected not in EXPECTED:
         raise ValueError(f"expected must be one of {', '.join(EXPECTED)}; got {expected!r}")
     inside = verdict == v.EQUIVALENT or verdict in v.INSIDE
-    if verdict in v.RESOLVED:
-        margin = row["margin"]
-        beyond = row["ci_adj_low"] > margin or row["ci_adj_high"] < -margin
-        size = INSIDE_MARGIN if inside else (BEYOND_MARGIN if beyond else SIZE_OPEN)
-    else:
-        size = INSIDE_MARGIN if inside else SIZE_OPEN
+    size = readings.size_word({**row, "verdict": verdict})
     if expected == "≈ 0":
         direction = AGREES if inside else (DISAGREES if verdict in v.RESOLVED else UNRESOLVED)
     elif verdict in v.RESOLVED and np.isfinite(mean_delta):

@@ -22,6 +22,7 @@ from vitcore.config.numbers import digits, number
 from vitcore.config.run import ARTICLE_MODELS
 from vitcore.stats import compare as engine
 from vitcore.stats import estimates as v
+from vitcore.stats import readings
 from vitcore.stats.estimates import MARGIN, paired_estimate, prediction_interval
 from vitcore.stats.summaries import runs_of, summarize
 from vitcore.stats.testset import TEST_COLUMNS, WITH_TEST
@@ -227,7 +228,7 @@ def headline_markdown(runs: pd.DataFrame, test_set=None, compare=None) -> str:
              "Verdicts, from the ViT's side (the ViT vs its convnet at one size is one comparison: no correction; "
              "for gap and seconds lower is better; seconds within one timing group, named; best validation "
              "accuracy is optimistic, selected on the split it reports):", "",
-             v.definitions_text(MARGIN), "",
+             v.definitions_text(MARGIN), readings.definitions_text(), "",
              "Gap = final train accuracy − final validation accuracy.",
              f"The source article's {seed.VIT_PARAMS_QUOTED:,} ViT parameters exclude the "
              f"{seed.POSITION_EMBEDDING_PARAMS:,}-parameter position embedding "

@@ -13,11 +13,12 @@ from pathlib import Path
 
 from vitcore.config import numbers
 from vitcore.config.environment import store_path
-from vitcore.stats import estimates, plan
+from vitcore.stats import estimates, plan, readings
 from vitcore.store.runs import RunStore
 
-VERDICTS_EPILOG = "verdicts (both tests on every Δ, adjusted within its family):\n" + estimates.definitions_text(
-    bullet="  ")
+VERDICTS_EPILOG = ("verdicts (both tests on every Δ, adjusted within its family):\n"
+                   + estimates.definitions_text(bullet="  ") + "\nbeside every verdict:\n"
+                   + readings.definitions_text(bullet="  "))
 
 
 class UsageError(Exception):
@@ -218,6 +219,10 @@ def verdict_line(row: dict) -> str:
             f"n={row['n_pairs']}  {row['verdict']}")
     if row["verdict"] == estimates.INCONCLUSIVE:
         text += f", {plan.needs(row)}"
+    elif row.get("size") in ("beyond", "undetermined") and row["verdict"] in estimates.BEYOND:
+        text += f", size {row['size']}"  # vitcore.stats.readings: "better" beyond ±margin or maybe inside it
+    if row.get("borderline") in (True,):  # a bool or numpy bool; NaN (no reading) is not
+        text += f" · borderline: {row['flips']}"
     if row.get("timing_group"):
         text += f" (timed as {row['timing_group']})"
     if row["metric"] in estimates.OPTIMISTIC:

@@ -21,13 +21,13 @@ import pandas as pd
 
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.data.fashion import CLASS_NAMES, NUM_CLASSES
-from vitcore.stats import testset
+from vitcore.stats import readings, testset
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, MARGIN, METRICS, Estimate, judge, paired_estimate, welch_estimate
 from vitcore.stats.families import ALONE, Family, family_of, runs_of
-from vitcore.stats.records import Contrast, Measurement, judge_paired, long_pairs
+from vitcore.stats.records import Contrast, Measurement, judge_paired, long_pairs, paired_spread
 
 METRIC_COLUMNS = ["metric", "selection_mean", "baseline_mean", "n_pairs", "mean_delta", *JUDGEMENT_COLUMNS, "paired",
-                  "timing_group", *testset.TEST_COLUMNS]
+                  "timing_group", *testset.TEST_COLUMNS, *readings.READING_COLUMNS]
 CLASS_COLUMNS = ["class", "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS]
 CONFUSION_COLUMNS = ["true", "predicted", "mean_delta", "ci_low", "ci_high", "n_pairs"]
 PAIR_KEY = ["train_rows", "seed"]  # what makes two runs a pair: the same data sample and initialisation
@@ -103,9 +103,9 @@ def paired_delta(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, mar
     of a comparison passes it, so the comparison has one verdict. A planned comparison's test accuracy is
     judged at the plan's looks on the last look's pairs only (plan.sequential; `pairs` holds those)."""
     pairs, group, estimate = _paired(baseline, variant, metric, test_set)
-    est, verdict, test_columns, pairs = judge_paired(pairs, metric, margin, family, estimate)
+    est, verdict, test_columns, pairs = judge_paired(pairs, metric, margin, family, estimate)  # + size, borderline
     row = {"metric": metric, "mean_delta": est.mean, "n_pairs": est.n, **verdict, "timing_group": group,
-           **test_columns}
+           **test_columns, **paired_spread(metric, pairs)}
     return Delta(metric, row, pairs)
 
 
@@ -154,15 +154,17 @@ def measure(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig, metri
         matched, group, estimate = _paired(base, sel, metric, test_set)
         est, test_columns = estimate(matched)
         return Measurement(contrast, est, matched["variant"].mean(), matched["baseline"].mean(), group,
-                           metric != "seconds" or est.n >= 2, test_columns, long_pairs(matched, metric), matched,
-                           estimate, {tuple(matched["seed"]): (est, test_columns)})  # a look on every pair: this one
+                           metric != "seconds" or est.n >= 2, test_columns, paired_spread(metric, matched),
+                           long_pairs(matched, metric), matched, estimate,
+                           {tuple(matched["seed"]): (est, test_columns)})  # a look on every pair: this one
     group = _common_timing_group(sel, base) if metric == "seconds" else None
     a, b = _unpaired_side(sel, group), _unpaired_side(base, group)
     est = welch_estimate(a[metric], b[metric])
     both = pd.concat([a.assign(side="selection"), b.assign(side="baseline")])
     pairs = both[["side", "train_rows", "seed", "run_id", metric]].rename(columns={metric: "value"}).assign(metric=metric)
     return Measurement(contrast, est, a[metric].mean(), b[metric].mean(), group or "",
-                       metric != "seconds" or est.n >= 2, testset.seed_columns(est), pairs)
+                       metric != "seconds" or est.n >= 2, testset.seed_columns(est),
+                       readings.spread_of(metric, None, b[metric], a[metric], est.mean), pairs)
 
 
 def measure_all(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None = None, metrics=METRICS,

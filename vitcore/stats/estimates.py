@@ -57,8 +57,9 @@ DEFINITIONS = {
                                                          "can mean memorising them).",
     "equivalent": "the equivalence test resolves (adjusted p_tost < 0.05: the Δ is inside ±margin) and the "
                   "difference test does not: no effect that matters at this margin.",
-    "inconclusive": "neither test resolves; seeds_needed is how many paired random seeds give 80% power to "
-                    "settle it at the family's level.",
+    "inconclusive": "neither test resolves; seeds_needed is how many paired random seeds settle it at the "
+                    "family's level in 80% of experiments, allowing for the sd's own uncertainty (a Δ inside "
+                    "±margin counts as settled when either test resolves).",
     "too few seeds": "fewer than 2 pairs: one random seed measures no spread, so there is no test.",
     "not comparable": "seconds where no timing group holds 2 pairs (runs timed differently are never mixed).",
 }
@@ -203,39 +204,22 @@ def power_equivalence(delta: float, sd: float, n: int, margin: float, level: flo
     return float(max(0.0, power))
 
 
-def _smallest_n(power, most: int) -> float:
-    """The smallest n >= 2 with power(n) >= POWER (power grows with n), inf beyond `most`."""
-    if power(most) < POWER:
-        return np.inf
-    low, high = 1, 2
-    while power(high) < POWER:
-        low, high = high, high * 2
-    high = min(high, most)
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (middle, high) if power(middle) < POWER else (low, middle)
-    return float(high)
-
-
 def seeds_needed(est: Estimate, margin: float, size: int = 1, most: int = 100_000) -> float:
-    """Paired random seeds (runs per side when unpaired) that give 80% power to settle the Δ at the
-    family's level (alpha / size): to resolve the observed Δ by the difference test, or, when the
-    observed Δ lies inside ±margin, to show equivalence — whichever needs fewer. The observed Δ and
-    sd are taken as the truth (no allowance for the sd's own uncertainty); the estimate's `floor` (the
-    test set's sampling) stays whatever n is, so a Δ smaller than it can is never settled (inf). NaN
-    without a spread; inf beyond `most`; never at or below the n already there (an undecided Δ needs more)."""
+    """Paired random seeds (runs per side when unpaired) that settle the Δ at the family's level (alpha /
+    size) in 80% of experiments, averaged over the sd's own uncertainty (vitcore.stats.assurance): the
+    difference test resolving the observed Δ, or, when the observed Δ lies inside ±margin, either test
+    resolving (a settled equivalence is settled). The estimate's `floor` (the test set's sampling) stays
+    whatever n is, so a Δ smaller than it can is never settled (inf). NaN without a spread; inf beyond
+    `most`; never at or below the n already there (an undecided Δ needs more)."""
+    from vitcore.stats import assurance
+
     if est.n < 2 or not np.isfinite(est.scale) or est.scale <= 0 or not np.isfinite(est.mean):
         return np.nan
-    level = ALPHA / size
-    options = []
-    if est.mean != 0:
-        options.append(_smallest_n(lambda n: power_difference(est.mean, est.scale, n, level, est.paired, est.floor),
-                                   most))
-    if abs(est.mean) < margin:
-        options.append(_smallest_n(
-            lambda n: power_equivalence(est.mean, est.scale, n, margin, level, est.paired, est.floor), most))
-    needed = min(options) if options else np.inf
-    return max(needed, float(est.n + 1))
+    df0 = est.n - 1 if est.paired else est.df  # the observed sd's degrees of freedom
+
+    def chance(n: int) -> float:
+        return assurance.assurance(est.mean, est.scale, df0, n, margin, ALPHA / size, est.paired, est.floor)
+    return max(assurance.smallest_n(chance, POWER, most), float(est.n + 1))
 
 
 def needs_text(seeds: float, n: int, paired: bool = True) -> str:

@@ -13,10 +13,12 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Callable
 
 from vitcore.config.run import RunConfig
-from vitcore.stats import plan
+from vitcore.stats import plan, readings
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, RESOLVED, Estimate, judge
 from vitcore.stats.families import ALONE, Family
 from vitcore.stats.testset import TEST_COLUMNS
+
+VERDICT_READINGS = ("size", "borderline", "flips")  # readings.verdict_columns: they depend on the margin
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class Measurement:
     timing_group: str = ""
     comparable: bool = True  # False: seconds with fewer than 2 pairs in one timing group
     test: dict = field(default_factory=dict, compare=False)
+    spread: dict = field(default_factory=dict, compare=False)  # readings.SPREAD_COLUMNS: run sd, Δ/run sd, wins
     pairs: object = field(default=None, repr=False, compare=False)    # compare's long rows (a DataFrame)
     matched: object = field(default=None, repr=False, compare=False)  # pair_runs' frame (paired only)
     estimator: Callable | None = field(default=None, repr=False, compare=False)  # part -> (Estimate, test)
@@ -67,10 +70,11 @@ class Measurement:
         if not self.planned:
             family = c.family if c.paired else ALONE
             row = judge(c.metric, self.estimate, margin, family.name, family.size, self.comparable)
+            row.update(readings.verdict_columns(c.metric, self.estimate, row, self.test))
             return Verdict(c, self, Judgement.of(row))
         est, row, test, used = judge_paired(self.matched, c.metric, margin, c.family, self._look)
         look = replace(self, estimate=est, selection_mean=used["variant"].mean(), baseline_mean=used["baseline"].mean(),
-                       test=test, pairs=long_pairs(used, c.metric), matched=used)
+                       test=test, spread=paired_spread(c.metric, used), pairs=long_pairs(used, c.metric), matched=used)
         return Verdict(c, look, Judgement.of(row))
 
     def _look(self, part) -> tuple[Estimate, dict]:
@@ -87,15 +91,25 @@ def long_pairs(matched, metric: str):
 
 
 def judge_paired(pairs, metric: str, margin: float, family: Family, estimate) -> tuple[Estimate, dict, dict, object]:
-    """(the estimate, the judgement's dict, TEST_COLUMNS, the pairs used) of paired runs (pair_runs' frame) at
-    `margin` in `family`: at the plan's looks for a planned comparison (plan.sequential: the look that decides,
-    its pairs only), else once on every pair. `estimate(part)` -> (Estimate, TEST_COLUMNS)."""
+    """(the estimate, the judgement's dict with its VERDICT_READINGS, TEST_COLUMNS, the pairs used) of paired
+    runs (pair_runs' frame) at `margin` in `family`: at the plan's looks for a planned comparison (plan.sequential:
+    the look that decides, its pairs only; the borderline check re-judges at its levels), else once on every pair.
+    `estimate(part)` -> (Estimate, TEST_COLUMNS)."""
+    levels = None
     if family.looks and metric == plan.METRIC:
         est, row, used = plan.sequential(pairs, metric, margin, family, estimate)
-        return est, row, {name: row.pop(name) for name in TEST_COLUMNS}, used
-    est, test = estimate(pairs)
-    return est, judge(metric, est, margin, family.name, family.size, comparable=metric != "seconds" or est.n >= 2), \
-        test, pairs
+        test = {name: row.pop(name) for name in TEST_COLUMNS}
+        levels = plan.levels(family.looks, family.size)[int(row["look"]) - 1] if row["look"] >= 1 else None
+    else:
+        (est, test), used = estimate(pairs), pairs
+        row = judge(metric, est, margin, family.name, family.size, comparable=metric != "seconds" or est.n >= 2)
+    row.update(readings.verdict_columns(metric, est, row, test, levels))
+    return est, row, test, used
+
+
+def paired_spread(metric: str, matched) -> dict:
+    """readings.SPREAD_COLUMNS of paired runs (pair_runs' frame): one run's sd, Δ in it, the wins."""
+    return readings.spread_of(metric, matched["delta"], matched["baseline"], matched["variant"])
 
 
 @dataclass(frozen=True)
@@ -122,14 +136,17 @@ class Judgement:
     look: float         # the plan's look that judged it (0: before the first; NaN: not planned)
     looks_planned: int  # how many looks the plan has for it (0: a fixed-sample comparison)
     plan: str           # what the plan says of it (estimates.FIXED_SAMPLE when not planned)
+    size: str           # readings: beyond / inside / undetermined against the margin
+    borderline: bool    # readings: an adjusted p near 0.05, or a verdict another test-set model flips
+    flips: str          # readings: what would flip a borderline verdict
 
     @classmethod
     def of(cls, row: dict) -> Judgement:
-        """The one place judge()'s dict becomes a record: every field by name, nothing else."""
+        """The one place judge()'s dict (with readings.verdict_columns) becomes a record: every field by name."""
         return cls(**{f.name: row[f.name] for f in fields(cls)})
 
     def row(self) -> dict:
-        return {name: getattr(self, name) for name in JUDGEMENT_COLUMNS}
+        return {name: getattr(self, name) for name in JUDGEMENT_COLUMNS + list(VERDICT_READINGS)}
 
     @property
     def resolved(self) -> bool:
@@ -162,7 +179,7 @@ class Verdict:
         m = self.measurement
         return {"metric": self.metric, "selection_mean": m.selection_mean, "baseline_mean": m.baseline_mean,
                 "n_pairs": m.n_pairs, "mean_delta": m.estimate.mean, **self.judgement.row(),
-                "paired": self.contrast.paired, "timing_group": m.timing_group, **m.test}
+                "paired": self.contrast.paired, "timing_group": m.timing_group, **m.test, **m.spread}
 
     def record(self) -> dict:
         """A flat row for a long DataFrame (MLflow's search_runs shape): both configs' fields as

@@ -21,6 +21,7 @@ from scipy import stats
 
 from vitcore.config import switches
 from vitcore.config.run import LEVELS, SEED_FIELDS, SWITCHES, RunConfig
+from vitcore.stats import readings
 from vitcore.stats.compare import Delta, pair_runs, paired_delta  # noqa: F401 (the pairing, re-exported)
 from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for the pages)
     BETTER,
@@ -40,6 +41,7 @@ from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for 
     paired_estimate,
 )
 from vitcore.stats.families import family_of, neighbours, runs_of
+from vitcore.stats.readings import READING_COLUMNS
 from vitcore.stats.testset import METRIC as PER_IMAGE
 from vitcore.stats.testset import TEST_COLUMNS, TestSet, seed_columns, with_differences
 
@@ -49,11 +51,11 @@ FIXED = ("width", "depth", "heads", "mlp_dim", "epochs", "batch_size", "lr", "wa
 NON_FACTORS = tuple(name for name in switches.NAMES if name not in SWITCHES and name not in FIXED)
 CONFIG_COLUMNS = [name for name in RunConfig.__dataclass_fields__ if name != "seed"]
 EFFECT_COLUMNS = ["factor", "level", "reference", "train_rows", "metric", "mean_delta", "n_pairs",
-                  *JUDGEMENT_COLUMNS, "cells", "timing_group", *TEST_COLUMNS]
+                  *JUDGEMENT_COLUMNS, "cells", "timing_group", *TEST_COLUMNS, *READING_COLUMNS]
 INTERACTION_COLUMNS = ["factor", "level", "reference", "factor_b", "level_b", "reference_b", "train_rows", "metric",
-                       "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group", *TEST_COLUMNS]
+                       "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group", *TEST_COLUMNS, *READING_COLUMNS]
 FLIP_COLUMNS = ["switch", "from", "to", "metric", "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group",
-                *TEST_COLUMNS, "variant_config_id"]
+                *TEST_COLUMNS, *READING_COLUMNS, "variant_config_id"]
 
 
 def summarize(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
@@ -114,6 +116,7 @@ def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, 
     if metric == PER_IMAGE and test_set is not None:
         ids = vit.pivot_table(index=["train_rows", *others, "seed"], columns=list(factors), values="run_id",
                               aggfunc="first")
+    spread = wide[list(weights)].groupby(level=list(range(wide.index.nlevels - 1)))  # per config, over seeds
     for rows, part in contrast.groupby(level="train_rows"):
         table = part.droplevel("train_rows").unstack("seed")  # rows: cells of the other switches, columns: seeds
         table = _balanced(table)
@@ -122,8 +125,17 @@ def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, 
             diffs = None if ids is None else test_set.combinations(
                 [[(ids.loc[(rows, *_cell(cell), seed), level], sign / len(table.index))
                   for cell in table.index for level, sign in weights.items()] for seed in table.columns])
-            result[rows] = with_differences(est, diffs) if ids is not None else (est, seed_columns(est))
+            est, columns = (est, seed_columns(est)) if ids is None else with_differences(est, diffs, test_set.labels)
+            columns.update(readings.spread_columns(metric, table.mean(axis=0), _run_sd(spread, rows, table.index)))
+            result[rows] = est, columns
     return result
+
+
+def _run_sd(spread, rows: int, cells: pd.Index) -> float:
+    """One run's seed-to-seed sd, pooled over the configs (cell × weighted level) behind a contrast at `rows`;
+    `spread`: the contrast's groupby of every config (all index levels but the random seed)."""
+    variances, counts = (frame.xs(rows, level=0).reindex(cells) for frame in (spread.var(), spread.count()))
+    return readings.pooled_sd(variances.to_numpy().ravel(), counts.to_numpy().ravel())
 
 
 def _cell(cell) -> tuple:
@@ -159,10 +171,12 @@ def _judged(frame: pd.DataFrame, estimates: list[tuple[Estimate, dict]], margin:
     families = [(f"{kind} at {rows:,} rows", declared_size(kind)) if grid else
                 (f"{kind} at {rows:,} rows outside the default factorial (this contrast alone)", 1)
                 for rows, grid in zip(frame["train_rows"], declared)]
-    judged = [{**judge(metric, est, margin, name, size), **columns}
-              for metric, (est, columns), (name, size) in zip(frame["metric"], estimates, families)]
-    return pd.concat([frame.reset_index(drop=True), pd.DataFrame(judged, columns=JUDGEMENT_COLUMNS + TEST_COLUMNS)],
-                     axis=1)
+    judged = []
+    for metric, (est, columns), (name, size) in zip(frame["metric"], estimates, families):
+        verdict = judge(metric, est, margin, name, size)
+        judged.append({**verdict, **columns, **readings.verdict_columns(metric, est, verdict, columns)})
+    return pd.concat([frame.reset_index(drop=True),
+                      pd.DataFrame(judged, columns=JUDGEMENT_COLUMNS + TEST_COLUMNS + READING_COLUMNS)], axis=1)
 
 
 def _seconds_runs(vit: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
@@ -221,7 +235,8 @@ def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
     if pending:
         keys = pd.DataFrame([records[k] for k, _, _ in pending])[["metric", "train_rows"]]
         judged = _judged(keys, [est for _, est, _ in pending], margin, "main effects", [grid for *_, grid in pending])
-        for (k, _, _), verdict in zip(pending, judged[JUDGEMENT_COLUMNS + TEST_COLUMNS].to_dict("records")):
+        columns = JUDGEMENT_COLUMNS + TEST_COLUMNS + READING_COLUMNS
+        for (k, _, _), verdict in zip(pending, judged[columns].to_dict("records")):
             records[k].update(verdict)
     return pd.DataFrame(records, columns=EFFECT_COLUMNS)
 
@@ -253,7 +268,8 @@ def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
                     rows.append([factor_a, a, ref_a, factor_b, b, ref_b, train_rows, metric, est.mean, est.n, group])
                     estimates.append((est, columns))
                     declared.append(in_grid({factor_a: a, factor_b: b}))
-    frame = pd.DataFrame(rows, columns=[c for c in INTERACTION_COLUMNS if c not in JUDGEMENT_COLUMNS + TEST_COLUMNS])
+    frame = pd.DataFrame(rows, columns=[c for c in INTERACTION_COLUMNS
+                                        if c not in JUDGEMENT_COLUMNS + TEST_COLUMNS + READING_COLUMNS])
     if frame.empty:
         return pd.DataFrame(columns=INTERACTION_COLUMNS)
     return _judged(frame, estimates, margin, "interactions", declared)[INTERACTION_COLUMNS]

@@ -20,6 +20,16 @@ thousands). A paired bootstrap over seeds and images (vitcore.stats.bootstrap) e
 variance but counts the seed × image term two or three times (Owen 2007), so on our tables it errs
 wide; a test checks this model's variance against simulated tables with known components.
 
+The 10,000 official test images are not a simple random sample: they are stratified by class, exactly
+1,000 per class, and another test set would hold the same 1,000 per class. So the verdict's model nests
+the images in their classes (d = μ + a_s + γ_c + b_i(c) + e_si, the class effects γ fixed strata): the
+images' term is the *within-class* one, (MS_images|class - MS_residual|class) / (n N), whose mean squares
+are the table's with each image's mean taken about its class's mean (N - C and (n - 1)(N - C) degrees of
+freedom). The crossed term above counts the spread between the ten classes' Δs as if another test set
+could mix the classes differently; it is kept as `test_se_srs`, the check of a borderline verdict
+(vitcore.stats.readings), with the Satterthwaite degrees of freedom of the seeds-plus-images standard
+error (`df_satterthwaite`, in place of n - 1).
+
 Used by the verdict: every view of a test-accuracy comparison (card, forest plot, flip table,
 single-cell main effect, claims, `compare`, `report`) passes the store's TestSet to
 vitcore.stats.compare.paired_delta, so the comparison has one verdict everywhere; when a pair lacks
@@ -41,7 +51,9 @@ SEEDS_ONLY, WITH_TEST = "random seeds", "random seeds and test images"  # which 
 METRIC = "test_accuracy"  # the one metric with per-image outcomes (predictions.npy)
 # compare's and the forest plot's extra columns: the verdict's interval kind, the seed-only interval beside
 # it, and the test images' share of the standard error
-TEST_COLUMNS = ["interval", "ci_low_seeds", "ci_high_seeds", "test_se", "n_pairs_with_test"]
+# and the two checks of a borderline verdict: the images' term as a simple random sample, and the Satterthwaite df
+TEST_COLUMNS = ["interval", "ci_low_seeds", "ci_high_seeds", "test_se", "n_pairs_with_test", "test_se_srs",
+                "df_satterthwaite"]
 CACHED_RUNS = 4_096  # predictions kept in memory per TestSet: 10,000 bytes each, at most 41 MB
 
 
@@ -84,56 +96,114 @@ class TestSet:
         return np.stack(rows) if rows else None
 
 
-def image_variance(diffs: np.ndarray) -> float:
-    """What the test images add to Var(Δ): (MS_images - MS_residual) / (n N), at least 0 (module doc)."""
+@dataclass(frozen=True)
+class MeanSquares:
+    """The (pairs, images) table's mean squares (module doc); images about their class's mean when stratified."""
+    seeds: float
+    images: float
+    residual: float
+    n: int
+    images_count: int
+    df_images: int
+    df_residual: int
+
+    @property
+    def image_variance(self) -> float:
+        """What the test images add to Var(Δ): (MS_images - MS_residual) / (n N), at least 0 (a difference at the
+        level of the mean squares' rounding counts as 0)."""
+        excess = self.images - self.residual
+        if excess <= 1e-12 * (self.seeds + self.images + self.residual):
+            return 0.0
+        return float(excess / (self.n * self.images_count))
+
+    def satterthwaite_df(self) -> float:
+        """Satterthwaite's degrees of freedom of the seeds-plus-images variance (MS_seeds + MS_images -
+        MS_residual) / (n N); the seeds' n - 1 when the images add nothing."""
+        scale = self.n * self.images_count
+        if self.image_variance == 0:
+            return float(self.n - 1)
+        total = (self.seeds + self.images - self.residual) / scale
+        parts = ((self.seeds / scale) ** 2 / (self.n - 1) + (self.images / scale) ** 2 / self.df_images
+                 + (self.residual / scale) ** 2 / self.df_residual)
+        return float(total ** 2 / parts)
+
+
+def mean_squares(diffs: np.ndarray, strata=None) -> MeanSquares | None:
+    """The table's mean squares, images nested in `strata` (one class label per image; None: one stratum,
+    the crossed model); None below 2 pairs or with no image beside another in its stratum."""
     d = np.asarray(diffs, dtype=np.float64)
     n, images = d.shape
-    if n < 2 or images < 2:
-        return np.nan
-    grand = d.mean()
-    by_pair, by_image = d.mean(axis=1), d.mean(axis=0)
-    ss_images = n * ((by_image - grand) ** 2).sum()
-    ss_pairs = images * ((by_pair - grand) ** 2).sum()
-    ss_total = ((d - grand) ** 2).sum()
-    ms_images = ss_images / (images - 1)
-    ms_residual = (ss_total - ss_images - ss_pairs) / ((n - 1) * (images - 1))
-    return float(max(ms_images - ms_residual, 0.0) / (n * images))
+    groups = np.zeros(images, np.int64) if strata is None else np.unique(np.asarray(strata), return_inverse=True)[1]
+    classes = int(groups.max()) + 1 if images else 0
+    if n < 2 or images - classes < 1:
+        return None
+    counts = np.bincount(groups, minlength=classes)
+    by_image = d.mean(axis=0)                                                    # (images,)
+    class_mean = np.bincount(groups, by_image, classes) / counts                 # (classes,)
+    pair_class = np.stack([np.bincount(groups, row, classes) for row in d]) / counts  # (pairs, classes)
+    image_effect = by_image - class_mean[groups]                                 # (images,): about its class
+    ss_images = n * (image_effect ** 2).sum()
+    ss_residual = ((d - pair_class[:, groups] - image_effect) ** 2).sum()       # the seed × image-in-class term
+    by_pair = d.mean(axis=1)
+    ms_seeds = images * ((by_pair - by_pair.mean()) ** 2).sum() / (n - 1)
+    df_images = images - classes
+    return MeanSquares(float(ms_seeds), float(ss_images / df_images), float(ss_residual / ((n - 1) * df_images)),
+                       n, images, df_images, (n - 1) * df_images)
 
 
-def widened(est: Estimate, diffs: np.ndarray) -> Estimate:
-    """The seed-paired estimate of test accuracy's Δ with the test images' variance added to its
-    standard error (floor = that part's sd); the mean, n, df and scale stay the seeds'."""
-    extra = image_variance(diffs)
+def image_variance(diffs: np.ndarray, strata=None) -> float:
+    """What the test images add to Var(Δ), at least 0 (module doc): within the classes of `strata`, or
+    over the whole set as a simple random sample (None)."""
+    squares = mean_squares(diffs, strata)
+    return np.nan if squares is None else squares.image_variance
+
+
+def widened(est: Estimate, diffs: np.ndarray, strata=None) -> Estimate:
+    """The seed-paired estimate of test accuracy's Δ with the test images' variance (within the classes of
+    `strata`) added to its standard error (floor = that part's sd); the mean, n, df and scale stay the seeds'."""
+    return with_floor(est, image_variance(diffs, strata))
+
+
+def with_floor(est: Estimate, extra: float, df: float | None = None) -> Estimate:
+    """`est` with `extra` variance added to its standard error (and `df` degrees of freedom, if given)."""
     if est.n < 2 or not np.isfinite(extra) or not np.isfinite(est.se):
         return est
-    se = float(np.sqrt(est.se ** 2 + extra))
-    half = stats.t.ppf(0.5 + CONFIDENCE / 2, est.df) * se
-    return replace(est, ci_low=est.mean - half, ci_high=est.mean + half, p_value=two_sided_p(est.mean, se, est.df),
-                   se=se, floor=float(np.sqrt(extra)))
+    df = est.df if df is None else df
+    se = float(np.sqrt(est.scale ** 2 / est.n + extra)) if est.paired else float(np.sqrt(est.se ** 2 + extra))
+    half = stats.t.ppf(0.5 + CONFIDENCE / 2, df) * se
+    return replace(est, ci_low=est.mean - half, ci_high=est.mean + half, p_value=two_sided_p(est.mean, se, df),
+                   se=se, df=df, floor=float(np.sqrt(extra)))
 
 
 def seed_columns(est: Estimate) -> dict:
     """TEST_COLUMNS of a Δ judged over random seeds alone."""
     return {"interval": SEEDS_ONLY, "ci_low_seeds": est.ci_low, "ci_high_seeds": est.ci_high, "test_se": np.nan,
-            "n_pairs_with_test": 0}
+            "n_pairs_with_test": 0, "test_se_srs": np.nan, "df_satterthwaite": np.nan}
 
 
 def judged_estimate(est: Estimate, metric: str, pairs, test_set: TestSet | None) -> tuple[Estimate, dict]:
     """(the estimate the verdict uses, TEST_COLUMNS for the row): for test accuracy with every pair's
-    predictions, the interval over random seeds and test images; otherwise the seed-only one."""
+    predictions, the interval over random seeds and test images (within their classes); otherwise the seed-only one."""
     if metric != METRIC or test_set is None or est.n < 2 or not {"run_id_variant", "run_id_baseline"} <= set(pairs):
         return est, seed_columns(est)
-    return with_differences(est, test_set.differences(pairs["run_id_variant"], pairs["run_id_baseline"]))
+    return with_differences(est, test_set.differences(pairs["run_id_variant"], pairs["run_id_baseline"]),
+                            test_set.labels)
 
 
-def with_differences(est: Estimate, diffs: np.ndarray | None) -> tuple[Estimate, dict]:
-    """judged_estimate's result for a (seeds, images) table of per-image Δs (None: seed-only)."""
+def with_differences(est: Estimate, diffs: np.ndarray | None, strata=None) -> tuple[Estimate, dict]:
+    """judged_estimate's result for a (seeds, images) table of per-image Δs (None: seed-only), the images
+    nested in the classes of `strata` (the test labels; None: one stratum). The columns carry the checks:
+    the images' term as a simple random sample (`test_se_srs`) and the Satterthwaite df."""
     seeds_only = seed_columns(est)
     if diffs is None or est.n < 2 or len(diffs) != est.n:
         return est, seeds_only
-    wide = widened(est, diffs)
+    squares, crossed = mean_squares(diffs, strata), mean_squares(diffs)
+    if squares is None or crossed is None:
+        return est, seeds_only
+    wide = with_floor(est, squares.image_variance)
     kind = WITH_TEST if wide.ci_high - wide.ci_low > est.ci_high - est.ci_low else SEEDS_ONLY
-    return wide, {**seeds_only, "interval": kind, "test_se": wide.floor, "n_pairs_with_test": len(diffs)}
+    return wide, {**seeds_only, "interval": kind, "test_se": wide.floor, "n_pairs_with_test": len(diffs),
+                  "test_se_srs": float(np.sqrt(crossed.image_variance)), "df_satterthwaite": squares.satterthwaite_df()}
 
 
 def sentence(row: dict, digits: int = 4) -> str | None:

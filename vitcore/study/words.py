@@ -1,14 +1,16 @@
-"""The words every view says a judged Δ in: the verdict with its reason, the interval that goes with it and
-both tests' p-values. One module, so the Ablations cards, the shared tables, the Claims page and notebooks
-print one comparison the same way. Rows are compare.METRIC_COLUMNS dicts (records.Verdict.row()). Plain
-strings: no Streamlit, no pandas.
+"""The words every view says a judged Δ in: the verdict with its size and reason, the borderline marker, the
+interval that goes with it, both tests' p-values and the readings (Δ in run sds, wins). One module, so the
+Ablations cards, the shared tables, the Claims page and notebooks print one comparison the same way. Rows
+are compare.METRIC_COLUMNS dicts (records.Verdict.row()). Plain strings: no Streamlit, no pandas.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from vitcore.config.numbers import ci, missing, number
 from vitcore.stats import estimates as v
-from vitcore.stats import plan
+from vitcore.stats import plan, readings
 from vitcore.stats.testset import WITH_TEST
 
 
@@ -18,14 +20,55 @@ def needs(row) -> str:
     return plan.needs(row)
 
 
+def borderline(row) -> bool:
+    """Whether the row's verdict is borderline (vitcore.stats.readings); False where the row has no such column."""
+    flag = row.get("borderline")
+    return isinstance(flag, (bool, np.bool_)) and bool(flag)
+
+
+def marked(row) -> str:
+    """The verdict word with the borderline marker: 'equivalent · borderline'."""
+    return f"{row['verdict']}{BORDERLINE if borderline(row) else ''}"
+
+
+BORDERLINE = " · borderline"
+
+
 def verdict_text(row, margin: float = v.MARGIN) -> str:
-    """The verdict in words a card can carry: 'worse', 'inconclusive — needs 41 paired random seeds …'."""
-    verdict = row["verdict"]
+    """The verdict in words a card can carry, with its size against the margin and the borderline marker:
+    'worse — beyond ±0.01', 'better — size undetermined (may be inside ±0.01)', 'equivalent — within ±0.01 ·
+    borderline', 'inconclusive — needs 41 …'."""
+    verdict, limit = row["verdict"], f"±{number(v.margin_for(row['metric'], margin), 3)}"
+    size = row.get("size")
     if verdict == v.INCONCLUSIVE:
-        return f"{verdict} — {needs(row)}"
-    if verdict == v.EQUIVALENT or verdict in v.INSIDE:
-        return f"{verdict} — within ±{number(v.margin_for(row['metric'], margin), 3)}"
-    return verdict
+        text = f"{verdict} — {needs(row)}"
+    elif verdict == v.EQUIVALENT or verdict in v.INSIDE:
+        text = f"{verdict} — within {limit}"
+    elif verdict in v.BEYOND and size == readings.SIZE_BEYOND:
+        text = f"{verdict} — beyond {limit}"
+    elif verdict in v.BEYOND and size == readings.SIZE_OPEN:
+        text = f"{verdict} — size undetermined (may be inside {limit})"
+    else:
+        text = verdict
+    return text + (BORDERLINE if borderline(row) else "")
+
+
+def readings_text(row, places: int) -> str | None:
+    """'Δ = 1.68 run sds · wins 10 of 10 random seeds (95% 0.69–1.00)': the standardised effect and the
+    paired win rate (vitcore.stats.readings), or None when neither is measured."""
+    parts = []
+    if not missing(row.get("delta_sd")):
+        parts.append(f"Δ = {row['delta_sd']:+.2f} run sds (run sd {number(row['run_sd'], places)})")
+    if not missing(row.get("win_rate")):
+        wins = f"{row['wins']:g}"
+        parts.append(f"wins {wins} of {int(row['n_pairs'])} random seeds "
+                     f"(95% {row['win_low']:.2f}–{row['win_high']:.2f})")
+    return " · ".join(parts) or None
+
+
+def flips_text(row) -> str | None:
+    """What would flip a borderline verdict, or None."""
+    return f"borderline: {row['flips']}" if borderline(row) and isinstance(row.get("flips"), str) else None
 
 
 def interval_text(row, places: int) -> str:
@@ -41,11 +84,12 @@ def interval_text(row, places: int) -> str:
             else "95% CI (before the plan's first look)"
     if row.get("interval") == WITH_TEST:  # vitcore.stats.testset: the test set's sampling counted
         which += " over random seeds and test images"
-    return f"{which} {ci(low, high, places, none='no interval')} · 90% {ci(low90, high90, places, none='n/a')}"
+    return (f"{which} {ci(low, high, places, none='no interval')} · 90% "
+            f"{ci(low90, high90, places, none='n/a')}")
 
 
 def tests_text(row) -> str:
-    """Both tests' p-values, adjusted when the family has more than one member (or at a planned look)."""
+    """Both tests' p-values, adjusted when the family has more than one member."""
     if missing(row.get("p_value")):
         return ""
     if plan.adjusted(row) and not missing(row.get("p_adj")):

@@ -13,10 +13,20 @@ from vitcore.app import fmt
 from vitcore.app.selection import cell_name
 from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
-from vitcore.stats import plan
+from vitcore.stats import plan, readings
 from vitcore.stats.summaries import METRICS
 from vitcore.stats.testset import WITH_TEST
-from vitcore.study.words import interval_text, needs, tests_text, verdict_text  # noqa: F401 (the shared words)
+from vitcore.study.words import (  # noqa: F401 (the shared words, used here and re-exported)
+    BORDERLINE,
+    borderline,
+    flips_text,
+    interval_text,
+    marked,
+    needs,
+    readings_text,
+    tests_text,
+    verdict_text,
+)
 
 HELP = {
     "test_accuracy": "Accuracy on the official 10,000-image test split, with the weights after the last epoch. "
@@ -88,6 +98,8 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
                      + (" (same random seeds)" if row["paired"] else " (its own runs)")]
             if (test_line := test_set_line(row, places)) is not None:
                 lines.insert(1, test_line)
+            lines += [f"{line}" for line in (readings_text(row, places),) if line]
+            lines += [f":orange[{line}]" for line in (flips_text(row),) if line]
         note = collapsed_note(selected)
         if note and metric == "test_accuracy":
             lines.append(f":red[{note}]")
@@ -189,6 +201,7 @@ def definitions(margin: float = v.MARGIN) -> str:
     """The definitions expander: metrics, Δ and interval, one paragraph per verdict (README-ready), the
     correction, the splits."""
     metrics = "\n".join(f"- **{title(m)}**: {text}" for m, text in HELP.items())
-    verdict_lines = "\n".join(f"- **{word}**: {text}" for word, text in v.DEFINITIONS.items())
+    verdict_lines = "\n".join(f"- **{word}**: {text}" for word, text in
+                              [*v.DEFINITIONS.items(), *readings.DEFINITIONS.items()])
     return (f"{metrics}\n- {DELTA}\n\n**Verdicts** (margin now ±{margin:g}; {v.MARGIN_REASON}):\n{verdict_lines}\n\n{CORRECTION}\n\n"
             f"{SPLITS}")

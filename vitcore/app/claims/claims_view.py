@@ -14,11 +14,13 @@ import pandas as pd
 
 from vitcore.app import fmt
 from vitcore.app.selection import BASELINE_KEY, SIDEBAR_KEYS, cell_name
+from vitcore.app.tables import reading_columns, with_readings
 from vitcore.article.claims import AS_CLAIMED, CLAIMS, DIRECTIONS, SEED_NOISE
 from vitcore.config.run import RunConfig, default_baseline
+from vitcore.stats import readings
 from vitcore.stats.compare import compare
 from vitcore.stats.estimates import DEFINITIONS, MARGIN, MARGIN_REASON, OPTIMISTIC
-from vitcore.study.words import interval_text
+from vitcore.study.words import interval_text, marked
 
 BY_NAME = {claim.claim: claim for claim in CLAIMS}
 
@@ -65,14 +67,15 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
     return pd.DataFrame({
         "Claim": table["claim"], "Sources": table["sources"].map(who),
         "Rows": table["train_rows"].map(lambda r: "the curve" if fmt.missing(r) else fmt.rows(r)), "Metric": metric,
-        "Δ": [fmt.delta(d, p) for d, p in zip(table["mean_delta"], places)], "Verdict": table["verdict"],
+        "Δ": [fmt.delta(d, p) for d, p in zip(table["mean_delta"], places)],
+        "Verdict": [marked(row) for row in table.to_dict("records")],
         "Direction": table["direction"], "Runs": links, "Expected Δ": table["expected"],
         "Interval": [interval_text(row, p) if row["n_pairs"] >= 2 and not fmt.missing(row["train_rows"]) else
                      f"95% bootstrap {fmt.ci(row['ci_low'], row['ci_high'], p)}"
                      for row, p in zip(table.to_dict("records"), places)],
         "p_adj": table["p_adj"], "p_tost_adj": table["p_tost_adj"], "Pairs": table["n_pairs"].astype(int),
-        "Size": table["size"], "Family": [f"{name} (m = {int(m)})" for name, m in
-                                          zip(table["family"], table["family_size"])],
+        **reading_columns(with_readings(table)),
+        "Family": [f"{name} (m = {int(m)})" for name, m in zip(table["family"], table["family_size"])],
         "Δ = selection − baseline": table["comparison"]})
 
 
@@ -100,13 +103,14 @@ def tally_text(tally: pd.DataFrame) -> str:
 def meaning(table: pd.DataFrame, margin: float) -> str:
     """What a verdict, direction and size mean here, and which correction applies."""
     words = "; ".join(f"*{word}*: {text}" for word, text in DEFINITIONS.items())
+    readings_text = " ".join(f"**{word.capitalize()}**: {text}" for word, text in readings.DEFINITIONS.items())
     return (
         "Each row is one paired comparison at one training size: the two configs' runs matched by random seed, "
         "Δ = selection − baseline per random seed, averaged (vitcore.stats.compare, the Ablations page's engine). "
         f"**Verdicts** (margin ±{margin:g}, ±1 s for seconds): {words} **Direction**: *agrees* when resolved in "
         "the claimed direction (for ≈ 0: shown inside ±margin), *disagrees* when resolved the other way or shown "
-        "equivalent to zero where a difference is claimed, *unresolved* otherwise. **Size**, judged apart: beyond "
-        "±margin (the simultaneous 95% interval clears it), inside ±margin, or not resolved. **Correction**: each "
+        "equivalent to zero where a difference is claimed, *unresolved* otherwise. "
+        f"{readings_text} **Correction**: each "
         "row is judged in its comparison's family — the same family, interval and verdict the Ablations page "
         "gives those two configs (a single-switch change: Bonferroni over the base config's single-switch "
         "changes at that size; the ViT against its convnet: one comparison), so a claim never reads differently "
