@@ -56,6 +56,7 @@ def _rows_list(text: str) -> tuple[int, ...]:
 
 
 def _sweep(args) -> int:
+    import json
     import time
 
     from tqdm import tqdm
@@ -95,6 +96,11 @@ def _sweep(args) -> int:
     started = time.perf_counter()
     with tqdm(total=len(todo), unit="run") as bar:
         def progress(result):
+            if "error" in result:  # reported now and listed at the end; the sweep goes on
+                bar.write(f"FAILED {result['label']} rows {result['train_rows']:,} seed {result['seed']}: "
+                          f"{result['error']}")
+                bar.update(1)
+                return
             note = ("" if "backfilled" not in result else " backfilled" if result["backfilled"]
                     else " replaced" if result["replaced"] else " MISMATCH")
             bar.set_postfix_str(f"last: {result['label']} rows {result['train_rows']:,} seed {result['seed']} "
@@ -104,6 +110,8 @@ def _sweep(args) -> int:
             results = sweep.run_sweep(configs, store, args.workers, args.executor, args.address, progress, backfill,
                                       args.replace_unreproducible)
     hours = (time.perf_counter() - started) / 3600
+    failed = [r for r in results if "error" in r]
+    results = [r for r in results if "error" not in r]
     if results:
         print(f"{'checked' if backfill else 'trained'} {len(results)} runs in {hours * 3600:,.1f} s: "
               f"{len(results) / hours:.0f} runs/hour with {args.workers} worker(s)")
@@ -116,4 +124,8 @@ def _sweep(args) -> int:
     if mismatched:
         print(f"{len(mismatched)} runs did not reproduce (other thread count or machine?), left without "
               f"predictions: {' '.join(mismatched)}")
-    return 0
+    for result in failed:
+        print(f"failed: run {result['run_id']} {json.dumps(result['config'], sort_keys=True)}: {result['error']}")
+    if failed:
+        print(f"{len(failed)} runs failed (listed above with their configs); rerun the sweep to retry them")
+    return 1 if failed else 0

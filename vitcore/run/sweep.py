@@ -10,8 +10,8 @@ A worker imports TensorFlow once and trains many runs; the seeds of one cell go 
 worker in chunks, so the second seed on reuses the compiled graph (train.Trainer), bit for bit
 the result of `python -m vitcore run` at the same thread count. Resumable by construction: a run
 is complete once its folder is renamed into the store, so a killed sweep loses only the runs in
-flight, and a rerun skips everything already stored. Workers get `cores // workers` TensorFlow
-threads each, so N workers never oversubscribe the CPU.
+flight, and a rerun skips everything already stored. Local workers get `cores // workers` TensorFlow
+threads each, so N workers never oversubscribe the CPU; on Ray, each node's own (vitcore.run.cluster).
 """
 
 from __future__ import annotations
@@ -259,7 +259,7 @@ def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, execu
     threads = max(1, (os.cpu_count() or 1) // workers)
     tasks, session = chunks(todo), new_session()
     if executor == "ray":
-        return _run_ray(tasks, store, address, threads, workers, progress, backfill, replace, session)
+        return _run_ray(tasks, store, address, workers, progress, backfill, session)
     if executor != "local":
         raise ValueError(f"executor must be 'local' or 'ray'; got {executor!r}")
     results = []
@@ -272,21 +272,15 @@ def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, execu
     return results
 
 
-def _run_ray(tasks, store: RunStore, address: str | None, threads: int, workers: int, progress,
-             backfill: bool, replace: bool = False, session: str | None = None) -> list[dict]:
-    try:
-        import ray
-    except ImportError:
-        raise ValueError("--executor ray needs Ray: pip install -r requirements-dev.txt") from None
-    ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
-    task = ray.remote(num_cpus=threads)(_train_chunk)
-    waiting = [task.remote(chunk, str(store.root.resolve()), threads, workers, backfill, replace, session)
-               for chunk in tasks]
-    results = []
-    while waiting:
-        done, waiting = ray.wait(waiting, num_returns=1)
-        results += _finished(ray.get(done[0]), store, progress)
-    return results
+def _run_ray(tasks, store: RunStore, address: str | None, workers: int, progress, backfill: bool,
+             session: str) -> list[dict]:
+    """The chunks on a Ray cluster; the driver (this process) writes every run (vitcore.run.cluster)."""
+    if backfill:
+        raise ValueError("--backfill-predictions compares retrains with the runs stored on this machine: "
+                         "use --executor local")
+    from vitcore.run import cluster
+
+    return cluster.run(tasks, store, address, workers, progress, session)
 
 
 def _finished(chunk: list[dict], store: RunStore, progress) -> list[dict]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import Callable
 
 import keras
@@ -22,6 +23,7 @@ from vitcore.data.fashion import load_split
 from vitcore.data.patches import model_inputs
 from vitcore.model.build import NUM_CLASSES, build_model
 from vitcore.run import overlap
+from vitcore.store import writer
 from vitcore.store.runs import Run, RunStore
 
 Progress = Callable[[int, int, dict], None]  # (epoch, total epochs, metrics of that epoch)
@@ -85,6 +87,7 @@ class Trainer:
         # Trainings of one session (a sweep's workers) overlap by design; any other one running in the
         # same store at any moment of a run makes it "overlapped" (vitcore.run.overlap): its own timing group.
         self.session = session or overlap.new_session()
+        self.node: str | None = None  # on a Ray node: its kind (vitcore.run.cluster), part of the timing basis
         self._cell: tuple[str, keras.Model, _Loop] | None = None  # (graph_id, model, loop): the last cell
 
     def train(self, cfg: RunConfig, store: RunStore, progress: Progress | None = None,
@@ -92,19 +95,27 @@ class Trainer:
         cached = store.get(cfg)
         if cached is not None:
             return cached
-        result = self.fit(cfg, progress, store)
-        keep = cfg.seeds == (0, 0, 0) if save_weights is None else save_weights
-        return store.save(cfg, result["history"], result["confusion"], result["summary"],
-                          result["model"] if keep else None, predictions=result["predictions"])
+        return store.put(cfg, self.render(cfg, self.fit(cfg, progress, store), save_weights))
 
-    def fit(self, cfg: RunConfig, progress: Progress | None = None, store: RunStore | None = None) -> dict:
+    @staticmethod
+    def render(cfg: RunConfig, result: dict, save_weights: bool | None = None) -> dict[str, bytes]:
+        """A fit's run files as bytes (vitcore.store.writer), what the store writes, here or on a Ray
+        driver. Weights are kept for random-seed-0 runs unless told otherwise."""
+        keep = cfg.seeds == (0, 0, 0) if save_weights is None else save_weights
+        return writer.render(cfg, result["history"], result["confusion"], result["summary"],
+                             result["model"] if keep else None, predictions=result["predictions"])
+
+    def fit(self, cfg: RunConfig, progress: Progress | None = None, store: RunStore | None = None,
+            markers: Path | None = None) -> dict:
         """Train cfg in memory: history (list of per-epoch dicts), confusion, predictions (uint8,
-        official test order), summary (metrics + timing basis) and the trained model. With a store,
-        the training holds a marker there, and a training of another session running at any moment
-        of it makes the summary's timing.context "overlapped"."""
-        if store is None:
+        official test order), summary (metrics + timing basis) and the trained model. With a store
+        (or a `markers` folder: a Ray node's own, which never sees the driver's store), the training
+        holds a marker there, and a training of another session running at any moment of it makes
+        the summary's timing.context "overlapped"."""
+        root = markers if markers is not None else store.root if store is not None else None
+        if root is None:
             return self._fit(cfg, progress)
-        with overlap.watch(store.root, self.session) as seen:
+        with overlap.watch(root, self.session) as seen:
             result = self._fit(cfg, progress)
         if seen.overlapped:
             result["summary"]["timing"]["context"] = overlap.CONTEXT
@@ -166,7 +177,7 @@ class Trainer:
             "threads": threads,
             # What the wall time depends on: runs compare in seconds only when all of this is equal.
             "timing": {"code": TIMING_VERSION, "threads": threads, "workers": self.workers,
-                       "compile": "reused" if reused else "fresh"},
+                       "compile": "reused" if reused else "fresh", **({"node": self.node} if self.node else {})},
         }
         return {"history": history, "confusion": confusion, "predictions": predicted.astype(np.uint8),
                 "summary": summary, "model": model}

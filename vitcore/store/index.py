@@ -75,11 +75,13 @@ def stamp(folder: str | Path, is_dir: bool = True) -> str | None:
 
 def timing_group(summary: dict) -> str:
     """Runs whose wall seconds compare: equal strings were timed by the same code, threads, workers
-    and compile mode (and context: a replaced run, timed on another occasion, is its own group). Summaries without "timing" but with "threads" came from the one-launch-per-epoch
+    and compile mode (and node kind, for a run trained on a Ray node; and context: a replaced run, timed on another
+    occasion, is its own group). Summaries without "timing" but with "threads" came from the one-launch-per-epoch
     code in fresh processes of 2-worker sweeps; summaries with neither from the one-launch-per-step code."""
     timing = summary.get("timing")
     if timing is not None:
         group = f"v{timing['code']}/threads{timing['threads']}/workers{timing['workers']}/{timing['compile']}"
+        group += f"/node {timing['node']}" if timing.get("node") else ""  # a Ray node's kind (vitcore.run.cluster)
         return group + (f"/{timing['context']}" if timing.get("context") else "")
     if "threads" in summary:
         return f"v2/threads{summary['threads']}/workers2/fresh"

@@ -8,18 +8,16 @@ Layout of one run, `<store>/<run_id>/`:
     predictions.npy    the 10,000 predicted test classes, uint8, official test order (runs trained
                        since predictions were kept, or backfilled by a bit-for-bit retrain)
     summary.json       written last: metrics + config; its presence marks the run complete
-A run is written into `<store>/.tmp-*` and renamed into place in one step, so a reader never sees half a
-run; a killed writer leaves only a `.tmp-*` folder, which `check()` reports and `clean()` removes
+A run is rendered as bytes, then written into `<store>/.tmp-*` and renamed into place in one step
+(vitcore.store.writer: the one writer, for local and Ray runs alike), so a reader never sees half a run; a
+killed writer leaves only a `.tmp-*` folder, which `check()` reports and `clean()` removes
 (vitcore.store.upkeep). Readers see only valid runs (every rule: vitcore.store.validate); each verdict is
 cached in `<store>/.index.json` with the stamps it was judged from (vitcore.store.index). No TensorFlow here.
 """
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
-import shutil
 import tempfile
 import warnings
 from dataclasses import dataclass
@@ -28,9 +26,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from vitcore.config.run import SCHEMA_VERSION, TRAINING_VERSION, VIT_FIELDS, RunConfig
+from vitcore.config.run import VIT_FIELDS, RunConfig
 from vitcore.data.fashion import NUM_CLASSES
-from vitcore.store import files, index, upkeep, validate
+from vitcore.store import files, index, upkeep, validate, writer
 from vitcore.store.index import COLUMNS, CONFIG_FIELDS, RUN_ID, stamp, timing_group  # noqa: F401 (re-exported)
 from vitcore.store.validate import (  # noqa: F401
     HISTORY_COLUMNS,
@@ -96,10 +94,6 @@ def check_run_id(run_id: str) -> str:
     if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
         raise ValueError(f"a run id is 12 lowercase hex digits; got {run_id!r}")
     return run_id
-
-
-def _write_json(path: Path, data: dict) -> None:
-    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 class RunStore:
@@ -236,48 +230,19 @@ class RunStore:
         return self._write(cfg, history, confusion, metrics, model, predictions, replace=True)
 
     def _write(self, cfg, history, confusion, metrics, model, predictions, replace: bool) -> Run:
-        self.root.mkdir(parents=True, exist_ok=True)
+        return self.put(cfg, writer.render(cfg, history, confusion, metrics, model, predictions), replace)
+
+    def put(self, cfg: RunConfig, files: dict[str, bytes], replace: bool = False) -> Run:
+        """Store a run rendered elsewhere (vitcore.store.writer.render, e.g. on a Ray node): the same
+        atomic, validated write as save() (replace=True: as replace()). Bad files raise ValueError."""
         run_id = check_run_id(cfg.run_id)
-        temp = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{run_id}-", dir=self.root))
-        lock = os.open(temp, os.O_RDONLY)
-        aside = None
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # `check` leaves a held .tmp-* folder alone: a write in progress
-            os.chmod(temp, 0o755)  # mkdtemp makes 0700; a shared store must be readable by all
-            config = {"schema": SCHEMA_VERSION, "training_version": TRAINING_VERSION, "run_id": run_id,
-                      "config": cfg.identity()}
-            _write_json(temp / "config.json", config)
-            pd.DataFrame(history, columns=HISTORY_COLUMNS).to_csv(temp / "history.csv", index=False)
-            np.savetxt(temp / "confusion.csv", np.asarray(confusion).reshape(NUM_CLASSES, NUM_CLASSES), fmt="%d", delimiter=",")
-            if predictions is not None:
-                np.save(temp / PREDICTIONS, _as_predictions(predictions, confusion), allow_pickle=False)
-            if model is not None:
-                model.save_weights(temp / WEIGHTS)
-            _write_json(temp / "summary.json", {**config, **metrics, "has_weights": model is not None})  # last: the completion marker
-            try:
-                read_run(temp, run_id)
-            except BadRun as error:
-                raise ValueError(f"refusing to store run {run_id} ({cfg.label()}): {error}") from None
-            if replace and (self.root / run_id).exists():
-                aside = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}old-{run_id}-", dir=self.root))
-                os.rename(self.root / run_id, aside / run_id)
-            try:
-                os.rename(temp, self.root / run_id)
-            except OSError:  # the folder exists: a complete twin, or debris of a bad run
-                if self.get(cfg) is None:
-                    shutil.rmtree(self.root / run_id, ignore_errors=True)
-                    os.rename(temp, self.root / run_id)
-        finally:
-            os.close(lock)
-            shutil.rmtree(temp, ignore_errors=True)
-            if aside is not None:
-                shutil.rmtree(aside, ignore_errors=True)
+        writer.install(self.root, cfg, files, replace)
         return self.load(run_id)
 
     def add_predictions(self, run: Run, predictions: np.ndarray) -> None:
         """Give a complete run its predictions (a backfill): checked against its confusion matrix,
         written to a temp file and renamed into place, so the run never holds half a file."""
-        values = _as_predictions(predictions, run.confusion())
+        values = writer.as_predictions(predictions, run.confusion())
         handle, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".npy", dir=run.path)
         try:
             with os.fdopen(handle, "wb") as out:
@@ -288,13 +253,3 @@ class RunStore:
             if os.path.exists(temp):
                 os.unlink(temp)
 
-
-def _as_predictions(predictions: np.ndarray, confusion: np.ndarray) -> np.ndarray:
-    """uint8 predictions whose per-class counts equal the confusion matrix's column sums."""
-    values = np.asarray(predictions)
-    confusion = np.asarray(confusion).reshape(NUM_CLASSES, NUM_CLASSES)
-    if values.shape != (int(confusion.sum()),) or values.min(initial=0) < 0 or values.max(initial=0) > 9:
-        raise ValueError(f"predictions must be {int(confusion.sum()):,} classes 0-9; got shape {values.shape}")
-    if not np.array_equal(np.bincount(values, minlength=NUM_CLASSES), confusion.sum(axis=0)):
-        raise ValueError("predictions disagree with the confusion matrix's predicted-class counts")
-    return values.astype(np.uint8)

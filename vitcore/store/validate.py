@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +54,7 @@ from vitcore.store.files import (  # noqa: F401 (re-exported)
     weights_limit,
 )
 
-VALIDATION_VERSION = 3
+VALIDATION_VERSION = 4  # 4: timing may name a Ray node kind (vitcore.run.cluster)
 HISTORY_COLUMNS = ["epoch", "loss", "accuracy", "val_loss", "val_accuracy", "lr", "seconds"]
 METRICS = list(SUMMARY)  # summary.json's metrics (vitcore.config.metrics)
 ACCURACIES = ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "final_val_accuracy")
@@ -71,6 +72,7 @@ LR_TOLERANCE = 1e-6  # the history's lr is the config's lr (or a warm-up below i
 # a run retrained by a backfill (sweep --replace-unreproducible) on a machine shared with other work,
 # "overlapped" one that ran while another session's training ran in its store (vitcore.run.overlap).
 TIMING_CONTEXTS = ("", "replaced", "overlapped")
+NODE_KIND = re.compile(r"[ -~]{1,100}")  # timing.node of a run trained on a Ray node (vitcore.run.cluster)
 
 
 @dataclass(frozen=True)
@@ -193,12 +195,13 @@ def _check_metrics(summary: dict, config: RunConfig) -> None:
         wrong.append(f"seconds {summary['seconds']!r} (allowed: above 0 and below a day)")
     timing = summary.get("timing")
     if timing is not None and not (isinstance(timing, dict)
-                                   and set(timing) - {"context"} == {"code", "threads", "workers", "compile"}
+                                   and set(timing) - {"context", "node"} == {"code", "threads", "workers", "compile"}
                                    and all(type(timing[k]) is int and timing[k] >= 1 for k in ("code", "threads", "workers"))
                                    and timing["compile"] in ("fresh", "reused")
-                                   and timing.get("context", TIMING_CONTEXTS[0]) in TIMING_CONTEXTS):
+                                   and timing.get("context", TIMING_CONTEXTS[0]) in TIMING_CONTEXTS
+                                   and NODE_KIND.fullmatch(str(timing.get("node", "-")))):
         wrong.append(f"timing {timing!r} (allowed: code, threads, workers >= 1, compile fresh|reused, and an optional "
-                     f"context {'|'.join(TIMING_CONTEXTS[1:])})")
+                     f"context {'|'.join(TIMING_CONTEXTS[1:])} and node kind (a Ray node: printable, 1-100 characters))")
     if "threads" in summary and not (type(summary["threads"]) is int and summary["threads"] >= 1):
         wrong.append(f"threads {summary['threads']!r} (allowed: a whole number >= 1)")
     if wrong:

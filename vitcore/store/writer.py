@@ -1,0 +1,117 @@
+"""The one way a run reaches a store: render its files as bytes, then install them atomically.
+
+    files = render(cfg, history, confusion, metrics, model, predictions)  # wherever it trained
+    install(store_root, cfg, files)                                       # on the store's machine
+
+A local training does both in one process (RunStore.save); a Ray task renders on its node and returns
+the bytes through Ray's object store, and the driver installs them (vitcore.run.cluster), so a node
+never writes to the driver's disk and both executors store the same bytes through the same checks.
+Rendering happens in a private temp folder (the weights writer needs a file), never in the store.
+`install` treats the bytes as untrusted (they may come from another machine): only the run files'
+names, the summary written last (the completion marker), then every rule of vitcore.store.validate
+before the folder is renamed into place.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from vitcore.config.run import SCHEMA_VERSION, TRAINING_VERSION, RunConfig
+from vitcore.data.fashion import NUM_CLASSES
+from vitcore.store.validate import HISTORY_COLUMNS, PREDICTIONS, TEMP_PREFIX, WEIGHTS, BadRun, read_run
+
+SUMMARY = "summary.json"
+# Every file a run folder may hold, in the order they are written: the summary last.
+RUN_FILES = ("config.json", "history.csv", "confusion.csv", PREDICTIONS, WEIGHTS, SUMMARY)
+
+
+def _json(data: dict) -> bytes:
+    return (json.dumps(data, indent=1, sort_keys=True) + "\n").encode()
+
+
+def render(cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: dict, model=None,
+           predictions: np.ndarray | None = None) -> dict[str, bytes]:
+    """A finished run's files, {name: bytes} (names from RUN_FILES): what `install` writes. `model`
+    (anything with Keras' save_weights) adds the weights; `predictions` must agree with `confusion`."""
+    config = {"schema": SCHEMA_VERSION, "training_version": TRAINING_VERSION, "run_id": cfg.run_id,
+              "config": cfg.identity()}
+    files = {"config.json": _json(config),
+             "history.csv": pd.DataFrame(history, columns=HISTORY_COLUMNS).to_csv(index=False).encode()}
+    scratch = Path(tempfile.mkdtemp(prefix="vitcore-render-"))  # this machine's temp folder, not the store
+    try:
+        np.savetxt(scratch / "confusion.csv", np.asarray(confusion).reshape(NUM_CLASSES, NUM_CLASSES), fmt="%d",
+                   delimiter=",")
+        if predictions is not None:
+            np.save(scratch / PREDICTIONS, as_predictions(predictions, confusion), allow_pickle=False)
+        if model is not None:
+            model.save_weights(scratch / WEIGHTS)
+        for name in RUN_FILES[2:-1]:
+            if (scratch / name).exists():
+                files[name] = (scratch / name).read_bytes()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    files[SUMMARY] = _json({**config, **metrics, "has_weights": model is not None})
+    return files
+
+
+def install(root: Path, cfg: RunConfig, files: dict[str, bytes], replace: bool = False) -> None:
+    """Write a rendered run into the store at `root` atomically: into `<root>/.tmp-*`, validated in
+    full, then renamed to `<root>/<run_id>`. If a valid twin is there already (another writer stored
+    it first) it is kept, unless `replace`. A run that would not be valid raises ValueError and
+    leaves nothing behind."""
+    run_id = cfg.run_id
+    unknown = sorted(set(files) - set(RUN_FILES)) if isinstance(files, dict) else ["(not a dict)"]
+    if unknown or not all(isinstance(data, bytes) for data in files.values()):
+        raise ValueError(f"refusing to store run {run_id} ({cfg.label()}): files must be bytes named "
+                         f"{', '.join(RUN_FILES)}; got {', '.join(map(repr, unknown[:5])) or 'a non-bytes value'}")
+    root.mkdir(parents=True, exist_ok=True)
+    temp = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{run_id}-", dir=root))
+    lock = os.open(temp, os.O_RDONLY)
+    aside = None
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # `check` leaves a held .tmp-* folder alone: a write in progress
+        os.chmod(temp, 0o755)  # mkdtemp makes 0700; a shared store must be readable by all
+        for name in RUN_FILES:  # the summary last: the completion marker
+            if name in files:
+                handle = os.open(temp / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+                with os.fdopen(handle, "wb") as out:
+                    out.write(files[name])
+        try:
+            read_run(temp, run_id)
+        except BadRun as error:
+            raise ValueError(f"refusing to store run {run_id} ({cfg.label()}): {error}") from None
+        if replace and (root / run_id).exists():
+            aside = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}old-{run_id}-", dir=root))
+            os.rename(root / run_id, aside / run_id)
+        try:
+            os.rename(temp, root / run_id)
+        except OSError:  # the folder exists: a complete twin, or debris of a bad run
+            try:
+                read_run(root / run_id, run_id)
+            except BadRun:
+                shutil.rmtree(root / run_id, ignore_errors=True)
+                os.rename(temp, root / run_id)
+    finally:
+        os.close(lock)
+        shutil.rmtree(temp, ignore_errors=True)
+        if aside is not None:
+            shutil.rmtree(aside, ignore_errors=True)
+
+
+def as_predictions(predictions: np.ndarray, confusion: np.ndarray) -> np.ndarray:
+    """uint8 predictions whose per-class counts equal the confusion matrix's column sums."""
+    values = np.asarray(predictions)
+    confusion = np.asarray(confusion).reshape(NUM_CLASSES, NUM_CLASSES)
+    if values.shape != (int(confusion.sum()),) or values.min(initial=0) < 0 or values.max(initial=0) > 9:
+        raise ValueError(f"predictions must be {int(confusion.sum()):,} classes 0-9; got shape {values.shape}")
+    if not np.array_equal(np.bincount(values, minlength=NUM_CLASSES), confusion.sum(axis=0)):
+        raise ValueError("predictions disagree with the confusion matrix's predicted-class counts")
+    return values.astype(np.uint8)
