@@ -290,6 +290,7 @@ def test_reset_returns_every_switch_to_the_article_vit(table):
 PAPER_LEVELS = [("pos_embedding", "sincos"), ("pooling", "cls"), ("tokenizer", "shifted"), ("self_attention", "lsa")]
 
 
+@pytest.mark.slow  # 8 full-store page renders per level (~7 s each at load 8): the slow tier, still in CI
 @pytest.mark.parametrize("key, value", PAPER_LEVELS)
 def test_every_page_renders_for_each_papers_level(key, value):
     for page in PAGES:

@@ -116,6 +116,7 @@ def _blocking_train(gate: threading.Event, done: list):
     return fake_train
 
 
+@pytest.mark.slow  # two sessions around a blocked training thread (~10 s at load 8): the slow tier, still in CI
 def test_cancel_is_offered_to_the_starting_session_only(monkeypatch):
     from test_app_pages import app, uncached
 
