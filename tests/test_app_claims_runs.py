@@ -86,23 +86,32 @@ def test_claims_page_renders_every_claim_its_download_and_the_runs_behind_one(st
     first = shown.iloc[0]
     assert (first["Claim"], first["Rows"], first["Verdict"], first["Direction"]) == \
         ("the ViT beats the convnet", "1,000", "better", "agrees")
-    assert first["Metric"] == "Best val accuracy (optimistic)" and shown.iloc[1]["Metric"].endswith("· beside")
-    assert first["Sources"] == "source article"  # who; the titles and the settings are in the table below
-    assert list(shown.columns[:8]) == ["Claim", "Sources", "Rows", "Metric", "Δ", "Verdict", "Direction", "Runs"]
+    assert first["Metric"] == "Test accuracy" and shown.iloc[1]["Metric"] == \
+        "Best val accuracy (optimistic) · not counted"  # test accuracy decides; best val is never counted
+    assert first["Mirrored claim"].startswith("CNNs beat ViTs on small data") and first["Tally"] == "counted"
+    assert shown.iloc[1]["Tally"].startswith("not counted")
+    assert first["Sources"] == "source article; Dosovitskiy et al. 2021"  # who; titles and settings: the table below
+    assert list(shown.columns[:8]) == ["Claim", "Δ = selection − baseline", "Rows", "Metric", "Δ", "Verdict",
+                                       "Direction", "Runs"]
     origins = at.table[0].value  # each claim's setting once, in full
     assert set(origins["Setting"]) == set(table["setting"]) and not origins.duplicated(["Claim", "Setting"]).any()
-    assert (shown["Runs"].iloc[:-1].str.startswith("./?")).all()  # every row links to its runs on the Ablations page
+    ran = shown["Rows"] != "any (counted)"
+    assert (shown.loc[ran, "Runs"].iloc[:-1].str.startswith("./?")).all()  # each row links to its runs
+    assert (shown.loc[~ran, "Runs"] == "./token_cost").all() and (~ran).sum() == 3  # counted work, every patch step
     last = shown.iloc[-1]  # the data-size row (the crossover estimate) links to the curve
     assert (last["Claim"], last["Rows"], last["Runs"]) == (claims.DATA_SIZE, "the curve", "./vit_vs_convnet")
     assert "baseline=convnet" in first["Runs"]
-    assert [m.value for m in at.metric][0].endswith(f"of {(table['role'] == claims.AS_CLAIMED).sum()}")
+    counts = claims.tally_of(table)  # one tally: the cards, the line and the CLI
+    assert [m.value for m in at.metric] == [f"{counts[word]} of {counts['counted']}" for word in claims.DIRECTIONS]
+    line = claims.tally(store.table()).set_index("margin").loc[0.01]
+    assert all(line[word] == counts[word] for word in claims.DIRECTIONS)
     text = " ".join(m.value for m in at.markdown)
     assert "Correction" in text and "Tally by margin" in text and "±0.005" in text and "±0.02" in text
 
     assert cli.main(["claims", "--store", str(store.root), "--out", str(tmp_path / "claims.csv")]) == 0
     assert downloads["claims.csv"] == (tmp_path / "claims.csv").read_bytes()  # the CLI's bytes
 
-    behind = at.dataframe[1].value  # the first row's pairs, seed by seed (best val accuracy)
+    behind = at.dataframe[1].value  # the first row's pairs, seed by seed (test accuracy)
     assert behind["random seed"].tolist() == [0, 1, 2]
 
 

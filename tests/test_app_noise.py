@@ -39,7 +39,11 @@ def test_the_page_prints_the_libraries_advice_and_charts_every_cell(store):
     assert "pairing by the data sample alone removes" in shown[-1]
     rows = json.loads(at.get("vega_lite_chart")[0].proto.spec)["facet"]["row"]["sort"]  # one chart row per cell
     assert rows == [f"{cell} · 1,000 rows" for cell in components["cell"].unique()] and len(rows) == 3
-    assert len(at.dataframe) == 2
+    assert len(at.dataframe) == 3  # every paired comparison's pairing, the decomposition, the pairing table
+    from vitcore.analysis import pairing as survey
+
+    advice = next(md.value for md in at.markdown if md.value.startswith("**Pairing by the random seed.**"))
+    assert survey.advice(survey.survey(store.table())) in advice  # over every committed comparison, not one cell
 
 
 def test_an_empty_store_gets_a_note(store):

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fakes import write_run
 from streamlit.testing.v1 import AppTest
@@ -21,7 +22,7 @@ from vitcore.app.sidebar import PAINTED
 from vitcore.app.training import slot as slot_module
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import REGISTRY
-from vitcore.stats import compare
+from vitcore.stats import compare, seconds
 from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
 
@@ -40,13 +41,16 @@ def table():
 
 def shown_values(table, cfg: RunConfig) -> list[str]:
     """The metric cards' values for cfg as the page prints them: the means over the random seeds paired
-    with its default baseline (vitcore.stats.compare), or over all its seeds when cfg is that baseline."""
+    with its default baseline (vitcore.stats.compare), or over all its seeds when cfg is that baseline (seconds:
+    over its reference timing group, vitcore.stats.seconds)."""
     runs = stats.runs_of(table, cfg)
     assert len(runs), f"{cfg.label()} at {cfg.train_rows} rows is not in {state.STORE_PATH}"
+    own_seconds = seconds.seconds_summary(runs)["mean"]  # one timing group's, never pooled across groups
     if cfg == compare.default_baseline(cfg):
-        means = [runs[m].mean() for m in stats.METRICS]
-    else:
-        means = compare.compare(table, cfg).metrics["selection_mean"]
+        means = [own_seconds if m == "seconds" else runs[m].mean() for m in stats.METRICS]
+    else:  # seconds with no pair timed alike without load: the card shows the config's own group mean
+        means = [own_seconds if m == "seconds" and np.isnan(mean) else mean
+                 for m, mean in zip(stats.METRICS, compare.compare(table, cfg).metrics["selection_mean"])]
     return [f"{mean:.{1 if m == 'seconds' else 4}f}" for m, mean in zip(stats.METRICS, means)]
 
 

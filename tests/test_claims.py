@@ -15,19 +15,26 @@ from vitcore.store.runs import RunStore
 VIT, CONVNET = RunConfig(train_rows=1000), RunConfig(model="convnet", train_rows=1000)
 
 
-ROW = {"margin": 0.01, "ci_adj_low": 0.02, "ci_adj_high": 0.04}  # a resolved Δ whose interval clears ±0.01
-INSIDE = {"margin": 0.01, "ci_adj_low": 0.002, "ci_adj_high": 0.006}
+ROW = {"margin": 0.01, "ci_adj_low": 0.02, "ci_adj_high": 0.04, "p_value": 1e-4}  # resolved, clears ±0.01
+INSIDE = {"margin": 0.01, "ci_adj_low": 0.002, "ci_adj_high": 0.006, "p_value": 1e-3}
+SHOWN_SMALL = {"margin": 0.02, "ci_adj_low": -0.0023, "ci_adj_high": 0.0141, "p_value": 0.025}  # patch 4 − 7
+NO_SIDE = {"margin": 0.02, "ci_adj_low": -0.009, "ci_adj_high": 0.007, "p_value": 0.66}  # post-norm warm-up
+STRADDLES = {"margin": 0.01, "ci_adj_low": 0.002, "ci_adj_high": 0.015, "p_value": 1e-3}
 
 
 @pytest.mark.parametrize("expected, verdict, delta, row, answer", [
     ("> 0", "better", 0.03, ROW, ("agrees", claims.BEYOND_MARGIN)),
     ("> 0", "worse", 0.03, ROW, ("agrees", claims.BEYOND_MARGIN)),          # gap: a positive Δ reads "worse"
-    ("> 0", "slightly better", 0.004, INSIDE, ("agrees", claims.INSIDE_MARGIN)),  # resolved in the claimed direction
+    ("> 0", "slightly better", 0.004, INSIDE, (claims.SMALLER, claims.INSIDE_MARGIN)),  # real, smaller than the margin
     ("> 0", "better", -0.03, ROW, ("disagrees", claims.BEYOND_MARGIN)), ("< 0", "higher", 0.02, ROW, ("disagrees", claims.BEYOND_MARGIN)),
-    ("> 0", "equivalent", 0.001, INSIDE, ("disagrees", claims.INSIDE_MARGIN)),  # shown equivalent to zero
+    ("> 0", "slightly worse", -0.004, INSIDE, ("disagrees", claims.INSIDE_MARGIN)),  # resolved against, if small
+    ("> 0", "equivalent", 0.0059, SHOWN_SMALL, (claims.SMALLER, claims.INSIDE_MARGIN)),  # never "disagrees"
+    ("> 0", "equivalent", -0.0011, NO_SIDE, ("unresolved", claims.INSIDE_MARGIN)),  # small, no direction
+    ("> 0", "equivalent", 0.0011, NO_SIDE, ("unresolved", claims.INSIDE_MARGIN)),  # on the side, but not shown there
     ("≈ 0", "equivalent", 0.001, INSIDE, ("agrees", claims.INSIDE_MARGIN)),
     ("≈ 0", "slightly worse", -0.004, INSIDE, ("agrees", claims.INSIDE_MARGIN)),
     ("≈ 0", "better", 0.03, ROW, ("disagrees", claims.BEYOND_MARGIN)),
+    ("≈ 0", "better", 0.008, STRADDLES, ("unresolved", claims.SIZE_OPEN)),  # real, but not shown beyond ±margin
     ("> 0", "inconclusive", 0.03, ROW, ("unresolved", claims.SIZE_OPEN)),
     ("≈ 0", "too few seeds", 0.0, ROW, ("unresolved", claims.SIZE_OPEN)),
     ("> 0", "not comparable", np.nan, ROW, ("unresolved", claims.SIZE_OPEN)),
@@ -44,11 +51,23 @@ def test_expected_is_checked():
 
 
 def test_one_claim_per_distinct_comparison_listing_its_sources():
-    keys = [(c.selection.config_id, c.baseline.config_id, c.metric, c.expected) for c in claims.CLAIMS]
-    assert len(keys) == len(set(keys))
-    flipped = [(b, a, m) for a, b, m, _ in keys]
-    assert not set(flipped) & {(a, b, m) for a, b, m, _ in keys if a != b}  # no comparison twice with the sign flipped
-    assert any(len(c.sources) > 1 for c in claims.CLAIMS)
+    keys = [(frozenset((c.selection.config_id, c.baseline.config_id)), c.metric) for c in claims.CLAIMS]
+    assert len(keys) == len(set(keys))  # no comparison twice, not even with the sign flipped (a mirror instead)
+    assert any(len(c.sources) > 1 for c in claims.CLAIMS) and any(c.mirror for c in claims.CLAIMS)
+    with pytest.raises(ValueError, match="mirror"):
+        claims.Claim("x", (("y", "z"),), VIT, CONVNET, "test_accuracy", "> 0", mirror="the other way")
+
+
+def test_every_papers_setting_says_where_ours_differs():
+    for claim in claims.CLAIMS:
+        for source, how in claim.all_sources():
+            if not source.startswith(claims.SEED):  # the source article's setting is ours
+                assert "ours" in how and "not their setting" in how or "theirs" in how, (claim.claim, source)
+
+
+def test_each_claim_is_checked_at_every_patch_step():
+    steps = {(c.selection.patch_size, c.baseline.patch_size) for c in claims.CLAIMS if c.claim.startswith("smaller")}
+    assert steps == {(2, 4), (4, 7), (7, 14)}  # accuracy and counted work, patch 2 included
 
 
 def _world() -> pd.DataFrame:
@@ -85,36 +104,47 @@ def test_claims_on_synthetic_runs():
     assert list(table.columns) == claims.COLUMNS
     assert table["claim"].iloc[-1] == claims.DATA_SIZE and table["verdict"].iloc[-1] == "too few seeds"  # 2 row counts
 
-    vit_best = _row(table, "the ViT beats the convnet", 1000, "best_val_accuracy")
-    assert (vit_best.verdict, vit_best.direction, vit_best.n_pairs, vit_best.role) == ("better", "agrees", 5,
-                                                                                       claims.AS_CLAIMED)
-    row = _row(table, "the ViT beats the convnet", 1000, "test_accuracy")  # beside the optimistic metric
+    row = _row(table, "the ViT beats the convnet", 1000, "test_accuracy")  # test accuracy decides
     vit, convnet = (runs[(runs.model == m) & (runs.train_rows == 1000)].sort_values("seed") for m in ("vit", "convnet"))
     assert row.mean_delta == pytest.approx(np.mean(vit.test_accuracy.to_numpy() - convnet.test_accuracy.to_numpy()))
-    assert row.role == claims.BESIDE
-    assert _row(table, "CNNs beat ViTs on small data", 1000).direction == "disagrees"  # the same Δ, other claim
-    assert _row(table, "CNNs beat ViTs on small data", 4000).direction == "agrees"  # evaluated at every size
-    assert _row(table, "the ViT beats the convnet", 4000, "best_val_accuracy")[["verdict", "direction"]].tolist() == [
-        "worse", "disagrees"]
+    assert (row.verdict, row.direction, row.n_pairs, row.role, row.tally) == ("better", "agrees", 5, claims.DECIDES,
+                                                                             claims.COUNTED)
+    assert row.mirror.startswith("CNNs beat ViTs on small data") and row.mirror.endswith(": disagrees")
+    best = _row(table, "the ViT beats the convnet", 1000, "best_val_accuracy")  # beside, never counted
+    assert best.role == claims.BESIDE and best.tally.startswith("not counted") and best.mirror == ""
+    later = _row(table, "the ViT beats the convnet", 4000, "test_accuracy")  # evaluated at every size
+    assert (later.verdict, later.direction) == ("worse", "disagrees") and later.mirror.endswith(": agrees")
+    assert not (table["claim"] == "CNNs beat ViTs on small data").any()  # the mirror is the same row
     overfits = _row(table, "the ViT overfits more than the convnet", 1000)
     assert (overfits.verdict, overfits.direction) == ("worse", "agrees")  # a larger gap is "worse", as expected
     assert _row(table, "pre-norm does not need warm-up", 4000).direction == "agrees"
     assert _row(table, "removing the position embedding hurts", 4000)[["verdict", "direction"]].tolist() == [
         "too few seeds", "unresolved"]  # one random seed
-    assert not (table["claim"].str.startswith("smaller patches")).any()  # no patch-4 runs at all: no row
+    assert not (table["claim"].str.startswith("smaller patches are more")).any()  # no patch-4 runs at all: no row
+    work = table[table["metric"] == claims.WORK]  # counted, exact, whatever the runs
+    assert len(work) == 3 and (work["direction"] == "agrees").all() and work["train_rows"].isna().all()
 
 
 def test_margin_reaches_the_verdict_and_the_tally_shows_three_margins():
-    """A wide margin makes the resolved 0.03 lead 'slightly better' (real, inside ±0.1): it still agrees."""
-    row = _row(claims.claims_table(_world(), margin=0.1), "the ViT beats the convnet", 1000, "best_val_accuracy")
-    assert (row.verdict, row.direction, row["size"]) == ("slightly better", "agrees", claims.INSIDE_MARGIN)
+    """A wide margin makes the resolved 0.03 lead 'slightly better' (real, inside ±0.1): it agrees in direction."""
+    row = _row(claims.claims_table(_world(), margin=0.1), "the ViT beats the convnet", 1000, "test_accuracy")
+    assert (row.verdict, row.direction, row["size"]) == ("slightly better", claims.SMALLER, claims.INSIDE_MARGIN)
     tally = claims.tally(_world())
     assert tally["margin"].tolist() == [0.005, 0.01, 0.02]
-    assert (tally[["agrees", "disagrees", "unresolved"]].sum(axis=1) == tally["rows"]).all()
+    assert (tally[list(claims.DIRECTIONS)].sum(axis=1) == tally["counted"]).all()
+    for margin, line in zip((0.005, 0.01, 0.02), tally.to_dict("records")):  # one tally: the table's own
+        table = claims.claims_table(_world(), margin=margin)
+        assert claims.tally_of(table) == {k: line[k] for k in (*claims.DIRECTIONS, "counted", "not_counted")}
+        assert line["counted"] + line["not_counted"] == len(table)  # every row counted or named as not
 
 
-def test_every_claim_is_evaluated_on_the_committed_store():
-    table = claims.claims_table(RunStore(ROOT / "cached_runs").table())
+@pytest.fixture(scope="module")
+def committed():
+    return RunStore(ROOT / "cached_runs").table()
+
+
+def test_every_claim_is_evaluated_on_the_committed_store(committed):
+    table = claims.claims_table(committed)
     assert set(table["claim"]) == {c.claim for c in claims.CLAIMS} | {claims.DATA_SIZE, claims.SEED_NOISE}
     assert (table["claim"] == claims.SEED_NOISE).sum() >= 2  # the noise grid: the ViT and the convnet, 1,000 rows
     assert table["verdict"].isin(VERDICTS).all() and table["direction"].isin(claims.DIRECTIONS).all()
@@ -124,13 +154,36 @@ def test_every_claim_is_evaluated_on_the_committed_store():
     from vitcore.run.sweep import grid
 
     training = {cfg.label() for cfg in grid("papers")}
+    ran = table["metric"] != claims.WORK
     growing = table["comparison"].str.split(" − ").str[0].isin(training)
-    assert (table.loc[~growing, "n_pairs"] >= 2).all() and (table.loc[growing, "n_pairs"] >= 1).all()
-    data_size = table[table["claim"] == "CNNs beat ViTs on small data"]
-    assert len(data_size) >= 3  # along the data-size curve
-    resolved_as_claimed = table["verdict"].isin(RESOLVED) & (
-        (table["expected"] == "> 0") & (table["mean_delta"] > 0) | (table["expected"] == "< 0") & (table["mean_delta"] < 0))
-    assert (table.loc[resolved_as_claimed, "direction"] == "agrees").all()  # never "disagrees"
+    assert (table.loc[ran & ~growing, "n_pairs"] >= 2).all() and (table.loc[ran & growing, "n_pairs"] >= 1).all()
+    vit_convnet = table[(table["claim"] == "the ViT beats the convnet") & (table["role"] == claims.DECIDES)]
+    assert len(vit_convnet) >= 3 and vit_convnet["mirror"].str.len().gt(0).all()  # along the data-size curve
+    patch_two = table[table["claim"] == "smaller patches are more accurate (2 vs 4)"]
+    assert len(patch_two) >= 1  # patch 2 is checked too
+
+
+@pytest.mark.parametrize("margin", [0.005, 0.01, 0.02])
+def test_one_tally_each_comparison_once_no_disagrees_unless_resolved_against(committed, margin):
+    table = claims.claims_table(committed, margin)
+    counted = table[table["tally"] == claims.COUNTED]
+    assert (table["tally"] != claims.COUNTED).sum() == (table["role"] == claims.BESIDE).sum() > 0  # named, not counted
+    assert table.loc[table["tally"] != claims.COUNTED, "tally"].str.contains("not counted: ").all()
+    sides = counted["comparison"].str.split(" − ").map(lambda parts: frozenset(parts))
+    keys = list(zip(sides, counted["train_rows"].fillna(-1), counted["metric"]))
+    assert len(keys) == len(set(keys))  # no comparison tallied twice (a mirror is the same row)
+    against = counted[counted["direction"] == claims.DISAGREES]
+    for row in against.to_dict("records"):  # resolved against the claim, and only then
+        if row["expected"] == "≈ 0":
+            assert row["ci_adj_low"] > row["margin"] or row["ci_adj_high"] < -row["margin"]
+        else:
+            assert (row["ci_adj_high"] < 0) if row["expected"] == "> 0" else (row["ci_adj_low"] > 0)
+    resolved_as_claimed = counted["verdict"].isin(RESOLVED) & (
+        (counted["expected"] == "> 0") & (counted["mean_delta"] > 0) |
+        (counted["expected"] == "< 0") & (counted["mean_delta"] < 0))
+    assert counted.loc[resolved_as_claimed, "direction"].isin([claims.AGREES, claims.SMALLER]).all()
+    line = claims.tally(committed, [margin]).iloc[0]  # the CLI's line and the page's cards: one tally
+    assert all(line[word] == n for word, n in claims.tally_of(table).items())
 
 
 def test_the_data_size_row_is_the_crossover_estimate():

@@ -4,6 +4,7 @@ seed across the three models; on run tables whose crossovers are known by constr
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from vitcore.analysis import scaling
 
@@ -48,3 +49,52 @@ def test_without_the_variant_at_three_row_counts_there_is_no_shift():
     shift = scaling.crossover_shift(only_two, reps=50)
     assert np.isnan(shift.ratio) and shift.row_counts == (1_000, 16_000)
     assert "sweep papers-scaling" in scaling.variant_sentence(only_two)
+
+
+def test_the_crossing_is_the_monotone_fits_and_says_where_it_stays_on_one_side():
+    from vitcore.analysis.crossover import crossing
+
+    x = np.log([1000.0, 2000.0, 4000.0, 8000.0])
+    assert np.exp(crossing(x, np.array([0.03, 0.02, 0.01, -0.01]))) == pytest.approx(4000 * 2 ** 0.5)
+    assert np.exp(crossing(x, np.array([0.02, 0.03, 0.01, -0.01]))) == pytest.approx(4000 * 2 ** 0.5)  # pooled
+    assert crossing(x, np.array([0.04, 0.03, 0.02, 0.01])) == np.inf  # still ahead at the largest: beyond it
+    assert crossing(x, np.array([-0.01, -0.02, -0.03, -0.04])) == -np.inf and np.isnan(crossing(x, np.zeros(4)))
+
+
+def test_a_curve_a_line_does_not_fit_gets_an_interval_around_its_own_crossing():
+    """The lead holds at +0.03 to 4,000 rows, then falls fast: the plain interpolation between the sizes that
+    bracket the sign change (4,000 and 8,000) is inside the interval; the line's misfit is reported."""
+    rng, rows = np.random.default_rng(3), []
+    lead = {1000: 0.03, 2000: 0.03, 4000: 0.02, 8000: -0.02, 16000: -0.03}
+    for size, value in lead.items():
+        for seed in range(8):
+            for name, cfg in scaling.MODELS.items():
+                acc = 0.8 + (value if name == "ViT" else 0.0) + 0.002 * seed + rng.normal(0, 0.003)
+                cfg = cfg.replace(train_rows=size, seed=seed)
+                rows.append({"config_id": cfg.config_id, "run_id": cfg.run_id, "train_rows": size, "seed": seed,
+                             "model": cfg.model, "test_accuracy": acc})
+    runs = pd.DataFrame(rows)
+    est = scaling.crossover_estimate(runs, reps=400)
+    plain = scaling.plain_interpolation(runs, scaling.MODELS["ViT"], scaling.MODELS["convnet"])
+    assert est.low <= plain <= est.high and est.rows == pytest.approx(plain)
+    assert est.line_p < 0.05 and "does not fit" in scaling.crossover_sentence(est)
+    low, high = est.spread  # leaving 4,000 or 8,000 rows out moves the bracket
+    assert low < est.rows < high and len(est.left_out) == 5
+
+
+def test_the_committed_crossover_interval_covers_its_own_data():
+    """On the committed runs (intervals over random seeds and test images): the interval contains the plain
+    interpolation between the row counts that bracket the sign change (the earlier straight line's
+    4,293 [3,813, 4,881] did not contain it: 5,014)."""
+    from conftest import ROOT
+
+    from vitcore.stats import testset
+    from vitcore.store.runs import RunStore
+
+    store = RunStore(ROOT / "cached_runs")
+    runs = store.table()
+    est = scaling.crossover_estimate(runs, reps=500, test_set=testset.from_store(store))
+    plain = scaling.plain_interpolation(runs, scaling.MODELS["ViT"], scaling.MODELS["convnet"])
+    assert 4000 < plain < 8000 and est.low <= plain <= est.high and est.with_images
+    low, high = est.spread
+    assert np.isfinite(low) and low <= est.rows <= high

@@ -70,8 +70,9 @@ def test_claims_at_three_margins_measure_once(study, monkeypatch):
     assert once == len(set(calls)) > 0  # each (selection, baseline, metric) once
     tally = fresh.tally((0.005, 0.01, 0.02))
     assert len(calls) == once
-    assert tally["margin"].tolist() == [0.005, 0.01, 0.02] and (tally["rows"] > 0).all()
-    assert len(table) == tally.loc[1, "rows"] + (table["role"] != claims.AS_CLAIMED).sum()
+    assert tally["margin"].tolist() == [0.005, 0.01, 0.02] and (tally["counted"] > 0).all()
+    assert claims.tally_of(fresh.claims(0.01)) == {k: v for k, v in tally.iloc[1].items() if k != "margin"}
+    assert len(table) and len(calls) == once
 
 
 @pytest.mark.slow  # the uncached ledger: ~4 s on the committed store

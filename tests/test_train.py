@@ -196,6 +196,8 @@ def test_data_init_and_order_seeds_each_drive_only_their_source(monkeypatch):
     assert timeless[0] == timeless[1] and timeless[0] != timeless[2] != timeless[3]
     assert np.array_equal(fits[0]["predictions"], fits[1]["predictions"])
     assert fits[1]["summary"]["timing"]["compile"] == "reused"
+    load = fits[1]["summary"]["timing"]["load"]  # the load it ran under: a busy machine's runs group apart
+    assert set(load) == {"loadavg_start", "loadavg_end", "cpu_per_wall", "cores"} and load["cpu_per_wall"] > 0
     # a new init seed changes the initial weights only; new data and order seeds change the rows and orders only
     assert same(plain["orders"], new_init["orders"]) and np.array_equal(plain["x"], new_init["x"])
     assert not same(plain["weights"], new_init["weights"])

@@ -4,6 +4,7 @@ imported; tests/test_anatomy.py checks every count against the Keras builder for
 
 import streamlit as st
 
+from vitcore.analysis import work
 from vitcore.app import fmt, state
 from vitcore.article.seed_reference import POSITION_EMBEDDING_PARAMS, VIT_PARAMS_QUOTED
 from vitcore.config.run import RunConfig
@@ -72,6 +73,14 @@ st.markdown(
     "Norm placement moves layers, it never adds any. The position embedding scales with the token count, "
     "and the patch projection with the patch area — which is why patch 2 (196 tokens) and patch 14 "
     "(4 tokens) both cost more than patch 7: one pays in positions, the other in projection weights.")
+
+st.subheader("Counted work: multiply-adds per image")
+macs = work.work_table(cfg)
+st.dataframe(macs, hide_index=True, width="stretch", column_config={
+    "macs": st.column_config.NumberColumn("multiply-adds", format="localized")})
+st.caption(f"One image's forward pass, exact from the config (vitcore.analysis.work): every multiply-add of a matrix "
+           f"product; norms, softmax and GELU not counted. The convnet: **{fmt.rows(work.macs(CONVNET))}**. This, "
+           "not wall seconds, decides the compute claims (the Claims page) — seconds depend on the machine's load.")
 
 with st.expander("The convnet's layers"):
     st.dataframe(anatomy.convnet_table(), hide_index=True, width="stretch",

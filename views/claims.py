@@ -16,12 +16,12 @@ table = results.claims(margin)
 if table.empty or table["n_pairs"].sum() == 0:
     st.info("No stored runs match the claims yet: `python -m vitcore sweep default` trains them.")
 
-found = claims_view.counts(table)
-for column, (word, title) in zip(st.columns(3), (("agrees", "Agree"), ("disagrees", "Disagree"),
-                                                ("unresolved", "Unresolved"))):
-    column.metric(title, f"{found[word]} of {sum(found.values())}", border=True,
-                  help=f"Claim rows (one per claim and training size, on the metric the source measured) at margin "
-                       f"±{margin:g}.")
+found = claims_view.counts(table)  # the one tally: the same numbers as the line below at this margin
+for column, (word, title) in zip(st.columns(4), (("agrees", "Agree"), (claims_view.DIRECTIONS[1], "Agree in direction, smaller"),
+                                                ("unresolved", "Unresolved"), ("disagrees", "Disagree"))):
+    column.metric(title, f"{found[word]} of {found['counted']}", border=True,
+                  help=f"Distinct comparisons, each counted once, at margin ±{margin:g} "
+                       f"({found['not_counted']} rows shown beside are not counted: the Tally column says why).")
 st.markdown(claims_view.tally_text(results.claims_tally()))
 
 pairs = claims_view.configs(table)
@@ -32,9 +32,10 @@ st.dataframe(claims_view.display(table, links), hide_index=True, width="stretch"
              column_config={"Claim": st.column_config.TextColumn(pinned=True, width=200),
                             "Sources": st.column_config.TextColumn(width=160, help="Who claims it (titles and "
                                                                    "settings: Where each claim comes from, below)"),
-                            "Rows": st.column_config.TextColumn(width=60), "Metric": st.column_config.TextColumn(width=125),
+                            "Rows": st.column_config.TextColumn(width=60), "Metric": st.column_config.TextColumn(width=150),
                             "Δ": st.column_config.TextColumn(width=70), "Verdict": st.column_config.TextColumn(width=92),
-                            "Direction": st.column_config.TextColumn(width=86),
+                            "Direction": st.column_config.TextColumn(width=110),
+                            "Δ = selection − baseline": st.column_config.TextColumn(width=150),
                             "p_adj": st.column_config.NumberColumn(format="%.3g"),
                             "p_tost_adj": st.column_config.NumberColumn(format="%.3g"),
                             "Runs": st.column_config.LinkColumn(
@@ -50,7 +51,7 @@ st.subheader("Where each claim comes from")
 st.table(claims_view.origins(table), hide_index=True)
 
 st.subheader("The runs behind a claim")
-rows = [i for i, pair in enumerate(pairs) if pair]  # the data-size row's runs are the ViT vs convnet page's
+rows = [i for i, pair in enumerate(pairs) if pair]  # the curve's, noise and counted rows link elsewhere
 pick = st.selectbox("Claim", rows, key="claims_pick",
                     format_func=lambda i: f"{table['claim'].iloc[i]} · {fmt.rows(table['train_rows'].iloc[i])} rows "
                                           f"· {fmt.title(table['metric'].iloc[i])}") if rows else None

@@ -14,6 +14,11 @@ st.caption("One random seed sets three things: which training rows are sampled, 
            "generalized confidence intervals).")
 
 margin = state.margin()
+survey, survey_advice = noise_view.pairing_survey()  # every committed paired comparison, not one cell
+st.markdown(f"**Pairing by the random seed.** {survey_advice}")
+with st.expander(f"What pairing removes, comparison by comparison ({len(survey)})"):
+    st.dataframe(noise_view.survey_display(survey), hide_index=True, width="stretch")
+
 components, pairing, advice = noise_view.tables(margin)
 if components.empty:
     st.info("No crossed runs stored yet: `python -m vitcore sweep noise` trains them "

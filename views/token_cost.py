@@ -4,10 +4,9 @@ and the sweep's training seconds per patch size, within one timing group. Reads 
 
 import streamlit as st
 
-from vitcore.analysis import cost
+from vitcore.analysis import cost, timing, work
 from vitcore.app import fmt, state, tables
 from vitcore.app.charts import cost_chart
-from vitcore.app.walkthrough import walk
 
 st.title("Token count is the price")
 st.caption("The source article: self-attention compares every token with every other, so cost grows as N²; "
@@ -28,6 +27,19 @@ with st.expander("Try another image and patch size"):
                     f"tokens**, **{fmt.rows(row['attention_entries'])}** attention entries per head, "
                     f"**{fmt.times(row['relative'])}** the article's 16-token ViT.")
 
+st.subheader("Counted: multiply-adds per image, by patch size")
+counted = work.patch_work()
+st.dataframe(counted, hide_index=True, width="content", column_config={
+    "patch_size": st.column_config.NumberColumn("patch"),
+    "macs": st.column_config.NumberColumn("multiply-adds per image", format="localized"),
+    "relative": st.column_config.NumberColumn("relative to patch 7", format="%.2f×"),
+    "training_macs": st.column_config.NumberColumn(f"per training run ({fmt.rows(work.BASE.train_rows)} rows, "
+                                                   f"{work.BASE.epochs} epochs, × 3 with backward)",
+                                                   format="localized")})
+st.caption("Exact from the config (vitcore.analysis.work; the layer by layer count is on Parameter anatomy): the "
+           "deterministic measure of compute, the one the Claims page's compute claims use. Wall seconds below "
+           "depend on the machine's load as well.")
+
 st.subheader("Measured: one attention layer's forward time")
 bench = state.attention_bench()
 if bench is None:
@@ -43,19 +55,24 @@ else:
     st.markdown(" ".join(tables.bench_sentences(bench)))
 
 st.subheader("Measured: training time per patch size (the sweep's `tokens` grid)")
+
 runs = state.load_runs()
-groups = [g for g in walk.timing_groups(runs) if not cost.tokens_grid_seconds(runs[runs["timing_group"] == g]).empty]
+groups = cost.tokens_timing_groups(runs)
 if not groups:
     st.info("No baseline ViT runs in the store yet: `python -m vitcore sweep tokens` trains the article's ViT at "
             "patch 2, 4, 7 and 14.")
 else:
-    group = st.selectbox("Timing basis", groups, key="token_cost_timing", format_func=walk.timing_basis,
+    group = st.selectbox("Timing basis", groups, key="token_cost_timing", format_func=tables.timing_label,
                          help="Seconds compare only between runs timed the same way: same training code, threads, "
-                              "concurrent workers and compile mode (the store's timing_group).")
+                              "concurrent workers and compile mode (the store's timing_group). The first is the "
+                              "reference: the dedicated timing set if trained, else the group not timed under load "
+                              "with the most patch sizes (replaced, overlapped or busy groups come last).")
     grid = cost.tokens_grid_seconds(runs[runs["timing_group"] == group])
     st.markdown(f"**Timing basis:** every second below comes from runs of timing group `{group}` — "
-                f"{walk.timing_basis(group)}. Seconds are compared only within one group: runs timed by other code "
-                "or under other load are not mixed in. Wall time of one run, data loading to test evaluation.")
+                f"{tables.timing_label(group)}. Seconds are compared only within one group: runs timed by other code "
+                "or under other load are not mixed in. Wall time of one run, data loading to test evaluation. "
+                + ("" if timing.context(group) == timing.REFERENCE else "The dedicated timing set (`python -m "
+                   "vitcore bench-timing`: interleaved pairs on a quiet machine) is not trained yet."))
     shown = grid.assign(std_seconds=[fmt.metric(std, "seconds") for std in grid["std_seconds"]])  # one seed: —
     st.dataframe(shown, hide_index=True, width="content", column_config={
         "train_rows": st.column_config.NumberColumn("train rows", format="localized"),

@@ -157,6 +157,21 @@ def tokens_grid_seconds(runs: pd.DataFrame) -> pd.DataFrame:
         ["train_rows", "timing_group", "patch_size"]).reset_index(drop=True)
 
 
+def tokens_timing_groups(runs: pd.DataFrame) -> list[str]:
+    """The timing groups with a tokens grid, best basis first: the dedicated timing set, then clean groups, then
+    groups timed under load (vitcore.stats.seconds.rank); within each, the most patch sizes at one train_rows,
+    then the most runs."""
+    from vitcore.stats.seconds import rank
+
+    keyed = []
+    for group in (runs["timing_group"].unique() if runs is not None and "timing_group" in runs.columns else []):
+        grid = tokens_grid_seconds(runs[runs["timing_group"] == group])
+        if not grid.empty:
+            keyed.append((rank(group), -grid.groupby("train_rows")["patch_size"].nunique().max(),
+                          -int(grid["runs"].sum()), group))
+    return [group for *_, group in sorted(keyed)]
+
+
 def variant_cost_table() -> pd.DataFrame:
     """What each paper's change costs the article's ViT, computed: variant, label, tokens (the sequence the
     attention sees: a class token is one more), attention entries per head and block, relative (to the

@@ -203,6 +203,22 @@ def _chosen(paired: Paired, flipped: np.ndarray, direction: str, image: int) -> 
     return int(np.bincount(wrong_side[flipped[:, image], image], minlength=len(CLASS_NAMES)).argmax())
 
 
+def pairs_to_list(report: FlipReport, most: int = 200) -> tuple[int, int]:
+    """(pairs, images): the fewest pairs at which the same test would list some image if every image kept
+    its flips per pair (newly wrong and newly right scaled from n to that many pairs), and how many it would
+    list; (0, 0) when none up to `most` would. A projection of this comparison, not a power calculation."""
+    n = report.n_pairs
+    wrong, right = report.images["newly_wrong"].to_numpy(float), report.images["newly_right"].to_numpy(float)
+    for pairs in range(max(n, MIN_PAIRS), most + 1):
+        b, c = np.round(wrong * pairs / max(n, 1)), np.round(right * pairs / max(n, 1))
+        tested = b + c >= MIN_DISCORDANT
+        if tested.any():
+            listed = int((benjamini_hochberg(sign_test(b[tested], (b + c)[tested])) < FDR).sum())
+            if listed:
+                return pairs, listed
+    return 0, 0
+
+
 def summary(report: FlipReport) -> str:
     """The counts against their nulls, in one paragraph (the gallery's caption, `compare`'s printout)."""
     n = report.n_pairs
@@ -220,6 +236,13 @@ def summary(report: FlipReport) -> str:
     listed = report.listed
     by_way = {what: int((listed["direction"] == what).sum()) for what in DIRECTIONS}
     tested = int(report.images["q_value"].notna().sum())
-    return (text + f" Listed: images whose flips beat that noise (exact sign test per image over the {tested:,} images "
-            f"discordant in at least {MIN_DISCORDANT} pairs, Benjamini-Hochberg q < {FDR:.0%}): {by_way[BROKEN]:,} "
-            f"newly wrong, {by_way[FIXED]:,} newly right.")
+    text += (f" Listed: images whose flips beat that noise (exact sign test per image over the {tested:,} images "
+             f"discordant in at least {MIN_DISCORDANT} pairs, Benjamini-Hochberg q < {FDR:.0%}): {by_way[BROKEN]:,} "
+             f"newly wrong, {by_way[FIXED]:,} newly right.")
+    if len(listed):
+        return text
+    needed, would = pairs_to_list(report)
+    return text + (f" Too few random seeds to list any image: at {n} pairs no image's flips clear the cut among "
+                   f"{tested:,} tested. " + (f"If every image kept its flips per pair, about {needed} pairs would list "
+                   f"{would:,} (a projection, not a promise)." if needed else
+                   "Even 200 pairs at these flip rates would list none: the switch moves no image consistently."))

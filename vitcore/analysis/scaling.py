@@ -3,9 +3,8 @@
 The source article's real question is "how small can the data be before the convnet wins?". Each
 row count's ViT - convnet Δ is paired by random seed (vitcore.stats.compare); where the Δ changes sign
 is stated with its uncertainty, from the intervals, never from the means alone. `crossover_estimate`
-puts a number on it: a straight line through the paired Δs against log(rows), weighted by each row
-count's 1 / se², crosses zero at the estimate; its 95% interval is a bootstrap over random seeds
-(each row count's paired Δs resampled, the line refitted). It takes any table of runs and any pair of
+puts a number on it (vitcore.analysis.crossover: a monotone fit in log(rows), a bootstrap over random
+seeds and test images, the leave-one-size-out spread). It takes any table of runs and any pair of
 configs (their train_rows is ignored), so another grid can ask the same question. No TensorFlow.
 """
 
@@ -16,12 +15,23 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from vitcore.analysis import crossover as _crossover
+from vitcore.analysis.crossover import (  # noqa: F401 (re-exported)
+    REPLICATES,
+    SEED,
+    Crossover,
+    _weights,
+    crossing,
+    crossover_sentence,
+    paired_curve,
+    plain_interpolation,
+)
 from vitcore.config.papers import PAPER_VARIANTS, SMALL_DATA_VARIANT
 from vitcore.config.run import ARTICLE_MODELS, RunConfig
 from vitcore.config.switches import MODEL_NAMES
 from vitcore.stats import compare as engine
 from vitcore.stats.estimates import BAD, GOOD, MARGIN
-from vitcore.stats.summaries import pair_runs, runs_of, summarize
+from vitcore.stats.summaries import summarize
 
 CURVE_METRICS = ("test_accuracy", "final_val_accuracy")
 MODELS = {MODEL_NAMES[model]: cfg for model, cfg in ARTICLE_MODELS.items()}  # the article's two models, "ViT" first
@@ -87,97 +97,17 @@ def crossover(frame: pd.DataFrame, metric: str = "test_accuracy") -> str:
     return f"No resolved change of sign from {part['train_rows'].min():,} to {part['train_rows'].max():,} rows: {who}{where}.{hint} {described}."
 
 
-REPLICATES = 2_000
-SEED = 0  # the bootstrap's own random generator: fixed, so the page, `report` and the claims agree
-
-
-@dataclass(frozen=True)
-class Crossover:
-    """Where the fitted lead of `first` over `second` is zero: `rows` (NaN when the fitted line is flat
-    or there are too few row counts), its bootstrap 95% interval [low, high], the fitted change of the
-    Δ per doubling of the rows, the row counts used and the pairs at each."""
-    rows: float
-    low: float
-    high: float
-    per_doubling: float
-    row_counts: tuple[int, ...]
-    n_pairs: tuple[int, ...]
-    replicates: int
-    per_doubling_low: float = np.nan   # the slope's bootstrap 95% interval (per doubling of the rows)
-    per_doubling_high: float = np.nan
-
-    @property
-    def inside(self) -> bool:
-        """The estimate lies within the measured row counts (not an extrapolation)."""
-        return bool(self.row_counts) and np.isfinite(self.rows) and min(self.row_counts) <= self.rows <= max(self.row_counts)
+def crossover_estimate(runs: pd.DataFrame, first: RunConfig = MODELS["ViT"], second: RunConfig = MODELS["convnet"],
+                       metric: str = "test_accuracy", reps: int = REPLICATES, seed: int = SEED,
+                       test_set=None) -> Crossover:
+    """vitcore.analysis.crossover.crossover_estimate, the article's ViT against its convnet by default."""
+    return _crossover.crossover_estimate(runs, first, second, metric, reps, seed, test_set)
 
 
 def _fit(x: np.ndarray, deltas: list[np.ndarray]) -> tuple[float, float]:
-    """(crossing log-rows, slope) of the 1/se^2-weighted least-squares line through each row count's mean Δ."""
+    """(crossing log-rows, chord slope) of the monotone fit through each row count's mean Δ (the crossover's)."""
     means = np.array([d.mean() for d in deltas])
-    se = np.array([d.std(ddof=1) / np.sqrt(len(d)) for d in deltas])
-    weights = 1 / np.maximum(se, 1e-6) ** 2
-    slope, intercept = np.polyfit(x, means, 1, w=np.sqrt(weights))
-    return (-intercept / slope if slope != 0 else np.nan), slope
-
-
-def paired_curve(runs: pd.DataFrame, first: RunConfig, second: RunConfig, metric: str = "test_accuracy"
-                 ) -> dict[int, np.ndarray]:
-    """{train_rows: first - second per paired random seed} for every row count where both have 2+ pairs."""
-    out = {}
-    for rows in sorted(set(runs["train_rows"].unique())):
-        a, b = runs_of(runs, first.replace(train_rows=int(rows))), runs_of(runs, second.replace(train_rows=int(rows)))
-        if len(a) and len(b):
-            delta = pair_runs(b, a, metric)["delta"].dropna().to_numpy()
-            if len(delta) >= 2:
-                out[int(rows)] = delta
-    return out
-
-
-def crossover_estimate(runs: pd.DataFrame, first: RunConfig = MODELS["ViT"], second: RunConfig = MODELS["convnet"],
-                       metric: str = "test_accuracy", reps: int = REPLICATES, seed: int = SEED) -> Crossover:
-    """Where the paired Δ (first - second) crosses zero on a line in log(rows), with a bootstrap interval
-    over random seeds (see the module docstring). Needs three row counts with 2+ pairs, else NaN."""
-    curve_ = paired_curve(runs, first, second, metric)
-    counts = tuple(curve_)
-    pairs = tuple(len(d) for d in curve_.values())
-    if len(counts) < 3:
-        return Crossover(np.nan, np.nan, np.nan, np.nan, counts, pairs, 0)
-    x = np.log(np.array(counts, dtype=float))
-    deltas = list(curve_.values())
-    point, slope = _fit(x, deltas)
-    rng = np.random.default_rng(seed)
-    fits = np.array([_fit(x, [d[rng.integers(0, len(d), len(d))] for d in deltas]) for _ in range(reps)])
-    crossings = np.nan_to_num(fits[:, 0], nan=np.inf)  # a flat replicate line crosses nowhere
-    slope_low, slope_high = np.percentile(fits[:, 1], [2.5, 97.5]) * np.log(2)
-    # no interpolation between order statistics, so an unbounded end stays unbounded (an inf) instead of a NaN
-    low, high = np.percentile(crossings, 2.5, method="lower"), np.percentile(crossings, 97.5, method="higher")
-    with np.errstate(over="ignore"):
-        rows, low, high = (float(np.exp(v)) for v in (point if np.isfinite(point) else np.inf, low, high))
-    return Crossover(rows, low, high, float(slope * np.log(2)), counts, pairs, reps, float(slope_low),
-                     float(slope_high))
-
-
-def crossover_sentence(estimate: Crossover, first: str = "the ViT", second: str = "the convnet") -> str:
-    """The estimate in one sentence (the page, `report`, the claims ledger)."""
-    if len(estimate.row_counts) < 3:
-        return ("No crossover estimate: it needs paired runs of both models (2+ random seeds) at three or more row "
-                f"counts; there are {len(estimate.row_counts)}.")
-    if not 1 < estimate.rows < np.inf:
-        return (f"A straight line through the paired Δ against log(rows) is flat (the Δ changes by "
-                f"{estimate.per_doubling:+.4f} per doubling of the rows): it crosses zero at no sensible row count.")
-    bounded = 1 < estimate.low and estimate.high < np.inf
-    interval = (f"{estimate.low:,.0f}–{estimate.high:,.0f}" if bounded else
-                "unbounded: some resampled lines are flat or cross far outside the measured rows")
-    leader = (first, second) if estimate.per_doubling < 0 else (second, first)
-    where = ("" if estimate.inside else f" — outside the measured {min(estimate.row_counts):,}–"
-             f"{max(estimate.row_counts):,} rows, an extrapolation")
-    return (f"A straight line through the paired Δ against log(rows), weighted by each row count's precision, "
-            f"crosses zero at about **{estimate.rows:,.0f} rows** (95% bootstrap interval over random seeds "
-            f"{interval}, {estimate.replicates:,} replicates){where}: {leader[0]} "
-            f"leads below it, {leader[1]} above; the Δ changes by {estimate.per_doubling:+.4f} per doubling of the "
-            f"rows (fitted on {', '.join(f'{r:,}' for r in estimate.row_counts)} rows, "
-            f"{'/'.join(map(str, estimate.n_pairs))} pairs).")
+    return crossing(x, means, _weights(deltas)), (means[-1] - means[0]) / (x[-1] - x[0])
 
 
 # -- does the papers' small-data variant move the crossover? -------------------------------------------
@@ -194,7 +124,7 @@ def paired_accuracy(runs: pd.DataFrame, metric: str = "test_accuracy") -> pd.Dat
 
 @dataclass(frozen=True)
 class Shift:
-    """The variant's crossover over the ViT's (both from `_fit`, on the same random seeds): `ratio` of the
+    """The variant's crossover over the ViT's (both monotone fits, `_fit`, on the same random seeds): `ratio` of the
     two row counts, its bootstrap 95% interval [low, high] (NaN: fewer than three row counts)."""
     ratio: float
     low: float
@@ -206,7 +136,7 @@ class Shift:
 
 def crossover_shift(runs: pd.DataFrame, metric: str = "test_accuracy", reps: int = REPLICATES,
                     seed: int = SEED) -> Shift:
-    """How far the variant moves the crossover with the convnet, as a ratio of row counts: both lines fitted
+    """How far the variant moves the crossover with the convnet, as a ratio of row counts: both curves fitted
     as in crossover_estimate, on the random seeds that have all three models, and resampled together
     (the ViT, the variant and the convnet of one random seed share its data sample), so the interval is
     of the paired shift."""
@@ -220,21 +150,22 @@ def crossover_shift(runs: pd.DataFrame, metric: str = "test_accuracy", reps: int
 
     def shift(picks) -> float:
         base, moved = (_fit(x, [d[p] for d, p in zip(diffs[name], picks)])[0] for name in ("ViT", VARIANT))
-        return moved - base  # log of the ratio; NaN when either line is flat
+        return moved - base  # log of the ratio; NaN (or ±inf) when either curve does not cross inside the rows
 
     point = shift([np.arange(len(g)) for g in groups])
     rng = np.random.default_rng(seed)
     logs = np.array([shift([rng.integers(0, len(g), len(g)) for g in groups]) for _ in range(reps)])
-    logs = logs[np.isfinite(logs)]
+    logs = logs[~np.isnan(logs)]  # ±inf (one curve crosses outside the rows) stays: the interval is then unbounded
     if not np.isfinite(point) or not len(logs):
         return Shift(np.nan, np.nan, np.nan, counts, pairs, reps)
     low, high = np.percentile(logs, 2.5, method="lower"), np.percentile(logs, 97.5, method="higher")
     return Shift(float(np.exp(point)), float(np.exp(low)), float(np.exp(high)), counts, pairs, reps)
 
 
-def variant_sentence(runs: pd.DataFrame) -> str:
-    """The variant's crossover with the convnet (crossover_estimate) and its shift from the ViT's, in words."""
-    own = crossover_estimate(runs, CURVE_MODELS[VARIANT], MODELS["convnet"])
+def variant_sentence(runs: pd.DataFrame, test_set=None) -> str:
+    """The variant's crossover with the convnet (crossover_estimate, with the store's `test_set`) and its
+    shift from the ViT's, in words."""
+    own = crossover_estimate(runs, CURVE_MODELS[VARIANT], MODELS["convnet"], test_set=test_set)
     moved = crossover_shift(runs)
     text = f"{VARIANT} against the convnet: " + crossover_sentence(own, f"the {VARIANT}", "the convnet")
     if not np.isfinite(moved.ratio):

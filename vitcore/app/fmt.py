@@ -12,7 +12,8 @@ from vitcore.config.numbers import DIGITS, MISSING, SIGNED, ci, delta, digits, m
 
 TITLES = {"test_accuracy": "Test accuracy", "best_val_accuracy": "Best val accuracy",
           "final_train_accuracy": "Final train accuracy", "gap": "Gap (train − val)", "seconds": "Seconds",
-          "params": "Parameters"}
+          "params": "Parameters", "macs_per_image": "Multiply-adds per image",
+          "test_accuracy_sd": "Test accuracy sd (a difference of sds)"}
 SELECTION, BASELINE = "#3b5bdb", "#868e96"  # every chart: the selection blue, the baseline grey
 GUIDE = "#e8590c"  # orange: reference lines (uniform 1/N) and the patch grid
 

@@ -174,6 +174,29 @@ def bench_sentences(bench: pd.DataFrame) -> list[str]:
     return sentences
 
 
+def timing_basis(group: str) -> str:
+    """A timing_group ('v2/threads1/workers2/reused') in words."""
+    parts = group.split("/")
+    if parts[0] == "v1":
+        return "training code v1 (one XLA launch per step; threads and concurrent workers not recorded)"
+    words = [f"training code {parts[0]} (one XLA launch per epoch)"]
+    for part in parts[1:]:
+        if part.startswith("threads"):
+            words.append(f"{part[7:]} intra-op thread{'s' if part[7:] != '1' else ''}")
+        elif part.startswith("workers"):
+            words.append(f"{part[7:]} concurrent training worker{'s' if part[7:] != '1' else ''}")
+        elif part in ("fresh", "reused"):
+            words.append("compiled fresh for each run" if part == "fresh" else "compiled once, reused across random seeds")
+    return ", ".join(words)
+
+
+def timing_label(group: str) -> str:
+    """A timing group in words, with what its context says about the load it ran under."""
+    from vitcore.stats.seconds import group_text
+
+    return f"{timing_basis(group)} — {group_text(group)}"
+
+
 def relative_seconds(grid: pd.DataFrame, reference: int = BASELINE.patch_size) -> list[str]:
     """Per (train_rows, epochs) of cost.tokens_grid_seconds: each patch size's training time relative
     to the article's patch 7, as one sentence."""

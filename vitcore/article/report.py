@@ -24,6 +24,7 @@ from vitcore.stats import compare as engine
 from vitcore.stats import estimates as v
 from vitcore.stats import readings
 from vitcore.stats.estimates import MARGIN, paired_estimate, prediction_interval
+from vitcore.stats.seconds import reference_group
 from vitcore.stats.summaries import runs_of, summarize
 from vitcore.stats.testset import TEST_COLUMNS, WITH_TEST
 from vitcore.store.runs import RunStore
@@ -57,12 +58,12 @@ def headline(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _seconds_in_one_group(own: pd.DataFrame) -> dict:
-    """seconds_mean / _std over the runs of one timing group (the one with most runs), never pooled
-    across groups, with the group and its run count (seconds_timing_group, seconds_n)."""
+    """seconds_mean / _std over the runs of one timing group (the reference group, vitcore.stats.seconds:
+    the largest clean one), never pooled across groups, with the group and its run count
+    (seconds_timing_group, seconds_n)."""
     if own.empty or "timing_group" not in own.columns:
         return {"seconds_timing_group": "", "seconds_n": 0}
-    counts = own["timing_group"].value_counts()
-    group = sorted(counts[counts == counts.max()].index)[0]
+    group = reference_group(own)
     seconds = own.loc[own["timing_group"] == group, "seconds"]
     return {"seconds_mean": seconds.mean(), "seconds_std": seconds.std() if len(seconds) > 1 else np.nan,
             "seconds_timing_group": group, "seconds_n": len(seconds)}
@@ -112,7 +113,7 @@ def _words(better: str, worse: str, same: str) -> dict:
             v.SLIGHTLY_WORSE: f"{worse}, slightly (a real difference inside ±{{m}})",
             v.EQUIVALENT: f"{same} (within ±{{m}})", v.INCONCLUSIVE: "inconclusive: {k}",
             v.TOO_FEW: "too few random seeds to tell",
-            v.NOT_COMPARABLE: "not comparable: no timing group holds 2 pairs"}
+            v.NOT_COMPARABLE: "not comparable: no timing group not timed under load holds 2 pairs"}
 
 
 LEAD = _words("the ViT is better", "the convnet is better", "the two are equivalent")
@@ -236,18 +237,18 @@ def headline_markdown(runs: pd.DataFrame, test_set=None, compare=None) -> str:
     return "\n".join(parts)
 
 
-def data_size_sentence(runs: pd.DataFrame) -> str:
+def data_size_sentence(runs: pd.DataFrame, test_set=None) -> str:
     """Where the ViT's lead over the convnet crosses zero on the data-size curve, with its bootstrap interval
-    (vitcore.analysis.scaling.crossover_estimate)."""
+    (vitcore.analysis.scaling.crossover_estimate, over random seeds and — with `test_set` — test images)."""
     from vitcore.analysis import scaling
 
-    return scaling.crossover_sentence(scaling.crossover_estimate(runs)).replace("**", "")
+    return scaling.crossover_sentence(scaling.crossover_estimate(runs, test_set=test_set)).replace("**", "")
 
 
 def write_report(runs: pd.DataFrame, out: Path, test_set=None, compare=None) -> list[str]:
     """Write headline.csv, headline_deltas.csv and headline.md into the folder `out`; returns the sentences
     (the headline's, then the data-size curve's crossover estimate)."""
-    crossing = data_size_sentence(runs)
+    crossing = data_size_sentence(runs, test_set)
     headline(runs).to_csv(out / "headline.csv", index=False)
     headline_deltas(runs, test_set=test_set, compare=compare).to_csv(out / "headline_deltas.csv", index=False)
     (out / "headline.md").write_text(headline_markdown(runs, test_set, compare)

@@ -138,13 +138,13 @@ def _claims(args) -> int:
     table = study.claims(margin)
     with staged(out.parent) as stage:
         table.to_csv(stage / out.name, index=False)
-    shown = table[table["role"] == claims.AS_CLAIMED]
-    print(f"{out}: {shown['claim'].nunique()} claims at {len(shown)} (claim, train_rows) rows, each judged in its "
-          f"comparison's family (as on the Ablations page)")
+    counts = claims.tally_of(table)
+    print(f"{out}: {len(table)} ledger rows — {counts['counted']} distinct comparisons counted once each, "
+          f"{counts['not_counted']} shown beside and not counted (the `tally` column says why); each judged in its "
+          "comparison's family (as on the Ablations page)")
     margins = sorted({margin, *estimates.TALLY_MARGINS})
-    for row in study.tally(margins).itertuples():  # the same estimates, judged at each margin
-        print(f"  margin ±{row.margin:g}: agrees {row.agrees}, disagrees {row.disagrees}, unresolved {row.unresolved}"
-              + ("  (this file)" if row.margin == margin else ""))
+    for row in study.tally(margins).to_dict("records"):  # the same estimates, judged at each margin
+        print("  margin " + claims.tally_line(row, row["margin"]) + ("  (this file)" if row["margin"] == margin else ""))
     print(f"  why ±{estimates.MARGIN:g}: {estimates.MARGIN_REASON}")
     return 0
 

@@ -1,6 +1,8 @@
-"""What the store's runs say: `effects`, `report`; and the attention-cost benchmark `bench-attention`."""
+"""What the store's runs say: `effects`, `report`; the attention-cost benchmark `bench-attention` and the timing set `bench-timing`."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from vitcore.analysis.cost import BENCH_CSV
 from vitcore.cli.common import (
@@ -33,6 +35,12 @@ def add_parsers(sub) -> None:
                                                                   "which the Token cost page reads)")
     attention.add_argument("--repeats", type=int, default=15, help="timed calls per token count, at least 1")
     attention.set_defaults(handler=_bench_attention)
+
+    timing = sub.add_parser("bench-timing", help="the dedicated timing set: the article's ViT at patch 4, 7 and 14 "
+                                                 "and its convnet, interleaved, each run on a quiet machine")
+    timing.add_argument("--store", default="bench/timing_runs", help="its own store (never the sweep's)")
+    timing.add_argument("--pairs", type=int, default=10, help="random seeds per config, at least 2")
+    timing.set_defaults(handler=_bench_timing)
 
 
 def _study(path: str):
@@ -73,6 +81,19 @@ def _report(args) -> int:
     for sentence in sentences:
         print(sentence)
     print("wrote " + ", ".join(str(out / name) for name in REPORT_FILES))
+    return 0
+
+
+def _bench_timing(args) -> int:
+    if args.pairs < 2:
+        raise UsageError("--pairs must be at least 2")
+    from vitcore.analysis import timing
+    from vitcore.config.run import ARTICLE_MODELS
+
+    vit = ARTICLE_MODELS["vit"]
+    configs = [vit, vit.replace(patch_size=4), vit.replace(patch_size=14), ARTICLE_MODELS["convnet"]]
+    trained = timing.bench_timing(configs, args.pairs, Path(args.store))
+    print(f"{trained} runs trained into {args.store} (timing context {timing.REFERENCE!r})")
     return 0
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-DIGITS = {"seconds": 1, "params": 0}  # decimals shown; accuracies, gaps, losses and their Δs get 4
+DIGITS = {"seconds": 1, "params": 0, "macs_per_image": 0}  # decimals shown; accuracies, gaps, losses and their Δs get 4
 SIGNED = {"gap"}                      # a gap is a difference: always printed with its sign
 MISSING = "—"
 

@@ -33,6 +33,11 @@ EVAL_BATCH = 1_000  # inference batch: no effect on the result, 15x fewer steps 
 TIMING_VERSION = 2
 
 
+def machine_load() -> float:
+    """The machine's 1-minute load average: runnable processes, this one's threads included."""
+    return round(os.getloadavg()[0], 3)
+
+
 def configure_tensorflow(threads: int | None = None) -> int:
     """Deterministic ops and sized thread pools; call before any TensorFlow op runs. Returns the
     intra-op thread count: results are bit-identical only for the same count (it changes the order
@@ -123,7 +128,7 @@ class Trainer:
 
     def _fit(self, cfg: RunConfig, progress: Progress | None = None) -> dict:
         threads = configure_tensorflow()
-        started = time.perf_counter()
+        started, cpu_started, load_started = time.perf_counter(), time.process_time(), machine_load()
         seeds = cfg.seeds  # data sample, initial weights, batch order: each the random seed unless set
         data = load_split(cfg.train_rows, seeds.data)
         x_train, x_val, x_test = (model_inputs(cfg, x) for x in (data.x_train, data.x_val, data.x_test))
@@ -161,6 +166,7 @@ class Trainer:
         confusion = confusion_matrix(data.y_test, predicted, labels=range(NUM_CLASSES))  # rows: true, cols: predicted
         best = max(history, key=lambda row: row["val_accuracy"])  # first epoch reaching the max
         final = history[-1]
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
         summary = {
             "test_loss": float(log_loss(data.y_test, probs64 / probs64.sum(axis=1, keepdims=True),
                                         labels=range(NUM_CLASSES))),
@@ -172,12 +178,15 @@ class Trainer:
             "gap": final["accuracy"] - final["val_accuracy"],
             "per_class_accuracy": (confusion.diagonal() / confusion.sum(axis=1)).tolist(),
             "params": int(model.count_params()),
-            "seconds": time.perf_counter() - started,
+            "seconds": wall,
             "data_source": data.source,
             "threads": threads,
             # What the wall time depends on: runs compare in seconds only when all of this is equal.
             "timing": {"code": TIMING_VERSION, "threads": threads, "workers": self.workers,
-                       "compile": "reused" if reused else "fresh", **({"node": self.node} if self.node else {})},
+                       "compile": "reused" if reused else "fresh", **({"node": self.node} if self.node else {}),
+                       # The load it ran under (vitcore.store.index.busy): a busy machine's seconds form their own group.
+                       "load": {"loadavg_start": load_started, "loadavg_end": machine_load(),
+                                "cpu_per_wall": round(cpu / wall, 4), "cores": os.cpu_count() or 1}},
         }
         return {"history": history, "confusion": confusion, "predictions": predicted.astype(np.uint8),
                 "summary": summary, "model": model}

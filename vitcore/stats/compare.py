@@ -21,7 +21,7 @@ import pandas as pd
 
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.data.fashion import CLASS_NAMES, NUM_CLASSES
-from vitcore.stats import readings, testset
+from vitcore.stats import readings, seconds, testset
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, MARGIN, METRICS, Estimate, judge, paired_estimate, welch_estimate
 from vitcore.stats.families import ALONE, Family, family_of, runs_of
 from vitcore.stats.records import Contrast, Measurement, judge_paired, long_pairs, paired_spread
@@ -40,12 +40,16 @@ def match(baseline: pd.DataFrame, variant: pd.DataFrame, suffixes=("_baseline", 
 
 
 def timing_group(pairs: pd.DataFrame) -> str:
-    """The timing group with the most pairs timed within it (ties: the first by name); "" when none."""
+    """The timing group the seconds Δ uses: the best basis (vitcore.stats.seconds.rank: the dedicated timing
+    set, then clean groups) holding 2 or more pairs timed within it, then the most pairs (ties: the first by
+    name). Groups timed under load nobody chose (replaced, overlapped, busy) never enter a timing comparison;
+    "" when no other group holds a pair (the Δ is then "not comparable")."""
     same = pairs[pairs["timing_group_baseline"] == pairs["timing_group_variant"]]
-    if same.empty:
-        return ""
     counts = same["timing_group_baseline"].value_counts()
-    return sorted(counts[counts == counts.max()].index)[0]
+    counts = counts[[seconds.rank(g) < 2 for g in counts.index]]
+    if counts.empty:
+        return ""
+    return sorted(counts.index, key=lambda g: (counts[g] < 2, seconds.rank(g), -counts[g], g))[0]
 
 
 def pair_runs(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -135,13 +139,15 @@ def _unpaired_side(frame: pd.DataFrame, group: str | None) -> pd.DataFrame:
 
 
 def _common_timing_group(sel: pd.DataFrame, base: pd.DataFrame) -> str | None:
-    """For unpaired seconds: the timing group both sides have most runs in (None: no column)."""
+    """For unpaired seconds: the best-ranked timing group both sides have runs in, then the one both have most
+    runs in (None: no column; "" when none but groups timed under load)."""
     if "timing_group" not in sel.columns:
         return None
-    shared = set(sel["timing_group"]) & set(base["timing_group"])
+    shared = {g for g in set(sel["timing_group"]) & set(base["timing_group"]) if seconds.rank(g) < 2}  # not under load
     if not shared:
         return ""
-    return max(sorted(shared), key=lambda g: min((sel["timing_group"] == g).sum(), (base["timing_group"] == g).sum()))
+    return min(sorted(shared), key=lambda g: (seconds.rank(g), -min((sel["timing_group"] == g).sum(),
+                                                                    (base["timing_group"] == g).sum())))
 
 
 def measure(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig, metric: str, family: Family = ALONE,

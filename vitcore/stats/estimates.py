@@ -61,7 +61,7 @@ DEFINITIONS = {
                     "family's level in 80% of experiments, allowing for the sd's own uncertainty (a Δ inside "
                     "±margin counts as settled when either test resolves).",
     "too few seeds": "fewer than 2 pairs: one random seed measures no spread, so there is no test.",
-    "not comparable": "seconds where no timing group holds 2 pairs (runs timed differently are never mixed).",
+    "not comparable": "seconds where no timing group holds 2 pairs (runs timed differently are never mixed, and groups timed under load — replaced, overlapped, busy — never enter).",
 }
 MARGIN = 0.01  # equivalence margin for accuracies and the gap (sidebar, --margin)
 MARGIN_REASON = ("±0.01 accuracy is 100 of the 10,000 test images, about one standard deviation of a single run's "

@@ -21,7 +21,7 @@ from scipy import stats
 
 from vitcore.config import switches
 from vitcore.config.run import LEVELS, SEED_FIELDS, SWITCHES, RunConfig
-from vitcore.stats import readings
+from vitcore.stats import readings, seconds
 from vitcore.stats.compare import Delta, pair_runs, paired_delta  # noqa: F401 (the pairing, re-exported)
 from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for the pages)
     BETTER,
@@ -180,11 +180,11 @@ def _judged(frame: pd.DataFrame, estimates: list[tuple[Estimate, dict]], margin:
 
 
 def _seconds_runs(vit: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
-    """For seconds, only the largest group of runs timed the same way enters a contrast (named)."""
+    """For seconds, only the reference group of runs timed the same way enters a contrast (named;
+    vitcore.stats.seconds: the largest clean group, not one timed under load)."""
     if metric != "seconds" or "timing_group" not in vit.columns or vit.empty:
         return vit, ""
-    group = vit["timing_group"].value_counts().idxmax()
-    return vit[vit["timing_group"] == group], group
+    return seconds.one_group(vit)
 
 
 def _single_cell(runs: pd.DataFrame, factor: str, level, train_rows: int, metric: str, margin: float,

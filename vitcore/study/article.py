@@ -21,21 +21,21 @@ class ArticleViews:
         and seed-noise rows (which no margin changes) computed once."""
         from vitcore.article import claims
 
-        def table():
-            rows = [row for row, *_ in claims.evaluated(self.runs, margin, compare=self.compare)]
-            if data_size:
-                rows += self._cached("claims_extra", lambda: [claims.data_size_row(self.runs),
-                                                              *claims.seed_noise_rows(self.runs)])
-            return pd.DataFrame(rows, columns=claims.COLUMNS)
-
-        return self._cached(("claims", margin, data_size), table).copy()
+        return self._cached(("claims", margin, data_size), lambda: claims.claims_table(
+            self.runs, margin, data_size=data_size, test_set=self.test_set, fixed=self._fixed_claims(),
+            compare=self.compare)).copy()
 
     def tally(self, margins=TALLY_MARGINS) -> pd.DataFrame:
-        """How many claims agree, disagree and are unresolved at each margin (article.claims.tally)."""
+        """The claims' one tally at each margin (article.claims.tally)."""
         from vitcore.article import claims
 
-        return self._cached(("tally", tuple(margins)), lambda: claims.tally(self.runs, margins,
-                                                                            compare=self.compare)).copy()
+        return self._cached(("tally", tuple(margins)), lambda: claims.tally(
+            self.runs, margins, test_set=self.test_set, compare=self.compare, fixed=self._fixed_claims())).copy()
+
+    def _fixed_claims(self) -> list[dict]:
+        from vitcore.article import claims
+
+        return self._cached("claims_fixed", lambda: claims.fixed_rows(self.runs, self.test_set))
 
     def headline(self, margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
         """(article.report.headline, .headline_deltas, .headline_sentences): the article's ViT − convnet per size."""
@@ -54,7 +54,7 @@ class ArticleViews:
         """headline.csv, headline_deltas.csv and headline.md into `out` (article.report.write_report)."""
         from vitcore.article import report
 
-        return report.write_report(self.runs, out, compare=self.compare)
+        return report.write_report(self.runs, out, self.test_set, compare=self.compare)
 
     def data_size(self, margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, str]:
         """The data-size curve: (scaling.curve, scaling.deltas, the crossover estimate's sentence and
@@ -63,7 +63,8 @@ class ArticleViews:
 
         def compute():
             deltas = scaling.deltas(self.runs, margin, compare=self.compare)
-            estimate = scaling.crossover_sentence(self._cached("crossover", lambda: scaling.crossover_estimate(self.runs)))
+            estimate = scaling.crossover_sentence(self._cached("crossover", lambda: scaling.crossover_estimate(
+                self.runs, test_set=self.test_set)))
             return scaling.curve(self.runs), deltas, f"{estimate} {scaling.crossover(deltas)}"
 
         curve, deltas, sentence = self._cached(("data_size", margin), compute)
@@ -73,7 +74,7 @@ class ArticleViews:
         """Does the papers' small-data variant move the crossover with the convnet? (scaling.variant_sentence)"""
         from vitcore.analysis import scaling
 
-        return self._cached("crossover_shift", lambda: scaling.variant_sentence(self.runs))
+        return self._cached("crossover_shift", lambda: scaling.variant_sentence(self.runs, self.test_set))
 
     def noise(self, margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
         """(noise.csv's table, pairing.csv's table, the advice sentences): where the seed noise comes from."""

@@ -13,7 +13,7 @@ from vitcore.app import fmt
 from vitcore.app.selection import cell_name
 from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
-from vitcore.stats import plan, readings
+from vitcore.stats import plan, readings, seconds
 from vitcore.stats.summaries import METRICS
 from vitcore.stats.testset import WITH_TEST
 from vitcore.study.words import (  # noqa: F401 (the shared words, used here and re-exported)
@@ -75,11 +75,16 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
         metric, places = row["metric"], fmt.digits(row["metric"])
         card = {"metric": metric, "title": title(metric), "help": HELP.get(metric), "delta": None,
                 "delta_color": "off", "delta_arrow": "off"}
-        values = selected[metric]
+        values, group = seconds.one_group(selected) if metric == "seconds" else (selected, "")
+        values = values[metric]  # seconds: one timing group's runs, never a mean pooled across groups
         if is_baseline or comparison is None or (row["paired"] and row["n_pairs"] == 0):
             card["value"] = fmt.number(values.mean(), places)
-            lines = [fmt.spread(values.std(), len(values), places).replace("seeds", "random seeds")]
+            lines = [fmt.spread(values.std(), len(values), places).replace("seeds", "random seeds")
+                     + (f" timed as {group} ({seconds.group_text(group)})" if group else "")]
             lines.append("this is the baseline: flip a switch to see a Δ" if is_baseline else
+                         f"{badge(v.NOT_COMPARABLE, v.NOT_COMPARABLE)} no pair of runs was timed alike without load "
+                         "(groups timed under load never enter)" if metric == "seconds" and comparison is not None
+                         and row.get("verdict") == v.NOT_COMPARABLE else
                          f"{badge(v.TOO_FEW, v.TOO_FEW)} no baseline run shares a random seed")
         else:
             resolved = row["verdict"] in v.RESOLVED
@@ -163,11 +168,11 @@ def header(comparison, cfg: RunConfig, baseline: RunConfig) -> str:
     seeds = comparison.seeds
     if not seeds:
         return f"{who}: no random seed has runs on both sides yet, so there is no paired Δ."
-    seconds = comparison.metrics.set_index("metric").get("n_pairs", pd.Series(dtype=float))
-    timed = seconds.get("seconds")
+    timed = comparison.metrics.set_index("metric").get("n_pairs", pd.Series(dtype=float)).get("seconds")
     group = comparison.metrics.set_index("metric")["timing_group"].get("seconds", "")
-    extra = (f" Seconds use the {int(timed)} of them timed as {group or 'one timing group'} (never mixed)."
-             if timed is not None and timed < len(seeds) else "")
+    extra = (f" Seconds use the {int(timed)} of them timed as {group} (never mixed)." if timed and timed < len(seeds)
+             else " No pair was timed alike without load, so seconds have no Δ (groups timed under load never "
+             "enter)." if timed is not None and not timed else "")
     rows = comparison.metrics.set_index("metric")
     if "test_accuracy" in rows.index and plan.planned(rows.loc["test_accuracy"]) and \
             rows.loc["test_accuracy", "n_pairs"] < len(seeds):  # the plan's look: its own random seeds only

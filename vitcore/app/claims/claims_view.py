@@ -15,7 +15,7 @@ import pandas as pd
 from vitcore.app import fmt
 from vitcore.app.selection import BASELINE_KEY, SIDEBAR_KEYS, cell_name
 from vitcore.app.tables import reading_columns, with_readings
-from vitcore.article.claims import AS_CLAIMED, CLAIMS, DIRECTIONS, SEED_NOISE
+from vitcore.article.claims import CLAIMS, DECIDES, DIRECTIONS, SEED_NOISE, WORK, tally_of
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import readings
 from vitcore.stats.compare import compare
@@ -32,6 +32,7 @@ def csv_bytes(table: pd.DataFrame) -> bytes:
 
 DATA_SIZE_LINK = "./vit_vs_convnet"  # the data-size row's runs: the ViT vs convnet page's curve
 SEED_NOISE_LINK = "./noise"  # the seed-noise rows' runs: the Seed noise page's crossed design
+WORK_LINK = "./token_cost"  # the counted-work rows: the Token cost page counts the multiply-adds
 
 
 def configs(table: pd.DataFrame) -> list[tuple[RunConfig, RunConfig] | None]:
@@ -43,9 +44,10 @@ def configs(table: pd.DataFrame) -> list[tuple[RunConfig, RunConfig] | None]:
 
 def links(table: pd.DataFrame) -> list[str]:
     """The Runs column: the Ablations page with both configs per row, the ViT vs convnet page for the
-    data-size row, the Seed noise page for the seed-noise rows."""
-    return [ablations_link(*pair) if pair else SEED_NOISE_LINK if claim == SEED_NOISE else DATA_SIZE_LINK
-            for pair, claim in zip(configs(table), table["claim"], strict=True)]
+    data-size row, the Seed noise page for the seed-noise rows, the Token cost page for counted work."""
+    return [ablations_link(*pair) if pair else SEED_NOISE_LINK if claim == SEED_NOISE else
+            WORK_LINK if metric == WORK else DATA_SIZE_LINK
+            for pair, claim, metric in zip(configs(table), table["claim"], table["metric"], strict=True)]
 
 
 def who(sources: str) -> str:
@@ -59,24 +61,28 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
     """One row per claim, train_rows and metric, what it says and what we found first — Claim, Sources (who),
     Rows, Metric (optimistic ones say so), Δ, Verdict, Direction, Runs (a link to the Ablations page with both
     configs): what fits a 1,400-px screen beside the sidebar — then Expected Δ, the interval that goes with
-    the verdict, both adjusted tests, Pairs, Size, Family and the comparison. Each source's setting, too long
+    the verdict, both adjusted tests, Pairs, the readings (Size, Δ / run sd, Wins, Borderline) and Family.
+    Verdicts carry the borderline marker (cards.marked). Each source's setting, too long
     for a table cell, is in `origins`."""
     places = table["metric"].map(fmt.digits)
-    metric = [fmt.title(m) + (" (optimistic)" if m in OPTIMISTIC else "") + ("" if role == AS_CLAIMED else " · beside")
+    metric = [fmt.title(m) + (" (optimistic)" if m in OPTIMISTIC else "") + ("" if role == DECIDES else
+                                                                             " · not counted")
               for m, role in zip(table["metric"], table["role"])]
     return pd.DataFrame({
-        "Claim": table["claim"], "Sources": table["sources"].map(who),
-        "Rows": table["train_rows"].map(lambda r: "the curve" if fmt.missing(r) else fmt.rows(r)), "Metric": metric,
+        "Claim": table["claim"], "Δ = selection − baseline": table["comparison"],
+        "Rows": [("any (counted)" if m == WORK else "the curve") if fmt.missing(r) else fmt.rows(r)
+                 for r, m in zip(table["train_rows"], table["metric"])], "Metric": metric,
         "Δ": [fmt.delta(d, p) for d, p in zip(table["mean_delta"], places)],
         "Verdict": [marked(row) for row in table.to_dict("records")],
-        "Direction": table["direction"], "Runs": links, "Expected Δ": table["expected"],
+        "Direction": table["direction"], "Runs": links, "Sources": table["sources"].map(who),
+        "Mirrored claim": table["mirror"].fillna(""), "Tally": table["tally"], "Expected Δ": table["expected"],
         "Interval": [interval_text(row, p) if row["n_pairs"] >= 2 and not fmt.missing(row["train_rows"]) else
+                     "exact (counted)" if row["metric"] == WORK else
                      f"95% bootstrap {fmt.ci(row['ci_low'], row['ci_high'], p)}"
                      for row, p in zip(table.to_dict("records"), places)],
         "p_adj": table["p_adj"], "p_tost_adj": table["p_tost_adj"], "Pairs": table["n_pairs"].astype(int),
         **reading_columns(with_readings(table)),
-        "Family": [f"{name} (m = {int(m)})" for name, m in zip(table["family"], table["family_size"])],
-        "Δ = selection − baseline": table["comparison"]})
+        "Family": [f"{name} (m = {int(m)})" for name, m in zip(table["family"], table["family_size"])]})
 
 
 def origins(table: pd.DataFrame) -> pd.DataFrame:
@@ -87,17 +93,19 @@ def origins(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def counts(table: pd.DataFrame) -> dict[str, int]:
-    """How many claims (as claimed, one per claim and train_rows) agree, disagree and are unresolved."""
-    found = table.loc[table["role"] == AS_CLAIMED, "direction"].value_counts()
-    return {word: int(found.get(word, 0)) for word in DIRECTIONS}
+    """The ledger's one tally (vitcore.article.claims.tally_of): each direction word, counted, not_counted."""
+    return tally_of(table)
 
 
 def tally_text(tally: pd.DataFrame) -> str:
-    """The tally at the three margins side by side, with the margin's reason."""
-    parts = [f"±{r.margin:g}: **{r.agrees}** agree, **{r.disagrees}** disagree, **{r.unresolved}** unresolved"
-             for r in tally.itertuples()]
-    return "**Tally by margin** (of " + f"{int(tally['rows'].max())} claim rows): " + " · ".join(parts) + \
-        f". Why ±{MARGIN:g}: {MARGIN_REASON}"
+    """The tally at the three margins side by side, what is not counted, and the margin's reason."""
+    parts = [f"±{r['margin']:g}: **{r['agrees']}** agree, **{r[DIRECTIONS[1]]}** agree in direction (smaller than "
+             f"the margin), **{r['unresolved']}** unresolved, **{r['disagrees']}** disagree"
+             for r in tally.to_dict("records")]
+    first = tally.iloc[0]
+    return (f"**Tally by margin** (of {int(first['counted'])} distinct comparisons, each counted once; "
+            f"{int(first['not_counted'])} rows shown beside are not counted — the Tally column says why): "
+            + " · ".join(parts) + f". Why ±{MARGIN:g}: {MARGIN_REASON}")
 
 
 def meaning(table: pd.DataFrame, margin: float) -> str:
@@ -108,14 +116,18 @@ def meaning(table: pd.DataFrame, margin: float) -> str:
         "Each row is one paired comparison at one training size: the two configs' runs matched by random seed, "
         "Δ = selection − baseline per random seed, averaged (vitcore.stats.compare, the Ablations page's engine). "
         f"**Verdicts** (margin ±{margin:g}, ±1 s for seconds): {words} **Direction**: *agrees* when resolved in "
-        "the claimed direction (for ≈ 0: shown inside ±margin), *disagrees* when resolved the other way or shown "
-        "equivalent to zero where a difference is claimed, *unresolved* otherwise. "
+        "the claimed direction (for ≈ 0: shown inside ±margin); *agrees in direction, smaller than the margin* when "
+        "the Δ is shown inside ±margin but lies on the claimed side (raw one-sided p < 0.05); *disagrees* only when "
+        "resolved against the claim (the adjusted interval excludes zero on the other side; for ≈ 0: clears "
+        "±margin); *unresolved* otherwise. Judged apart from the direction: "
         f"{readings_text} **Correction**: each "
         "row is judged in its comparison's family — the same family, interval and verdict the Ablations page "
         "gives those two configs (a single-switch change: Bonferroni over the base config's single-switch "
         "changes at that size; the ViT against its convnet: one comparison), so a claim never reads differently "
         "here than there. Best validation accuracy, the source article's own measure, is optimistic (the epoch is "
-        "selected on the split it reports): those claims show test accuracy beside.")
+        "selected on the split it reports): it is shown beside test accuracy, which decides, and is never counted. A "
+        "comparison two sources claim in opposite directions is one row (the Mirrored claim column reads it for the "
+        "other side); compute claims are decided by counted multiply-adds per image, exact from the config.")
 
 
 def ablations_link(selection: RunConfig, baseline: RunConfig) -> str:

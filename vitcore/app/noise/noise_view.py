@@ -8,7 +8,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from vitcore.analysis import noise
+from vitcore.analysis import noise, pairing
 from vitcore.app import fmt, state
 
 SHOWN = ("data", "init", "order", noise.INTERACTIONS)  # the chart's bars: each source alone, then all interactions
@@ -20,6 +20,25 @@ def tables(margin: float) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """(noise.csv's table, pairing.csv's table, the advice sentences) of the store at this margin (the Study's)."""
     with st.spinner("Splitting the seed noise…"):
         return state.study().noise(margin)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _survey(path: str, mtime: float) -> tuple[pd.DataFrame, str]:
+    table = pairing.survey(state.load_runs())
+    return table, pairing.advice(table)
+
+
+def pairing_survey() -> tuple[pd.DataFrame, str]:
+    """(every committed paired comparison with what pairing removes, the advice over all of them)."""
+    return _survey(state.STORE_PATH, state.store_mtime())
+
+
+def survey_display(table: pd.DataFrame) -> pd.DataFrame:
+    """pairing.survey as shown: sds to 4 decimals, the share removed in %."""
+    return pd.DataFrame({"Δ": table["comparison"], "Rows": table["train_rows"].map(fmt.rows),
+                         "Pairs": table["n_pairs"], "sd of the paired Δ": table["sd_delta"].map("{:.4f}".format),
+                         "sd unpaired": table["sd_unpaired"].map("{:.4f}".format),
+                         "Pairing removes": table["removed"].map("{:.0%}".format)})
 
 
 def shares_chart(components: pd.DataFrame) -> alt.Chart:

@@ -1,0 +1,162 @@
+"""Seconds mean one thing: a run's recorded load makes a busy run its own timing group, groups timed under load
+never enter a comparison, and no page, card or CSV shows a seconds mean pooled across timing groups."""
+
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import ROOT
+from fakes import confusion, history, metrics, run_row, runs_table
+from streamlit.testing.v1 import AppTest
+
+from vitcore.app import fmt, state
+from vitcore.app.sidebar import PAINTED
+from vitcore.cli import main
+from vitcore.config.run import RunConfig
+from vitcore.stats import seconds
+from vitcore.stats.compare import compare
+from vitcore.store.runs import RunStore
+
+CLEAN = {"code": 2, "threads": 1, "workers": 2, "compile": "reused"}
+REPLACED = {**CLEAN, "context": "replaced"}
+QUIET = {"loadavg_start": 0.4, "loadavg_end": 1.9, "cpu_per_wall": 0.97, "cores": 2}
+BUSY = {**QUIET, "loadavg_end": 3.6}
+
+
+def save(store: RunStore, cfg: RunConfig, secs: float, timing: dict, accuracy: float = 0.75):
+    summary = metrics(cfg, accuracy, seconds=secs) | {"timing": timing}
+    store.save(cfg, history(cfg, summary), confusion(accuracy), summary)
+
+
+@pytest.mark.parametrize("timing, group", [
+    ({**CLEAN, "load": QUIET}, "v2/threads1/workers2/reused"),  # a quiet run: the group old runs have
+    ({**CLEAN, "load": BUSY}, "v2/threads1/workers2/reused/busy"),  # load 3.6 on 2 cores: its own group
+    ({**REPLACED, "load": BUSY}, "v2/threads1/workers2/reused/replaced/busy"),
+])
+def test_the_recorded_load_makes_a_busy_run_its_own_timing_group(tmp_path, timing, group):
+    store = RunStore(tmp_path / "store")
+    save(store, RunConfig(), 30.0, timing)
+    assert store.table()["timing_group"].tolist() == [group]
+
+
+def test_a_malformed_load_is_refused(tmp_path):
+    store = RunStore(tmp_path / "store")
+    with pytest.raises(ValueError, match="load loadavg_start"):
+        save(store, RunConfig(), 30.0, {**CLEAN, "load": {**QUIET, "cores": 0}})
+
+
+def test_groups_timed_under_load_rank_last_and_never_enter_a_comparison():
+    groups = ["v2/a/replaced"] * 5 + ["v1/legacy"] * 2 + ["v2/b"] * 3 + ["v2/c/reference"]
+    assert seconds.ranked_groups(pd.DataFrame({"timing_group": groups})) == [
+        "v2/c/reference", "v2/b", "v1/legacy", "v2/a/replaced"]
+    base, conv = RunConfig(train_rows=1000), RunConfig(model="convnet", train_rows=1000)
+    rows = []
+    for seed in range(6):
+        group = "v2/b" if seed < 2 else "v2/a/replaced"  # 2 clean pairs, 4 pairs timed on a shared machine
+        rows += [run_row(base.replace(seed=seed), seconds=10.0 + seed) | {"timing_group": group},
+                 run_row(conv.replace(seed=seed), seconds=300.0 + seed) | {"timing_group": group}]
+    runs = runs_table(rows).assign(timing_group=[r["timing_group"] for r in rows])
+    row = compare(runs, conv, base, metrics=["seconds"]).metrics.iloc[0]
+    assert (row["timing_group"], row["n_pairs"]) == ("v2/b", 2)
+    only_loaded = runs[runs["timing_group"] != "v2/b"]
+    row = compare(only_loaded, conv, base, metrics=["seconds"]).metrics.iloc[0]
+    assert row["verdict"] == "not comparable" and row["n_pairs"] == 0
+
+
+CONFIGS = {RunConfig(train_rows=4000): 10.0, RunConfig(model="convnet", train_rows=4000): 6.0,
+           RunConfig(train_rows=1000): 4.0, RunConfig(model="convnet", train_rows=1000): 3.0,
+           RunConfig(patch_size=4, train_rows=4000): 20.0, RunConfig(patch_size=14, train_rows=4000): 5.5,
+           RunConfig(patch_size=2, train_rows=4000): 61.0}
+PAGES = ["ablations", "claims", "noise", "runs", "patching", "anatomy", "token_cost", "vit_vs_convnet"]
+
+
+@pytest.fixture
+def two_groups(tmp_path, monkeypatch) -> tuple[RunStore, list[float]]:
+    """Every config with random seeds 0-2 timed clean and 3-5 timed again on a busy machine (7× slower): the
+    seconds means pooled across the two groups, which no view may show."""
+    monkeypatch.setattr(state, "STORE_PATH", str(tmp_path / "store"))
+    store, pooled = RunStore(tmp_path / "store"), []
+    for cfg, base in CONFIGS.items():
+        times = [base + 0.3 * seed if seed < 3 else 7 * base + 0.7 * seed for seed in range(6)]
+        for seed, secs in enumerate(times):
+            save(store, cfg.replace(seed=seed), secs, CLEAN if seed < 3 else REPLACED, 0.7 + 0.01 * seed)
+        pooled.append(float(np.mean(times)))
+    return store, pooled
+
+
+def _shown(at: AppTest) -> tuple[str, list[float]]:
+    """Every text and every number a page shows."""
+    text = [e.value for kind in ("markdown", "caption", "info", "warning", "success", "text") for e in getattr(at, kind)]
+    text += [f"{m.label} {m.value} {m.delta}" for m in at.metric]
+    numbers = []
+    for frame in [d.value for d in at.dataframe] + [t.value for t in at.table]:
+        text.append(frame.to_string())
+        numbers += pd.to_numeric(frame.select_dtypes("number").to_numpy().ravel(), errors="coerce").tolist()
+    return " ".join(str(t) for t in text), numbers
+
+
+def _pooled_in(text: str, numbers: list[float], pooled: list[float]) -> list[float]:
+    return [p for p in pooled if fmt.number(p, 1) in text or any(abs(n - p) < 0.05 for n in numbers if np.isfinite(n))]
+
+
+def page(name: str, **session) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "views" / f"{name}.py"), default_timeout=120)
+    at.session_state[PAINTED] = True  # the whole page, as after the first paint (AppTest fires no timers)
+    for key, value in session.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_no_page_shows_a_seconds_mean_pooled_across_timing_groups(two_groups, name):
+    _, pooled = two_groups
+    at = page(name)
+    assert not at.exception, at.exception
+    assert _pooled_in(*_shown(at), pooled) == []
+
+
+def test_no_card_and_no_csv_shows_a_seconds_mean_pooled_across_timing_groups(two_groups, tmp_path):
+    store, pooled = two_groups
+    at = page("ablations", model="convnet")  # a variant's cards: Δ and the baseline's seconds
+    assert not at.exception and "against the baseline **ViT" in _shown(at)[0]
+    assert _pooled_in(*_shown(at), pooled) == []
+    out = tmp_path / "out"
+    for name, command in (("report", ["report"]), ("effects", ["effects", "--out", str(out / "effects" / "effects.csv")]),
+                          ("claims", ["claims", "--out", str(out / "claims" / "claims.csv")]),
+                          ("compare", ["compare", "--model", "convnet"]), ("export", ["export"])):
+        args = command + ([] if "--out" in command else ["--out", str(out / name)]) + ["--store", str(store.root)]
+        assert main(args) == 0, command
+    files = list(out.rglob("*.csv"))
+    assert len(files) >= 6
+    for path in files:
+        frame = pd.read_csv(path)
+        numbers = frame.select_dtypes("number").to_numpy().ravel().tolist()
+        assert _pooled_in("", numbers, pooled) == [], path.name
+
+
+def test_the_timing_set_alternates_its_configs_and_waits_for_a_quiet_machine(capsys):
+    from vitcore.analysis import timing
+
+    a, b = RunConfig(), RunConfig(model="convnet")
+    order = timing.interleaved([a, b], pairs=4)
+    assert [(c.model, c.seed) for c in order] == [("vit", 0), ("convnet", 0), ("convnet", 1), ("vit", 1),
+                                                  ("vit", 2), ("convnet", 2), ("convnet", 3), ("vit", 3)]
+    with pytest.raises(ValueError, match="at least 2"):
+        timing.interleaved([a], pairs=10)
+    loads, slept = iter([2.5, 1.0, 0.3]), []
+    assert timing.wait_quiet(0.5, load=lambda: next(loads), sleep=slept.append, poll=10) and slept == [10, 10]
+    assert not timing.wait_quiet(0.5, most=20, load=lambda: 3.0, sleep=slept.append, poll=10)
+    assert main(["bench-timing", "--pairs", "1"]) == 2 and "--pairs must be at least 2" in capsys.readouterr().err
+
+
+def test_token_costs_default_basis_is_not_a_group_timed_under_load(two_groups):
+    from vitcore.analysis import cost
+
+    store, _ = two_groups
+    runs = store.table()
+    runs = runs[~((runs["timing_group"] == "v2/threads1/workers2/reused") & (runs["seed"] == 2))]  # fewer clean runs
+    groups = cost.tokens_timing_groups(runs)
+    assert groups == ["v2/threads1/workers2/reused", "v2/threads1/workers2/reused/replaced"]
+    at = page("token_cost")
+    shown = _shown(at)[0]
+    assert "timing group `v2/threads1/workers2/reused`" in shown and "not trained yet" in shown
