@@ -67,6 +67,19 @@ def scan_streamlit_components_once():
     manifest_scanner.scan_component_manifests = original
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_compile_cache(tmp_path_factory):
+    """The session's persistent XLA cache (vitcore.run.compile_cache) starts empty and is its own, never
+    the user's ~/.cache; trainings in this process and in the processes it starts share it."""
+    saved = os.environ.get("VITCORE_XLA_CACHE")
+    os.environ["VITCORE_XLA_CACHE"] = str(tmp_path_factory.mktemp("xla_cache"))
+    yield
+    if saved is None:
+        del os.environ["VITCORE_XLA_CACHE"]
+    else:
+        os.environ["VITCORE_XLA_CACHE"] = saved
+
+
 @pytest.fixture(scope="session")
 def tiny_config() -> RunConfig:
     return TINY

@@ -83,7 +83,8 @@ class TwoNodeCluster:
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
-                    "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}
+                    "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0",
+                    "VITCORE_XLA_CACHE": "off"}  # the nodes compile ("fresh"), whatever the session cached before
         self.env.pop("RAY_ADDRESS", None)
         self.head: subprocess.Popen | None = None
         self.worker: subprocess.Popen | None = None

@@ -41,6 +41,8 @@ def test_timing_groups_in_words():
                                                                 "thread, 2 concurrent training workers, compiled once, "
                                                                 "reused across random seeds")
     assert "v1" in walk.timing_basis("v1/legacy")
+    assert walk.timing_basis("v2/threads1/workers1/cached").endswith("compiled program loaded from the persistent "
+                                                                     "compile cache")
     runs = pd.DataFrame({"timing_group": ["a", "b", "b"]})
     assert walk.timing_groups(runs) == ["b", "a"] and walk.timing_groups(pd.DataFrame({"x": [1]})) == []
 

@@ -13,7 +13,7 @@ import pytest
 from browsing import CHROMIUM, OUTSIDE, ROOT, chromium, open_page, settle, streamlit_server
 
 from vitcore.app import state, tables
-from vitcore.app.selection import BASELINE
+from vitcore.app.selection import BASELINE, seed_counts
 from vitcore.article import claims
 from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
@@ -82,7 +82,9 @@ def test_first_hour_layout(server, browser):
         sidebar = page.locator('[data-testid="stSidebar"]')
         sidebar.screenshot(path=str(SHOTS / "sidebar.png"))
         # the box (an input) cuts "the article's ViT at the selected rows"; the caption below names it in full
-        assert sidebar.get_by_text("Baseline: ViT p7 pre-LN pos · 4,000 rows, 10 seeds stored.").is_visible()
+        table = RunStore(ROOT / "cached_runs").table()
+        seeds = seed_counts(table)[BASELINE.config_id]  # what the committed store holds today
+        assert sidebar.get_by_text(f"Baseline: ViT p7 pre-LN pos · 4,000 rows, {seeds} seeds stored.").is_visible()
     finally:
         page.close()
     page = open_page(browser, f"{server.url}/?norm=batch")

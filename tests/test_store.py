@@ -68,6 +68,7 @@ def write_with(store: RunStore, cfg: RunConfig, accuracy: float = 0.8, **summary
 @pytest.mark.parametrize("extra, group", [
     ({"timing": {"code": 2, "threads": 1, "workers": 2, "compile": "reused"}, "threads": 1}, "v2/threads1/workers2/reused"),
     ({"threads": 2}, "v2/threads2/workers2/fresh"),
+    ({"timing": {"code": 2, "threads": 1, "workers": 1, "compile": "cached"}, "threads": 1}, "v2/threads1/workers1/cached"),
     ({}, "v1/legacy"),
 ])
 def test_timing_group_says_how_a_run_was_timed(store, extra, group):

@@ -174,6 +174,10 @@ def bench_sentences(bench: pd.DataFrame) -> list[str]:
     return sentences
 
 
+COMPILE_WORDS = {"fresh": "compiled fresh for each run", "reused": "compiled once, reused across random seeds",
+                 "cached": "compiled program loaded from the persistent compile cache"}
+
+
 def timing_basis(group: str) -> str:
     """A timing_group ('v2/threads1/workers2/reused') in words."""
     parts = group.split("/")
@@ -185,8 +189,8 @@ def timing_basis(group: str) -> str:
             words.append(f"{part[7:]} intra-op thread{'s' if part[7:] != '1' else ''}")
         elif part.startswith("workers"):
             words.append(f"{part[7:]} concurrent training worker{'s' if part[7:] != '1' else ''}")
-        elif part in ("fresh", "reused"):
-            words.append("compiled fresh for each run" if part == "fresh" else "compiled once, reused across random seeds")
+        elif part in COMPILE_WORDS:
+            words.append(COMPILE_WORDS[part])
     return ", ".join(words)
 
 

@@ -42,9 +42,11 @@ def add_parsers(sub) -> None:
 
     bench = sub.add_parser("bench", help="time the article's ViT run against a plain model.fit script")
     bench.add_argument("--repeats", type=int, default=3, help="side-by-side pairs (default 3)")
-    bench.add_argument("--what", choices=("training", "table", "workers", "sweep", "papers"), default="training",
+    bench.add_argument("--what", choices=("training", "table", "workers", "sweep", "papers", "cache"),
+                       default="training",
                        help="training: vs plain model.fit; table: store.table() at 10k runs; workers: sweep runs/hour; "
                             "sweep: the compile-once worker vs one process per run; "
+                            "cache: a run with the persistent compile cache off vs warm; "
                             "papers: one training epoch of each papers' variant vs the article's ViT, side by side")
     bench.set_defaults(handler=_bench)
 
@@ -155,5 +157,8 @@ def _bench(args) -> int:
         return 0
     if args.what == "papers":
         bench.bench_papers(repeats=args.repeats)
+        return 0
+    if args.what == "cache":
+        bench.bench_cache(repeats=args.repeats)
         return 0
     return bench.bench_training(args.repeats)

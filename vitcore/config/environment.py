@@ -5,6 +5,7 @@
     VITCORE_STORE              the store folder of the CLI (without --store), the app and Study.open()
                                (unset: cached_runs/ of the checkout: store_path)
     VITCORE_DATA_DIR           a folder with the four Fashion-MNIST IDX files (unset: the other sources)
+    VITCORE_XLA_CACHE          the compiled-program cache (unset or empty: ~/.cache/vitcore/xla; "off": none)
     VITCORE_ALLOW_TRAINING     the app's Train button: 1/true/yes/on or 0/false/no/off (unset: on, but off
                                on Streamlit Community Cloud)
 
@@ -53,6 +54,23 @@ def budget_minutes(environ: Mapping[str, str] = os.environ) -> float:
         raise ValueError(f"VITCORE_MAX_TRAIN_MINUTES must be a number of minutes above 0 and at most "
                          f"{MAX_BUDGET_MINUTES:g}, got {value[:40]!r}")
     return minutes
+
+
+def xla_cache(environ: Mapping[str, str] = os.environ) -> Path | None:
+    """VITCORE_XLA_CACHE as the folder of the persistent XLA cache (vitcore.run.compile_cache), None
+    for "off"; unset or empty: ~/.cache/vitcore/xla (under $XDG_CACHE_HOME when set). A path with whitespace
+    (TF_XLA_FLAGS splits on it) or naming a file: ValueError."""
+    value = environ.get("VITCORE_XLA_CACHE", "").strip()
+    if value.lower() in ("off", "0"):
+        return None
+    cache_home = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    folder = Path(value) if value else Path(cache_home) / "vitcore" / "xla"
+    if any(char.isspace() for char in str(folder)):
+        raise ValueError("VITCORE_XLA_CACHE must be a folder path without spaces (or 'off'); "
+                         "the default folder's path has one, so set it")
+    if folder.is_file():
+        raise ValueError("VITCORE_XLA_CACHE is a file, not a folder (set a folder, or 'off')")
+    return folder
 
 
 SWITCH_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
@@ -120,7 +138,7 @@ def problems(environ: Mapping[str, str] = os.environ, store: str | None = None, 
     [] when all is well. The CLI and the app pass data=False and ask vitcore.data.fashion.data_dir_problem,
     which also reads the folder (this layer imports none above it)."""
     found = []
-    for check in (threads, store_value, *((budget_minutes, allow_training) if budget else ()),
+    for check in (threads, store_value, xla_cache, *((budget_minutes, allow_training) if budget else ()),
                   *((data_dir_value,) if data else ())):
         try:
             check(environ)

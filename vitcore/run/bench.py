@@ -1,6 +1,7 @@
 """Benchmarks (never timed tests): training speed vs a plain `model.fit`, and the store's table().
 
     python -m vitcore bench            # 3 side-by-side pairs (seeds 0-2) of whole-process wall times
+    python -m vitcore bench --what cache   # the same run with the persistent compile cache off vs warm
 """
 
 from __future__ import annotations
@@ -143,6 +144,42 @@ def bench_sweep(rows=(1_000, 4_000), runs: int = 4, repeats: int = 2) -> dict[in
               f"per run {statistics.median(fresh):.0f} (min {min(fresh):.0f}, max {max(fresh):.0f}); median ratio "
               f"{ratios[train_rows]:.2f}x (goal >= 2x)", flush=True)
     return ratios
+
+
+def bench_cache(repeats: int = 3, rows: int = 4_000) -> float:
+    """Whole `python -m vitcore run` processes (the article's ViT at `rows` rows) with the persistent compile
+    cache (vitcore.run.compile_cache) off and warm, side by side (off, warm, off, warm...; an untimed first
+    run fills a fresh cache), random seeds 0 to repeats - 1 on both sides. Prints median wall and CPU seconds
+    (user + sys: less sensitive to other load) of each side; returns the median wall saving per process."""
+    import os
+    import resource
+
+    def one(setting: str, seed: int) -> tuple[float, float]:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        with tempfile.TemporaryDirectory() as store:
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "vitcore", "run", "--train-rows", str(rows), "--seed", str(seed),
+                            "--store", store], check=True, capture_output=True,
+                           env={**os.environ, "VITCORE_XLA_CACHE": setting, "PYTHONPATH": os.pathsep.join(
+                               filter(None, [str(PACKAGE_PARENT), os.environ.get("PYTHONPATH")]))})
+            wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+    times: dict[str, list[tuple[float, float]]] = {"off": [], "warm": []}
+    with tempfile.TemporaryDirectory() as cache:
+        one(cache, repeats)  # compiles and stores the programs: untimed
+        for seed in range(repeats):
+            for side, setting in (("off", "off"), ("warm", cache)):
+                times[side].append(one(setting, seed))
+            print(f"pair {seed + 1} (seed {seed}): cache off {times['off'][-1][0]:.1f} s wall, "
+                  f"{times['off'][-1][1]:.1f} s CPU; warm {times['warm'][-1][0]:.1f} s, {times['warm'][-1][1]:.1f} s",
+                  flush=True)
+    wall, cpu = ({side: statistics.median(t[i] for t in times[side]) for side in times} for i in (0, 1))
+    print(f"median per process: wall {wall['off']:.1f} s off, {wall['warm']:.1f} s warm (saves "
+          f"{wall['off'] - wall['warm']:.1f} s); CPU {cpu['off']:.1f} s off, {cpu['warm']:.1f} s warm "
+          f"(saves {cpu['off'] - cpu['warm']:.1f} s)")
+    return wall["off"] - wall["warm"]
 
 
 def bench_papers(repeats: int = 3, rows: int = 4_000) -> dict[str, float]:

@@ -8,6 +8,7 @@ with a plain `model.fit` script side by side; the determinism test trains twice 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -22,14 +23,15 @@ from vitcore.config.run import RunConfig, full_batches
 from vitcore.data.fashion import load_split
 from vitcore.data.patches import model_inputs
 from vitcore.model.build import NUM_CLASSES, build_model
-from vitcore.run import overlap
+from vitcore.run import compile_cache, overlap
 from vitcore.store import writer
 from vitcore.store.runs import Run, RunStore
 
 Progress = Callable[[int, int, dict], None]  # (epoch, total epochs, metrics of that epoch)
 EVAL_BATCH = 1_000  # inference batch: no effect on the result, 15x fewer steps than 64
 # Bump when the way `seconds` is measured changes (not the result): 1 = one XLA launch per step
-# (runs without a "timing" entry), 2 = one launch per epoch, compiled fresh or reused per cell.
+# (runs without a "timing" entry), 2 = one launch per epoch, compiled fresh, reused per cell, or
+# (since issue 32) loaded from the persistent compile cache ("cached").
 TIMING_VERSION = 2
 
 
@@ -49,7 +51,9 @@ def configure_tensorflow(threads: int | None = None) -> int:
     try:
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(1)
-    except RuntimeError:  # already initialised in this process: keep what is set
+        # Before TensorFlow's context starts (it reads TF_XLA_FLAGS then); ValueError on a bad VITCORE_XLA_CACHE.
+        compile_cache.enable(threads)
+    except RuntimeError:  # already initialised in this process: keep what is set (and no new cache)
         pass
     return tf.config.threading.get_intra_op_parallelism_threads() or threads
 
@@ -139,6 +143,7 @@ class Trainer:
         keras.utils.set_random_seed(seeds.init)
         model = build_model(cfg)  # a fresh build draws this seed's initial weights
         reused = self._cell is not None and self._cell[0] == cfg.graph_id
+        before = compile_cache.entries(compile_cache.in_use())  # compiling writes (or rewrites) an entry; loading not
         if reused:
             _, compiled, loop = self._cell
             for target, source in zip(compiled.weights, model.weights, strict=True):
@@ -183,7 +188,8 @@ class Trainer:
             "threads": threads,
             # What the wall time depends on: runs compare in seconds only when all of this is equal.
             "timing": {"code": TIMING_VERSION, "threads": threads, "workers": self.workers,
-                       "compile": "reused" if reused else "fresh", **({"node": self.node} if self.node else {}),
+                       "compile": "reused" if reused else compile_cache.how_compiled(before),
+                       **({"node": self.node} if self.node else {}),
                        # The load it ran under (vitcore.store.index.busy): a busy machine's seconds form their own group.
                        "load": {"loadavg_start": load_started, "loadavg_end": machine_load(),
                                 "cpu_per_wall": round(cpu / wall, 4), "cores": os.cpu_count() or 1}},
@@ -244,6 +250,7 @@ class _Loop:
             return model(x, training=False)
 
         self._epoch, self._forward = epoch, forward
+        self._called: set[str] = set()  # the compiled functions called once already
 
     def reset_optimizer(self) -> None:
         """Back to the just-built optimizer state (step 0, zero moments) for the next seed."""
@@ -257,13 +264,23 @@ class _Loop:
         Fewer rows than one batch train as one smaller batch (at or above batch_size: unchanged)."""
         steps, batch_size = full_batches(len(order), batch_size)
         index = order[:steps * batch_size].reshape(steps, batch_size)  # (steps, batch)
-        losses, corrects = self._epoch(x[index], y[index])
+        with self._first_call("epoch"):
+            losses, corrects = self._epoch(x[index], y[index])
         seen = steps * batch_size
         return (float(np.asarray(losses, np.float64).sum() / seen),
                 float(np.asarray(corrects, np.float64).sum() / seen))
 
     def predict(self, x: np.ndarray) -> np.ndarray:
-        return np.concatenate([np.asarray(self._forward(x[i:i + EVAL_BATCH])) for i in range(0, len(x), EVAL_BATCH)])
+        with self._first_call("forward"):
+            return np.concatenate([np.asarray(self._forward(x[i:i + EVAL_BATCH])) for i in range(0, len(x), EVAL_BATCH)])
+
+    def _first_call(self, name: str):
+        """The first call of a compiled function compiles it or loads it from the persistent cache:
+        the cache's harmless notices stay off the terminal then (compile_cache.quiet_notices)."""
+        if name in self._called:
+            return contextlib.nullcontext()
+        self._called.add(name)
+        return compile_cache.quiet_notices()
 
     def evaluate(self, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
         probs = self.predict(x)

@@ -201,12 +201,12 @@ def _check_metrics(summary: dict, config: RunConfig) -> None:
                                    and set(timing) - {"context", "node", "load"} == {"code", "threads", "workers", "compile"}
                                    and _load_ok(timing.get("load", LOAD_FIELDS))
                                    and all(type(timing[k]) is int and timing[k] >= 1 for k in ("code", "threads", "workers"))
-                                   and timing["compile"] in ("fresh", "reused")
+                                   and timing["compile"] in ("fresh", "reused", "cached")  # cached: compile_cache
                                    and timing.get("context", TIMING_CONTEXTS[0]) in TIMING_CONTEXTS
                                    and NODE_KIND.fullmatch(str(timing.get("node", "-")))):
-        wrong.append(f"timing {timing!r} (allowed: code, threads, workers >= 1, compile fresh|reused, and an optional "
-                     f"context {'|'.join(TIMING_CONTEXTS[1:])}, node kind (a Ray node: printable, 1-100 characters) "
-                     f"and load {', '.join(LOAD_FIELDS)} >= 0)")
+        wrong.append(f"timing {timing!r} (allowed: code, threads, workers >= 1, compile fresh|reused|cached, "
+                     f"and an optional context {'|'.join(TIMING_CONTEXTS[1:])}, node kind (a Ray node: printable, "
+                     f"1-100 characters) and load {', '.join(LOAD_FIELDS)} >= 0)")
     if "threads" in summary and not (type(summary["threads"]) is int and summary["threads"] >= 1):
         wrong.append(f"threads {summary['threads']!r} (allowed: a whole number >= 1)")
     if wrong:
