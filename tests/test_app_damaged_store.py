@@ -3,7 +3,6 @@ view among them: `check` names every damaged entry, and every page of the app re
 exception element and shows how many damaged runs it skipped."""
 
 import ast
-import shutil
 from pathlib import Path
 
 import pytest
@@ -32,9 +31,10 @@ def pages() -> list[str]:
 def damaged(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     """(the damaged copy, {entry: words check must say}). The default view's runs are damaged
     first (the landing page must survive them) and one of them is duplicated."""
+    from test_fuzz import copy_store, page_runs
+
     root = tmp_path_factory.mktemp("damaged")
-    store = root / "store"
-    shutil.copytree(ROOT / "cached_runs", store, ignore=shutil.ignore_patterns(INDEX, ".tmp-*", ".index-*"))
+    store = copy_store(root / "store", keep=page_runs(spare=len(RUN_DAMAGE)))  # the pages' runs, not 57 MB
     table = RunStore(store).table()
     default = list(stats.runs_of(table, BASELINE)["run_id"])
     convnet = list(stats.runs_of(table, BASELINE.replace(model="convnet"))["run_id"])

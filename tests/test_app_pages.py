@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 from vitcore.app import fmt, state
 from vitcore.app.selection import BASELINE, SIDEBAR_KEYS, store_choices
 from vitcore.app.sidebar import PAINTED
+from vitcore.app.training import slot as slot_module
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import REGISTRY
 from vitcore.stats import compare, seconds
@@ -163,7 +164,7 @@ def test_train_now_trains_stores_and_shows_the_run(tmp_path, monkeypatch):
     monkeypatch.setattr(train_panel, "_train_seeds", fake_train)
     at = app({"train_rows": 2_000})
     at.button(key="train_now").click().run()
-    state.training_slot().join(10)
+    slot_module.SERVER_SLOT.join(10)
     assert store.get(target) is not None
     at.run()
     assert not at.exception
@@ -174,7 +175,7 @@ def test_other_sessions_see_the_server_busy(table, monkeypatch):
     import threading
 
     release = threading.Event()
-    slot = state.training_slot()
+    slot = slot_module.SERVER_SLOT
     assert slot.start(RunConfig(train_rows=8_000), lambda cfg, progress: release.wait(30))
     try:
         at = app(uncached(table))
@@ -300,6 +301,7 @@ def test_reset_returns_every_switch_to_the_article_vit(table):
 PAPER_LEVELS = [("pos_embedding", "sincos"), ("pooling", "cls"), ("tokenizer", "shifted"), ("self_attention", "lsa")]
 
 
+@pytest.mark.slow  # 8 full-store page renders per level (~7 s each at load 8): the slow tier, still in CI
 @pytest.mark.parametrize("key, value", PAPER_LEVELS)
 def test_every_page_renders_for_each_papers_level(key, value):
     for page in PAGES:

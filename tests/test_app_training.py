@@ -5,6 +5,7 @@ import threading
 
 import pytest
 
+from vitcore.app.training import slot as slot_module
 from vitcore.app.training.slot import DEFAULT_BUDGET_MINUTES, TrainingSlot, budget_minutes, over_budget
 from vitcore.config.run import RunConfig
 
@@ -92,16 +93,15 @@ def test_clearing_streamlit_caches_does_not_free_the_slot():
     the next session a fresh, idle slot while the first training went on."""
     import streamlit as st
 
-    from vitcore.app import state
 
     release = threading.Event()
-    slot = state.training_slot()
+    slot = slot_module.SERVER_SLOT
     assert slot.start(RunConfig(), lambda cfg, progress: release.wait(30), owner="session-a")
     try:
         st.cache_resource.clear()
         st.cache_data.clear()
-        assert state.training_slot() is slot and state.training_slot().busy
-        assert not state.training_slot().start(RunConfig(seed=1), lambda cfg, progress: None, owner="session-b")
+        assert slot_module.SERVER_SLOT is slot and slot_module.SERVER_SLOT.busy
+        assert not slot_module.SERVER_SLOT.start(RunConfig(seed=1), lambda cfg, progress: None, owner="session-b")
     finally:
         release.set()
         slot.join(10)
@@ -116,6 +116,7 @@ def _blocking_train(gate: threading.Event, done: list):
     return fake_train
 
 
+@pytest.mark.slow  # two sessions around a blocked training thread (~10 s at load 8): the slow tier, still in CI
 def test_cancel_is_offered_to_the_starting_session_only(monkeypatch):
     from test_app_pages import app, uncached
 
@@ -128,7 +129,7 @@ def test_cancel_is_offered_to_the_starting_session_only(monkeypatch):
     query = uncached(RunStore(state.STORE_PATH).table())
     gate, done = threading.Event(), []
     monkeypatch.setattr(train_panel, "_train_seeds", _blocking_train(gate, done))
-    slot = state.training_slot()
+    slot = slot_module.SERVER_SLOT
     starter = app(query)
     starter.button(key="train_now").click().run()
     try:

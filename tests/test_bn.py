@@ -108,7 +108,7 @@ def test_collapsed_is_low_test_with_high_train():
 
 
 def test_the_committed_diagnosis_reads_without_tensorflow():
-    """analysis/bn.csv, as the view-only dashboard reads it, has every column and explains itself."""
+    """vitcore/analysis/bn.csv, as the view-only dashboard reads it, has every column and explains itself."""
     frame = bn.read_diagnosis(ROOT / bn.BN_CSV)
     assert frame is not None and list(frame.columns) == bn.COLUMNS
     assert (frame["test_accuracy_stored_weights"] == frame["test_accuracy"]).all()

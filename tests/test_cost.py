@@ -42,7 +42,7 @@ def test_quadratic_fit_recovers_known_curve():
 
 def test_committed_bench_csv_is_complete_and_grows():
     bench = cost.load_attention_bench()
-    assert bench is not None, "bench/attention_cost.csv missing: run python -m vitcore bench-attention"
+    assert bench is not None, "vitcore/analysis/attention_cost.csv missing: run python -m vitcore bench-attention"
     assert bench["tokens"].tolist() == list(cost.BENCH_TOKENS)
     assert (bench["median_ms"] > 0).all() and (bench["min_ms"] <= bench["median_ms"]).all()
     # 784 tokens has 2,401x the entries of 16: at least an order of magnitude slower, measured.

@@ -24,19 +24,37 @@ ROOT = Path(__file__).resolve().parents[1]
 MEMORY_GOAL = 400 << 20
 
 
-def copy_store(target: Path, runs: int | None = None) -> Path:
+def copy_store(target: Path, runs: int | None = None, keep: set[str] | None = None) -> Path:
+    """A copy of cached_runs/ without its index: the first `runs` run folders, or those in `keep`, or all."""
     names = sorted(p.name for p in (ROOT / "cached_runs").iterdir() if len(p.name) == 12)
-    keep = set(names[:runs]) if runs else set(names)
+    keep = keep if keep is not None else set(names[:runs]) if runs else set(names)
     shutil.copytree(ROOT / "cached_runs", target,
                     ignore=lambda folder, entries: [e for e in entries if folder == str(ROOT / "cached_runs")
                                                     and (e.startswith(".") or (len(e) == 12 and e not in keep))])
     return target
 
 
+def page_runs(spare: int = 0) -> set[str]:
+    """The committed runs every page draws from (the article's ViT and convnet at the default train_rows, and
+    random seeds 0-2 of each single-switch change of the ViT: the landing page's forest plot), plus `spare`
+    weighted and `spare` unweighted runs with predictions to damage: what a page test needs, not 57 MB."""
+    from vitcore.app.selection import BASELINE
+    from vitcore.stats.families import neighbours, runs_of
+
+    committed = RunStore(ROOT / "cached_runs").table()
+    keep = {*runs_of(committed, BASELINE)["run_id"], *runs_of(committed, BASELINE.replace(model="convnet"))["run_id"]}
+    for _, _, other in neighbours(committed, BASELINE):
+        keep |= set(runs_of(committed, other).query("seed <= 2")["run_id"])
+    rest = committed[~committed["run_id"].isin(keep) & committed["has_predictions"]]
+    keep |= set(rest[rest["has_weights"]]["run_id"][:spare]) | set(rest[~rest["has_weights"]]["run_id"][:spare])
+    return keep
+
+
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory) -> tuple[Path, dict[str, str], int]:
-    """(the store, {run id: words check must say}, valid runs before): each variant on its own run."""
-    store = copy_store(tmp_path_factory.mktemp("hostile") / "store")
+    """(the store, {run id: words check must say}, valid runs before): each variant on its own run, in a copy of
+    the runs the pages draw from and one spare run per variant (not the whole store)."""
+    store = copy_store(tmp_path_factory.mktemp("hostile") / "store", keep=page_runs(spare=len(HOSTILE)))
     table = RunStore(store).table()
     weighted = list(table[table["has_weights"] & table["has_predictions"]]["run_id"])
     plain = list(table[~table["has_weights"] & table["has_predictions"]]["run_id"])

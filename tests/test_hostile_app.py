@@ -127,7 +127,7 @@ def test_the_app_with_an_empty_store_variable_says_so(monkeypatch):
     from vitcore.app import state
 
     monkeypatch.setenv("VITCORE_STORE", "")
-    monkeypatch.setattr(state, "STORE_PATH", environment.store_path(os.environ, str(ROOT / "cached_runs")))
+    monkeypatch.setattr(state, "STORE_PATH", str(environment.store_path()))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     assert not at.exception, [e.message for e in at.exception]
     assert any("VITCORE_STORE is empty" in w.value for w in at.warning)

@@ -178,7 +178,7 @@ def test_hostile_test_labels_in_the_data_dir_are_refused_quickly_and_small(tmp_p
         try:
             with pytest.raises(fashion.DataError) as refused:
                 fashion.official_test_labels.__wrapped__()
-            assert environment.data_dir_problem() is not None  # and the note says so
+            assert fashion.data_dir_problem() is not None  # and the note says so
             return str(refused.value), tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
@@ -231,7 +231,7 @@ def test_an_empty_environment_path_is_refused_with_a_note(monkeypatch, capsys, n
     assert cli.main(["check", "--store", str(ROOT / "cached_runs")]) == 2
     assert name in capsys.readouterr().err
     if name == "VITCORE_STORE":  # the app reads no folder at all (never the current one)
-        assert environment.store_path(os.environ, "cached_runs") == environment.NO_STORE
+        assert environment.store_path() == Path(environment.NO_STORE)
         assert RunStore(environment.NO_STORE).table().empty
     else:
         with pytest.raises(fashion.DataError, match="empty"):

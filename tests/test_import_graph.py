@@ -1,10 +1,16 @@
-"""The import graph of vitcore/ has no cycles, imports inside functions included (read with ast)."""
+"""The import graph of vitcore/: no cycles, and every import points down the layers, imports inside
+functions and under `if TYPE_CHECKING:` included (read with ast)."""
 
 import ast
 
 from conftest import ROOT
 
 PACKAGE = ROOT / "vitcore"
+# The layers, lowest first (README "Contributing"): a module may import its own layer and the ones below.
+# Layers on one line are peers and import neither each other nor anything above.
+LAYERS = (("config",), ("data",), ("model",), ("store",), ("stats",), ("run",), ("analysis",), ("article",),
+          ("study",), ("app", "cli"), ("__main__",))
+RANK = {layer: rank for rank, peers in enumerate(LAYERS) for layer in peers}
 
 
 def module_name(path) -> str:
@@ -13,15 +19,11 @@ def module_name(path) -> str:
 
 
 def imports_of(path, modules: set[str]) -> set[str]:
-    """The vitcore modules `path` imports anywhere in its body, functions included (`from a.b import c`
-    counts a.b.c when c is a module, else a.b), except under `if TYPE_CHECKING:`."""
-    tree = ast.parse(path.read_text(), str(path))
-    skipped = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.If) and _type_checking(node.test)
-               for inner in ast.walk(node)}
+    """The vitcore modules `path` imports anywhere in its body: inside functions and under `if TYPE_CHECKING:`
+    too (an annotation-only import still ties the layers; `from a.b import c` counts a.b.c when c is a module,
+    else a.b)."""
     found = set()
-    for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -33,15 +35,36 @@ def imports_of(path, modules: set[str]) -> set[str]:
     return found
 
 
-def _type_checking(test: ast.expr) -> bool:
-    """`if TYPE_CHECKING:` (annotations only, never run): not an import at run time."""
-    return isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
-
-
 def graph() -> dict[str, set[str]]:
     paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
     modules = set(paths)
     return {name: imports_of(path, modules) - {name} for name, path in paths.items()}
+
+
+def layer(module: str) -> str | None:
+    """vitcore.stats.compare -> 'stats'; the package itself (vitcore/__init__.py) has none."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def upward(edges: dict[str, set[str]]) -> list[str]:
+    """Every import that does not point down the layers: 'a -> b (layer a, layer b)'."""
+    wrong = []
+    for source, targets in sorted(edges.items()):
+        for target in sorted(targets):
+            a, b = layer(source), layer(target)
+            if a != b and (a is None or b is None or RANK[a] <= RANK[b]):
+                wrong.append(f"{source} -> {target} ({a} -> {b})")
+    return wrong
+
+
+def shared_to_page(edges: dict[str, set[str]]) -> list[str]:
+    """The app's shared core (vitcore/app/*.py) importing page code (vitcore/app/<page>/): pages build on the
+    core, never the reverse."""
+    core = {name for name in edges if name.count(".") == 2 and name.startswith("vitcore.app.")}
+    pages = {name.split(".")[2] for name in edges if name.count(".") == 3 and name.startswith("vitcore.app.")}
+    return [f"{source} -> {target}" for source in sorted(core) for target in sorted(edges[source])
+            if target.startswith("vitcore.app.") and target.split(".")[2] in pages]
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -80,10 +103,35 @@ def test_the_probe_sees_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-def test_function_level_imports_are_read_and_type_checking_ones_are_not():
+def test_the_probes_see_an_upward_import_and_a_core_module_importing_a_page():
+    edges = {"vitcore.store.validate": {"vitcore.model.anatomy", "vitcore.article.seed_reference"},
+             "vitcore.app.cli_helper": set(), "vitcore.cli.common": {"vitcore.app.state"},
+             "vitcore.app.tables": {"vitcore.app.ablations.cards", "vitcore.app.fmt"},
+             "vitcore.app.ablations.cards": {"vitcore.app.fmt"}, "vitcore.app.fmt": set()}
+    assert upward(edges) == ["vitcore.cli.common -> vitcore.app.state (cli -> app)",
+                             "vitcore.store.validate -> vitcore.article.seed_reference (store -> article)"]
+    assert shared_to_page(edges) == ["vitcore.app.tables -> vitcore.app.ablations.cards"]
+
+
+def test_function_level_and_type_checking_imports_are_read(tmp_path):
     edges = graph()
     assert "vitcore.run.train" in edges["vitcore.cli.runs"]  # imported inside _run: training is lazy
-    assert "vitcore.store.runs" not in edges["vitcore.store.upkeep"]  # under `if TYPE_CHECKING:` only
+    source = tmp_path / "m.py"
+    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from vitcore.store.runs import RunStore\n"
+                      "def f():\n    import vitcore.stats.compare\n")
+    assert imports_of(source, set(edges)) == {"vitcore.store.runs", "vitcore.stats.compare"}
+
+
+def test_every_layer_is_placed():
+    assert {layer(name) for name in graph()} - {None} == set(RANK)
+
+
+def test_every_import_points_down_the_layers():
+    assert upward(graph()) == []
+
+
+def test_shared_app_modules_import_no_page():
+    assert shared_to_page(graph()) == []
 
 
 def test_no_import_cycles():

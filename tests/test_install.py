@@ -26,6 +26,8 @@ def test_an_installed_vitcore_runs_its_cli_outside_the_repo(tmp_path):
     wanted = {p.parent.relative_to(ROOT).as_posix() for p in (ROOT / "vitcore").rglob("__init__.py")}
     assert packages == wanted  # every layer and page folder, nothing left out
     assert (target / "vitcore" / "data" / "assets" / "samples.npz").is_file()
+    for measured in ("attention_cost.csv", "bn.csv"):  # what the pages read ships inside the package (no bench/)
+        assert (target / "vitcore" / "analysis" / measured).is_file(), measured
 
     store = RunStore(tmp_path / "store")
     fakes.write_run(store, RunConfig(train_rows=1000))

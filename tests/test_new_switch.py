@@ -1,7 +1,8 @@
-"""Issue 18's "done when": a throw-away switch added to the registry alone reaches every layer.
+"""Issue 18's "done when": a throw-away switch added to the registry (and its RunConfig field, written in the
+class since issue 27) reaches every layer.
 
 The vitcore package is copied to a temporary folder, one `Switch` (dropout 0.0 / 0.1, crossed in the
-default grid) is appended to the copy's registry, and a fresh process importing the copy shows that
+default grid) is appended to the copy's registry and its field to the copy's RunConfig, and a fresh process importing the copy shows that
 RunConfig, run labels, the URL check, the sidebar (drawn by Streamlit's AppTest), the effect names
 and the statistics' effects, the sweep grid, the anatomy's flips and the Attention page's matching
 all pick it up, while every committed run keeps its id.
@@ -87,13 +88,17 @@ print(json.dumps(out))
 
 
 @pytest.mark.slow
-def test_a_new_switch_is_one_registry_entry(tmp_path):
+def test_a_new_switch_is_one_registry_entry_and_its_field(tmp_path):
     copy = tmp_path / "pkg"
     shutil.copytree(ROOT / "vitcore", copy / "vitcore", ignore=shutil.ignore_patterns("__pycache__"))
     registry = copy / "vitcore" / "config" / "switches.py"
     text = registry.read_text()
     at = text.index("# The order of the tags in a run label")
     registry.write_text(text[:at] + textwrap.dedent(DROPOUT) + text[at:])
+    config = copy / "vitcore" / "config" / "run.py"
+    text = config.read_text()
+    at = text.index("    width: int = 64")
+    config.write_text(text[:at] + "    dropout: float = 0.0\n" + text[at:])
     (tmp_path / "empty_store").mkdir()
     env = {**os.environ, "PYTHONPATH": str(copy), "VITCORE_STORE": str(tmp_path / "empty_store")}
     done = subprocess.run([sys.executable, "-c", CHECK, str(copy), str(ROOT / "cached_runs"), str(ROOT / "tests")],

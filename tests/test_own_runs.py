@@ -30,7 +30,7 @@ NARROW = ARTICLE.replace(width=32)
 def own_store(store) -> RunStore:
     """A copy of the committed store's article's ViT at 1,000 rows (its random seeds 0-2, real runs) and two
     runs of your own at width 32."""
-    committed = RunStore(Path(state.ROOT) / "cached_runs")
+    committed = RunStore(Path(__file__).resolve().parents[1] / "cached_runs")
     store.root.mkdir(parents=True)
     for seed in range(3):
         run = committed.get(ARTICLE.replace(seed=seed))
@@ -69,7 +69,7 @@ def test_width_32_has_its_own_label_and_a_sidebar_control(own_store):
 def test_the_committed_store_sidebar_shows_a_free_field_only_where_it_varies():
     """Warm-up (0 and 2 are stored) has its control; width and depth gain theirs once the depth/width study
     is committed, and a field of one stored value (epochs, batch size, learning rate) never shows."""
-    table = RunStore(Path(state.ROOT) / "cached_runs").table()
+    table = RunStore(Path(__file__).resolve().parents[1] / "cached_runs").table()
     shown = [key for key in store_choices(table) if key in FREE_KEYS]
     assert shown == [key for key in FREE_KEYS if table[key].dropna().nunique() > 1]
     assert "warmup_epochs" in shown and not {"epochs", "batch_size", "lr"} & set(shown)

@@ -29,6 +29,26 @@ def test_switch_fields_come_from_the_registry():
     assert set(V1_FIELDS) <= set(FIELD_NAMES)
 
 
+def test_runconfig_fields_are_written_in_the_class_and_match_the_registry():
+    """The fields are in the class's own source (editors and type checkers see `cfg.pooling`), typed as the
+    registry's default, in the registry's order after `model`; a switch missing its field fails at import."""
+    import ast
+    import inspect
+
+    from vitcore.config import run
+
+    tree = ast.parse(inspect.getsource(RunConfig))
+    written = {node.target.id: ast.unparse(node.annotation) for node in tree.body[0].body
+               if isinstance(node, ast.AnnAssign)}
+    for switch in switches.REGISTRY:
+        assert written.get(switch.name) == type(switch.default).__name__, switch.name
+    assert list(written)[1:1 + 7] == [s.name for s in switches.REGISTRY if not s.free]
+    broken = type("Broken", (), {"__annotations__": {"model": "str", "pos_embedding": "str"}, "model": "vit",
+                                 "pos_embedding": "learned"})
+    with pytest.raises(ValueError, match="registry's order"):
+        run._matches_registry(broken)
+
+
 @pytest.mark.parametrize("switch", [s for s in switches.REGISTRY if not s.free], ids=lambda s: s.name)
 def test_a_level_outside_the_registry_names_the_allowed_ones(switch):
     bad = "nonsense" if isinstance(switch.default, str) else 3

@@ -3,8 +3,8 @@ switch; which cells have runs at which sizes; the CSV downloads (the CLI's bytes
 
 import streamlit as st
 
-from vitcore.app import fmt, results, state
-from vitcore.app.runs import runs_view
+from vitcore.app import fmt, state
+from vitcore.app.runs import downloads, runs_view
 from vitcore.app.selection import SIDEBAR_KEYS, cell_name
 from vitcore.stats import summaries as stats
 
@@ -91,7 +91,7 @@ for name in state.EXPORTS:  # one row per file: its name, then the shown and the
     file, filtered, full = st.columns([1, 2, 2], vertical_alignment="center")
     file.markdown(f"`{name}`")
     empty = shown.empty or (name == "effects.csv" and no_effects is not None)
-    filtered.download_button(f"shown ({fmt.rows(len(shown))} runs)", lambda name=name: results.filtered_export_csv(name, ids),
+    filtered.download_button(f"shown ({fmt.rows(len(shown))} runs)", lambda name=name: downloads.filtered_export_csv(name, ids),
                              file_name=name.replace(".csv", "_shown.csv"), mime="text/csv", icon=":material/filter_alt:",
                              on_click="ignore", key=f"download_shown_{name}", disabled=empty, width="stretch",
                              help=no_effects if name == "effects.csv" and no_effects else None)

@@ -36,7 +36,7 @@ from vitcore.config.run import RunConfig, full_batches
 from vitcore.store.index import collapsed
 from vitcore.store.runs import Run, RunStore
 
-BN_CSV = Path(__file__).resolve().parents[2] / "analysis" / "bn.csv"  # committed, so the view-only dashboard can show it
+BN_CSV = Path(__file__).resolve().parent / "bn.csv"  # committed with the package, so the view-only dashboard can show it
 COLUMNS = ["run_id", "label", "patch_size", "train_rows", "seed", "test_accuracy", "test_accuracy_stored_weights",
            "test_accuracy_debiased", "test_accuracy_recalibrated", "final_train_accuracy", "collapsed",
            "bn_steps", "start_share", "first_bn_variance", "first_bn_sd_ratio"]

@@ -2,7 +2,7 @@
 
 No TensorFlow at import: the token-cost page reads the table and the committed CSV only.
 `python -m vitcore bench-attention` (TensorFlow, run once) times one MultiHeadAttention layer
-(width 64, 4 heads, the source article's block) at several token counts and writes bench/attention_cost.csv.
+(width 64, 4 heads, the source article's block) at several token counts and writes vitcore/analysis/attention_cost.csv.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from vitcore.config.run import SEED_FIELDS, RunConfig
 from vitcore.config.switches import LEVELS
 from vitcore.data.patches import SIDE
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH_CSV = ROOT / "bench" / "attention_cost.csv"
+BENCH_CSV = Path(__file__).resolve().parent / "attention_cost.csv"  # shipped with the package (pyproject package-data)
 BASE_TOKENS = 16  # the article's ViT: 28x28 in 7x7 patches
 # (image side, patch side): the source article's table rows, in its order.
 SEED_ROWS = ((28, 7), (28, 4), (64, 8), (224, 16), (224, 8))

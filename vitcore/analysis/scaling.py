@@ -29,7 +29,7 @@ from vitcore.analysis.crossover import (  # noqa: F401 (re-exported)
 from vitcore.config.papers import PAPER_VARIANTS, SMALL_DATA_VARIANT
 from vitcore.config.run import ARTICLE_MODELS, RunConfig
 from vitcore.config.switches import MODEL_NAMES
-from vitcore.stats.compare import compare
+from vitcore.stats import compare as engine
 from vitcore.stats.estimates import BAD, GOOD, MARGIN
 from vitcore.stats.summaries import summarize
 
@@ -55,16 +55,19 @@ def curve(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns).sort_values(["metric", "model", "train_rows"], ignore_index=True)
 
 
-def deltas(runs: pd.DataFrame, margin: float = MARGIN, test_set=None) -> pd.DataFrame:
+def deltas(runs: pd.DataFrame, margin: float = MARGIN, test_set=None, compare=None) -> pd.DataFrame:
     """ViT - convnet per row count and metric, paired: train_rows, metric, mean_delta, ci_low,
     ci_high, n_pairs, verdict ("better" = the ViT is better), interval (what the interval covers:
-    vitcore.stats.testset, with the store's `test_set` as on the cards)."""
+    vitcore.stats.testset, with the store's `test_set` as on the cards). `compare(selection, baseline, margin,
+    metrics)`: a cached engine instead (vitcore.study.Study.compare)."""
+    compare = compare or (lambda selection, baseline, margin, metrics: engine.compare(
+        runs, selection, baseline, margin, metrics=metrics, test_set=test_set))
     shared = sorted(set(curve(runs).query("model == 'ViT'")["train_rows"])
                     & set(curve(runs).query("model == 'convnet'")["train_rows"]))
     rows = []
     for train_rows in shared:
         vit, convnet = (MODELS[m].replace(train_rows=train_rows) for m in ("ViT", "convnet"))
-        result = compare(runs, vit, convnet, margin, metrics=CURVE_METRICS, test_set=test_set).metrics
+        result = compare(vit, convnet, margin, CURVE_METRICS).metrics
         rows += [{"train_rows": train_rows, **row} for row in result.to_dict("records")]
     columns = ["train_rows", "metric", "mean_delta", "ci_low", "ci_high", "n_pairs", "verdict", "seeds_needed",
                "interval"]

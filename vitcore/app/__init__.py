@@ -1,8 +1,8 @@
 """The Streamlit app around the library: the only package in vitcore that imports Streamlit or Altair.
 
-    state        the sidebar's selection and every cached store read (st.cache_data)
+    state        the sidebar's selection and the store's one cached Study (vitcore.study: every analysis)
     probes       cached attention passes of stored weights (the NumPy ViT: no TensorFlow)
-    results      cached library results of the ViT vs convnet, Claims and Runs pages
+    results      the ViT vs convnet and Claims pages' library results, from the Study
     selection    the sidebar's choices, URL checks and baseline cells (plain Python)
     training     train-on-demand: the deployment switch, time estimates, the one-training slot
     tables       rows, frames and sentences the pages show, built from library results

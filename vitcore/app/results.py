@@ -1,9 +1,7 @@
-"""Cached library results for the ViT vs convnet, Claims and Runs pages: the headline and the
-data-size curve (vitcore.article.report, vitcore.analysis.scaling), the claims ledger (vitcore.article.claims) and the Runs
-page's filtered downloads.
-
-Each is cached per margin (and per run list) and keyed on the store's path and mtime, like every
-read in vitcore.app.state, so a new run shows on the next rerun. No TensorFlow.
+"""Library results for the ViT vs convnet and Claims pages: the headline and the data-size curve
+(vitcore.article.report, vitcore.analysis.scaling) and the claims ledger (vitcore.article.claims), from the
+store's one Study (vitcore.app.state.study), which computes each once per store state and margin, so a new
+run shows on the next rerun. No TensorFlow.
 """
 
 from __future__ import annotations
@@ -13,88 +11,30 @@ import streamlit as st
 
 from vitcore.app import state
 from vitcore.stats.estimates import MARGIN
-from vitcore.store.runs import RunStore
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _headline(margin: float, path: str, mtime: float) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    from vitcore.article import report
-
-    runs = state.load_runs()
-    tests = state.test_set()
-    return (report.headline(runs), report.headline_deltas(runs, margin, tests),
-            report.headline_sentences(runs, margin, tests))
 
 
 def headline(margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """(report.headline, report.headline_deltas, report.headline_sentences) of the store at this margin."""
-    return _headline(margin, state.STORE_PATH, state.store_mtime())
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _scaling(margin: float, path: str, mtime: float) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    from vitcore.analysis import scaling
-
-    runs = state.load_runs()
-    deltas = scaling.deltas(runs, margin, state.test_set())
-    estimate = scaling.crossover_sentence(scaling.crossover_estimate(runs, test_set=state.test_set()))
-    return scaling.curve(runs), deltas, f"{estimate} {scaling.crossover(deltas)}"
+    return state.study().headline(margin)
 
 
 def data_size(margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """The data-size curve: (scaling.curve, scaling.deltas, the crossover estimate's sentence and
     scaling.crossover's) of the store."""
-    return _scaling(margin, state.STORE_PATH, state.store_mtime())
-
-
-@st.cache_data(show_spinner="Resampling random seeds…", max_entries=4)
-def _crossover_shift(path: str, mtime: float) -> str:
-    from vitcore.analysis import scaling
-
-    return scaling.variant_sentence(state.load_runs(), state.test_set())
+    return state.study().data_size(margin)
 
 
 def crossover_shift() -> str:
     """Does the papers' small-data variant move the crossover with the convnet? (scaling.variant_sentence)"""
-    return _crossover_shift(state.STORE_PATH, state.store_mtime())
-
-
-# -- the Runs page's filtered downloads -------------------------------------------------------------
-@st.cache_data(show_spinner="Preparing the download…", max_entries=16)
-def _filtered_csv(name: str, run_ids: tuple[str, ...], path: str, mtime: float) -> bytes:
-    from vitcore.app.runs.runs_view import filtered_csv
-
-    runs = state.load_runs()
-    frames = {} if name == "effects.csv" else RunStore(path).export_frames()
-    return filtered_csv(name, frames, runs[runs["run_id"].isin(set(run_ids))], state.test_set())
-
-
-def filtered_export_csv(name: str, run_ids) -> bytes:
-    """One of the Runs page's downloads restricted to these runs (vitcore.app.runs.runs_view.filtered_csv)."""
-    if name not in state.EXPORTS:
-        raise ValueError(f"unknown export {name!r}; exports: {', '.join(state.EXPORTS)}")
-    return _filtered_csv(name, tuple(sorted(run_ids)), state.STORE_PATH, state.store_mtime())
-
-
-@st.cache_data(show_spinner="Checking the claims…", max_entries=16)
-def _claims(margin: float, path: str, mtime: float) -> pd.DataFrame:
-    from vitcore.article.claims import claims_table
-
-    return claims_table(state.load_runs(), margin, test_set=state.test_set())
+    with st.spinner("Resampling random seeds…"):
+        return state.study().crossover_shift()
 
 
 def claims(margin: float = MARGIN) -> pd.DataFrame:
     """vitcore.article.claims.claims_table of the store at this margin (what `python -m vitcore claims` writes)."""
-    return _claims(margin, state.STORE_PATH, state.store_mtime())
-
-
-@st.cache_data(show_spinner="Tallying the claims at three margins…", max_entries=4)
-def _claims_tally(path: str, mtime: float) -> pd.DataFrame:
-    from vitcore.article.claims import tally
-
-    return tally(state.load_runs(), test_set=state.test_set())
+    return state.study().claims(margin)
 
 
 def claims_tally() -> pd.DataFrame:
     """vitcore.article.claims.tally of the store at the margins 0.005, 0.01 and 0.02 (what `claims` prints)."""
-    return _claims_tally(state.STORE_PATH, state.store_mtime())
+    return state.study().tally()

@@ -1,9 +1,10 @@
-"""The app's state: the sidebar's selection, and every cached read of the store (one place, so every
-page shares one cache).
+"""The app's state: the sidebar's selection, and the store's one Study (vitcore.study.Study: every page's
+analysis, computed once per store state and shared by every session).
 
-No TensorFlow here. `store_mtime` (a key from every run folder's stamp) is part of every cache key,
-so a run trained from the app, a new sweep result or a run damaged in place is picked up on the
-next rerun without clearing caches by hand.
+No TensorFlow here. `store_mtime` (a key from every run folder's stamp) keys the Study, so a run
+trained from the app, a new sweep result or a run damaged in place is picked up on the next rerun
+without clearing caches by hand. The store is found as the CLI finds it (--store aside):
+$VITCORE_STORE, else the repository's cached_runs/ (vitcore.config.environment.store_path).
 """
 
 from __future__ import annotations
@@ -12,9 +13,7 @@ import hashlib
 import logging
 import os
 import time
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -30,13 +29,13 @@ from vitcore.app.selection import (  # noqa: F401
     resolve_baseline,
     selection_or_default,
 )
-from vitcore.config import environment
+from vitcore.config.environment import REPOSITORY_STORE, store_path
 from vitcore.config.run import RunConfig
 from vitcore.stats.estimates import MARGIN
-from vitcore.store.runs import HISTORY_COLUMNS, BadRun, RunStore
+from vitcore.store.runs import RunStore
+from vitcore.study import Study
 
-ROOT = Path(__file__).resolve().parents[2]
-STORE_PATH = environment.store_path(os.environ, str(ROOT / "cached_runs"))  # empty: no store, and a note
+STORE_PATH = str(store_path())  # $VITCORE_STORE (empty: no store, and a note), else the repository's cached_runs/
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv", "effects.csv")
 log = logging.getLogger(__name__)
 
@@ -48,7 +47,7 @@ def store() -> RunStore:
 def store_name() -> str:
     """The store as a visitor may read it: the variable that names it, or the checkout's folder by
     its relative name (never a server path)."""
-    return "cached_runs/" if STORE_PATH == str(ROOT / "cached_runs") else "$VITCORE_STORE"
+    return "cached_runs/" if STORE_PATH == str(REPOSITORY_STORE) else "$VITCORE_STORE"
 
 
 def store_mtime() -> str:
@@ -94,72 +93,53 @@ def baseline(state=None) -> RunConfig:
     return resolve_baseline(bound(state, params, BASELINE_KEY), baseline_cells(load_runs()), cfg)
 
 
-# -- cached store reads -------------------------------------------------------------------------
-# Every cache is bounded (issue 28): keys with the store's stamp are never asked for again once the store
-# changes, so a store written into while served would otherwise grow them by ~0.4 MB per change, forever.
-@st.cache_data(show_spinner=False, max_entries=2)
-def _scan(path: str, mtime: float) -> tuple[pd.DataFrame, dict[str, str]]:
-    """(the valid runs' table, {skipped run id: why}); why goes to the server log, not to a page."""
-    scan = RunStore(path).scan()
-    for run_id, reason in scan.skipped.items():
+# -- the store's one Study ------------------------------------------------------------------------
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _study(path: str, mtime: str) -> Study:
+    """The Study of the store in this state, shared by every session (cache_resource: one object, its own
+    caches filled as pages ask); a new key when a run is added, removed or damaged."""
+    found = Study.open(path, warn=False)
+    for run_id, reason in found.skipped.items():  # why goes to the server log, not to a page
         log.warning("skipping run %s in %s: %s", run_id, path, reason)
-    return scan.table(), scan.skipped
+    return found
 
 
-def _table(path: str, mtime: float) -> pd.DataFrame:
-    return _scan(path, mtime)[0]
+def study() -> Study:
+    """vitcore.study.Study of the store: every page's analysis (comparisons, effects, claims, the headline)."""
+    return _study(STORE_PATH, store_mtime())
+
+
+def _scan(path: str, mtime: str) -> tuple[pd.DataFrame, dict[str, str]]:
+    """(the valid runs' table, {skipped run id: why}) of the store at `path`."""
+    found = _study(path, mtime)
+    return found.runs, found.skipped
 
 
 def load_runs() -> pd.DataFrame:
-    """The store's valid runs (RunStore.table), cached until the store changes."""
-    return _table(STORE_PATH, store_mtime())
+    """The store's valid runs (RunStore.table), a copy a page may change, until the store changes."""
+    return study().runs.copy()
 
 
 def skipped_note() -> None:
     """One line saying how many damaged runs the pages skip, if any (the reasons are in the server
     log and in `python -m vitcore check`)."""
-    count = len(_scan(STORE_PATH, store_mtime())[1])
+    count = len(study().skipped)
     if count:
         st.caption(f"{count} damaged run{'s' if count != 1 else ''} skipped — run `python -m vitcore check`")
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _run_frames(run_ids: tuple[str, ...], path: str, mtime: float) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """histories() and confusions() restricted to a few runs: a page needs ~6 runs, not the store."""
-
-    from vitcore.data.fashion import CLASS_NAMES
-
-    true, predicted = np.divmod(np.arange(len(CLASS_NAMES) ** 2), len(CLASS_NAMES))
-    histories, confusions = [], []
-    for run_id in run_ids:  # valid when the table was read; a run gone or damaged since is logged and left out
-        try:
-            run = RunStore(path).load(run_id)
-            history, confusion = run.history(), run.confusion()
-        except BadRun as error:
-            log.warning("skipping run %s in %s: %s", run_id, path, error)
-            continue
-        histories.append(history.assign(run_id=run_id)[["run_id", *HISTORY_COLUMNS]])
-        confusions.append(pd.DataFrame({"run_id": run_id, "true": true, "predicted": predicted, "count": confusion.ravel()}))
-    if not histories:
-        return (pd.DataFrame(columns=["run_id", *HISTORY_COLUMNS]),
-                pd.DataFrame(columns=["run_id", "true", "predicted", "count"]))
-    return pd.concat(histories, ignore_index=True), pd.concat(confusions, ignore_index=True)
-
-
 def run_frames(run_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(histories, confusions) in the store's long formats, for just these runs."""
-    return _run_frames(tuple(sorted(set(run_ids))), STORE_PATH, store_mtime())
+    """(histories, confusions) in the store's long formats, for just these runs (copies)."""
+    histories, confusions = study().run_frames(run_ids)
+    return histories.copy(), confusions.copy()
 
 
 @st.cache_data(show_spinner=False, max_entries=len(EXPORTS))
-def _export_csv(name: str, path: str, mtime: float) -> bytes:
-
-    store = RunStore(path)
+def _export_csv(name: str, path: str, mtime: str) -> bytes:
+    found = _study(path, mtime)
     if name == "effects.csv":  # as `python -m vitcore effects`: with the per-cell spread
-        from vitcore.stats import percell
-
-        return percell.effects_with_spread(store.table(), test_set=test_set()).to_csv(index=False).encode()
-    return store.export_frames()[name].to_csv(index=False).encode()
+        return found.effects().to_csv(index=False).encode()
+    return found.export_frames()[name].to_csv(index=False).encode()
 
 
 def export_csv(name: str) -> bytes:
@@ -169,37 +149,20 @@ def export_csv(name: str) -> bytes:
     return _export_csv(name, STORE_PATH, store_mtime())
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _effects(kind: str, metric: str, path: str, mtime: float, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
-    from vitcore.stats import percell
-    from vitcore.stats import summaries as stats
-
-    compute = stats.main_effects if kind == "main" else stats.interactions
-    return compute(percell.restrict(_table(path, mtime), cells or percell.ALL), metrics=(metric,), margin=margin,
-                   test_set=test_set())
-
-
 def main_effects(metric: str, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
-    """stats.main_effects of one metric over the stored factorial grid (cached until the store changes);
+    """stats.main_effects of one metric over the stored factorial grid (the Study's, once per margin);
     `cells`: one of vitcore.stats.percell.SUBSETS (default all cells)."""
-    return _effects("main", metric, STORE_PATH, store_mtime(), margin, cells)
+    return study().main_effects((metric,), margin, cells)
 
 
 def interactions(metric: str, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
     """stats.interactions of one metric (the slow one: computed only when asked for)."""
-    return _effects("interactions", metric, STORE_PATH, store_mtime(), margin, cells)
-
-
-@st.cache_data(show_spinner=False, max_entries=256)
-def _flips(cfg: RunConfig, path: str, mtime: float, margin: float = MARGIN) -> pd.DataFrame:
-    from vitcore.stats import summaries as stats
-
-    return stats.flip_effects(_table(path, mtime), cfg, margin=margin, test_set=test_set())
+    return study().interactions((metric,), margin, cells)
 
 
 def flip_effects(cfg: RunConfig, margin: float = MARGIN) -> pd.DataFrame:
-    """stats.flip_effects of cfg over the store, cached per config and margin."""
-    return _flips(cfg, STORE_PATH, store_mtime(), margin)
+    """stats.flip_effects of cfg over the store (the Study's measurements, judged at this margin)."""
+    return study().flip_effects(cfg, margin)
 
 
 # -- other committed files ----------------------------------------------------------------------
@@ -218,18 +181,10 @@ def load_gallery():
 
 @st.cache_data(show_spinner=False, max_entries=1)
 def attention_bench() -> pd.DataFrame | None:
-    """bench/attention_cost.csv (cost.load_attention_bench), or None before it is measured."""
+    """vitcore/analysis/attention_cost.csv (cost.load_attention_bench), or None before it is measured."""
     from vitcore.analysis import cost
 
     return cost.load_attention_bench()
-
-
-def training_slot():
-    """The server's single training slot, shared by every session: module state of
-    vitcore.app.training.slot, out of reach of a client's "clear cache" message."""
-    from vitcore.app.training.slot import SERVER_SLOT
-
-    return SERVER_SLOT
 
 
 # -- the Ablations page's comparison (issue 9) and its flipped images (issue 10) ------------------
@@ -240,34 +195,17 @@ def margin(state=None) -> float:
     return next((m for m in MARGINS if str(m) == str(value)), MARGIN)
 
 
-@st.cache_resource(show_spinner=False, max_entries=2)
-def _test_set(path: str, mtime: float):
-    from vitcore.stats import testset
-
-    return testset.from_store(RunStore(path))
-
-
 def test_set():
     """The store's vitcore.stats.testset.TestSet (its runs' predictions, the shipped test labels), shared by
     every session until the store changes: every view passes it, so test accuracy's verdicts include the
     test set's sampling wherever the runs kept predictions, the same on every page and in the CLI."""
-    return _test_set(STORE_PATH, store_mtime())
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def _comparison(cfg: RunConfig, base: RunConfig, margin: float, path: str, mtime: float):
-    from vitcore.stats import compare
-    from vitcore.stats import summaries as stats
-
-    runs = _table(path, mtime)
-    ids = [*stats.runs_of(runs, cfg)["run_id"], *stats.runs_of(runs, base)["run_id"]]
-    _, confusions = _run_frames(tuple(sorted(set(ids))), path, mtime)
-    return compare.compare(runs, cfg, base, margin, confusions, test_set=test_set())
+    return study().test_set
 
 
 def comparison(cfg: RunConfig, base: RunConfig, margin: float = MARGIN):
     """vitcore.stats.compare.compare(cfg, base) over the store, with the per-class and confusion Δs."""
-    return _comparison(cfg, base, margin, STORE_PATH, store_mtime())
+    found = study()
+    return found.compare(cfg, base, margin, confusions=found.confusions((cfg, base)))
 
 
 @st.cache_data(show_spinner=False, max_entries=2)
@@ -278,8 +216,8 @@ def _bn(path: str, mtime: float) -> pd.DataFrame | None:
 
 
 def bn_diagnosis() -> pd.DataFrame | None:
-    """The committed BatchNorm diagnosis (vitcore.analysis.bn.read_diagnosis of analysis/bn.csv), or None."""
+    """The committed BatchNorm diagnosis (vitcore.analysis.bn.read_diagnosis of vitcore/analysis/bn.csv), or None."""
     from vitcore.analysis import bn
 
-    path = ROOT / bn.BN_CSV
+    path = bn.BN_CSV
     return _bn(str(path), path.stat().st_mtime_ns if path.is_file() else 0)

@@ -14,6 +14,7 @@ from vitcore.app.selection import BASELINE, cell_name
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import REGISTRY
 from vitcore.stats.estimates import MARGIN
+from vitcore.study.words import borderline, interval_text, verdict_text
 
 
 def curve_roles(selected: pd.DataFrame, base: pd.DataFrame, cfg: RunConfig,
@@ -34,8 +35,6 @@ SIZE_FILL = "filled dot: the interval lies beyond ±margin; hollow: inside it or
 def with_readings(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with READING_FIELDS (blank where a caller's frame has none), `borderline` a plain bool and
     `flips` only where borderline."""
-    from vitcore.app.ablations.cards import borderline
-
     out = frame.assign(**{c: frame[c] if c in frame.columns else None for c in READING_FIELDS})
     flagged = pd.Series([borderline(row) for row in out[["borderline"]].to_dict("records")], index=out.index,
                         dtype=bool)
@@ -50,8 +49,6 @@ SWITCH_NAMES = {switch.name: switch.noun for switch in REGISTRY}  # 'position em
 def flip_frame(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.DataFrame:
     """stats.flip_effects rows of one metric, with `label` ('patch size 7 → 4'), the verdict in words
     (`verdict_text`) and `option` (what the landing page's "select this variant" offers)."""
-    from vitcore.app.ablations.cards import verdict_text
-
     part = flips[flips["metric"] == metric].reset_index(drop=True)
     labels = [f"{SWITCH_NAMES.get(s, s)} {a} → {b}" for s, a, b in zip(part["switch"], part["from"], part["to"])]
     words = [verdict_text({**row, "paired": True}, margin) for row in part.to_dict("records")]
@@ -61,8 +58,6 @@ def flip_frame(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
 def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.DataFrame:
     """stats.flip_effects rows of one metric, readable: Switch, Change, Δ, the interval that goes with the
     verdict (simultaneous over the family), Pairs, both adjusted p-values, Verdict, its readings, Family."""
-    from vitcore.app.ablations.cards import interval_text
-
     part = with_readings(flip_frame(flips, metric, margin))
     return pd.DataFrame({
         "Switch": part["switch"].map(lambda s: SWITCH_NAMES.get(s, s)),
@@ -160,7 +155,7 @@ def cost_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def bench_sentences(bench: pd.DataFrame) -> list[str]:
-    """What bench/attention_cost.csv says: the setup, the 16 -> 196 token ratio, the N² fit and slope."""
+    """What vitcore/analysis/attention_cost.csv says: the setup, the 16 -> 196 token ratio, the N² fit and slope."""
     from vitcore.analysis import cost
 
     a, b, r2 = cost.quadratic_fit(bench["tokens"], bench["median_ms"])
@@ -179,9 +174,28 @@ def bench_sentences(bench: pd.DataFrame) -> list[str]:
     return sentences
 
 
+COMPILE_WORDS = {"fresh": "compiled fresh for each run", "reused": "compiled once, reused across random seeds",
+                 "cached": "compiled program loaded from the persistent compile cache"}
+
+
+def timing_basis(group: str) -> str:
+    """A timing_group ('v2/threads1/workers2/reused') in words."""
+    parts = group.split("/")
+    if parts[0] == "v1":
+        return "training code v1 (one XLA launch per step; threads and concurrent workers not recorded)"
+    words = [f"training code {parts[0]} (one XLA launch per epoch)"]
+    for part in parts[1:]:
+        if part.startswith("threads"):
+            words.append(f"{part[7:]} intra-op thread{'s' if part[7:] != '1' else ''}")
+        elif part.startswith("workers"):
+            words.append(f"{part[7:]} concurrent training worker{'s' if part[7:] != '1' else ''}")
+        elif part in COMPILE_WORDS:
+            words.append(COMPILE_WORDS[part])
+    return ", ".join(words)
+
+
 def timing_label(group: str) -> str:
     """A timing group in words, with what its context says about the load it ran under."""
-    from vitcore.app.walkthrough.walk import timing_basis
     from vitcore.stats.seconds import group_text
 
     return f"{timing_basis(group)} — {group_text(group)}"

@@ -45,9 +45,9 @@ from vitcore.article.sources import (  # noqa: F401
     Claim,
 )
 from vitcore.config.run import RunConfig
+from vitcore.stats import compare as engine
 from vitcore.stats import estimates as v
 from vitcore.stats import readings
-from vitcore.stats.compare import compare
 from vitcore.stats.testset import TEST_COLUMNS
 
 COLUMNS = ["claim", "sources", "setting", "comparison", "train_rows", "metric", "role", "expected", "mean_delta",
@@ -114,11 +114,14 @@ def counted_row(claim: Claim) -> dict:
     return {**row, "mirror": "", "tally": COUNTED}
 
 
-def evaluated(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, test_set=None
+def evaluated(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, test_set=None, compare=None
               ) -> list[tuple[dict, Claim, RunConfig, RunConfig]]:
     """(row, claim, selection, baseline) for every run-decided claim at every train_rows where both configs
     have runs, each of its metrics judged by vitcore.stats.compare (with the store's `test_set`, as the
-    comparison's card is). Claims decided by counted work are `counted_row`s, not here."""
+    comparison's card is). Claims decided by counted work are `counted_row`s, not here. `compare(selection,
+    baseline, margin, metrics)`: a cached engine instead (vitcore.study.Study.compare: measured once)."""
+    compare = compare or (lambda selection, baseline, margin, metrics: engine.compare(
+        runs, selection, baseline, margin, metrics=metrics, test_set=test_set))
     present = set(runs["config_id"]) if len(runs) else set()
     out = []
     for claim in (c for c in claims if not c.counted):
@@ -127,8 +130,7 @@ def evaluated(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, test_
             if selection.config_id not in present or baseline.config_id not in present:
                 continue
             metrics = [m for m, _ in claim.metrics()]
-            result = compare(runs, selection, baseline, margin=margin, metrics=metrics,
-                             test_set=test_set).metrics.set_index("metric")
+            result = compare(selection, baseline, margin, metrics).metrics.set_index("metric")
             for metric, role in claim.metrics():
                 row = result.loc[metric].to_dict()
                 direction, size = judge_claim(claim.expected, row["verdict"], row["mean_delta"], row)
@@ -215,12 +217,12 @@ def fixed_rows(runs: pd.DataFrame, test_set=None) -> list[dict]:
 
 
 def claims_table(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, data_size: bool = True,
-                 test_set=None, fixed: list[dict] | None = None) -> pd.DataFrame:
+                 test_set=None, fixed: list[dict] | None = None, compare=None) -> pd.DataFrame:
     """Every ledger row (COLUMNS): each run-decided claim at each train_rows and metric, computed with
     vitcore.stats.compare on `runs` (RunStore.table()); each claim decided by counted work (counted_row);
     then (`data_size`) the data-size row and the seed-noise rows (`fixed`, computed once for several margins:
-    fixed_rows). The `tally` column says whether a row is counted."""
-    rows = [row for row, *_ in evaluated(runs, margin, claims, test_set)]
+    fixed_rows). The `tally` column says whether a row is counted. `compare`: as evaluated()."""
+    rows = [row for row, *_ in evaluated(runs, margin, claims, test_set, compare)]
     rows += [counted_row(claim) for claim in claims if claim.counted]
     if data_size:
         rows += fixed_rows(runs, test_set) if fixed is None else fixed
@@ -236,11 +238,13 @@ def tally_of(table: pd.DataFrame) -> dict:
             "not_counted": int((~counted).sum())}
 
 
-def tally(runs: pd.DataFrame, margins=v.TALLY_MARGINS, claims=CLAIMS, test_set=None) -> pd.DataFrame:
+def tally(runs: pd.DataFrame, margins=v.TALLY_MARGINS, claims=CLAIMS, test_set=None, compare=None,
+          fixed: list[dict] | None = None) -> pd.DataFrame:
     """`tally_of` the whole ledger (claims_table with its data-size and seed-noise rows) at each margin:
-    margin, one column per direction word, counted, not_counted."""
-    fixed = fixed_rows(runs, test_set)
-    rows = [{"margin": margin, **tally_of(claims_table(runs, margin, claims, test_set=test_set, fixed=fixed))}
+    margin, one column per direction word, counted, not_counted. `compare`, `fixed`: a Study's caches."""
+    fixed = fixed_rows(runs, test_set) if fixed is None else fixed
+    rows = [{"margin": margin, **tally_of(claims_table(runs, margin, claims, test_set=test_set, fixed=fixed,
+                                                       compare=compare))}
             for margin in margins]
     return pd.DataFrame(rows, columns=["margin", *DIRECTIONS, "counted", "not_counted"])
 

@@ -20,9 +20,9 @@ import pandas as pd
 from vitcore.article import seed_reference as seed
 from vitcore.config.numbers import digits, missing, number, p_value
 from vitcore.config.run import ARTICLE_MODELS
+from vitcore.stats import compare as engine
 from vitcore.stats import estimates as v
 from vitcore.stats import readings
-from vitcore.stats.compare import compare
 from vitcore.stats.estimates import MARGIN, paired_estimate, prediction_interval
 from vitcore.stats.seconds import reference_group
 from vitcore.stats.summaries import runs_of, summarize
@@ -69,16 +69,19 @@ def _seconds_in_one_group(own: pd.DataFrame) -> dict:
             "seconds_timing_group": group, "seconds_n": len(seconds)}
 
 
-def headline_deltas(runs: pd.DataFrame, margin: float = MARGIN, test_set=None) -> pd.DataFrame:
+def headline_deltas(runs: pd.DataFrame, margin: float = MARGIN, test_set=None, compare=None) -> pd.DataFrame:
     """Paired ViT - convnet per train_rows and metric (DELTA_METRICS), from the comparison engine:
     the two means over the paired random seeds, Δ, 95% CI, n_pairs, verdict ("better" = the ViT
     is better; for gap and seconds lower is better), the 95% prediction interval of one paired
     difference (pi_low, pi_high: where a single random seed's Δ should fall) and seed_delta, the
-    source article's single-seed difference."""
+    source article's single-seed difference. `compare(selection, baseline, margin, metrics)`: a cached
+    engine instead of stats.compare.compare (vitcore.study.Study.compare)."""
+    compare = compare or (lambda selection, baseline, margin, metrics: engine.compare(
+        runs, selection, baseline, margin, metrics=metrics, test_set=test_set))
     rows = []
     for train_rows in seed.TRAIN_ROWS:
         vit, convnet = (MODELS[m].replace(train_rows=train_rows) for m in ("vit", "convnet"))
-        result = compare(runs, vit, convnet, margin, metrics=DELTA_METRICS, test_set=test_set)
+        result = compare(vit, convnet, margin, DELTA_METRICS)
         for _, row in result.metrics.iterrows():
             deltas = result.pairs[result.pairs["metric"] == row["metric"]]["delta"]
             low, high = prediction_interval(paired_estimate(deltas))
@@ -136,10 +139,10 @@ def _single_seed(row) -> str:
             f"{'inside, an ordinary draw' if inside else 'outside, an unusual draw for this setup'}.")
 
 
-def headline_sentences(runs: pd.DataFrame, margin: float = MARGIN, test_set=None) -> list[str]:
+def headline_sentences(runs: pd.DataFrame, margin: float = MARGIN, test_set=None, compare=None) -> list[str]:
     """The conclusions, written from headline_deltas: per size, test accuracy (the headline), best
     validation accuracy (selected on the validation split, so optimistic), the gaps and time."""
-    deltas = headline_deltas(runs, margin, test_set).set_index(["train_rows", "metric"])
+    deltas = headline_deltas(runs, margin, test_set, compare).set_index(["train_rows", "metric"])
     sentences = []
     for train_rows in seed.TRAIN_ROWS:
         test = deltas.loc[(train_rows, "test_accuracy")]
@@ -194,9 +197,9 @@ def _markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def headline_markdown(runs: pd.DataFrame, test_set=None) -> str:
+def headline_markdown(runs: pd.DataFrame, test_set=None, compare=None) -> str:
     """headline.md: the sentences, the table (ours: mean ± std over random seeds | source article: one seed), the Δs."""
-    table, deltas = headline(runs), headline_deltas(runs, test_set=test_set)
+    table, deltas = headline(runs), headline_deltas(runs, test_set=test_set, compare=compare)
     shown = pd.DataFrame({"model": table["model"], "rows": table["train_rows"].map("{:,}".format),
                           "seeds": table["n_seeds"]})
     for metric in ("test_accuracy", *SEED_METRICS):  # test accuracy leads: the honest figure
@@ -220,7 +223,7 @@ def headline_markdown(runs: pd.DataFrame, test_set=None) -> str:
                    for _, r in deltas.iterrows()],
     )[["rows", "metric", "delta", "ci", "p", "p_tost", "n_pairs", "verdict", "timing_group", "source_article"]]
     parts = ["# The source article's headline, re-measured", "",
-             *[f"- {sentence}" for sentence in headline_sentences(runs, test_set=test_set)], "",
+             *[f"- {sentence}" for sentence in headline_sentences(runs, test_set=test_set, compare=compare)], "",
              "## ViT vs convnet (ours: mean ± std over random seeds; source article: one seed)", "", _markdown(shown), "",
              "## Paired ViT − convnet (pairs share train_rows and random seed; 95% t-interval over random seeds)", "",
              _markdown(delta_shown), "",
@@ -243,12 +246,12 @@ def data_size_sentence(runs: pd.DataFrame, test_set=None) -> str:
     return scaling.crossover_sentence(scaling.crossover_estimate(runs, test_set=test_set)).replace("**", "")
 
 
-def write_report(runs: pd.DataFrame, out: Path, test_set=None) -> list[str]:
+def write_report(runs: pd.DataFrame, out: Path, test_set=None, compare=None) -> list[str]:
     """Write headline.csv, headline_deltas.csv and headline.md into the folder `out`; returns the sentences
     (the headline's, then the data-size curve's crossover estimate)."""
     crossing = data_size_sentence(runs, test_set)
     headline(runs).to_csv(out / "headline.csv", index=False)
-    headline_deltas(runs, test_set=test_set).to_csv(out / "headline_deltas.csv", index=False)
-    (out / "headline.md").write_text(headline_markdown(runs, test_set)
+    headline_deltas(runs, test_set=test_set, compare=compare).to_csv(out / "headline_deltas.csv", index=False)
+    (out / "headline.md").write_text(headline_markdown(runs, test_set, compare)
                                      + f"\n## Where the ViT's lead changes sides (the data-size curve)\n\n{crossing}\n")
-    return [*headline_sentences(runs, test_set=test_set), crossing]
+    return [*headline_sentences(runs, test_set=test_set, compare=compare), crossing]

@@ -20,7 +20,7 @@ import sys
 from vitcore.cli import analysis, results, runs, sweep
 from vitcore.cli.common import Parser, UsageError, clean
 from vitcore.config import environment
-from vitcore.data.fashion import DataError
+from vitcore.data.fashion import DataError, data_dir_problem
 from vitcore.run import TRAIN_INSTALL
 
 GROUPS = (runs, sweep, results, analysis)  # each adds its subcommands; each subcommand sets `handler`
@@ -40,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        problems = environment.problems(budget=False)  # the training budget is the app's alone
+        problems = environment.problems(budget=False, data=False)  # the training budget is the app's alone
+        problems += filter(None, [data_dir_problem()])
         if problems:
             raise UsageError("; ".join(problems))
         return args.handler(args)

@@ -15,6 +15,7 @@ from vitcore.cli.common import (
     existing_store,
     files_in,
     judging_parser,
+    open_study,
     staged,
     usage,
     verdict_line,
@@ -78,7 +79,7 @@ def parse_baseline(text: str, selection: RunConfig) -> RunConfig:
 
 def _compare(args) -> int:
     from vitcore.stats import testset
-    from vitcore.stats.compare import compare, write
+    from vitcore.stats.compare import write
 
     margin = checked_margin(args.margin)
     selection = config_from_args(args)
@@ -86,13 +87,14 @@ def _compare(args) -> int:
     store = existing_store(args.store)  # the store first: a bad --store leaves no output folder behind
     out = writable_folder(args.out, "--out")
     files_in(out, COMPARE_FILES + FLIP_FILES, "--out")
-    runs = store.table()
+    study = open_study(store)
+    runs = study.runs
     for side, cfg in (("selection", selection), ("baseline", baseline)):
         if not (runs["config_id"] == cfg.config_id).any():
             raise UsageError(f"no stored runs for the {side}, {cfg.label()} at {cfg.train_rows:,} rows, in {store.root} "
                              f"(`python -m vitcore sweep --list` shows what the grids train)")
-    test_set = testset.from_store(store)  # test accuracy's Δ with the test set's sampling, as on every page
-    result = compare(runs, selection, baseline, margin, confusions=store.confusions(), test_set=test_set)
+    # test accuracy's Δ with the test set's sampling, as on every page
+    result = study.compare(selection, baseline, margin, confusions=study.confusions((selection, baseline)))
     how = f"paired over random seeds {', '.join(map(str, result.seeds))}" if result.paired else "UNPAIRED (Welch): the sides differ in train_rows"
     print(f"{selection.label()} ({selection.train_rows:,} rows) − {baseline.label()} ({baseline.train_rows:,} rows), {how}")
     print(f"verdicts: {result.family.caption()}")
@@ -102,9 +104,9 @@ def _compare(args) -> int:
             print(f"  {'':21} {line}")
     with staged(out) as stage:
         written = [out / Path(path).name for path in write(result, stage)]
-        if test_set is not None and result.paired:
+        if study.test_set is not None and result.paired:
             written += [out / Path(path).name
-                        for path in _write_flips(store, runs, selection, baseline, test_set.labels, stage)]
+                        for path in _write_flips(store, runs, selection, baseline, study.test_set.labels, stage)]
     print("wrote " + ", ".join(str(path) for path in written))
     return 0
 
@@ -127,14 +129,13 @@ def _write_flips(store, runs, selection: RunConfig, baseline: RunConfig, labels,
 
 def _claims(args) -> int:
     from vitcore.article import claims
-    from vitcore.stats import estimates, testset
+    from vitcore.stats import estimates
 
     margin = checked_margin(args.margin)
     store = existing_store(args.store)
     out = writable_file(args.out, "--out", "claims.csv")
-    runs = store.table()
-    test_set = testset.from_store(store)  # as on the Claims page
-    table = claims.claims_table(runs, margin, test_set=test_set)
+    study = open_study(store)  # test accuracy with the test set's sampling, as on the Claims page
+    table = study.claims(margin)
     with staged(out.parent) as stage:
         table.to_csv(stage / out.name, index=False)
     counts = claims.tally_of(table)
@@ -142,7 +143,7 @@ def _claims(args) -> int:
           f"{counts['not_counted']} shown beside and not counted (the `tally` column says why); each judged in its "
           "comparison's family (as on the Ablations page)")
     margins = sorted({margin, *estimates.TALLY_MARGINS})
-    for row in claims.tally(runs, margins, test_set=test_set).to_dict("records"):
+    for row in study.tally(margins).to_dict("records"):  # the same estimates, judged at each margin
         print("  margin " + claims.tally_line(row, row["margin"]) + ("  (this file)" if row["margin"] == margin else ""))
     print(f"  why ±{estimates.MARGIN:g}: {estimates.MARGIN_REASON}")
     return 0

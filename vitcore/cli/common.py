@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 from vitcore.config import numbers
+from vitcore.config.environment import store_path
 from vitcore.stats import estimates, plan, readings
 from vitcore.store.runs import RunStore
 
@@ -47,6 +48,14 @@ def existing_store(path: str) -> RunStore:
             raise UsageError(f"--store {store.root} is a file, not a folder")
         raise UsageError(f"no store at {store.root} (train with `python -m vitcore sweep default`, or pass --store)")
     return store
+
+
+def open_study(store: RunStore):
+    """The vitcore.study.Study of a store that existing_store() accepted: every analysis a command prints or
+    writes comes from it (one read of the store, each estimate computed once)."""
+    from vitcore.study import Study
+
+    return Study.open(store.root)
 
 
 STAGE_PREFIX = ".vitcore-out-"  # a command's outputs before they are renamed into place
@@ -156,7 +165,7 @@ def files_in(folder: Path, names, flag: str) -> None:
             raise UsageError(f"{flag} {folder}: {name} there is a folder, so the file cannot be written")
 
 
-STORE = "cached_runs"  # every command's default --store: the committed runs
+STORE_HELP = "run store folder (default: $VITCORE_STORE, else the repository's cached_runs/)"
 
 
 def judging_parser(sub, name: str, help: str):
@@ -174,7 +183,12 @@ def named(value: str) -> str:
 
 
 def add_store_flag(parser) -> None:
-    parser.add_argument("--store", default=STORE, type=named, help=f"run store folder (default {STORE})")
+    parser.add_argument("--store", type=store_flag, default=store_path(), help=STORE_HELP)
+
+
+def store_flag(value: str) -> Path:
+    """argparse type of --store: a non-empty path (named), found by the one rule (config.environment.store_path)."""
+    return store_path(named(value))
 
 
 def add_io_flags(parser, out: str | None = None) -> None:

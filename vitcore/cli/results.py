@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from vitcore.analysis.cost import BENCH_CSV
 from vitcore.cli.common import (
     UsageError,
     add_io_flags,
@@ -11,8 +12,8 @@ from vitcore.cli.common import (
     existing_store,
     files_in,
     judging_parser,
+    open_study,
     staged,
-    usage,
     writable_file,
     writable_folder,
 )
@@ -31,7 +32,8 @@ def add_parsers(sub) -> None:
     report.set_defaults(handler=_report)
 
     attention = sub.add_parser("bench-attention", help="measure one attention layer's forward time vs tokens")
-    attention.add_argument("--out", default="bench/attention_cost.csv", help="output CSV file")
+    attention.add_argument("--out", default=str(BENCH_CSV), help="output CSV file (default: the package's copy, "
+                                                                  "which the Token cost page reads)")
     attention.add_argument("--repeats", type=int, default=15, help="timed calls per token count, at least 1")
     attention.set_defaults(handler=_bench_attention)
 
@@ -42,52 +44,41 @@ def add_parsers(sub) -> None:
     timing.set_defaults(handler=_bench_timing)
 
 
-def _runs(path: str):
-    from vitcore.article import report
-
-    existing_store(path)
-    with usage():
-        return report.load_runs(path)
-
-
-def _test_set(path: str):
-    """The store's test set (its runs' predictions, the shipped test labels): test accuracy's verdicts include
-    the test set's sampling, as on every page."""
-    from vitcore.stats import testset
-    from vitcore.store.runs import RunStore
-
-    return testset.from_store(RunStore(path))
+def _study(path: str):
+    """The store's Study, which must hold valid runs (test accuracy's verdicts include the test set's
+    sampling, as on every page)."""
+    study = open_study(existing_store(path))
+    if study.runs.empty:
+        raise UsageError(f"the store at {study.store.root} holds no valid runs")
+    return study
 
 
 def _effects(args) -> int:
-    from vitcore.stats import percell
     from vitcore.stats import summaries as stats
 
     checked_margin(args.margin)
-    runs = _runs(args.store)  # the store first: a bad --store leaves no output folder behind
+    study = _study(args.store)  # the store first: a bad --store leaves no output folder behind
     out = writable_file(args.out, "--out", "effects.csv")
-    effects = percell.effects_with_spread(runs, margin=args.margin, test_set=_test_set(args.store))
+    effects = study.effects(args.margin)
     if effects.empty:
         raise UsageError(f"no main effects in {args.store}: it needs ViT runs at the reference switches and at "
                          f"least one switch flipped, at the same train_rows and seed")
     with staged(out.parent) as stage:
         effects.to_csv(stage / out.name, index=False)
     counts = effects["verdict"].value_counts()
-    print(f"{out}: {len(effects):,} main effects from {len(runs):,} runs (both tests Bonferroni-adjusted within each "
-          "family: " + "; ".join(f"{name}, m = {int(m)}" for name, m in
-                                 effects.groupby("family")["family_size"].max().items()) + "): "
+    print(f"{out}: {len(effects):,} main effects from {len(study.runs):,} runs (both tests Bonferroni-adjusted within "
+          "each family: " + "; ".join(f"{name}, m = {int(m)}" for name, m in
+                                      effects.groupby("family")["family_size"].max().items()) + "): "
           + ", ".join(f"{counts[v]} {v}" for v in stats.VERDICTS if v in counts))
     return 0
 
 
 def _report(args) -> int:
-    from vitcore.article import report
-
-    runs = _runs(args.store)  # the store first: a bad --store leaves no output folder behind
+    study = _study(args.store)  # the store first: a bad --store leaves no output folder behind
     out = writable_folder(args.out, "--out")
     files_in(out, REPORT_FILES, "--out")
     with staged(out) as stage:
-        sentences = report.write_report(runs, stage, _test_set(args.store))
+        sentences = study.write_report(stage)
     for sentence in sentences:
         print(sentence)
     print("wrote " + ", ".join(str(out / name) for name in REPORT_FILES))

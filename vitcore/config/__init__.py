@@ -1,1 +1,15 @@
-"""The config layer: RunConfig (the run's identity and id) and the facts every layer shares."""
+"""The config layer: RunConfig (the run's identity and id) and the facts every layer shares.
+
+`from vitcore.config import RunConfig` (the path of earlier versions, when this was one module) still
+works: a name not found here is looked up in vitcore.config.run on first use."""
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name.startswith("__"):
+        raise AttributeError(name)
+    try:
+        return getattr(importlib.import_module("vitcore.config.run"), name)
+    except AttributeError:
+        raise AttributeError(f"module 'vitcore.config' has no attribute {name!r}") from None

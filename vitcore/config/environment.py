@@ -2,7 +2,8 @@
 
     VITCORE_THREADS            intra-op threads of a training (unset or 0: one per CPU)
     VITCORE_MAX_TRAIN_MINUTES  the app's per-click training budget (unset: 10 minutes)
-    VITCORE_STORE              the app's store folder (unset: cached_runs/ of the checkout)
+    VITCORE_STORE              the store folder of the CLI (without --store), the app and Study.open()
+                               (unset: cached_runs/ of the checkout: store_path)
     VITCORE_DATA_DIR           a folder with the four Fashion-MNIST IDX files (unset: the other sources)
     VITCORE_XLA_CACHE          the compiled-program cache (unset or empty: ~/.cache/vitcore/xla; "off": none)
     VITCORE_ALLOW_TRAINING     the app's Train button: 1/true/yes/on or 0/false/no/off (unset: on, but off
@@ -11,7 +12,7 @@
 An empty VITCORE_STORE or VITCORE_DATA_DIR is refused (Path("") is the current folder), and so is any
 other spelling of VITCORE_ALLOW_TRAINING (`flase` must not mean "on").
 
-`problems()` says, one line each, what is wrong: the CLI exits with code 2 before any work, the app
+`problems()` (and vitcore.data.fashion.data_dir_problem, which reads the folder) says, one line each, what is wrong: the CLI exits with code 2 before any work, the app
 shows a note and turns training off. The lines name the variable and never a path, since the app
 shows them to visitors.
 """
@@ -87,10 +88,17 @@ def allow_training(environ: Mapping[str, str] = os.environ) -> bool | None:
     return SWITCH_WORDS[value.strip().lower()]
 
 
-def store_path(environ: Mapping[str, str], default: str) -> str:
-    """The app's store folder: VITCORE_STORE, `default` when unset, NO_STORE when empty (store_value says why)."""
+REPOSITORY_STORE = Path(__file__).resolve().parents[2] / "cached_runs"  # the committed runs, beside the package
+
+
+def store_path(given: str | os.PathLike | None = None, environ: Mapping[str, str] = os.environ) -> Path:
+    """The one rule for finding the store, shared by the CLI, the app and Study.open(): `given` (--store),
+    else $VITCORE_STORE, else the repository's cached_runs/ (whatever the current folder). An empty
+    VITCORE_STORE is NO_STORE (never the current folder; store_value says why)."""
+    if given is not None:
+        return Path(given)
     value = environ.get("VITCORE_STORE")
-    return default if value is None else value if value.strip() else NO_STORE
+    return REPOSITORY_STORE if value is None else Path(value) if value.strip() else Path(NO_STORE)
 
 
 def store_value(environ: Mapping[str, str] = os.environ) -> None:
@@ -115,38 +123,27 @@ def store_problem(path: str) -> str | None:
     return None
 
 
-def data_dir_problem(environ: Mapping[str, str] = os.environ) -> str | None:
-    """Why VITCORE_DATA_DIR cannot be used (None when unset or usable): a folder holding the four IDX
-    files whose test labels are the official ones (the images are checked when first read)."""
-    folder = environ.get("VITCORE_DATA_DIR")
-    if folder is None:
-        return None
-    if not folder.strip():
-        return "VITCORE_DATA_DIR is empty (that would be the current folder): unset it, or name the data folder"
-    from vitcore.data.fashion import DataError, official_test_labels
-
-    try:
-        official_test_labels.__wrapped__()  # not its per-process cache: this checks the folder now
-    except DataError as error:
-        return f"VITCORE_DATA_DIR does not hold Fashion-MNIST ({str(error).replace(folder, '$VITCORE_DATA_DIR')})"
-    except OSError as error:
-        return f"VITCORE_DATA_DIR is unreadable ({error.strerror})"
-    return None
+def data_dir_value(environ: Mapping[str, str] = os.environ) -> None:
+    """ValueError when VITCORE_DATA_DIR is set but empty (it would be the current folder). Whether the folder
+    holds Fashion-MNIST is the data layer's to check (vitcore.data.fashion.data_dir_problem)."""
+    value = environ.get("VITCORE_DATA_DIR")
+    if value is not None and not value.strip():
+        raise ValueError("VITCORE_DATA_DIR is empty (that would be the current folder): unset it, or name the data folder")
 
 
 def problems(environ: Mapping[str, str] = os.environ, store: str | None = None, data: bool = True,
              budget: bool = True) -> list[str]:
     """One line per environment value that is wrong (threads, an empty VITCORE_STORE, the app's own values
-    when `budget`: the budget and VITCORE_ALLOW_TRAINING, the store at `store`, the data dir when `data`);
-    [] when all is well."""
+    when `budget`: the budget and VITCORE_ALLOW_TRAINING, the store at `store`, an empty data dir when `data`);
+    [] when all is well. The CLI and the app pass data=False and ask vitcore.data.fashion.data_dir_problem,
+    which also reads the folder (this layer imports none above it)."""
     found = []
-    for check in (threads, store_value, xla_cache, *((budget_minutes, allow_training) if budget else ())):
+    for check in (threads, store_value, xla_cache, *((budget_minutes, allow_training) if budget else ()),
+                  *((data_dir_value,) if data else ())):
         try:
             check(environ)
         except ValueError as error:
             found.append(str(error))
     if store is not None and (why := store_problem(store)):
-        found.append(why)
-    if data and (why := data_dir_problem(environ)):
         found.append(why)
     return found

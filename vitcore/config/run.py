@@ -53,20 +53,20 @@ V1_FIELDS = ("model", "pos_embedding", "norm_placement", "norm", "patch_size", "
              "mlp_dim", "train_rows", "epochs", "batch_size", "lr", "warmup_epochs", "seed")
 
 
-def _with_switches(cls: type) -> type:
-    """Insert one field per registered (non-free) switch after `model`, before the dataclass is made;
-    a free switch's field is declared in the class, with the registry's default."""
-    own = dict(cls.__annotations__)
+def _matches_registry(cls: type) -> type:
+    """RunConfig's fields are written in the class (editors and type checkers see them); this checks, once at
+    import, that right after `model` come the registry's switches in its order, each with the registry's
+    default (a free switch, e.g. warmup_epochs, sits among the training fields), so a switch added to
+    vitcore.config.switches without its field (or the reverse) fails loudly here."""
+    written = list(cls.__annotations__)
+    expected = [s.name for s in switches.REGISTRY if not s.free]
+    at = written.index("model") + 1
+    if written[at:at + len(expected)] != expected or any(name not in written for name in switches.NAMES):
+        raise ValueError(f"RunConfig's switch fields must follow `model` in the registry's order: {', '.join(expected)}"
+                         f" (and every free switch must be a field); the class has {', '.join(written)}")
     for switch in switches.REGISTRY:
-        if switch.free:
-            if getattr(cls, switch.name, None) != switch.default:
-                raise ValueError(f"RunConfig.{switch.name} must default to the registry's {switch.default!r}")
-            continue
-        setattr(cls, switch.name, switch.default)
-    added = {s.name: type(s.default).__name__ for s in switches.REGISTRY if not s.free}
-    order = list(own)
-    at = order.index("model") + 1
-    cls.__annotations__ = {**{k: own[k] for k in order[:at]}, **added, **{k: own[k] for k in order[at:]}}
+        if getattr(cls, switch.name) != switch.default:
+            raise ValueError(f"RunConfig.{switch.name} must default to the registry's {switch.default!r}")
     return cls
 
 
@@ -81,11 +81,18 @@ class Seeds(NamedTuple):
 
 
 @dataclass(frozen=True)
-@_with_switches
+@_matches_registry
 class RunConfig:
     model: str = "vit"               # "convnet": the source article's plain three-block Conv2D stack
-    # one field per switch of vitcore.config.switches.REGISTRY (pos_embedding, norm_placement, norm,
-    # patch_size, ...), each at its default, is inserted here
+    # One field per switch of vitcore.config.switches.REGISTRY, in its order and at its default (its levels,
+    # label and help live there; _matches_registry checks the two agree):
+    pos_embedding: str = "learned"   # "none" | "sincos" (fixed 2-D sine-cosine)
+    norm_placement: str = "pre"      # "post": the norm after each residual sum (the original Transformer)
+    norm: str = "layer"              # "batch": BatchNorm in place of every LayerNorm
+    patch_size: int = 7              # 2 | 4 | 14: (28 / patch)^2 tokens
+    pooling: str = "gap"             # "cls": a class token instead of global average pooling
+    tokenizer: str = "patch"         # "shifted": Shifted Patch Tokenization (Lee et al. 2021)
+    self_attention: str = "standard"  # "lsa": Locality Self-Attention (Lee et al. 2021)
     width: int = 64                  # token width (Dense projection size)
     depth: int = 2                   # transformer blocks
     heads: int = 4                   # attention heads; key_dim = width // heads

@@ -14,6 +14,7 @@ import os
 import stat
 import struct
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -251,3 +252,20 @@ def load_split(train_rows: int, seed: int) -> Split:
     return Split(scale(raw.x_train[picked]), raw.y_train[picked].astype(np.int32),
                  scale(raw.x_train[val]), raw.y_train[val].astype(np.int32),
                  scale(raw.x_test), raw.y_test.astype(np.int32), raw.source)
+
+
+def data_dir_problem(environ: Mapping[str, str] = os.environ) -> str | None:
+    """Why VITCORE_DATA_DIR cannot be used (None when unset or usable): a folder holding the four IDX
+    files whose test labels are the official ones (the images are checked when first read)."""
+    folder = environ.get("VITCORE_DATA_DIR")
+    if folder is None:
+        return None
+    if not folder.strip():
+        return "VITCORE_DATA_DIR is empty (that would be the current folder): unset it, or name the data folder"
+    try:
+        official_test_labels.__wrapped__()  # not its per-process cache: this checks the folder now
+    except DataError as error:
+        return f"VITCORE_DATA_DIR does not hold Fashion-MNIST ({str(error).replace(folder, '$VITCORE_DATA_DIR')})"
+    except OSError as error:
+        return f"VITCORE_DATA_DIR is unreadable ({error.strerror})"
+    return None

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from vitcore.article.seed_reference import CONVNET_PARAMS, VIT_PARAMS_QUOTED  # noqa: F401 - the printed numbers
 from vitcore.config import switches
 from vitcore.config.run import RunConfig
 from vitcore.data.fashion import NUM_CLASSES
 from vitcore.data.patches import token_width
 
-SEED_VIT_QUOTED = VIT_PARAMS_QUOTED  # the "ViT 70,922": without the position embedding
 SEED_ROWS = ("patch projection", "position embedding", "one attention block", "one MLP block",
              "Conv2D(64, 3) on 1 channel, for scale")
 

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -14,12 +15,14 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # where `python -m vitcore…` finds this vitcore
 
 
 def _timed(cmd: list[str]) -> tuple[float, str]:
+    """Wall seconds and stdout of `cmd`, which imports this very package (a checkout or an install)."""
+    path = os.pathsep.join(filter(None, [str(PACKAGE_PARENT), os.environ.get("PYTHONPATH")]))
     start = time.perf_counter()
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True)
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": path})
     return time.perf_counter() - start, done.stdout
 
 
@@ -30,7 +33,7 @@ def bench_training(repeats: int = 3) -> int:
     is ~0.01 at 4,000 rows)."""
     plain_times, ours_times, plain, ours = [], [], [], []
     for seed in range(repeats):
-        seconds, out = _timed([sys.executable, "bench/plain_fit.py", str(seed)])
+        seconds, out = _timed([sys.executable, "-m", "vitcore.run.plain_fit", str(seed)])
         plain_times.append(seconds)
         plain.append(json.loads(out.strip().splitlines()[-1]))
         with tempfile.TemporaryDirectory() as store:
@@ -156,8 +159,9 @@ def bench_cache(repeats: int = 3, rows: int = 4_000) -> float:
         with tempfile.TemporaryDirectory() as store:
             start = time.perf_counter()
             subprocess.run([sys.executable, "-m", "vitcore", "run", "--train-rows", str(rows), "--seed", str(seed),
-                            "--store", store], cwd=ROOT, check=True, capture_output=True,
-                           env={**os.environ, "VITCORE_XLA_CACHE": setting})
+                            "--store", store], check=True, capture_output=True,
+                           env={**os.environ, "VITCORE_XLA_CACHE": setting, "PYTHONPATH": os.pathsep.join(
+                               filter(None, [str(PACKAGE_PARENT), os.environ.get("PYTHONPATH")]))})
             wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime

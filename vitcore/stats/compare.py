@@ -21,9 +21,10 @@ import pandas as pd
 
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.data.fashion import CLASS_NAMES, NUM_CLASSES
-from vitcore.stats import plan, readings, seconds, testset
+from vitcore.stats import readings, seconds, testset
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, MARGIN, METRICS, Estimate, judge, paired_estimate, welch_estimate
 from vitcore.stats.families import ALONE, Family, family_of, runs_of
+from vitcore.stats.records import Contrast, Measurement, judge_paired, long_pairs, paired_spread
 
 METRIC_COLUMNS = ["metric", "selection_mean", "baseline_mean", "n_pairs", "mean_delta", *JUDGEMENT_COLUMNS, "paired",
                   "timing_group", *testset.TEST_COLUMNS, *readings.READING_COLUMNS]
@@ -84,6 +85,19 @@ class Delta:
             raise AttributeError(name) from None
 
 
+def _paired(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, test_set: testset.TestSet | None):
+    """(the pairs, their timing group, estimate(part) -> (Estimate, TEST_COLUMNS) for any subset of the pairs):
+    a paired Δ before any margin."""
+    pairs = pair_runs(baseline, variant, metric)
+    group = pairs["timing_group_variant"].iloc[0] if metric == "seconds" and len(pairs) and \
+        "timing_group_variant" in pairs.columns else ""
+
+    def estimate(part: pd.DataFrame) -> tuple[Estimate, dict]:
+        return testset.judged_estimate(paired_estimate(part["delta"]), metric, part, test_set)
+
+    return pairs, group, estimate
+
+
 def paired_delta(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, margin: float = MARGIN,
                  family: Family = ALONE, test_set: testset.TestSet | None = None) -> Delta:
     """Pair runs by (train_rows, seed), take variant - baseline and judge it (both tests, adjusted in
@@ -92,24 +106,10 @@ def paired_delta(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, mar
     pair kept its predictions (testset.judged_estimate; the row's TEST_COLUMNS say which): every view
     of a comparison passes it, so the comparison has one verdict. A planned comparison's test accuracy is
     judged at the plan's looks on the last look's pairs only (plan.sequential; `pairs` holds those)."""
-    pairs = pair_runs(baseline, variant, metric)
-
-    def estimate(part: pd.DataFrame) -> tuple[Estimate, dict]:
-        return testset.judged_estimate(paired_estimate(part["delta"]), metric, part, test_set)
-
-    levels = None  # a planned look's nominal levels (the borderline check re-judges at them)
-    if family.looks and metric == plan.METRIC:  # planned: the plan's looks decide (vitcore.stats.plan)
-        est, verdict, pairs = plan.sequential(pairs, metric, margin, family, estimate)
-        test_columns = {name: verdict.pop(name) for name in testset.TEST_COLUMNS}
-        levels = plan.levels(family.looks, family.size)[int(verdict["look"]) - 1] if verdict["look"] >= 1 else None
-    else:
-        est, test_columns = estimate(pairs)
-        verdict = judge(metric, est, margin, family.name, family.size, comparable=metric != "seconds" or est.n >= 2)
-    group = pairs["timing_group_variant"].iloc[0] if metric == "seconds" and len(pairs) and \
-        "timing_group_variant" in pairs.columns else ""
+    pairs, group, estimate = _paired(baseline, variant, metric, test_set)
+    est, verdict, test_columns, pairs = judge_paired(pairs, metric, margin, family, estimate)  # + size, borderline
     row = {"metric": metric, "mean_delta": est.mean, "n_pairs": est.n, **verdict, "timing_group": group,
-           **test_columns, **readings.spread_of(metric, pairs["delta"], pairs["baseline"], pairs["variant"]),
-           **readings.verdict_columns(metric, est, verdict, test_columns, levels)}
+           **test_columns, **paired_spread(metric, pairs)}
     return Delta(metric, row, pairs)
 
 
@@ -150,6 +150,54 @@ def _common_timing_group(sel: pd.DataFrame, base: pd.DataFrame) -> str | None:
                                                                     (base["timing_group"] == g).sum())))
 
 
+def measure(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig, metric: str, family: Family = ALONE,
+            test_set: testset.TestSet | None = None) -> Measurement:
+    """selection − baseline on one metric before any margin (records.Measurement): paired by random seed at
+    one train_rows, else unpaired (Welch; for seconds, within the timing group both sides have most runs in)."""
+    sel, base = runs_of(runs, selection), runs_of(runs, baseline)
+    contrast = Contrast(selection, baseline, metric, family)
+    if contrast.paired:
+        matched, group, estimate = _paired(base, sel, metric, test_set)
+        est, test_columns = estimate(matched)
+        return Measurement(contrast, est, matched["variant"].mean(), matched["baseline"].mean(), group,
+                           metric != "seconds" or est.n >= 2, test_columns, paired_spread(metric, matched),
+                           long_pairs(matched, metric), matched, estimate,
+                           {tuple(matched["seed"]): (est, test_columns)})  # a look on every pair: this one
+    group = _common_timing_group(sel, base) if metric == "seconds" else None
+    a, b = _unpaired_side(sel, group), _unpaired_side(base, group)
+    est = welch_estimate(a[metric], b[metric])
+    both = pd.concat([a.assign(side="selection"), b.assign(side="baseline")])
+    pairs = both[["side", "train_rows", "seed", "run_id", metric]].rename(columns={metric: "value"}).assign(metric=metric)
+    return Measurement(contrast, est, a[metric].mean(), b[metric].mean(), group or "",
+                       metric != "seconds" or est.n >= 2, testset.seed_columns(est),
+                       readings.spread_of(metric, None, b[metric], a[metric], est.mean), pairs)
+
+
+def measure_all(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None = None, metrics=METRICS,
+                test_set: testset.TestSet | None = None, family: Family | None = None) -> list[Measurement]:
+    """measure() of every metric, in the pair's family (families.family_of unless given)."""
+    baseline = baseline or default_baseline(selection)
+    paired = selection.train_rows == baseline.train_rows
+    family = family or (family_of(runs, selection, baseline) if paired else ALONE)
+    return [measure(runs, selection, baseline, metric, family, test_set) for metric in metrics]
+
+
+def judged(measured: list[Measurement], margin: float = MARGIN, runs: pd.DataFrame | None = None,
+           confusions: pd.DataFrame | None = None) -> Comparison:
+    """The Comparison of measurements of one (selection, baseline) judged at `margin`; `confusions` (with
+    `runs`) adds the per-class and confusion-matrix Δs."""
+    contrast = measured[0].contrast
+    selection, baseline = contrast.selection, contrast.baseline
+    frame = pd.DataFrame([m.judged(margin).row() for m in measured], columns=METRIC_COLUMNS)
+    long = pd.concat([m.pairs for m in measured], ignore_index=True)
+    classes = confusion = None
+    if confusions is not None:
+        classes, confusion = class_deltas(confusions, runs_of(runs, selection), runs_of(runs, baseline),
+                                          contrast.paired, margin)
+    family = contrast.family if contrast.paired else ALONE
+    return Comparison(selection, baseline, contrast.paired, frame, long, classes, confusion, family)
+
+
 def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None = None, margin: float = MARGIN,
             confusions: pd.DataFrame | None = None, metrics=METRICS, test_set: testset.TestSet | None = None
             ) -> Comparison:
@@ -157,40 +205,9 @@ def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None
     article's ViT at the selection's train_rows), every metric judged in the pair's family
     (families.family_of). `confusions` (RunStore.confusions() format) adds the per-class and
     confusion-matrix Δs. `test_set` (testset.from_store) puts the test set's sampling into test
-    accuracy's paired Δ (paired_delta), as on every other view of the comparison."""
-    baseline = baseline or default_baseline(selection)
-    sel, base = runs_of(runs, selection), runs_of(runs, baseline)
-    paired = selection.train_rows == baseline.train_rows
-    family = family_of(runs, selection, baseline) if paired else ALONE
-    rows, pairs = [], []
-    for metric in metrics:
-        if paired:
-            delta = paired_delta(base, sel, metric, margin, family, test_set)
-            matched = delta.pairs
-            rows.append({**delta.row, "selection_mean": matched["variant"].mean(),
-                         "baseline_mean": matched["baseline"].mean(), "paired": True})
-            pairs.append(matched.assign(metric=metric).rename(columns={
-                "variant": "selection", "run_id_variant": "selection_run_id", "run_id_baseline": "baseline_run_id"}))
-        else:
-            group = _common_timing_group(sel, base) if metric == "seconds" else None
-            a, b = _unpaired_side(sel, group), _unpaired_side(base, group)
-            est = welch_estimate(a[metric], b[metric])
-            verdict = judge(metric, est, margin, comparable=metric != "seconds" or est.n >= 2)
-            rows.append({"metric": metric, "selection_mean": a[metric].mean(), "baseline_mean": b[metric].mean(),
-                         "n_pairs": 0, "mean_delta": est.mean, **verdict, "paired": False, "timing_group": group or "",
-                         "interval": testset.SEEDS_ONLY, "ci_low_seeds": est.ci_low, "ci_high_seeds": est.ci_high,
-                         "test_se": np.nan, "n_pairs_with_test": 0, "test_se_srs": np.nan,
-                         "df_satterthwaite": np.nan, **readings.spread_of(metric, None, b[metric], a[metric], est.mean),
-                         **readings.verdict_columns(metric, est, verdict)})
-            both = pd.concat([a.assign(side="selection"), b.assign(side="baseline")])
-            pairs.append(both[["side", "train_rows", "seed", "run_id", metric]].rename(columns={metric: "value"})
-                         .assign(metric=metric))
-    frame = pd.DataFrame(rows, columns=METRIC_COLUMNS)
-    long = pd.concat(pairs, ignore_index=True) if pairs else pd.DataFrame()
-    classes = confusion = None
-    if confusions is not None:
-        classes, confusion = class_deltas(confusions, sel, base, paired, margin)
-    return Comparison(selection, baseline, paired, frame, long, classes, confusion, family)
+    accuracy's paired Δ (paired_delta), as on every other view of the comparison. (vitcore.study.Study
+    measures once and judges at any margin.)"""
+    return judged(measure_all(runs, selection, baseline, metrics, test_set), margin, runs, confusions)
 
 
 def run_rates(confusions: pd.DataFrame, run_ids) -> np.ndarray:

@@ -28,8 +28,15 @@ import pandas as pd
 
 from vitcore.config.run import VIT_FIELDS, RunConfig
 from vitcore.data.fashion import NUM_CLASSES
-from vitcore.store import files, index, validate, writer
-from vitcore.store.index import COLUMNS, CONFIG_FIELDS, RUN_ID, WHOLE_FIELDS, stamp, timing_group  # noqa: F401
+from vitcore.store import files, index, upkeep, validate, writer
+from vitcore.store.index import (  # noqa: F401 (re-exported)
+    COLUMNS,
+    CONFIG_FIELDS,
+    RUN_ID,
+    WHOLE_FIELDS,
+    stamp,
+    timing_group,
+)
 from vitcore.store.validate import (  # noqa: F401
     HISTORY_COLUMNS,
     METRICS,
@@ -171,10 +178,10 @@ class RunStore:
         """Every valid run (as table()), in run id order, each validated again as it is read."""
         return [run for run, _ in self._each(lambda run: None)]
 
-    def _each(self, read) -> list[tuple[Run, object]]:
-        """(run, read(run)) of every valid run; one changed or gone since table() is warned about and left out."""
+    def _each(self, read, run_ids=None) -> list[tuple[Run, object]]:
+        """(run, read(run)) of every valid run (or of `run_ids`); one changed or gone since is warned about, left out."""
         found = []
-        for run_id in self.table()["run_id"]:
+        for run_id in self.table()["run_id"] if run_ids is None else run_ids:
             try:
                 run = self.load(run_id)
                 found.append((run, read(run)))
@@ -182,39 +189,41 @@ class RunStore:
                 warnings.warn(f"skipping run {run_id} in {self.root}: {error}", StoreWarning, stacklevel=3)
         return found
 
+    def frames(self, run_ids=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """(histories, confusions) in one pass over every valid run (or `run_ids`), each run read once: long formats,
+        run_id + HISTORY_COLUMNS (a row per epoch) and run_id, true, predicted, count (100 rows per run)."""
+        true, predicted = np.divmod(np.arange(NUM_CLASSES ** 2), NUM_CLASSES)
+        read = self._each(lambda run: (run.history(), run.confusion()), run_ids)
+        histories = [history.assign(run_id=run.run_id) for run, (history, _) in read] or [
+            pd.DataFrame(columns=["run_id", *HISTORY_COLUMNS])]
+        confusions = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted, "count": confusion.ravel()})
+                      for run, (_, confusion) in read] or [pd.DataFrame(columns=["run_id", "true", "predicted", "count"])]
+        return pd.concat(histories, ignore_index=True)[["run_id", *HISTORY_COLUMNS]], pd.concat(confusions, ignore_index=True)
+
     def histories(self) -> pd.DataFrame:
         """Long format: run_id + HISTORY_COLUMNS, one row per valid run and epoch."""
-        frames = [history.assign(run_id=run.run_id) for run, history in self._each(Run.history)]
-        if not frames:
-            return pd.DataFrame(columns=["run_id", *HISTORY_COLUMNS])
-        return pd.concat(frames, ignore_index=True)[["run_id", *HISTORY_COLUMNS]]
+        return self.frames()[0]
 
     def confusions(self) -> pd.DataFrame:
         """Long format: run_id, true, predicted, count (100 rows per valid run)."""
-        true, predicted = np.divmod(np.arange(NUM_CLASSES ** 2), NUM_CLASSES)
-        frames = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted,
-                                "count": confusion.ravel()}) for run, confusion in self._each(Run.confusion)]
-        if not frames:
-            return pd.DataFrame(columns=["run_id", "true", "predicted", "count"])
-        return pd.concat(frames, ignore_index=True)
+        return self.frames()[1]
 
     def check(self, labels: np.ndarray | None = None) -> list[tuple[str, str]]:
         """(entry, reason) for every invalid run, stray folder, unfinished write and damaged index
         (vitcore.store.upkeep.check); [] when all is well."""
-        from vitcore.store import upkeep
-
         return upkeep.check(self, labels)
 
     def clean(self, older_than: float | None = None) -> list[str]:
         """Remove unfinished writes no writer holds, older than an hour (vitcore.store.upkeep.clean)."""
-        from vitcore.store import upkeep
-
         return upkeep.clean(self, upkeep.STALE_SECONDS if older_than is None else older_than)
 
     def export_frames(self) -> dict[str, pd.DataFrame]:
-        """The three CSV exports as DataFrames (CLI and dashboard); whole-number fields as integers: '7', not '7.0'."""
-        runs = self.table().astype({name: "Int64" for name in WHOLE_FIELDS})
-        return {"runs.csv": runs, "histories.csv": self.histories(), "confusions.csv": self.confusions()}
+        """The three CSV exports as DataFrames (the CLI and the dashboard's downloads): each run read once;
+        whole-number fields as integers ('7', not '7.0')."""
+        table = self.table()
+        histories, confusions = self.frames(table["run_id"])
+        runs = table.astype({name: "Int64" for name in WHOLE_FIELDS})
+        return {"runs.csv": runs, "histories.csv": histories, "confusions.csv": confusions}
 
     def save(self, cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: dict, model=None,
              predictions: np.ndarray | None = None) -> Run:

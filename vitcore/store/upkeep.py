@@ -17,7 +17,7 @@ import shutil
 import stat
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -25,8 +25,13 @@ from vitcore.store import index
 from vitcore.store.index import RUN_ID
 from vitcore.store.validate import TEMP_PREFIX, copy_of
 
-if TYPE_CHECKING:  # annotations only: vitcore.store.runs imports this module
-    from vitcore.store.runs import RunStore
+
+class RunStore(Protocol):
+    """What upkeep needs of a vitcore.store.runs.RunStore (which imports this module, never the reverse)."""
+    root: Path
+
+    def run_ids(self) -> list[str]: ...
+
 
 INDEX = index.NAME
 

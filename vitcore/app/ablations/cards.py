@@ -7,7 +7,6 @@ card says what `metrics.csv` says: means over the paired random seeds only, the 
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from vitcore.app import fmt
@@ -17,6 +16,17 @@ from vitcore.stats import estimates as v
 from vitcore.stats import plan, readings, seconds
 from vitcore.stats.summaries import METRICS
 from vitcore.stats.testset import WITH_TEST
+from vitcore.study.words import (  # noqa: F401 (the shared words, used here and re-exported)
+    BORDERLINE,
+    borderline,
+    flips_text,
+    interval_text,
+    marked,
+    needs,
+    readings_text,
+    tests_text,
+    verdict_text,
+)
 
 HELP = {
     "test_accuracy": "Accuracy on the official 10,000-image test split, with the weights after the last epoch. "
@@ -39,89 +49,6 @@ BADGES = {v.BETTER: "green", v.SLIGHTLY_BETTER: "green", v.WORSE: "red", v.SLIGH
 
 def title(metric: str) -> str:
     return TITLES.get(metric, fmt.title(metric))
-
-
-def needs(row) -> str:
-    """'needs 41 paired random seeds for 80% power (31 more)' for an inconclusive row, or a planned
-    comparison's next look ('look 2 of 4 at 20 paired random seeds (10 more)'), as the CLI says it."""
-    return plan.needs(row)
-
-
-def borderline(row) -> bool:
-    """Whether the row's verdict is borderline (vitcore.stats.readings); False where the row has no such column."""
-    flag = row.get("borderline")
-    return isinstance(flag, (bool, np.bool_)) and bool(flag)
-
-
-def marked(row) -> str:
-    """The verdict word with the borderline marker: 'equivalent · borderline'."""
-    return f"{row['verdict']}{BORDERLINE if borderline(row) else ''}"
-
-
-BORDERLINE = " · borderline"
-
-
-def verdict_text(row, margin: float = v.MARGIN) -> str:
-    """The verdict in words a card can carry, with its size against the margin and the borderline marker:
-    'worse — beyond ±0.01', 'better — size undetermined (may be inside ±0.01)', 'equivalent — within ±0.01 ·
-    borderline', 'inconclusive — needs 41 …'."""
-    verdict, limit = row["verdict"], f"±{fmt.number(v.margin_for(row['metric'], margin), 3)}"
-    size = row.get("size")
-    if verdict == v.INCONCLUSIVE:
-        text = f"{verdict} — {needs(row)}"
-    elif verdict == v.EQUIVALENT or verdict in v.INSIDE:
-        text = f"{verdict} — within {limit}"
-    elif verdict in v.BEYOND and size == readings.SIZE_BEYOND:
-        text = f"{verdict} — beyond {limit}"
-    elif verdict in v.BEYOND and size == readings.SIZE_OPEN:
-        text = f"{verdict} — size undetermined (may be inside {limit})"
-    else:
-        text = verdict
-    return text + (BORDERLINE if borderline(row) else "")
-
-
-def readings_text(row, places: int) -> str | None:
-    """'Δ = 1.68 run sds · wins 10 of 10 random seeds (95% 0.69–1.00)': the standardised effect and the
-    paired win rate (vitcore.stats.readings), or None when neither is measured."""
-    parts = []
-    if not fmt.missing(row.get("delta_sd")):
-        parts.append(f"Δ = {row['delta_sd']:+.2f} run sds (run sd {fmt.number(row['run_sd'], places)})")
-    if not fmt.missing(row.get("win_rate")):
-        wins = f"{row['wins']:g}"
-        parts.append(f"wins {wins} of {int(row['n_pairs'])} random seeds "
-                     f"(95% {row['win_low']:.2f}–{row['win_high']:.2f})")
-    return " · ".join(parts) or None
-
-
-def flips_text(row) -> str | None:
-    """What would flip a borderline verdict, or None."""
-    return f"borderline: {row['flips']}" if borderline(row) and isinstance(row.get("flips"), str) else None
-
-
-def interval_text(row, places: int) -> str:
-    """The interval that goes with the verdict: the 95% CI, simultaneous over the family when it has
-    more than one member (so it excludes 0 exactly when the verdict is resolved), and the 90% one
-    the equivalence test reads; over random seeds and test images where the verdict counts both."""
-    size, adjusted = int(row.get("family_size", 1) or 1), plan.adjusted(row)
-    low, high = (row["ci_adj_low"], row["ci_adj_high"]) if adjusted else (row["ci_low"], row["ci_high"])
-    low90, high90 = (row["ci90_adj_low"], row["ci90_adj_high"]) if adjusted else (row["ci90_low"], row["ci90_high"])
-    which = f"95% CI, Bonferroni ×{size}" if size > 1 else "95% CI"
-    if plan.planned(row):  # the repeated confidence interval of the plan's look (vitcore.stats.plan)
-        which = f"repeated CI at look {int(row['look'])} of {int(row['looks_planned'])}, ×{size}" if adjusted \
-            else "95% CI (before the plan's first look)"
-    if row.get("interval") == WITH_TEST:  # vitcore.stats.testset: the test set's sampling counted
-        which += " over random seeds and test images"
-    return (f"{which} {fmt.ci(low, high, places, none='no interval')} · 90% "
-            f"{fmt.ci(low90, high90, places, none='n/a')}")
-
-
-def tests_text(row) -> str:
-    """Both tests' p-values, adjusted when the family has more than one member."""
-    if fmt.missing(row.get("p_value")):
-        return ""
-    if plan.adjusted(row) and not fmt.missing(row.get("p_adj")):
-        return f"p_adj {fmt.p_value(row['p_adj'])} · p_tost_adj {fmt.p_value(row['p_tost_adj'])}"
-    return f"p {fmt.p_value(row['p_value'])} · p_tost {fmt.p_value(row['p_tost'])}"
 
 
 def badge(verdict: str, text: str) -> str:

@@ -118,7 +118,7 @@ def collapse(cfg: RunConfig, selected: pd.DataFrame, base: pd.DataFrame) -> None
     diagnosis = state.bn_diagnosis()
     text = bn.explain(diagnosis) if diagnosis is not None else (
         "Not measured yet: `python -m vitcore diagnose-bn --out analysis` re-estimates each stored BatchNorm run's "
-        "statistics on its own training rows and writes `analysis/bn.csv`.")
+        "statistics on its own training rows and writes `bn.csv` (the committed one: `vitcore/analysis/bn.csv`).")
     if notes:
         st.error("**Collapsed runs** (test accuracy < 0.2 while final train accuracy > 0.5) — "
                  + "; ".join(notes) + ". Every mean and Δ above includes them.", icon=":material/warning:")

@@ -14,11 +14,13 @@ import pandas as pd
 
 from vitcore.app import fmt
 from vitcore.app.selection import BASELINE_KEY, DEFAULTS, FREE_KEYS, SIDEBAR_KEYS, cell_name
+from vitcore.app.tables import reading_columns, with_readings
 from vitcore.article.claims import CLAIMS, DECIDES, DIRECTIONS, SEED_NOISE, WORK, tally_of
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import readings
 from vitcore.stats.compare import compare
 from vitcore.stats.estimates import DEFINITIONS, MARGIN, MARGIN_REASON, OPTIMISTIC
+from vitcore.study.words import interval_text, marked
 
 BY_NAME = {claim.claim: claim for claim in CLAIMS}
 
@@ -62,9 +64,6 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
     the verdict, both adjusted tests, Pairs, the readings (Size, Δ / run sd, Wins, Borderline) and Family.
     Verdicts carry the borderline marker (cards.marked). Each source's setting, too long
     for a table cell, is in `origins`."""
-    from vitcore.app.ablations.cards import interval_text, marked
-    from vitcore.app.tables import reading_columns, with_readings
-
     places = table["metric"].map(fmt.digits)
     metric = [fmt.title(m) + (" (optimistic)" if m in OPTIMISTIC else "") + ("" if role == DECIDES else
                                                                              " · not counted")

@@ -16,15 +16,10 @@ NAMES = {"data": "data sample", "init": "initialisation", "order": "batch order"
 COLOURS = (fmt.SELECTION, "#2f9e44", fmt.GUIDE, fmt.BASELINE)
 
 
-@st.cache_data(show_spinner="Splitting the seed noise…", max_entries=16)
-def _tables(margin: float, path: str, mtime: float) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    components, pairing = noise.noise_tables(state.load_runs(), margin=margin)
-    return components, pairing, noise.advice(components, pairing, margin)
-
-
 def tables(margin: float) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """(noise.csv's table, pairing.csv's table, the advice sentences) of the store at this margin."""
-    return _tables(margin, state.STORE_PATH, state.store_mtime())
+    """(noise.csv's table, pairing.csv's table, the advice sentences) of the store at this margin (the Study's)."""
+    with st.spinner("Splitting the seed noise…"):
+        return state.study().noise(margin)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)

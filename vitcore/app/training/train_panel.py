@@ -18,7 +18,7 @@ from vitcore.app import fmt, state
 from vitcore.app.selection import cell_name
 from vitcore.app.training import server
 from vitcore.app.training.child import train_in_child
-from vitcore.app.training.slot import TrainingStatus, estimate_seconds, over_budget, training_allowed
+from vitcore.app.training.slot import SERVER_SLOT, TrainingStatus, estimate_seconds, over_budget, training_allowed
 from vitcore.config.run import RunConfig
 from vitcore.run import TRAIN_INSTALL, training_installed
 
@@ -39,7 +39,7 @@ def _session() -> str:
 
 def render_train_offer(cfg: RunConfig, runs: pd.DataFrame) -> None:
     """Everything the page shows for a selection with no stored runs."""
-    slot = state.training_slot()
+    slot = SERVER_SLOT
     status = slot.status
     if slot.busy and status is not None:
         _progress(cfg)
@@ -89,7 +89,7 @@ def render_train_offer(cfg: RunConfig, runs: pd.DataFrame) -> None:
 @st.fragment(run_every=1.0)
 def _progress(cfg: RunConfig) -> None:
     """Live progress of the server's training: per-epoch bar and the curve growing."""
-    slot = state.training_slot()
+    slot = SERVER_SLOT
     status: TrainingStatus | None = slot.status
     if status is None:
         return

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from vitcore.app import fmt
+from vitcore.app.tables import timing_basis  # noqa: F401 (a timing group in words: the core's, re-exported)
 from vitcore.article.seed_reference import SEED_VIT_TEST_ACCURACY
 
 OPTIMISTIC = "selected on the validation split (optimistic)"
@@ -120,26 +121,6 @@ def gap_frame(headline: pd.DataFrame) -> pd.DataFrame:
 
 
 # -- timing --------------------------------------------------------------------------------------
-COMPILE_WORDS = {"fresh": "compiled fresh for each run", "reused": "compiled once, reused across random seeds",
-                 "cached": "compiled program loaded from the persistent compile cache"}
-
-
-def timing_basis(group: str) -> str:
-    """A timing_group ('v2/threads1/workers2/reused') in words."""
-    parts = group.split("/")
-    if parts[0] == "v1":
-        return "training code v1 (one XLA launch per step; threads and concurrent workers not recorded)"
-    words = [f"training code {parts[0]} (one XLA launch per epoch)"]
-    for part in parts[1:]:
-        if part.startswith("threads"):
-            words.append(f"{part[7:]} intra-op thread{'s' if part[7:] != '1' else ''}")
-        elif part.startswith("workers"):
-            words.append(f"{part[7:]} concurrent training worker{'s' if part[7:] != '1' else ''}")
-        elif part in COMPILE_WORDS:
-            words.append(COMPILE_WORDS[part])
-    return ", ".join(words)
-
-
 def timing_groups(runs: pd.DataFrame) -> list[str]:
     """The store's timing groups, the one with most runs first (none: the column is absent)."""
     if "timing_group" not in runs.columns or runs.empty:

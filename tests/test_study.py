@@ -1,0 +1,116 @@
+"""vitcore.study.Study: one analysis of the committed store, measured once, judged at any margin, and equal to
+what the uncached library functions give (so the CLI's CSVs and the pages did not move)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vitcore.article import claims
+from vitcore.config.run import RunConfig
+from vitcore.stats import compare as engine
+from vitcore.stats import readings, summaries
+from vitcore.stats.estimates import JUDGEMENT_COLUMNS, judge, paired_estimate
+from vitcore.stats.records import VERDICT_READINGS, Judgement
+from vitcore.study import Study, words
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def study() -> Study:
+    return Study.open(ROOT / "cached_runs")
+
+
+def test_judgement_is_judge_as_a_record():
+    """Judgement.of is the one place judge()'s dict becomes a record: a column judge() gains must be a field."""
+    assert [f.name for f in dataclasses.fields(Judgement)] == [*JUDGEMENT_COLUMNS, *VERDICT_READINGS]
+    est = paired_estimate([0.01, 0.02, 0.015, 0.03])
+    row = judge("test_accuracy", est, 0.01, "a family", 3)
+    row.update(readings.verdict_columns("test_accuracy", est, row))
+    assert Judgement.of(row).row() == row
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Judgement.of(row).verdict = "better"
+
+
+@pytest.mark.parametrize("selection, baseline", [
+    (RunConfig(pos_embedding="none"), None),                                             # a flip-table change
+    (RunConfig(model="convnet", train_rows=4000), RunConfig(train_rows=4000)),         # the article's models
+    (RunConfig(train_rows=4000), RunConfig(train_rows=1000)),                          # unpaired (Welch)
+])
+def test_study_compare_is_the_engine(study, selection, baseline):
+    confusions = study.confusions((selection, baseline or RunConfig(train_rows=selection.train_rows)))
+    for margin in (0.005, 0.02):
+        cached = study.compare(selection, baseline, margin, confusions=confusions)
+        direct = engine.compare(study.runs, selection, baseline, margin, confusions, test_set=study.test_set)
+        pd.testing.assert_frame_equal(cached.metrics, direct.metrics)
+        pd.testing.assert_frame_equal(cached.pairs, direct.pairs)
+        pd.testing.assert_frame_equal(cached.classes, direct.classes)
+        assert cached.family == direct.family
+
+
+def test_flip_effects_are_the_summaries(study):
+    cfg = RunConfig()
+    pd.testing.assert_frame_equal(study.flip_effects(cfg, 0.02),
+                                  summaries.flip_effects(study.runs, cfg, margin=0.02, test_set=study.test_set))
+
+
+def test_claims_at_three_margins_measure_once(study, monkeypatch):
+    """The margin is applied last: the tally at three margins after one claims table measures nothing new."""
+    fresh = Study(study.runs, study.store)
+    calls = []
+    measure = engine.measure
+    monkeypatch.setattr(engine, "measure", lambda *args, **kw: calls.append(args[1:4]) or measure(*args, **kw))
+    table = fresh.claims(0.01, data_size=False)  # the data-size and seed-noise rows take no margin
+    once = len(calls)
+    assert once == len(set(calls)) > 0  # each (selection, baseline, metric) once
+    tally = fresh.tally((0.005, 0.01, 0.02))
+    assert len(calls) == once
+    assert tally["margin"].tolist() == [0.005, 0.01, 0.02] and (tally["counted"] > 0).all()
+    assert claims.tally_of(fresh.claims(0.01)) == {k: v for k, v in tally.iloc[1].items() if k != "margin"}
+    assert len(table) and len(calls) == once
+
+
+@pytest.mark.slow  # the uncached ledger: ~4 s on the committed store
+def test_claims_are_the_uncached_ledger(study):
+    for margin in (0.005, 0.02):
+        pd.testing.assert_frame_equal(study.claims(margin), claims.claims_table(study.runs, margin,
+                                                                                test_set=study.test_set))
+    pd.testing.assert_frame_equal(study.tally(), claims.tally(study.runs, test_set=study.test_set))
+
+
+def test_verdicts_to_frame_is_long_with_both_configs(study):
+    pairs = [(RunConfig(norm="batch"), RunConfig()), (RunConfig(patch_size=4), RunConfig())]
+    found = study.verdicts(pairs, metrics=("test_accuracy", "gap"))
+    frame = found.to_frame()
+    assert len(frame) == 4 and {"selection.norm", "baseline.norm", "verdict", "ci_adj_low", "mean_delta"} <= set(frame)
+    assert frame["selection.norm"].tolist()[:2] == ["batch", "batch"]
+    first = found[0]
+    assert first.verdict == frame.loc[0, "verdict"] and np.isclose(first.mean_delta, frame.loc[0, "mean_delta"])
+    assert found[2].contrast.family.size == 3  # patch 4: one of the switch's three other levels (the registry's)
+    assert first.judgement.looks_planned == 4 and found[1].judgement.looks_planned == 0  # test accuracy is planned
+
+
+def test_every_view_says_a_verdict_with_the_same_words():
+    """The wording lives beside the study; the cards re-export it (one function, not a copy)."""
+    from vitcore.app.ablations import cards
+
+    assert cards.verdict_text is words.verdict_text and cards.interval_text is words.interval_text
+    row = {"verdict": "inconclusive", "seeds_needed": 41.0, "n_pairs": 10, "metric": "test_accuracy"}
+    assert words.verdict_text(row) == "inconclusive — needs 41 paired random seeds for 80% power (31 more)"
+
+
+def test_what_grows_with_the_selections_is_bounded():
+    """Per-run frames and flipped images are kept for the most recent selections only (a long-lived server)."""
+    fresh = Study(pd.DataFrame())
+    for k in range(40):
+        fresh._cached(("flips", k), lambda k=k: k, keep=32)
+    fresh._cached(("flips", 8), lambda: "again", keep=32)  # still held: not recomputed, now the most recent
+    fresh._cached(("flips", 40), lambda: 40, keep=32)
+    held = fresh._bounded["flips"]
+    assert len(held) == 32 and ("flips", 8) in held and ("flips", 9) not in held and held[("flips", 8)] == 8
+    assert fresh._cached(("claims", 0.01), lambda: 1) == 1 and fresh._cached(("claims", 0.01), lambda: 2) == 1

@@ -1,0 +1,88 @@
+"""The Study's article-level views: the claims ledger, the headline re-measured, the data-size curve and the
+seed-noise split, each computed once per store state (and margin) from the Study's cached comparisons.
+
+A mixin of vitcore.study.Study (it uses the Study's `runs`, `compare` and `_cached`); results are the
+library's own (vitcore.article.claims, vitcore.article.report, vitcore.analysis.scaling, .noise), so they
+are the CLI's CSVs and the pages' tables. Frames are handed out as copies: a caller may change its own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from vitcore.stats.estimates import MARGIN, TALLY_MARGINS
+
+
+class ArticleViews:
+    def claims(self, margin: float = MARGIN, data_size: bool = True) -> pd.DataFrame:
+        """claims.csv (article.claims.claims_table): every claim judged from the cached measurements; the data-size
+        and seed-noise rows (which no margin changes) computed once."""
+        from vitcore.article import claims
+
+        return self._cached(("claims", margin, data_size), lambda: claims.claims_table(
+            self.runs, margin, data_size=data_size, test_set=self.test_set, fixed=self._fixed_claims(),
+            compare=self.compare)).copy()
+
+    def tally(self, margins=TALLY_MARGINS) -> pd.DataFrame:
+        """The claims' one tally at each margin (article.claims.tally)."""
+        from vitcore.article import claims
+
+        return self._cached(("tally", tuple(margins)), lambda: claims.tally(
+            self.runs, margins, test_set=self.test_set, compare=self.compare, fixed=self._fixed_claims())).copy()
+
+    def _fixed_claims(self) -> list[dict]:
+        from vitcore.article import claims
+
+        return self._cached("claims_fixed", lambda: claims.fixed_rows(self.runs, self.test_set))
+
+    def headline(self, margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+        """(article.report.headline, .headline_deltas, .headline_sentences): the article's ViT − convnet per size."""
+        from vitcore.article import report
+
+        table, deltas, sentences = self._cached(("headline", margin), lambda: (
+            report.headline(self.runs), report.headline_deltas(self.runs, margin, compare=self.compare),
+            report.headline_sentences(self.runs, margin, compare=self.compare)))
+        return table.copy(), deltas.copy(), list(sentences)
+
+    def headline_deltas(self, margin: float = MARGIN) -> pd.DataFrame:
+        """article.report.headline_deltas from the cached measurements."""
+        return self.headline(margin)[1]
+
+    def write_report(self, out: Path) -> list[str]:
+        """headline.csv, headline_deltas.csv and headline.md into `out` (article.report.write_report)."""
+        from vitcore.article import report
+
+        return report.write_report(self.runs, out, self.test_set, compare=self.compare)
+
+    def data_size(self, margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+        """The data-size curve: (scaling.curve, scaling.deltas, the crossover estimate's sentence and
+        scaling.crossover's)."""
+        from vitcore.analysis import scaling
+
+        def compute():
+            deltas = scaling.deltas(self.runs, margin, compare=self.compare)
+            estimate = scaling.crossover_sentence(self._cached("crossover", lambda: scaling.crossover_estimate(
+                self.runs, test_set=self.test_set)))
+            return scaling.curve(self.runs), deltas, f"{estimate} {scaling.crossover(deltas)}"
+
+        curve, deltas, sentence = self._cached(("data_size", margin), compute)
+        return curve.copy(), deltas.copy(), sentence
+
+    def crossover_shift(self) -> str:
+        """Does the papers' small-data variant move the crossover with the convnet? (scaling.variant_sentence)"""
+        from vitcore.analysis import scaling
+
+        return self._cached("crossover_shift", lambda: scaling.variant_sentence(self.runs, self.test_set))
+
+    def noise(self, margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+        """(noise.csv's table, pairing.csv's table, the advice sentences): where the seed noise comes from."""
+        from vitcore.analysis import noise
+
+        def compute():
+            components, pairing = noise.noise_tables(self.runs, margin=margin)
+            return components, pairing, noise.advice(components, pairing, margin)
+
+        components, pairing, advice = self._cached(("noise", margin), compute)
+        return components.copy(), pairing.copy(), list(advice)

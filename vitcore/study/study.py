@@ -1,0 +1,211 @@
+"""One analysis of one store state, computed once: the Study.
+
+    from vitcore import RunConfig, Study
+    study = Study.open("cached_runs")
+    study.compare(RunConfig(pos_embedding="none")).metrics          # the Ablations card's numbers
+    study.verdicts([(RunConfig(norm="batch"), RunConfig())]).to_frame()
+
+A Study reads the store once (its valid runs' table, the test set's predictions on demand) and keeps
+every pairing, estimate and correction family it computes: a comparison is measured once
+(vitcore.stats.records.Measurement) and judged at each margin asked for, so the claims at three margins
+cost one set of estimates. Results are the library's own (stats.compare, summaries, percell,
+article.claims, article.report) with the Study's caches passed in, so a number here is the number in
+the CLI's CSVs and on the pages. No Streamlit, no TensorFlow; safe to share between threads (a value
+computed twice by two threads at once is the same value).
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections import OrderedDict
+from pathlib import Path
+
+import pandas as pd
+
+from vitcore.config.environment import NO_STORE, store_path
+from vitcore.config.run import RunConfig, default_baseline
+from vitcore.stats import compare as engine
+from vitcore.stats.estimates import MARGIN, METRICS
+from vitcore.stats.families import ALONE, Family, family_of, neighbours, runs_of
+from vitcore.stats.records import Measurement, Verdict
+from vitcore.store.runs import RunStore, StoreWarning
+from vitcore.study.article import ArticleViews
+
+
+class Verdicts(tuple):
+    """A tuple of records.Verdict that turns into one long DataFrame (one row per contrast and metric)."""
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([verdict.record() for verdict in self])
+
+
+class Study(ArticleViews):
+    """Every analysis of one store state. `runs`: the valid runs (RunStore.table()), `skipped`: {run id:
+    why} for the rest. Build it with Study.open(path) (or Study(runs) for a table in hand)."""
+
+    def __init__(self, runs: pd.DataFrame, store: RunStore | None = None, skipped: dict | None = None):
+        self.runs = runs
+        self.store = store
+        self.skipped = dict(skipped or {})
+        self._lock = threading.Lock()
+        self._memo: dict = {}
+        self._bounded: dict[str, OrderedDict] = {}
+
+    @classmethod
+    def open(cls, path: str | Path | None = None, warn: bool = True) -> Study:
+        """The Study of the store at `path` (default: $VITCORE_STORE, else the repository's cached_runs/) as it is
+        now; each skipped run folder is warned about (StoreWarning) when `warn`, as RunStore.table() does."""
+        store = RunStore(store_path(path))
+        scan = store.scan()
+        if warn:
+            for run_id, reason in scan.skipped.items():
+                warnings.warn(f"skipping run {run_id} in {store.root}: {reason}", StoreWarning, stacklevel=2)
+        return cls(scan.table(), store, scan.skipped)
+
+    def __repr__(self) -> str:
+        where = f"{self.store.root}, " if self.store is not None else ""
+        return f"Study({where}{len(self.runs):,} runs)"
+
+    def _cached(self, key, compute, keep: int | None = None):
+        """compute() once per key (outside the lock, so one slow analysis never blocks another). `keep`: hold at
+        most that many results of this kind (key[0]), the least recently used dropped first: what grows with
+        the selections visitors make (per-run frames, flipped images), so a long-lived server stays bounded."""
+        memo = self._memo if keep is None else self._bounded.setdefault(key[0], OrderedDict())
+        with self._lock:
+            if key in memo:
+                if keep is not None:
+                    memo.move_to_end(key)
+                return memo[key]
+        value = compute()
+        with self._lock:
+            value = memo.setdefault(key, value)
+            while keep is not None and len(memo) > keep:
+                memo.popitem(last=False)
+            return value
+
+    # -- what every analysis shares ----------------------------------------------------------------
+    @property
+    def test_set(self):
+        """The store's vitcore.stats.testset.TestSet (None without a store): test accuracy's verdicts
+        include the test set's sampling wherever the runs kept predictions."""
+        if self.store is None:
+            return None
+        from vitcore.stats import testset
+
+        return self._cached("test_set", lambda: testset.from_store(self.store))
+
+    def run_frames(self, run_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """(histories, confusions) of just these runs, in the store's long formats (RunStore.histories /
+        confusions): a view needs a few runs, not the store. A run damaged since the scan is warned about and
+        left out."""
+        ids = tuple(sorted(set(run_ids)))
+        if self.store is None:
+            return RunStore(NO_STORE).frames([])
+
+        return self._cached(("frames", ids), lambda: self.store.frames(ids), keep=64)
+
+    def confusions(self, configs) -> pd.DataFrame:
+        """RunStore.confusions() restricted to the runs of `configs` (what compare's per-class Δs need)."""
+        return self.run_frames([run_id for cfg in configs for run_id in runs_of(self.runs, cfg)["run_id"]])[1]
+
+    def family(self, a: RunConfig, b: RunConfig) -> Family:
+        """The correction family of a vs b (families.family_of), once per pair of configs."""
+        if a.train_rows != b.train_rows:
+            return ALONE
+        key = ("family", *sorted((a.config_id, b.config_id)))
+        return self._cached(key, lambda: family_of(self.runs, a, b))
+
+    def measurement(self, selection: RunConfig, baseline: RunConfig, metric: str) -> Measurement:
+        """selection − baseline on `metric`, before any margin (stats.compare.measure), once."""
+        key = ("measure", selection.config_id, baseline.config_id, metric)
+        return self._cached(key, lambda: engine.measure(self.runs, selection, baseline, metric,
+                                                        self.family(selection, baseline), self.test_set))
+
+    def verdict(self, selection: RunConfig, baseline: RunConfig | None = None, metric: str = "test_accuracy",
+                margin: float = MARGIN) -> Verdict:
+        """One contrast on one metric judged at `margin` (records.Verdict)."""
+        return self.measurement(selection, baseline or default_baseline(selection), metric).judged(margin)
+
+    def verdicts(self, pairs, metrics=METRICS, margin: float = MARGIN) -> Verdicts:
+        """Every (selection, baseline) in `pairs` on every metric, judged at `margin`: .to_frame() for a DataFrame."""
+        return Verdicts(self.verdict(sel, base, metric, margin) for sel, base in pairs for metric in metrics)
+
+    # -- the views' tables -------------------------------------------------------------------------
+    def compare(self, selection: RunConfig, baseline: RunConfig | None = None, margin: float = MARGIN,
+                metrics=METRICS, confusions: pd.DataFrame | None = None) -> engine.Comparison:
+        """stats.compare.compare over the store, from the cached measurements; `confusions` (RunStore.confusions
+        format, at least these two configs' runs) adds the per-class and confusion-matrix Δs."""
+        baseline = baseline or default_baseline(selection)
+        measured = [self.measurement(selection, baseline, metric) for metric in metrics]
+        return engine.judged(measured, margin, self.runs, confusions)
+
+    def flip_effects(self, cfg: RunConfig, margin: float = MARGIN, metrics=METRICS) -> pd.DataFrame:
+        """summaries.flip_effects (cfg against each single-switch change of it) from the cached measurements."""
+        from vitcore.stats.summaries import FLIP_COLUMNS
+
+        if runs_of(self.runs, cfg).empty or cfg.model != "vit":
+            return pd.DataFrame(columns=FLIP_COLUMNS)
+        rows = []
+        for switch, level, flipped in neighbours(self.runs, cfg):
+            for metric in metrics:
+                row = self.verdict(flipped, cfg, metric, margin).row()
+                row = {k: row[k] for k in FLIP_COLUMNS if k in row}
+                rows.append({"switch": switch, "from": getattr(cfg, switch), "to": level, **row,
+                             "variant_config_id": flipped.config_id})
+        return pd.DataFrame(rows, columns=FLIP_COLUMNS)
+
+    def main_effects(self, metrics=METRICS, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
+        """summaries.main_effects over the factorial grid (`cells`: one of stats.percell.SUBSETS), once per margin."""
+        return self._effects("main", tuple(metrics), margin, cells).copy()
+
+    def interactions(self, metrics=METRICS, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
+        """summaries.interactions (two-way), once per margin."""
+        return self._effects("interactions", tuple(metrics), margin, cells).copy()
+
+    def _effects(self, kind: str, metrics: tuple, margin: float, cells: str) -> pd.DataFrame:
+        from vitcore.stats import percell, summaries
+
+        compute = summaries.main_effects if kind == "main" else summaries.interactions
+        return self._cached((kind, metrics, margin, cells or percell.ALL), lambda: compute(
+            percell.restrict(self.runs, cells or percell.ALL), metrics=metrics, margin=margin, test_set=self.test_set))
+
+    def effects(self, margin: float = MARGIN) -> pd.DataFrame:
+        """effects.csv: the main effects with each one's per-cell spread (stats.percell.effects_with_spread)."""
+        from vitcore.stats import percell
+
+        cells = self._cached("cells", lambda: percell.cell_effects(self.runs, METRICS))
+        return self._cached(("effects", margin), lambda: percell.with_spread(
+            self._effects("main", tuple(METRICS), margin, ""), cells)).copy()
+
+    def cell_effects(self, metrics=METRICS, interactions: bool = False, cells: str = "") -> pd.DataFrame:
+        """stats.percell.cell_effects: each effect (or interaction) in each cell of the other switches."""
+        from vitcore.stats import percell
+
+        return self._cached(("cell_effects", tuple(metrics), interactions, cells or percell.ALL), lambda: (
+            percell.cell_effects(percell.restrict(self.runs, cells or percell.ALL), tuple(metrics), interactions)
+        )).copy()
+
+    def flip_report(self, selection: RunConfig, baseline: RunConfig):
+        """analysis.flips.flip_report of the pairs of selection and baseline that kept predictions (a FlipReport),
+        or None without a test set (no store, or the package's copy of the test labels is damaged)."""
+        from vitcore.analysis import flips
+
+        tests = self.test_set
+        if tests is None:
+            return None
+
+        def report():
+            runs = self.runs
+            kept = runs[runs["has_predictions"]] if "has_predictions" in runs.columns else runs
+            paired = flips.paired_predictions(tests.predictions, runs_of(kept, selection), runs_of(kept, baseline))
+            return flips.flip_report(paired, tests.labels)
+
+        return self._cached(("flips", selection.config_id, baseline.config_id), report, keep=8)  # ~0.9 MB each
+
+    def export_frames(self) -> dict[str, pd.DataFrame]:
+        """runs.csv, histories.csv, confusions.csv as DataFrames (RunStore.export_frames) from one read."""
+        if self.store is None:
+            raise ValueError("a Study built from a table has no store to export; use Study.open(path)")
+        return self.store.export_frames()
+

@@ -1,0 +1,97 @@
+"""The words every view says a judged Δ in: the verdict with its size and reason, the borderline marker, the
+interval that goes with it, both tests' p-values and the readings (Δ in run sds, wins). One module, so the
+Ablations cards, the shared tables, the Claims page and notebooks print one comparison the same way. Rows
+are compare.METRIC_COLUMNS dicts (records.Verdict.row()). Plain strings: no Streamlit, no pandas.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vitcore.config.numbers import ci, missing, number, p_value
+from vitcore.stats import estimates as v
+from vitcore.stats import plan, readings
+from vitcore.stats.testset import WITH_TEST
+
+
+def needs(row) -> str:
+    """'needs 41 paired random seeds for 80% power (31 more)' for an inconclusive row, or a planned
+    comparison's next look ('look 2 of 4 at 20 paired random seeds (10 more)'), as the CLI says it."""
+    return plan.needs(row)
+
+
+def borderline(row) -> bool:
+    """Whether the row's verdict is borderline (vitcore.stats.readings); False where the row has no such column."""
+    flag = row.get("borderline")
+    return isinstance(flag, (bool, np.bool_)) and bool(flag)
+
+
+def marked(row) -> str:
+    """The verdict word with the borderline marker: 'equivalent · borderline'."""
+    return f"{row['verdict']}{BORDERLINE if borderline(row) else ''}"
+
+
+BORDERLINE = " · borderline"
+
+
+def verdict_text(row, margin: float = v.MARGIN) -> str:
+    """The verdict in words a card can carry, with its size against the margin and the borderline marker:
+    'worse — beyond ±0.01', 'better — size undetermined (may be inside ±0.01)', 'equivalent — within ±0.01 ·
+    borderline', 'inconclusive — needs 41 …'."""
+    verdict, limit = row["verdict"], f"±{number(v.margin_for(row['metric'], margin), 3)}"
+    size = row.get("size")
+    if verdict == v.INCONCLUSIVE:
+        text = f"{verdict} — {needs(row)}"
+    elif verdict == v.EQUIVALENT or verdict in v.INSIDE:
+        text = f"{verdict} — within {limit}"
+    elif verdict in v.BEYOND and size == readings.SIZE_BEYOND:
+        text = f"{verdict} — beyond {limit}"
+    elif verdict in v.BEYOND and size == readings.SIZE_OPEN:
+        text = f"{verdict} — size undetermined (may be inside {limit})"
+    else:
+        text = verdict
+    return text + (BORDERLINE if borderline(row) else "")
+
+
+def readings_text(row, places: int) -> str | None:
+    """'Δ = 1.68 run sds · wins 10 of 10 random seeds (95% 0.69–1.00)': the standardised effect and the
+    paired win rate (vitcore.stats.readings), or None when neither is measured."""
+    parts = []
+    if not missing(row.get("delta_sd")):
+        parts.append(f"Δ = {row['delta_sd']:+.2f} run sds (run sd {number(row['run_sd'], places)})")
+    if not missing(row.get("win_rate")):
+        wins = f"{row['wins']:g}"
+        parts.append(f"wins {wins} of {int(row['n_pairs'])} random seeds "
+                     f"(95% {row['win_low']:.2f}–{row['win_high']:.2f})")
+    return " · ".join(parts) or None
+
+
+def flips_text(row) -> str | None:
+    """What would flip a borderline verdict, or None."""
+    return f"borderline: {row['flips']}" if borderline(row) and isinstance(row.get("flips"), str) else None
+
+
+def interval_text(row, places: int) -> str:
+    """The interval that goes with the verdict: the 95% CI, simultaneous over the family when it has
+    more than one member (so it excludes 0 exactly when the verdict is resolved), and the 90% one
+    the equivalence test reads; over random seeds and test images where the verdict counts both."""
+    size, adjusted = int(row.get("family_size", 1) or 1), plan.adjusted(row)
+    low, high = (row["ci_adj_low"], row["ci_adj_high"]) if adjusted else (row["ci_low"], row["ci_high"])
+    low90, high90 = (row["ci90_adj_low"], row["ci90_adj_high"]) if adjusted else (row["ci90_low"], row["ci90_high"])
+    which = f"95% CI, Bonferroni ×{size}" if size > 1 else "95% CI"
+    if plan.planned(row):  # the repeated confidence interval of the plan's look (vitcore.stats.plan)
+        which = f"repeated CI at look {int(row['look'])} of {int(row['looks_planned'])}, ×{size}" if adjusted \
+            else "95% CI (before the plan's first look)"
+    if row.get("interval") == WITH_TEST:  # vitcore.stats.testset: the test set's sampling counted
+        which += " over random seeds and test images"
+    return (f"{which} {ci(low, high, places, none='no interval')} · 90% "
+            f"{ci(low90, high90, places, none='n/a')}")
+
+
+def tests_text(row) -> str:
+    """Both tests' p-values, adjusted when the family has more than one member."""
+    if missing(row.get("p_value")):
+        return ""
+    if plan.adjusted(row) and not missing(row.get("p_adj")):
+        return f"p_adj {p_value(row['p_adj'])} · p_tost_adj {p_value(row['p_tost_adj'])}"
+    return f"p {p_value(row['p_value'])} · p_tost {p_value(row['p_tost'])}"
