@@ -127,7 +127,7 @@ def test_first_hour_layout(server, browser):
         forest = page.locator('[data-testid="stVegaLiteChart"]').first.locator("svg").first
         box = forest.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= 400, box  # the whole plot on a 400-px screen
-        words = set(tables.flip_frame(state.flip_effects(BASELINE), "test_accuracy")["verdict_text"])  # the app's
+        words = set(tables.flip_frame(state.flip_effects(BASELINE), "test_accuracy")["verdict_short"])  # the app's
         for text in words:  # every row's verdict in words, uncut and inside the screen
             drawn = forest.locator("text", has_text=text)
             assert drawn.count() >= 1, f"{text!r}: not drawn in full"

@@ -102,6 +102,11 @@ def test_every_view_says_a_verdict_with_the_same_words():
     assert cards.verdict_text is words.verdict_text and cards.interval_text is words.interval_text
     row = {"verdict": "inconclusive", "seeds_needed": 41.0, "n_pairs": 10, "metric": "test_accuracy"}
     assert words.verdict_text(row) == "inconclusive — needs 41 paired random seeds for 80% power (31 more)"
+    # the forest plot's line fits a 400-px screen: the count only, the card says the rest
+    assert words.verdict_text({**row, "seeds_more": 31.0}, short=True) == "inconclusive — 31 more random seeds"
+    beyond = {"verdict": "better", "size": "undetermined", "metric": "test_accuracy", "borderline": True}
+    assert words.verdict_text(beyond, short=True) == "better — size undetermined · borderline"
+    assert words.verdict_text(beyond) == "better — size undetermined (may be inside ±0.010) · borderline"
 
 
 def test_what_grows_with_the_selections_is_bounded():

@@ -191,7 +191,7 @@ def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
     takes its container's width (the text is cut to it with an ellipsis, the verdict word first), so
     nothing leaves the screen at 400 px (issue 20)."""
     frame = with_readings(frame)[["label", "mean_delta", *INTERVAL_COLUMNS, "n_pairs", "p_adj", "p_tost_adj",
-                                  "family_size", "margin", "verdict", "verdict_text", *READING_FIELDS]]
+                                  "family_size", "margin", "verdict", "verdict_text", "verdict_short", *READING_FIELDS]]
     places = axis_format(metric)
     # a row (FOREST_ROW px): the change at -15, the verdict at 0, the intervals at +15 from the band's middle
     y = alt.Y("label:N", sort=None, title=None, axis=None, scale=alt.Scale(paddingInner=0, paddingOuter=0))
@@ -211,7 +211,7 @@ def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
     text = {"align": "left", "baseline": "middle", "fontSize": 12, "limit": alt.ExprRef(expr="width")}
     change = base.mark_text(dy=-15, fontWeight="bold", color="#1f2430", **text).encode(x=alt.value(0), text="label:N")
     words = base.mark_text(**text).encode(
-        x=alt.value(0), text="verdict_text:N",
+        x=alt.value(0), text="verdict_short:N",  # the full words are in the tooltip and on the card
         color=alt.condition(alt.FieldOneOfPredicate("verdict", list(v.RESOLVED)), colour, alt.value(NO_EFFECT)))
     heading = alt.Title(textwrap.wrap(title, FOREST_TITLE), anchor="start")  # a 400-px screen wraps nothing itself
     return alt.layer(band, zero, *_interval_layers(base, x, colour, tooltip, 15), dots, change, words).properties(

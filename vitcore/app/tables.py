@@ -51,8 +51,9 @@ def flip_frame(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
     (`verdict_text`) and `option` (what the landing page's "select this variant" offers)."""
     part = flips[flips["metric"] == metric].reset_index(drop=True)
     labels = [f"{SWITCH_NAMES.get(s, s)} {a} → {b}" for s, a, b in zip(part["switch"], part["from"], part["to"])]
-    words = [verdict_text({**row, "paired": True}, margin) for row in part.to_dict("records")]
-    return part.assign(label=labels, verdict_text=words, option=labels)
+    rows = [{**row, "paired": True} for row in part.to_dict("records")]
+    words, short = [verdict_text(row, margin) for row in rows], [verdict_text(row, margin, short=True) for row in rows]
+    return part.assign(label=labels, verdict_text=words, verdict_short=short, option=labels)
 
 
 def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.DataFrame:

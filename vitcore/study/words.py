@@ -34,20 +34,25 @@ def marked(row) -> str:
 BORDERLINE = " · borderline"
 
 
-def verdict_text(row, margin: float = v.MARGIN) -> str:
+def verdict_text(row, margin: float = v.MARGIN, short: bool = False) -> str:
     """The verdict in words a card can carry, with its size against the margin and the borderline marker:
     'worse — beyond ±0.01', 'better — size undetermined (may be inside ±0.01)', 'equivalent — within ±0.01 ·
-    borderline', 'inconclusive — needs 41 …'."""
+    borderline', 'inconclusive — needs 41 …'. `short`: the forest plot's line, which must fit a 400-px
+    screen ('better — size undetermined', 'inconclusive — 10 more random seeds'); the card says the rest."""
     verdict, limit = row["verdict"], f"±{number(v.margin_for(row['metric'], margin), 3)}"
     size = row.get("size")
-    if verdict == v.INCONCLUSIVE:
+    if verdict == v.INCONCLUSIVE and short:
+        more = row.get("seeds_more")
+        text = (f"{verdict} — {int(more):,} more random seeds" if not missing(more) and np.isfinite(more)
+                else f"{verdict} — at the plan's cap" if "cap" in needs(row) else verdict)
+    elif verdict == v.INCONCLUSIVE:
         text = f"{verdict} — {needs(row)}"
     elif verdict == v.EQUIVALENT or verdict in v.INSIDE:
         text = f"{verdict} — within {limit}"
     elif verdict in v.BEYOND and size == readings.SIZE_BEYOND:
         text = f"{verdict} — beyond {limit}"
     elif verdict in v.BEYOND and size == readings.SIZE_OPEN:
-        text = f"{verdict} — size undetermined (may be inside {limit})"
+        text = f"{verdict} — size undetermined" + ("" if short else f" (may be inside {limit})")
     else:
         text = verdict
     return text + (BORDERLINE if borderline(row) else "")
