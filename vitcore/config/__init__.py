@@ -6,9 +6,12 @@ works: a name not found here is looked up in vitcore.config.run on first use."""
 
 def __getattr__(name: str):
     import importlib
+    import importlib.util
 
     if name.startswith("__"):
         raise AttributeError(name)
+    if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a submodule (`from vitcore.config import
+        return importlib.import_module(f"{__name__}.{name}")        # switches` mid-import): never via run
     try:
         return getattr(importlib.import_module("vitcore.config.run"), name)
     except AttributeError:
