@@ -1,6 +1,7 @@
 """Seconds mean one thing: a run's recorded load makes a busy run its own timing group, groups timed under load
 never enter a comparison, and no page, card or CSV shows a seconds mean pooled across timing groups."""
 
+import re
 
 import numpy as np
 import pandas as pd
@@ -96,7 +97,12 @@ def _shown(at: AppTest) -> tuple[str, list[float]]:
 
 
 def _pooled_in(text: str, numbers: list[float], pooled: list[float]) -> list[float]:
-    return [p for p in pooled if fmt.number(p, 1) in text or any(abs(n - p) < 0.05 for n in numbers if np.isfinite(n))]
+    """The pooled means a page shows: as a number of its own in the text (not a digit run of a longer number, nor a
+    ratio such as the Token cost's 'measured time × 13.6'), or in a table."""
+    plain = re.sub(r"×\s*\**[\d.,]+|[\d.,]+\**\s*×", "", text)  # ratios ('× **13.6**', '150.1×') are not seconds
+    def said(p: float) -> bool:
+        return re.search(rf"(?<![\d.,]){re.escape(fmt.number(p, 1))}(?![\d])", plain) is not None
+    return [p for p in pooled if said(p) or any(abs(n - p) < 0.05 for n in numbers if np.isfinite(n))]
 
 
 def page(name: str, **session) -> AppTest:
