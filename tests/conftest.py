@@ -3,6 +3,9 @@
 - `TINY` / `tiny_config`: the article's ViT on 300 rows for 2 epochs (~15 s to train on 2 cores).
 - `tiny_store` (slow): TINY and TINY without position embedding, trained for real in fresh
   processes through the CLI, seed 0 so their weights are kept. Shared by the whole session.
+- `committed_table`: the committed store's table, read once per session.
+- `page_store`: a small copy of the committed runs the pages draw from (tests/stores.py), made once per
+  session: the page tests render it instead of the whole committed store.
 - `write_run` / `run_row` (tests/fakes.py): synthetic runs, no training, for everything else.
 
 Tests that train, start a server or browser, or spawn a process are marked `slow`;
@@ -93,6 +96,22 @@ def tiny_store(tmp_path_factory) -> RunStore:
         done = run_cli(*train_command(cfg, store.root))
         assert done.returncode == 0, done.stderr[-2000:]
     return store
+
+
+@pytest.fixture(scope="session")
+def committed_table():
+    """RunStore(cached_runs/).table(), read once per session: a test that changes it changes a copy."""
+    return RunStore(ROOT / "cached_runs").table()
+
+
+@pytest.fixture(scope="session")
+def page_store(tmp_path_factory, committed_table) -> RunStore:
+    """A copy of the committed runs the pages draw from (stores.page_runs and stores.PAGE_CONFIGS), made once
+    per session; tests render it read-only (a test that damages runs copies them: stores.copy_store)."""
+    from stores import PAGE_CONFIGS, copy_store, page_runs
+
+    root = copy_store(tmp_path_factory.mktemp("page_store") / "store", keep=page_runs(committed_table, configs=PAGE_CONFIGS))
+    return RunStore(root)
 
 
 @pytest.fixture

@@ -1,6 +1,10 @@
-"""AppTest on the real entrypoint and the committed cached_runs/: every page renders, the sidebar
-switches show the matching cached run's numbers, bad URLs get a note, uncached configs get the
-train offer, and none of it imports TensorFlow.
+"""AppTest on the real entrypoint: every page renders, the sidebar switches show the matching stored
+run's numbers, bad URLs get a note, uncached configs get the train offer, and none of it imports TensorFlow.
+
+The store is `page_store` (tests/conftest.py): a copy of the committed runs the pages draw from by default
+and the configs these tests select, so a page run costs what the page costs, not a recomputation of the
+whole committed store's analyses. A few renders of the whole committed store (every page; the main effects
+on its full factorial) are in the slow tier.
 
 Note (Streamlit 1.67 AppTest): with file-based st.Page pages, the entrypoint's sidebar elements are
 missing from the element tree after the second run (the app itself is fine), so each scenario
@@ -26,17 +30,30 @@ from vitcore.stats import compare, seconds
 from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
 PAGES = ["views/ablations.py", "views/claims.py", "views/noise.py", "views/runs.py", "views/patching.py", "views/anatomy.py",
          "views/token_cost.py", "views/attention.py", "views/vit_vs_convnet.py"]
-# One flip per sidebar switch, each a config the committed sweep holds at 3 seeds.
+# One flip per sidebar switch, each a config the committed sweep holds at 3 seeds (and page_store too).
 FLIPS = [("model", "convnet"), ("pos_embedding", "none"), ("norm_placement", "post"), ("norm", "batch"),
          ("patch_size", 4), ("train_rows", 1_000), ("warmup_epochs", 2)]
 
 
+@pytest.fixture(autouse=True)
+def on_page_store(page_store, monkeypatch):
+    monkeypatch.setattr(state, "STORE_PATH", str(page_store.root))
+
+
 @pytest.fixture(scope="module")
-def table():
-    return RunStore(state.STORE_PATH).table()
+def table(page_store):
+    return page_store.table()
+
+
+@pytest.fixture
+def committed(monkeypatch, committed_table):
+    """The whole committed store instead (the slow tier's full-store renders): its table."""
+    monkeypatch.setattr(state, "STORE_PATH", str(ROOT / "cached_runs"))
+    return committed_table
 
 
 def shown_values(table, cfg: RunConfig) -> list[str]:
@@ -192,6 +209,13 @@ def test_every_page_renders(page):
     assert not at.exception, [exception.value for exception in at.exception]
 
 
+@pytest.mark.slow  # 9 renders of the whole committed store, each page's analyses computed cold (~15 s)
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_on_the_committed_store(committed, page):
+    at = app(page=page)
+    assert not at.exception, [exception.value for exception in at.exception]
+
+
 FRESH_PROCESS = """
 import json
 import sys
@@ -251,7 +275,8 @@ def test_metric_choice_redraws_the_flip_table(table):
     assert list(at.dataframe[0].value["Δ"]) == pytest.approx(list(expected[expected["metric"] == "gap"]["mean_delta"]))
 
 
-def test_interactions_toggle_adds_its_chart():
+@pytest.mark.slow  # the factorial is the committed store's (page_store has no grid); the synthetic grid of
+def test_interactions_toggle_adds_its_chart(committed):  # tests/test_app_ablations.py is in the fast tier
     at = app({"view": "Main effects"})
     charts = len(at.get("vega_lite_chart"))
     at.toggle(key="interactions").set_value(True).run()
@@ -259,15 +284,16 @@ def test_interactions_toggle_adds_its_chart():
     assert len(at.get("vega_lite_chart")) == charts + 4  # the interactions and their per-cell strip, 2 panels each
 
 
-def test_main_effects_say_where_the_layernorm_cells_change_a_verdict(table):
+@pytest.mark.slow  # a property of the committed runs' full factorial: a full-store render
+def test_main_effects_say_where_the_layernorm_cells_change_a_verdict(committed):
     """Post-norm at 1,000 rows: the average over all cells is pulled by the BatchNorm cells; the page says
     so (a warning naming both verdicts), flags the cells' sign disagreement and draws the per-cell strip."""
     from vitcore.stats import percell
 
     at = app({"view": "Main effects"})
     assert not at.exception
-    everything = stats.main_effects(table, ("test_accuracy",))
-    layer = stats.main_effects(percell.restrict(table, percell.LAYER_NORM), ("test_accuracy",))
+    everything = stats.main_effects(committed, ("test_accuracy",))
+    layer = stats.main_effects(percell.restrict(committed, percell.LAYER_NORM), ("test_accuracy",))
     both = everything.merge(layer, on=["factor", "level", "train_rows"], suffixes=("_all", "_layer"))
     post = both[(both["factor"] == "norm_placement") & (both["train_rows"] == 1000)].iloc[0]
     assert post["verdict_all"] != post["verdict_layer"]

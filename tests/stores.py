@@ -1,0 +1,49 @@
+"""Small copies of the committed store for the page, fuzz and damaged-store tests: the runs a page draws
+from, not 70 MB. Each copy leaves out the index (`.index.json`), so the copy's verdicts are its own.
+
+- `copy_store(target, runs=N | keep={run ids})`: a copy of cached_runs/ holding only those run folders.
+- `page_runs(committed, spare)`: the run ids every page draws from by default, plus `spare` runs to damage.
+- `page_store` (tests/conftest.py): page_runs and the few configs tests/test_app_pages.py selects, copied
+  once per session.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+
+from vitcore.config.run import RunConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMITTED = ROOT / "cached_runs"
+# What tests/test_app_pages.py selects beyond the default view: the ViT at 1,000 rows (its train_rows switch,
+# and the baseline of) the copied link's config.
+PAGE_CONFIGS = (RunConfig(train_rows=1_000), RunConfig(norm="batch", patch_size=4, train_rows=1_000))
+
+
+def copy_store(target: Path, runs: int | None = None, keep: set[str] | None = None) -> Path:
+    """A copy of cached_runs/ without its index: the first `runs` run folders, or those in `keep`, or all."""
+    names = sorted(p.name for p in COMMITTED.iterdir() if len(p.name) == 12)
+    keep = keep if keep is not None else set(names[:runs]) if runs else set(names)
+    shutil.copytree(COMMITTED, target,
+                    ignore=lambda folder, entries: [e for e in entries if folder == str(COMMITTED)
+                                                    and (e.startswith(".") or (len(e) == 12 and e not in keep))])
+    return target
+
+
+def page_runs(committed: pd.DataFrame, spare: int = 0, configs=()) -> set[str]:
+    """The committed runs (`committed`: the committed store's table) every page draws from by default: the
+    article's ViT and convnet at the default train_rows, and random seeds 0-2 of each single-switch change
+    of the ViT (the landing page's forest plot); random seeds 0-2 of each of `configs`; plus `spare` weighted
+    and `spare` unweighted runs with predictions to damage."""
+    from vitcore.app.selection import BASELINE
+    from vitcore.stats.families import neighbours, runs_of
+
+    keep = {*runs_of(committed, BASELINE)["run_id"], *runs_of(committed, BASELINE.replace(model="convnet"))["run_id"]}
+    for other in [other for _, _, other in neighbours(committed, BASELINE)] + list(configs):
+        keep |= set(runs_of(committed, other).query("seed <= 2")["run_id"])
+    rest = committed[~committed["run_id"].isin(keep) & committed["has_predictions"]]
+    keep |= set(rest[rest["has_weights"]]["run_id"][:spare]) | set(rest[~rest["has_weights"]]["run_id"][:spare])
+    return keep
