@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from damage import RUN_DAMAGE, damage_store, tamper_index_row
+from stores import copy_store, page_runs
 from streamlit.testing.v1 import AppTest
 
 from vitcore.app import state
@@ -28,13 +29,11 @@ def pages() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def damaged(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+def damaged(tmp_path_factory, committed_table) -> tuple[Path, dict[str, str]]:
     """(the damaged copy, {entry: words check must say}). The default view's runs are damaged
     first (the landing page must survive them) and one of them is duplicated."""
-    from test_fuzz import copy_store, page_runs
-
     root = tmp_path_factory.mktemp("damaged")
-    store = copy_store(root / "store", keep=page_runs(spare=len(RUN_DAMAGE)))  # the pages' runs, not 57 MB
+    store = copy_store(root / "store", keep=page_runs(committed_table, spare=len(RUN_DAMAGE)))  # not 70 MB
     table = RunStore(store).table()
     default = list(stats.runs_of(table, BASELINE)["run_id"])
     convnet = list(stats.runs_of(table, BASELINE.replace(model="convnet"))["run_id"])
@@ -88,8 +87,6 @@ def test_a_run_damaged_while_the_server_runs_is_dropped_at_the_next_page_run(tmp
     damaged run stayed in the cached table with no note. Now the key is every run folder's stamp.
     (The app's own cached reads, called as a page calls them: AppTest starts each session with
     fresh caches, so it cannot show a stale one.)"""
-    from test_fuzz import copy_store
-
     store = copy_store(tmp_path / "store", runs=40)
     monkeypatch.setattr(state, "STORE_PATH", str(store))
     monkeypatch.setattr(state, "STORE_KEY_SECONDS", 0.0, raising=False)

@@ -5,13 +5,13 @@ the "damaged runs skipped" note) — while the readers' memory stays under the a
 (tracemalloc peak; before, one 2 GB sparse predictions.npy alone cost 4.3 GB). The seconds each
 step takes are printed (`-s`), not asserted."""
 
-import shutil
 import time
 import tracemalloc
 from pathlib import Path
 
 import pytest
 from hostile import HOSTILE, HOSTILE_INDEX
+from stores import copy_store, page_runs
 from streamlit.testing.v1 import AppTest
 from test_app_damaged_store import frame_opening, page_title, pages
 
@@ -20,41 +20,14 @@ from vitcore.app import state
 from vitcore.data.samples import local_data_available
 from vitcore.store.runs import INDEX, RunStore, StoreWarning
 
-ROOT = Path(__file__).resolve().parents[1]
 MEMORY_GOAL = 400 << 20
 
 
-def copy_store(target: Path, runs: int | None = None, keep: set[str] | None = None) -> Path:
-    """A copy of cached_runs/ without its index: the first `runs` run folders, or those in `keep`, or all."""
-    names = sorted(p.name for p in (ROOT / "cached_runs").iterdir() if len(p.name) == 12)
-    keep = keep if keep is not None else set(names[:runs]) if runs else set(names)
-    shutil.copytree(ROOT / "cached_runs", target,
-                    ignore=lambda folder, entries: [e for e in entries if folder == str(ROOT / "cached_runs")
-                                                    and (e.startswith(".") or (len(e) == 12 and e not in keep))])
-    return target
-
-
-def page_runs(spare: int = 0) -> set[str]:
-    """The committed runs every page draws from (the article's ViT and convnet at the default train_rows, and
-    random seeds 0-2 of each single-switch change of the ViT: the landing page's forest plot), plus `spare`
-    weighted and `spare` unweighted runs with predictions to damage: what a page test needs, not 57 MB."""
-    from vitcore.app.selection import BASELINE
-    from vitcore.stats.families import neighbours, runs_of
-
-    committed = RunStore(ROOT / "cached_runs").table()
-    keep = {*runs_of(committed, BASELINE)["run_id"], *runs_of(committed, BASELINE.replace(model="convnet"))["run_id"]}
-    for _, _, other in neighbours(committed, BASELINE):
-        keep |= set(runs_of(committed, other).query("seed <= 2")["run_id"])
-    rest = committed[~committed["run_id"].isin(keep) & committed["has_predictions"]]
-    keep |= set(rest[rest["has_weights"]]["run_id"][:spare]) | set(rest[~rest["has_weights"]]["run_id"][:spare])
-    return keep
-
-
 @pytest.fixture(scope="module")
-def hostile(tmp_path_factory) -> tuple[Path, dict[str, str], int]:
+def hostile(tmp_path_factory, committed_table) -> tuple[Path, dict[str, str], int]:
     """(the store, {run id: words check must say}, valid runs before): each variant on its own run, in a copy of
     the runs the pages draw from and one spare run per variant (not the whole store)."""
-    store = copy_store(tmp_path_factory.mktemp("hostile") / "store", keep=page_runs(spare=len(HOSTILE)))
+    store = copy_store(tmp_path_factory.mktemp("hostile") / "store", keep=page_runs(committed_table, spare=len(HOSTILE)))
     table = RunStore(store).table()
     weighted = list(table[table["has_weights"] & table["has_predictions"]]["run_id"])
     plain = list(table[~table["has_weights"] & table["has_predictions"]]["run_id"])
