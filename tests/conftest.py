@@ -115,6 +115,15 @@ def page_store(tmp_path_factory, committed_table) -> RunStore:
 
 
 @pytest.fixture
+def on_page_store(page_store, monkeypatch) -> RunStore:
+    """The app reads page_store for this test (vitcore.app.state.STORE_PATH)."""
+    from vitcore.app import state
+
+    monkeypatch.setattr(state, "STORE_PATH", str(page_store.root))
+    return page_store
+
+
+@pytest.fixture
 def store(tmp_path) -> RunStore:
     """An empty store in a temporary folder, for fakes.write_run."""
     return RunStore(tmp_path / "store")

@@ -39,9 +39,7 @@ FLIPS = [("model", "convnet"), ("pos_embedding", "none"), ("norm_placement", "po
          ("patch_size", 4), ("train_rows", 1_000), ("warmup_epochs", 2)]
 
 
-@pytest.fixture(autouse=True)
-def on_page_store(page_store, monkeypatch):
-    monkeypatch.setattr(state, "STORE_PATH", str(page_store.root))
+pytestmark = pytest.mark.usefixtures("on_page_store")  # tests/conftest.py: the app reads page_store
 
 
 @pytest.fixture(scope="module")

@@ -63,15 +63,12 @@ def test_the_budget_stops_a_training_that_runs_long():
     assert finished.status.cancelled is None and done == [1, 2, 3]
 
 
-def test_the_page_refuses_a_click_over_budget_and_says_why(monkeypatch):
+def test_the_page_refuses_a_click_over_budget_and_says_why(monkeypatch, on_page_store):
     from test_app_pages import app, uncached
-
-    from vitcore.app import state
-    from vitcore.store.runs import RunStore
 
     monkeypatch.delenv("VITCORE_ALLOW_TRAINING", raising=False)
     monkeypatch.setenv("VITCORE_MAX_TRAIN_MINUTES", "0.001")
-    at = app(uncached(RunStore(state.STORE_PATH).table()))
+    at = app(uncached(on_page_store.table()))
     assert not at.exception and "Train now" not in [button.label for button in at.button]
     assert any("over this server's budget of 0.001 minutes" in info.value for info in at.info)
 
@@ -117,16 +114,14 @@ def _blocking_train(gate: threading.Event, done: list):
 
 
 @pytest.mark.slow  # two sessions around a blocked training thread (~10 s at load 8): the slow tier, still in CI
-def test_cancel_is_offered_to_the_starting_session_only(monkeypatch):
+def test_cancel_is_offered_to_the_starting_session_only(monkeypatch, on_page_store):
     from test_app_pages import app, uncached
 
-    from vitcore.app import state
     from vitcore.app.training import train_panel
-    from vitcore.store.runs import RunStore
 
     monkeypatch.delenv("VITCORE_ALLOW_TRAINING", raising=False)
     monkeypatch.setenv("VITCORE_MAX_TRAIN_MINUTES", "600")  # the uncached cells estimate over 10 minutes
-    query = uncached(RunStore(state.STORE_PATH).table())
+    query = uncached(on_page_store.table())
     gate, done = threading.Event(), []
     monkeypatch.setattr(train_panel, "_train_seeds", _blocking_train(gate, done))
     slot = slot_module.SERVER_SLOT
@@ -164,17 +159,14 @@ def test_train_is_refused_up_front_on_a_store_the_server_cannot_write(tmp_path, 
 
 @pytest.mark.parametrize("name, value", [("VITCORE_THREADS", "-1"), ("VITCORE_THREADS", "abc"),
                                          ("VITCORE_MAX_TRAIN_MINUTES", "inf"), ("VITCORE_MAX_TRAIN_MINUTES", "abc")])
-def test_a_wrong_environment_value_is_a_note_and_turns_training_off(monkeypatch, name, value):
+def test_a_wrong_environment_value_is_a_note_and_turns_training_off(monkeypatch, on_page_store, name, value):
     """Before: VITCORE_THREADS=-1 + Train killed the server (TensorFlow's fatal check), `abc` gave a
     traceback, and a budget of `abc` or `inf` became 10 minutes or none."""
     from test_app_pages import app, uncached
 
-    from vitcore.app import state
-    from vitcore.store.runs import RunStore
-
     monkeypatch.delenv("VITCORE_ALLOW_TRAINING", raising=False)
     monkeypatch.setenv(name, value)
-    at = app(uncached(RunStore(state.STORE_PATH).table()))
+    at = app(uncached(on_page_store.table()))
     assert not at.exception and "Train now" not in [button.label for button in at.button]
     assert any(name in warning.value and "misconfigured" in warning.value for warning in at.warning)
     assert any(f"Training is off on this server: {name}" in info.value for info in at.info)

@@ -45,11 +45,11 @@ def test_a_full_disk_is_one_line_and_exit_1_with_nothing_partial(tmp_path, comma
     assert sorted(os.listdir(out)) == ["keep.txt"]  # nothing partial, no staging folder left
 
 
-def test_outputs_land_whole_and_replace_the_old_ones(tmp_path, capsys):
+def test_outputs_land_whole_and_replace_the_old_ones(tmp_path, capsys, page_store):
     out = tmp_path / "out"
     out.mkdir()
     (out / "runs.csv").write_text("old")
-    assert cli.main(["export", "--store", STORE, "--out", str(out)]) == 0
+    assert cli.main(["export", "--store", str(page_store.root), "--out", str(out)]) == 0
     assert sorted(os.listdir(out)) == ["confusions.csv", "histories.csv", "runs.csv"]
     assert (out / "runs.csv").read_text().startswith("run_id,")
 

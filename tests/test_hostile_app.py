@@ -61,7 +61,7 @@ def test_a_run_damaged_between_listing_and_reading_is_left_out_of_the_exports(tm
 
 
 @pytest.mark.parametrize("forged", [list(range(12)), [10 ** 6], "0,1"])
-def test_a_forged_test_rows_value_is_ignored(forged):
+def test_a_forged_test_rows_value_is_ignored(on_page_store, forged):
     """Before: a multiselect value past its max_selections (a forged widget message) showed the visitor a
     StreamlitSelectionCountExceedsMaxError traceback."""
     from streamlit.testing.v1 import AppTest
