@@ -4,7 +4,6 @@ committed store gets a verdict. Synthetic runs only (tests/fakes.py), no trainin
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import ROOT
 from fakes import run_row, runs_table, write_run
 
 from vitcore.article import claims
@@ -139,8 +138,8 @@ def test_margin_reaches_the_verdict_and_the_tally_shows_three_margins():
 
 
 @pytest.fixture(scope="module")
-def committed():
-    return RunStore(ROOT / "cached_runs").table()
+def committed(committed_table):
+    return committed_table.copy()  # the session's read of the store (tests/conftest.py)
 
 
 def test_every_claim_is_evaluated_on_the_committed_store(committed):

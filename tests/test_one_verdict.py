@@ -28,8 +28,8 @@ EXACT = ("family", "interval", "size", "borderline")  # words and flags: equal, 
 
 
 @pytest.fixture(scope="module")
-def runs() -> pd.DataFrame:
-    return RunStore(ROOT / "cached_runs").table()
+def runs(committed_table) -> pd.DataFrame:
+    return committed_table.copy()  # the session's read of the store (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")
