@@ -9,7 +9,10 @@
 - `write_run` / `run_row` (tests/fakes.py): synthetic runs, no training, for everything else.
 
 Tests that train, start a server or browser, or spawn a process are marked `slow`;
-`python -m pytest -m "not slow"` is the inner loop.
+`python -m pytest -m "not slow" -n 2` is the inner loop. With pytest-xdist's `-n 2 --dist loadgroup` (the
+README's commands) each worker takes whole groups: a test file (its module fixtures built once), every
+test of the session's `tiny_store` (trained once), and the tests that start Ray (`xdist_group("ray")`:
+one Ray at a time on the machine).
 """
 
 import functools
@@ -56,6 +59,14 @@ def train_command(cfg: RunConfig, store: Path) -> list[str]:
     flags = [item for name in ("pos_embedding", "train_rows", "epochs") if getattr(cfg, name) != getattr(default, name)
              for item in (f"--{name.replace('_', '-')}", str(getattr(cfg, name)))]
     return ["run", *flags, "--store", str(store)]
+
+
+def pytest_collection_modifyitems(items):
+    """The xdist group of each test without one: `tiny_store` for its users, else its file."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            group = "tiny_store" if "tiny_store" in item.fixturenames else item.path.stem
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session", autouse=True)

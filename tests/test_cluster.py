@@ -19,6 +19,7 @@ from vitcore.store.validate import TEMP_PREFIX
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.xdist_group("ray"),  # one Ray at a time on the machine (tests/conftest.py)
     pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root for unshare --mount"),
 ]
 TIMEOUT = 300  # seconds a driver may take (two tiny runs take ~30 s)

@@ -144,6 +144,7 @@ def test_local_pool_trains_then_resumes(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("ray")  # beside tests/test_cluster.py's cluster, never at once (tests/conftest.py)
 def test_ray_executor_writes_to_the_same_store(tmp_path):
     pytest.importorskip("ray", reason="Ray is optional: pip install -r requirements-dev.txt")
     import ray
