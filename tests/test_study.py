@@ -75,6 +75,19 @@ def test_claims_at_three_margins_measure_once(study, monkeypatch):
     assert len(table) and len(calls) == once
 
 
+def test_a_verdict_is_judged_once_per_margin(study, monkeypatch):
+    """A page run asks for the same verdicts again (the forest plot, the flip table): judged once per margin."""
+    from vitcore.stats.records import Measurement
+
+    fresh, calls = Study(study.runs, study.store), []
+    judged = Measurement.judged
+    monkeypatch.setattr(Measurement, "judged", lambda self, margin: calls.append(margin) or judged(self, margin))
+    cfg = RunConfig(norm="batch")
+    first = [fresh.verdict(cfg, margin=margin) for margin in (0.01, 0.02)]
+    assert [fresh.verdict(cfg, margin=margin) for margin in (0.01, 0.02)] == first and calls == [0.01, 0.02]
+    assert first[0] == study.measurement(cfg, RunConfig(), "test_accuracy").judged(0.01)  # the same judgement
+
+
 @pytest.mark.slow  # the uncached ledger: ~4 s on the committed store
 def test_claims_are_the_uncached_ledger(study):
     for margin in (0.005, 0.02):

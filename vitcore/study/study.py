@@ -134,8 +134,11 @@ class Study(ArticleViews):
 
     def verdict(self, selection: RunConfig, baseline: RunConfig | None = None, metric: str = "test_accuracy",
                 margin: float = MARGIN) -> Verdict:
-        """One contrast on one metric judged at `margin` (records.Verdict)."""
-        return self.measurement(selection, baseline or default_baseline(selection), metric).judged(margin)
+        """One contrast on one metric judged at `margin` (records.Verdict), once per margin: a page that shows the
+        same verdicts on every run (the landing's forest plot, the flip table) judges them once."""
+        baseline = baseline or default_baseline(selection)
+        key = ("verdict", selection.config_id, baseline.config_id, metric, margin)
+        return self._cached(key, lambda: self.measurement(selection, baseline, metric).judged(margin))
 
     def verdicts(self, pairs, metrics=METRICS, margin: float = MARGIN) -> Verdicts:
         """Every (selection, baseline) in `pairs` on every metric, judged at `margin`: .to_frame() for a DataFrame."""
