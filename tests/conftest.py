@@ -61,6 +61,7 @@ def train_command(cfg: RunConfig, store: Path) -> list[str]:
     return ["run", *flags, "--store", str(store)]
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items):
     """The xdist group of each test without one: `tiny_store` for its users, else its file."""
     for item in items:
