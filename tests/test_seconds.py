@@ -149,9 +149,10 @@ def test_the_timing_set_alternates_its_configs_and_waits_for_a_quiet_machine(cap
                                                   ("vit", 2), ("convnet", 2), ("convnet", 3), ("vit", 3)]
     with pytest.raises(ValueError, match="at least 2"):
         timing.interleaved([a], pairs=10)
-    loads, slept = iter([2.5, 1.0, 0.3]), []
-    assert timing.wait_quiet(0.5, load=lambda: next(loads), sleep=slept.append, poll=10) and slept == [10, 10]
-    assert not timing.wait_quiet(0.5, most=20, load=lambda: 3.0, sleep=slept.append, poll=10)
+    shares, slept = iter([0.9, 0.3, 0.05]), []
+    assert timing.wait_quiet(0.1, busy=lambda: next(shares), sleep=slept.append, poll=10) and slept == [10, 10]
+    assert not timing.wait_quiet(0.1, most=20, busy=lambda: 0.5, sleep=slept.append, poll=10)
+    assert 0 <= timing.cpu_share(0.2) <= 1
     assert main(["bench-timing", "--pairs", "1"]) == 2 and "--pairs must be at least 2" in capsys.readouterr().err
 
 
@@ -166,3 +167,31 @@ def test_token_costs_default_basis_is_not_a_group_timed_under_load(two_groups):
     at = page("token_cost")
     shown = _shown(at)[0]
     assert "timing group `v2/threads1/workers2/reused`" in shown and "not trained yet" in shown
+
+
+def test_the_timing_set_beside_the_store_is_the_seconds_basis_and_never_an_accuracy(two_groups):
+    """`bench-timing` trains into timing_runs/ beside the store: the landing card, Token cost and the headline take
+    their seconds from it (context "reference"), and no comparison of accuracy counts its runs."""
+    from vitcore.study import Study
+
+    store, _ = two_groups
+    timing = RunStore(store.root.parent / "timing_runs")
+    reference = {**CLEAN, "compile": "cached", "context": "reference", "load": QUIET}
+    for seed in range(3):
+        save(timing, RunConfig().replace(seed=seed), 42.0 + 0.1 * seed, reference)
+        save(timing, RunConfig(patch_size=4).replace(seed=seed), 80.0 + 0.1 * seed, reference)
+    group = "v2/threads1/workers2/cached/reference"
+    study = Study.open(store.root)
+    assert set(study.timing["timing_group"]) == {group} and len(study.timing) == 6
+    table = study.headline()[0].set_index(["model", "train_rows"])
+    assert table.loc[("vit", 4000), "seconds_timing_group"] == group
+    assert table.loc[("vit", 4000), "seconds_mean"] == pytest.approx(42.1)
+    assert table.loc[("convnet", 4000), "seconds_timing_group"] == "v2/threads1/workers2/reused"
+    row = study.compare(RunConfig(patch_size=4)).metrics.set_index("metric").loc["test_accuracy"]
+    assert row["n_pairs"] == 6  # the store's 6 random seeds, not 9: the timing set repeats seeds 0-2
+
+    at = page("ablations")  # the article's ViT: its own numbers
+    card = next(m for m in at.metric if "econds" in m.label)
+    assert card.value == fmt.number(42.1, 1), card.value
+    shown = _shown(page("token_cost"))[0]
+    assert f"timing group `{group}`" in shown and "not trained yet" not in shown

@@ -55,7 +55,8 @@ if is_baseline:
     if variants:
         panels.variant_picker(cfg, metric, margin)
     st.subheader(f"The baseline's own numbers ({len(selected)} random seeds)")
-panels.metric_cards(cards.metric_cards(comparison, selected, base, margin, is_baseline), comparison, selected,
+panels.metric_cards(cards.metric_cards(comparison, selected, base, margin, is_baseline, state.study().timing),
+                    comparison, selected,
                     is_baseline, runs_button=painted)
 panels.collapse(cfg, selected, base)
 if not painted:  # the sidebar's fragment reruns the app once the browser has the cards

@@ -7,6 +7,7 @@ import streamlit as st
 from vitcore.analysis import cost, timing, work
 from vitcore.app import fmt, layout, state, tables
 from vitcore.app.charts import cost_chart
+from vitcore.stats import seconds
 
 st.title("Token count is the price")
 st.caption("The source article: self-attention compares every token with every other, so cost grows as N²; "
@@ -56,7 +57,7 @@ else:
 
 st.subheader("Measured: training time per patch size (the sweep's `tokens` grid)")
 
-runs = state.load_runs()
+runs = seconds.with_timing_set(state.load_runs(), state.study().timing)  # seconds only: the timing set's group first
 groups = cost.tokens_timing_groups(runs)
 if not groups:
     st.info("No baseline ViT runs in the store yet: `python -m vitcore sweep tokens` trains the article's ViT at "

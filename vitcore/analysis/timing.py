@@ -1,9 +1,12 @@
 """The dedicated timing set, and (re-exported from vitcore.stats.seconds) which group a seconds mean uses.
 
 The dedicated timing set (`python -m vitcore bench-timing`, `bench_timing`): the configs alternated pair by
-pair (A B, B A, …) in one process, each run started only when the machine is quiet, into a store of its own
-(bench/timing_runs), context "reference". It needs an idle machine for about 10 pairs × 2 runs; until it has
-been run the views use vitcore.stats.seconds' reference group (the largest clean one) and say so.
+pair (A B, B A, …) in one process, after one untimed warm-up round (so every timed run loads its compiled
+programs from the persistent cache: one compile mode, one timing group), each run started only when the
+machine is quiet (the other processes use under 10% of its CPU), into a store of its own (`timing_runs/`
+beside the store: vitcore.config.environment.timing_path), context "reference". It needs an idle machine
+for about 10 pairs; until it has been run the views use vitcore.stats.seconds' reference group (the
+largest clean one) and say so.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from vitcore.config import environment
 from vitcore.config.run import RunConfig
 from vitcore.stats.seconds import (  # noqa: F401
     CONTEXTS,
@@ -23,8 +27,8 @@ from vitcore.stats.seconds import (  # noqa: F401
     seconds_summary,
 )
 
-TIMING_STORE = Path(__file__).resolve().parents[2] / "bench" / "timing_runs"
-QUIET_LOAD = 0.5  # a run of the timing set starts only when the 1-minute load average is below this
+TIMING_STORE = environment.timing_path(environment.REPOSITORY_STORE)  # beside the committed runs
+QUIET_SHARE = 0.10  # a run of the timing set starts only when the machine's CPU is less busy than this
 
 
 def interleaved(configs: list[RunConfig], pairs: int = 10) -> list[RunConfig]:
@@ -39,13 +43,20 @@ def interleaved(configs: list[RunConfig], pairs: int = 10) -> list[RunConfig]:
     return order
 
 
-def wait_quiet(limit: float = QUIET_LOAD, most: float = 3600.0, poll: float = 15.0, load=None, sleep=time.sleep) -> bool:
-    """Wait until the 1-minute load average is below `limit` (True) or `most` seconds passed (False)."""
-    import os
+def cpu_share(seconds: float = 3.0) -> float:
+    """The share of the machine's CPU in use over the next `seconds` (0 to 1), by every process: this one is idle
+    while it measures, so what it sees is the others' work."""
+    import psutil
 
-    load = load or (lambda: os.getloadavg()[0])
+    return psutil.cpu_percent(interval=seconds) / 100
+
+
+def wait_quiet(limit: float = QUIET_SHARE, most: float = 3600.0, poll: float = 15.0, busy=None, sleep=time.sleep) -> bool:
+    """Wait until the machine's CPU is less busy than `limit` (True) or `most` seconds passed (False). Unlike
+    the load average, which decays over minutes after this process's own last run, this sees only current work."""
+    busy = busy or cpu_share
     waited = 0.0
-    while load() >= limit:
+    while busy() >= limit:
         if waited >= most:
             return False
         sleep(poll)
@@ -55,16 +66,21 @@ def wait_quiet(limit: float = QUIET_LOAD, most: float = 3600.0, poll: float = 15
 
 def bench_timing(configs: list[RunConfig], pairs: int = 10, store_path: Path = TIMING_STORE, progress=print) -> int:
     """Train the timing set (interleaved, one worker, each run on a quiet machine) into its own store; the runs'
-    timing context is "reference". Returns how many runs were trained (a run already stored is kept)."""
+    timing context is "reference". Returns how many runs were trained (a run already stored is kept).
+    Training is deterministic, so each run is bit for bit the store's run of that config and random seed:
+    only its seconds are new."""
     from vitcore.run.train import Trainer
     from vitcore.store.runs import RunStore
 
     store, trainer, trained = RunStore(store_path), Trainer(workers=1), 0
-    for cfg in interleaved(configs, pairs):
-        if store.get(cfg) is not None:
-            continue
+    order = [cfg for cfg in interleaved(configs, pairs) if store.get(cfg) is None]
+    for cfg in dict.fromkeys(cfg.replace(seed=0) for cfg in order):  # the warm-up round: compiles, never stored
+        progress(f"warm-up (not stored): {cfg.label()}")
+        trainer.fit(cfg)
+    for cfg in order:
+        trainer = Trainer(workers=1, session=trainer.session)  # never the step of the run before: all compile alike
         if not wait_quiet():
-            raise RuntimeError(f"the machine never went quiet (1-minute load below {QUIET_LOAD}) within an hour")
+            raise RuntimeError(f"the machine never went quiet (CPU under {QUIET_SHARE:.0%} busy) within an hour")
         result = trainer.fit(cfg, store=store)
         result["summary"]["timing"]["context"] = result["summary"]["timing"].get("context") or REFERENCE
         store.save(cfg, result["history"], result["confusion"], result["summary"], None,

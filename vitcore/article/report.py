@@ -24,7 +24,7 @@ from vitcore.stats import compare as engine
 from vitcore.stats import estimates as v
 from vitcore.stats import readings
 from vitcore.stats.estimates import MARGIN, paired_estimate, prediction_interval
-from vitcore.stats.seconds import reference_group
+from vitcore.stats.seconds import reference_group, with_timing_set
 from vitcore.stats.summaries import runs_of, summarize
 from vitcore.stats.testset import TEST_COLUMNS, WITH_TEST
 from vitcore.store.runs import RunStore
@@ -35,7 +35,7 @@ SEED_METRICS = ("params", "best_val_accuracy", "final_train_accuracy", "gap", "s
 DELTA_METRICS = ("test_accuracy", "best_val_accuracy", "final_val_accuracy", "gap", "seconds")
 
 
-def headline(runs: pd.DataFrame) -> pd.DataFrame:
+def headline(runs: pd.DataFrame, timing: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per (model, train_rows): n_seeds, {m}_mean / {m}_std of HEADLINE_METRICS over seeds,
     and seed_{m}: the source article's single-seed number (NaN where it gives none). A cell without runs
     stays in the table with n_seeds 0, so a missing measurement is visible, not dropped."""
@@ -50,7 +50,7 @@ def headline(runs: pd.DataFrame) -> pd.DataFrame:
             for metric in HEADLINE_METRICS:
                 for stat in ("mean", "std"):
                     row[f"{metric}_{stat}"] = summary[f"{metric}_{stat}"].iloc[0] if len(summary) else np.nan
-            row.update(_seconds_in_one_group(own))
+            row.update(_seconds_in_one_group(with_timing_set(own, timing)))  # the timing set's seconds if trained
             for metric in SEED_METRICS:
                 row[f"seed_{metric}"] = seed.seed_value(model, train_rows, metric)
             rows.append(row)
@@ -197,9 +197,9 @@ def _markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def headline_markdown(runs: pd.DataFrame, test_set=None, compare=None) -> str:
+def headline_markdown(runs: pd.DataFrame, test_set=None, compare=None, timing=None) -> str:
     """headline.md: the sentences, the table (ours: mean ± std over random seeds | source article: one seed), the Δs."""
-    table, deltas = headline(runs), headline_deltas(runs, test_set=test_set, compare=compare)
+    table, deltas = headline(runs, timing), headline_deltas(runs, test_set=test_set, compare=compare)
     shown = pd.DataFrame({"model": table["model"], "rows": table["train_rows"].map("{:,}".format),
                           "seeds": table["n_seeds"]})
     for metric in ("test_accuracy", *SEED_METRICS):  # test accuracy leads: the honest figure
@@ -246,12 +246,12 @@ def data_size_sentence(runs: pd.DataFrame, test_set=None) -> str:
     return scaling.crossover_sentence(scaling.crossover_estimate(runs, test_set=test_set)).replace("**", "")
 
 
-def write_report(runs: pd.DataFrame, out: Path, test_set=None, compare=None) -> list[str]:
+def write_report(runs: pd.DataFrame, out: Path, test_set=None, compare=None, timing=None) -> list[str]:
     """Write headline.csv, headline_deltas.csv and headline.md into the folder `out`; returns the sentences
     (the headline's, then the data-size curve's crossover estimate)."""
     crossing = data_size_sentence(runs, test_set)
-    headline(runs).to_csv(out / "headline.csv", index=False)
+    headline(runs, timing).to_csv(out / "headline.csv", index=False)
     headline_deltas(runs, test_set=test_set, compare=compare).to_csv(out / "headline_deltas.csv", index=False)
-    (out / "headline.md").write_text(headline_markdown(runs, test_set, compare)
+    (out / "headline.md").write_text(headline_markdown(runs, test_set, compare, timing)
                                      + f"\n## Where the ViT's lead changes sides (the data-size curve)\n\n{crossing}\n")
     return [*headline_sentences(runs, test_set=test_set, compare=compare), crossing]

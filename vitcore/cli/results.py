@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from vitcore.analysis.cost import BENCH_CSV
 from vitcore.cli.common import (
     UsageError,
     add_io_flags,
+    add_store_flag,
     checked_margin,
     existing_store,
     files_in,
@@ -17,6 +16,7 @@ from vitcore.cli.common import (
     writable_file,
     writable_folder,
 )
+from vitcore.config import environment
 
 REPORT_FILES = ("headline.csv", "headline_deltas.csv", "headline.md")
 
@@ -39,7 +39,7 @@ def add_parsers(sub) -> None:
 
     timing = sub.add_parser("bench-timing", help="the dedicated timing set: the article's ViT at patch 4, 7 and 14 "
                                                  "and its convnet, interleaved, each run on a quiet machine")
-    timing.add_argument("--store", default="bench/timing_runs", help="its own store (never the sweep's)")
+    add_store_flag(timing)  # the store whose timing set this is: the runs go into timing_runs/ beside it
     timing.add_argument("--pairs", type=int, default=10, help="random seeds per config, at least 2")
     timing.set_defaults(handler=_bench_timing)
 
@@ -93,8 +93,11 @@ def _bench_timing(args) -> int:
 
     vit = ARTICLE_MODELS["vit"]
     configs = [vit, vit.replace(patch_size=4), vit.replace(patch_size=14), ARTICLE_MODELS["convnet"]]
-    trained = timing.bench_timing(configs, args.pairs, Path(args.store))
-    print(f"{trained} runs trained into {args.store} (timing context {timing.REFERENCE!r})")
+    folder = environment.timing_path(args.store)
+    if folder is None:
+        raise UsageError("the store is empty (VITCORE_STORE=\"\"): name the store whose timing set to train")
+    trained = timing.bench_timing(configs, args.pairs, folder)
+    print(f"{trained} runs trained into {folder} (timing context {timing.REFERENCE!r}), the timing set of {args.store}")
     return 0
 
 

@@ -101,6 +101,12 @@ def store_path(given: str | os.PathLike | None = None, environ: Mapping[str, str
     return REPOSITORY_STORE if value is None else Path(value) if value.strip() else Path(NO_STORE)
 
 
+def timing_path(store: str | os.PathLike) -> Path | None:
+    """The store's dedicated timing set (vitcore.analysis.timing): a store of its own, `timing_runs/` beside it
+    (None for NO_STORE). Seconds views read it; it never enters an accuracy comparison."""
+    return None if str(store) == NO_STORE else Path(store).absolute().parent / "timing_runs"
+
+
 def store_value(environ: Mapping[str, str] = os.environ) -> None:
     """ValueError when VITCORE_STORE is set but empty (it would be the current folder)."""
     value = environ.get("VITCORE_STORE")

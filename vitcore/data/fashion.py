@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import stat
 import struct
 import threading
 import zlib
@@ -23,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from vitcore.config.run import SPLIT_SEED, VAL_ROWS
+from vitcore.data.regular import Refused, open_regular
 
 CLASS_NAMES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
                "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot")
@@ -77,34 +77,27 @@ def read_gzip(path: Path, limit: int) -> bytes:
     """The inflated bytes of the gzip file at `path`, at most `limit` of them (DataError beyond: a
     4.6 MB file inflating to 1 GiB is refused after `limit` bytes, never held). Only a regular file
     is read, opened without blocking (a FIFO or a device is refused, never waited on)."""
+    inflate, fresh, parts, size = zlib.decompressobj(wbits=31), True, [], 0  # wbits 31: gzip's header and trailer
     try:
-        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as error:
-        raise DataError(f"{path}: unreadable ({error.strerror})") from None
-    try:
-        info = os.fstat(handle)
-        if not stat.S_ISREG(info.st_mode):
-            raise DataError(f"{path}: not a regular file")
-        if info.st_size > MAX_GZIPPED:
-            raise DataError(f"{path}: {info.st_size:,} bytes, over the {MAX_GZIPPED:,} of any Fashion-MNIST file")
-        inflate, fresh, parts, size = zlib.decompressobj(wbits=31), True, [], 0  # wbits 31: gzip's header and trailer
-        while chunk := os.read(handle, 1 << 20):
-            while chunk:
-                part, fresh = inflate.decompress(chunk, limit + 1 - size), False
-                parts.append(part)
-                size += len(part)
-                if size > limit:
-                    raise DataError(f"{path}: inflates past {limit:,} bytes, more than any Fashion-MNIST file")
-                if inflate.eof:  # another gzip member may follow (gzip.open reads them all)
-                    chunk, inflate, fresh = inflate.unused_data, zlib.decompressobj(wbits=31), True
-                else:
-                    chunk = inflate.unconsumed_tail
+        with open_regular(path, MAX_GZIPPED) as handle:
+            while chunk := os.read(handle, 1 << 20):
+                while chunk:
+                    part, fresh = inflate.decompress(chunk, limit + 1 - size), False
+                    parts.append(part)
+                    size += len(part)
+                    if size > limit:
+                        raise DataError(f"{path}: inflates past {limit:,} bytes, more than any Fashion-MNIST file")
+                    if inflate.eof:  # another gzip member may follow (gzip.open reads them all)
+                        chunk, inflate, fresh = inflate.unused_data, zlib.decompressobj(wbits=31), True
+                    else:
+                        chunk = inflate.unconsumed_tail
+    except Refused as refused:
+        raise DataError(f"{path}: " + refused.words("unreadable ({reason})", "not a regular file",
+                                                    f"{{size}} bytes, over the {MAX_GZIPPED:,} of any Fashion-MNIST file")) from None
     except OSError as error:
         raise DataError(f"{path}: unreadable ({error.strerror})") from None
     except zlib.error as error:  # a damaged deflate stream (not an OSError)
         raise DataError(f"{path}: not a readable gzip file ({error})") from None
-    finally:
-        os.close(handle)
     if not (inflate.eof or fresh) or size == 0:
         raise DataError(f"{path}: not a readable gzip file (truncated)")
     return b"".join(parts)

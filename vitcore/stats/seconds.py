@@ -51,6 +51,15 @@ def one_group(runs: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     return runs[runs["timing_group"] == group], group
 
 
+def with_timing_set(runs: pd.DataFrame, timing: pd.DataFrame | None) -> pd.DataFrame:
+    """`runs` and the dedicated timing set's runs of the same configs (vitcore.study.Study.timing): what a seconds
+    mean is taken over, the timing set's group first (`reference_group`). Never for an accuracy: the timing
+    set repeats the store's configs and random seeds."""
+    if timing is None or timing.empty or runs is None or runs.empty or "config_id" not in runs.columns:
+        return runs
+    return pd.concat([runs, timing[timing["config_id"].isin(runs["config_id"])]], ignore_index=True)
+
+
 def seconds_summary(runs: pd.DataFrame) -> dict:
     """mean, std and n of seconds over the reference group's runs, and the group."""
     part, group = one_group(runs)

@@ -13,13 +13,13 @@ from __future__ import annotations
 import io
 import json
 import os
-import stat
 from pathlib import Path
 
 import numpy as np
 
 from vitcore.config.run import RunConfig
 from vitcore.data.fashion import TEST_ROWS
+from vitcore.data.regular import Refused, open_regular
 from vitcore.model import anatomy
 
 PREDICTIONS, WEIGHTS = "predictions.npy", "model.weights.h5"
@@ -46,25 +46,17 @@ def read_bounded(path: str | Path, limit: int, name: str | None = None, head: in
     a link, not a plain file (a FIFO is never waited on), unreadable, or over `limit` bytes — the
     size checked before reading, and again while reading (a file growing meanwhile)."""
     name = name or os.path.basename(path)
+    want, chunks, size = limit + 1 if head is None else min(head, limit + 1), [], 0
     try:
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with open_regular(path, limit, follow=False) as handle:
+            while size < want and (chunk := os.read(handle, min(1 << 20, want - size))):
+                chunks.append(chunk)
+                size += len(chunk)
+    except Refused as refused:
+        raise BadRun(name + refused.words(" unreadable ({reason})", " is not a plain file",
+                                          f" is {{size}} bytes, over its limit of {limit:,}")) from None
     except OSError as error:
         raise BadRun(f"{name} unreadable ({error.strerror})") from None
-    try:
-        info = os.fstat(handle)
-        if not stat.S_ISREG(info.st_mode):
-            raise BadRun(f"{name} is not a plain file")
-        if info.st_size > limit:
-            raise BadRun(f"{name} is {info.st_size:,} bytes, over its limit of {limit:,}")
-        want = limit + 1 if head is None else min(head, limit + 1)
-        chunks, size = [], 0
-        while size < want and (chunk := os.read(handle, min(1 << 20, want - size))):
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as error:
-        raise BadRun(f"{name} unreadable ({error.strerror})") from None
-    finally:
-        os.close(handle)
     if head is None and size > limit:
         raise BadRun(f"{name} grew over its limit of {limit:,} bytes while read")
     return b"".join(chunks)

@@ -29,6 +29,7 @@ import numpy as np
 
 from vitcore.config.run import SCHEMA_VERSION, SEED_FIELDS, TRAINING_VERSION, RunConfig
 from vitcore.store.files import PREDICTIONS, BadRun, json_object, read_bounded
+from vitcore.store.timing import busy, timing_group  # noqa: F401 (re-exported: where they lived)
 from vitcore.store.validate import METRICS, TEMP_PREFIX, VALIDATION_VERSION, _number, read_run
 
 NAME = ".index.json"
@@ -76,28 +77,6 @@ def stamp(folder: str | Path, is_dir: bool = True) -> str | None:
     return "|".join([f"{name}:{info.st_size}:{info.st_ctime_ns}" for name, info in found])
 
 
-def busy(load: dict | None) -> bool:
-    """A run timed on a busy machine: the 1-minute load average at its start or end exceeded the cores
-    (more runnable work than the machine runs at once, so the run waited). Runs without a recorded load
-    (all before it was recorded) are not judged."""
-    return bool(load) and max(load["loadavg_start"], load["loadavg_end"]) > load["cores"]
-
-
-def timing_group(summary: dict) -> str:
-    """Runs whose wall seconds compare: equal strings were timed by the same code, threads, workers
-    and compile mode (and node kind, for a run trained on a Ray node; and context: a replaced run, timed on another
-    occasion, is its own group; so is a run timed on a busy machine, by its recorded load — `busy`). Summaries
-    without "timing" but with "threads" came from the one-launch-per-epoch
-    code in fresh processes of 2-worker sweeps; summaries with neither from the one-launch-per-step code."""
-    timing = summary.get("timing")
-    if timing is not None:
-        group = f"v{timing['code']}/threads{timing['threads']}/workers{timing['workers']}/{timing['compile']}"
-        group += f"/node {timing['node']}" if timing.get("node") else ""  # a Ray node's kind (vitcore.run.cluster)
-        group += f"/{timing['context']}" if timing.get("context") else ""
-        return group + ("/busy" if busy(timing.get("load")) else "")
-    if "threads" in summary:
-        return f"v2/threads{summary['threads']}/workers2/fresh"
-    return "v1/legacy"
 
 
 def row(run_id: str, config: RunConfig, summary: dict, has_predictions: bool) -> list:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +52,7 @@ from vitcore.store.files import (  # noqa: F401 (re-exported)
     text,
     weights_limit,
 )
+from vitcore.store.timing import timing_problem
 
 VALIDATION_VERSION = 5  # 4: timing may name a Ray node kind (vitcore.run.cluster); 5: the load a run was timed under
 HISTORY_COLUMNS = ["epoch", "loss", "accuracy", "val_loss", "val_accuracy", "lr", "seconds"]
@@ -68,14 +68,6 @@ CLASSES = len(CLASS_NAMES)
 MAX_LOSS = -math.log(np.finfo(np.float64).eps)
 MAX_SECONDS = 24 * 3600.0  # a run (or an epoch) of a day or more on this task is a broken clock, not a run
 LR_TOLERANCE = 1e-6  # the history's lr is the config's lr (or a warm-up below it) read back from float32
-# Why a run's seconds may not compare with its group's: "replaced" (a backfill's retrain), "overlapped" (another
-# session trained in its store: vitcore.run.overlap), "reference" (the timing set: vitcore.analysis.timing).
-TIMING_CONTEXTS = ("", "replaced", "overlapped", "reference")
-NODE_KIND = re.compile(r"[ -~]{1,100}")  # timing.node of a run trained on a Ray node (vitcore.run.cluster)
-LOAD_FIELDS = ("loadavg_start", "loadavg_end", "cpu_per_wall", "cores")  # timing.load (new runs; optional)
-_load_ok = lambda load: load is LOAD_FIELDS or (isinstance(load, dict) and set(load) == set(LOAD_FIELDS) and all(  # noqa: E731
-    type(load[k]) in (int, float) and math.isfinite(load[k]) and load[k] >= 0 for k in LOAD_FIELDS)
-    and type(load["cores"]) is int and load["cores"] >= 1)  # finite numbers >= 0, cores a whole number >= 1
 
 
 @dataclass(frozen=True)
@@ -196,17 +188,8 @@ def _check_metrics(summary: dict, config: RunConfig) -> None:
         wrong.append(f"best_epoch {summary['best_epoch']!r} (allowed: 1 to {config.epochs})")
     if not 0 < summary["seconds"] < MAX_SECONDS:
         wrong.append(f"seconds {summary['seconds']!r} (allowed: above 0 and below a day)")
-    timing = summary.get("timing")
-    if timing is not None and not (isinstance(timing, dict)
-                                   and set(timing) - {"context", "node", "load"} == {"code", "threads", "workers", "compile"}
-                                   and _load_ok(timing.get("load", LOAD_FIELDS))
-                                   and all(type(timing[k]) is int and timing[k] >= 1 for k in ("code", "threads", "workers"))
-                                   and timing["compile"] in ("fresh", "reused", "cached")  # cached: compile_cache
-                                   and timing.get("context", TIMING_CONTEXTS[0]) in TIMING_CONTEXTS
-                                   and NODE_KIND.fullmatch(str(timing.get("node", "-")))):
-        wrong.append(f"timing {timing!r} (allowed: code, threads, workers >= 1, compile fresh|reused|cached, "
-                     f"and an optional context {'|'.join(TIMING_CONTEXTS[1:])}, node kind (a Ray node: printable, "
-                     f"1-100 characters) and load {', '.join(LOAD_FIELDS)} >= 0)")
+    if (problem := timing_problem(summary.get("timing"))) is not None:
+        wrong.append(problem)
     if "threads" in summary and not (type(summary["threads"]) is int and summary["threads"] >= 1):
         wrong.append(f"threads {summary['threads']!r} (allowed: a whole number >= 1)")
     if wrong:

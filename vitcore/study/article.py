@@ -42,7 +42,7 @@ class ArticleViews:
         from vitcore.article import report
 
         table, deltas, sentences = self._cached(("headline", margin), lambda: (
-            report.headline(self.runs), report.headline_deltas(self.runs, margin, compare=self.compare),
+            report.headline(self.runs, self.timing), report.headline_deltas(self.runs, margin, compare=self.compare),
             report.headline_sentences(self.runs, margin, compare=self.compare)))
         return table.copy(), deltas.copy(), list(sentences)
 
@@ -54,7 +54,7 @@ class ArticleViews:
         """headline.csv, headline_deltas.csv and headline.md into `out` (article.report.write_report)."""
         from vitcore.article import report
 
-        return report.write_report(self.runs, out, self.test_set, compare=self.compare)
+        return report.write_report(self.runs, out, self.test_set, compare=self.compare, timing=self.timing)
 
     def data_size(self, margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, str]:
         """The data-size curve: (scaling.curve, scaling.deltas, the crossover estimate's sentence and

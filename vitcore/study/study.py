@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from vitcore.config.environment import NO_STORE, store_path
+from vitcore.config.environment import NO_STORE, store_path, timing_path
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import compare as engine
 from vitcore.stats.estimates import MARGIN, METRICS
@@ -94,6 +94,16 @@ class Study(ArticleViews):
         from vitcore.stats import testset
 
         return self._cached("test_set", lambda: testset.from_store(self.store))
+
+    @property
+    def timing(self) -> pd.DataFrame:
+        """The valid runs of the store's dedicated timing set (`timing_runs/` beside it, vitcore.analysis.timing;
+        empty when it is not trained): seconds only, never an accuracy comparison (its runs repeat the store's
+        configs and random seeds). vitcore.stats.seconds.with_timing_set adds them where a seconds mean is taken."""
+        folder = None if self.store is None else timing_path(self.store.root)
+        if folder is None:
+            return self.runs.iloc[:0]
+        return self._cached("timing", lambda: RunStore(folder).scan().table())
 
     def run_frames(self, run_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
         """(histories, confusions) of just these runs, in the store's long formats (RunStore.histories /

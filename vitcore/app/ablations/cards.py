@@ -64,18 +64,19 @@ def collapsed_note(runs: pd.DataFrame) -> str | None:
 
 
 def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin: float = v.MARGIN,
-                 is_baseline: bool = False) -> list[dict]:
+                 is_baseline: bool = False, timing: pd.DataFrame | None = None) -> list[dict]:
     """One card per metric: metric, title, value, delta, delta_color, delta_arrow, help, lines (markdown,
     the card's own text). Paired: the selection's mean over the paired random seeds and the paired Δ;
     a config against itself (comparison None) shows its own seed mean and no Δ; no pairs: the mean over
-    its runs."""
+    its runs. `timing`: the store's dedicated timing set (Study.timing), whose group a seconds mean prefers."""
     cards = []
     rows = comparison.metrics.to_dict("records") if comparison is not None else [{"metric": m} for m in METRICS]
     for row in rows:
         metric, places = row["metric"], fmt.digits(row["metric"])
         card = {"metric": metric, "title": title(metric), "help": HELP.get(metric), "delta": None,
                 "delta_color": "off", "delta_arrow": "off"}
-        values, group = seconds.one_group(selected) if metric == "seconds" else (selected, "")
+        values, group = (seconds.one_group(seconds.with_timing_set(selected, timing)) if metric == "seconds"
+                         else (selected, ""))
         values = values[metric]  # seconds: one timing group's runs, never a mean pooled across groups
         if is_baseline or comparison is None or (row["paired"] and row["n_pairs"] == 0):
             card["value"] = fmt.number(values.mean(), places)

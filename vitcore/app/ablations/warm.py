@@ -32,7 +32,8 @@ def warm_caches() -> dict[str, float]:
     lap("imports")
     runs = state.load_runs()
     cfg, base = RunConfig(), state.baseline({})
-    cards.metric_cards(None, stats.runs_of(runs, cfg), stats.runs_of(runs, base), MARGIN, is_baseline=True)
+    cards.metric_cards(None, stats.runs_of(runs, cfg), stats.runs_of(runs, base), MARGIN, is_baseline=True,
+                       timing=state.study().timing)
     lap("runs table and metric cards")
     ids = [*stats.runs_of(runs, cfg)["run_id"], *stats.runs_of(runs, base)["run_id"]]
     histories, _ = state.run_frames(ids)
