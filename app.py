@@ -9,7 +9,6 @@ from pathlib import Path
 import streamlit as st
 
 from vitcore.app import state
-from vitcore.app.memory import page_slot
 from vitcore.app.sidebar import render_sidebar
 from vitcore.app.training import server
 
@@ -33,8 +32,7 @@ page = st.navigation({
         st.Page("views/vit_vs_convnet.py", title="ViT vs convnet", icon=":material/compare:"),
     ],
 })
-with page_slot():  # a crowd arriving at once computes a few pages at a time: bounded memory (vitcore.app.memory)
-    render_sidebar()
-    server.environment_note()  # a wrong VITCORE_* value: one note, training off
-    state.skipped_note()  # damaged runs are left out of every page: say how many
-    page.run()
+render_sidebar()
+server.environment_note()  # a wrong VITCORE_* value: one note, training off
+state.skipped_note()  # damaged runs are left out of every page: say how many
+page.run()

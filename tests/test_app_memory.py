@@ -1,12 +1,10 @@
-"""vitcore.app.memory: SizedLRU (the Attention page's maps, bounded in bytes and shared by sessions) and page_slot
-(a crowd computes a few pages at a time)."""
+"""vitcore.app.memory.SizedLRU: the Attention page's maps, bounded in bytes and shared by sessions."""
 
 import threading
 import time
 
 import numpy as np
 import pytest
-from conftest import ROOT
 
 from vitcore.analysis.attention import Forward
 from vitcore.app.memory import SizedLRU, arrays_of
@@ -71,37 +69,3 @@ def test_a_failed_computation_keeps_nothing_and_the_next_caller_tries_again():
     with pytest.raises(ZeroDivisionError):
         cache.get("a", lambda: 1 / 0)
     assert cache.get("a", lambda: maps(1)) is not None and len(cache) == 1
-
-
-def test_page_slots_admit_a_few_pages_at_once_and_are_released_however_a_page_ends():
-    """app.py runs every page inside page_slot(): at most PAGES_AT_ONCE compute at once, the rest wait; a page that
-    stops or fails gives its slot back."""
-    from vitcore.app import memory
-
-    running, most, lock = [0], [0], threading.Lock()
-
-    def visit(fail: bool) -> None:
-        try:
-            with memory.page_slot():
-                with lock:
-                    running[0] += 1
-                    most[0] = max(most[0], running[0])
-                time.sleep(0.05)
-                with lock:
-                    running[0] -= 1
-                if fail:
-                    raise RuntimeError("st.stop() and st.rerun() leave a page by an exception")
-        except RuntimeError:
-            pass
-
-    threads = [threading.Thread(target=visit, args=(i % 3 == 0,)) for i in range(4 * memory.PAGES_AT_ONCE)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(10)
-    assert most[0] == memory.PAGES_AT_ONCE  # the crowd filled every slot, and never more
-    assert all(memory._PAGE_SLOTS.acquire(blocking=False) for _ in range(memory.PAGES_AT_ONCE))  # all given back
-    for _ in range(memory.PAGES_AT_ONCE):
-        memory._PAGE_SLOTS.release()
-    source = (ROOT / "app.py").read_text()
-    assert "with page_slot():" in source and source.index("with page_slot():") < source.index("page.run()")

@@ -7,11 +7,6 @@ such block freed, up to 32 MB: after one attention pass, the NumPy temporaries o
 MB each) come from the heap, and a heap seldom shrinks. Fixing the threshold (mallopt) keeps every
 large array in its own mapping, so each is returned when freed. No-op where there is no glibc.
 
-`page_slot` admits at most PAGES_AT_ONCE page scripts to compute at once, server-wide; the others wait their
-turn. Streamlit runs every session's script in its own thread, so 30 visitors arriving together each held
-their page's transient arrays and tables at the same moment (peak 434 MB, 388 MB once they settled); with
-2 cores and one GIL they never ran faster than a few at a time anyway, so the queue costs no throughput.
-
 `SizedLRU` holds the attention maps (vitcore.app.walkthrough.probes): st.cache_data bounds entries, not
 bytes (32 patch-2 maps are 300 MB), and hands every session its own unpickled copy; this cache bounds
 the bytes, shares one read-only copy between sessions, and computes each key once while others wait.
@@ -20,10 +15,8 @@ Measured with bench/app_bench.py --memory (the 13 attention URLs, 6 concurrent v
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import ctypes.util
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -43,18 +36,6 @@ def return_freed_memory() -> bool:
         return bool(libc is not None and libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
     except (OSError, AttributeError):
         return False
-
-
-PAGES_AT_ONCE = max(2, os.cpu_count() or 1)  # page scripts computing at once, server-wide
-_PAGE_SLOTS = threading.BoundedSemaphore(PAGES_AT_ONCE)
-
-
-@contextlib.contextmanager
-def page_slot():
-    """Run a page inside this: at most PAGES_AT_ONCE pages compute at once (the rest wait, in no set order).
-    Released however the page ends (st.stop, st.rerun, an exception): they all leave through here."""
-    with _PAGE_SLOTS:
-        yield
 
 
 def arrays_of(value: Any) -> list[np.ndarray]:
