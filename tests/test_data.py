@@ -105,3 +105,43 @@ def test_no_source_lists_all_three(monkeypatch, tmp_path):
     message = str(caught.value)
     assert "VITCORE_DATA_DIR" in message and "apt-get install -y dataset-fashion-mnist" in message
     assert "Keras" in message
+
+
+def test_the_background_read_is_load_raw(data_copy, monkeypatch):
+    """read_in_background decodes the data set into load_raw's cache: the same arrays, read once."""
+    monkeypatch.setenv("VITCORE_DATA_DIR", str(data_copy))
+    data.load_raw.cache_clear()
+    try:
+        thread = data.read_in_background()
+        assert thread is not None and thread.daemon
+        thread.join()
+        assert data.load_raw.cache_info().currsize == 1
+        raw, direct = data.load_raw(), data._read_folder(data_copy)
+        assert data.load_raw.cache_info().hits == 1  # not decoded again
+        for name in ("x_train", "y_train", "x_test", "y_test"):
+            assert np.array_equal(getattr(raw, name), getattr(direct, name))
+    finally:
+        data.load_raw.cache_clear()
+
+
+def test_a_failed_background_read_is_raised_by_the_next_load(data_copy, monkeypatch):
+    path = data_copy / data.FILES["train_images"]
+    with gzip.open(path, "rb") as handle:
+        payload = handle.read()
+    _rewrite(path, payload[:-1000])
+    monkeypatch.setenv("VITCORE_DATA_DIR", str(data_copy))
+    data.load_raw.cache_clear()
+    try:
+        data.read_in_background().join()  # fails quietly in its thread
+        with pytest.raises(data.DataError, match=r"train-images.*truncated or corrupt"):
+            data.load_raw()
+    finally:
+        data.load_raw.cache_clear()
+
+
+def test_no_background_read_without_local_files(monkeypatch, tmp_path):
+    monkeypatch.delenv("VITCORE_DATA_DIR", raising=False)
+    monkeypatch.setattr(data, "DEBIAN_DIR", tmp_path / "absent")
+    assert data.read_in_background() is None  # Keras' downloader is never started in a thread
+    monkeypatch.setenv("VITCORE_DATA_DIR", str(tmp_path))  # lacks the files: the caller's load_raw says so
+    assert data.read_in_background() is None

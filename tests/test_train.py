@@ -110,9 +110,10 @@ def _step_by_step(model, optimizer, x, y, orders, batch_size, xla):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("cfg", [
+    RunConfig(train_rows=300, seed=3),
     RunConfig(train_rows=300, patch_size=14, norm="batch", norm_placement="post", warmup_epochs=1, seed=3),
     RunConfig(model="convnet", train_rows=300, seed=3),
-], ids=["vit-post-batchnorm-warmup", "convnet"])
+], ids=["the-article's-vit", "vit-post-batchnorm-warmup", "convnet"])
 def test_one_launch_per_epoch_matches_one_launch_per_step_bit_for_bit(cfg):
     import keras
 

@@ -1,3 +1,6 @@
-from vitcore.cli import main
+from vitcore.run import startup
 
-raise SystemExit(main())
+with startup.imports():  # the CLI's imports (pandas, SciPy) without garbage collections: vitcore.run.startup
+    from vitcore.cli import main
+
+startup.exit(main())

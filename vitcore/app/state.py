@@ -169,12 +169,13 @@ def flip_effects(cfg: RunConfig, margin: float = MARGIN) -> pd.DataFrame:
 @st.cache_resource(show_spinner="Loading test images…", max_entries=1)
 def load_gallery():
     """vitcore.data.samples.gallery(): the test split if it is on disk, else the shipped sample. One shared,
-    read-only copy (cache_resource): as cache_data, every call unpickled another 31 MB copy of the
-    float32 images (server RSS after the Patching page alone: 382 MB as cache_data, 328 MB shared)."""
+    read-only copy (cache_resource): as cache_data, every call unpickled another copy (server RSS after the
+    Patching page alone: 382 MB as cache_data, 328 MB shared). It keeps uint8 pixels (7.8 MB, not 31 MB of
+    float32); a page converts the rows it shows."""
     from vitcore.data.samples import gallery
 
     shared = gallery()
-    for array in (shared.images, shared.labels, shared.indices):
+    for array in (shared.pixels, shared.labels, shared.indices):
         array.setflags(write=False)
     return shared
 

@@ -184,7 +184,8 @@ def timing_basis(group: str) -> str:
     parts = group.split("/")
     if parts[0] == "v1":
         return "training code v1 (one XLA launch per step; threads and concurrent workers not recorded)"
-    words = [f"training code {parts[0]} (one XLA launch per epoch)"]
+    words = [f"training code {parts[0]} (one XLA launch per epoch"
+             + ("; the epoch loop lowered once)" if parts[0] not in ("v2",) else ")")]
     for part in parts[1:]:
         if part.startswith("threads"):
             words.append(f"{part[7:]} intra-op thread{'s' if part[7:] != '1' else ''}")

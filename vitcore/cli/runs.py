@@ -86,10 +86,17 @@ def _run(args) -> int:
     cached = store.get(cfg)
     if cached is None:
         writable_folder(store.root, "--store")  # before training, not after it
-        from tqdm import tqdm
+        from vitcore.data.fashion import read_in_background
+        from vitcore.run import startup
 
-        import_tensorflow_quietly()
-        from vitcore.run.train import train
+        reading = read_in_background()  # the data set decodes on the other core while TensorFlow imports
+        with startup.imports():  # TensorFlow and Keras without garbage collections (vitcore.run.startup)
+            from tqdm import tqdm
+
+            import_tensorflow_quietly()
+            from vitcore.run.train import train
+        if reading is not None:
+            reading.join()
 
         print(f"training {cfg.label()} ({cfg.train_rows:,} rows, seed {cfg.seed}) -> {store.root / cfg.run_id}")
         with tqdm(total=cfg.epochs, unit="epoch", file=sys.stdout) as bar:

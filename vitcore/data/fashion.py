@@ -9,9 +9,11 @@ with the run's seed; test = the official 10,000. Pixels are float32 in [0, 1], s
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import struct
+import threading
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -212,6 +214,25 @@ def load_raw() -> Raw:
             f"{DEBIAN_DIR} (install with: apt-get install -y dataset-fashion-mnist), "
             f"and Keras' downloader (failed: {type(error).__name__})") from None
     return Raw(x_train, y_train, x_test, y_test, source="keras.datasets.fashion_mnist")
+
+
+def read_in_background() -> threading.Thread | None:
+    """Start decoding the local data set (load_raw) in a daemon thread and return it, None without local
+    files (Keras' downloader would import Keras there). zlib inflates without holding the GIL, so the
+    files decode on the second core while the caller imports TensorFlow (README, "Speed"); join the
+    thread before the next load_raw or load_split, which would decode them again meanwhile. A failure
+    is not kept: the next load_raw meets it again and raises it (lru_cache keeps only results)."""
+    with contextlib.suppress(DataError):
+        if local_folder() is not None:
+            thread = threading.Thread(target=_read_quietly, name="vitcore-data", daemon=True)
+            thread.start()
+            return thread
+    return None
+
+
+def _read_quietly() -> None:
+    with contextlib.suppress(Exception):  # raised again, in the caller's thread, by its own load_raw
+        load_raw()
 
 
 def _stratified_pick(labels: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:

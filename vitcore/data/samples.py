@@ -26,24 +26,40 @@ PER_CLASS = 4
 SEED_ROWS = (0, 1, 11, 12)  # the source article's attention table: boot, pullover, sandal->boot, sneaker->bag
 
 
+def to_float(pixels: np.ndarray) -> np.ndarray:
+    """uint8 pixels as float32 in [0, 1], as training sees them (x / 255 in float32)."""
+    return pixels.astype(np.float32) / np.float32(255.0)
+
+
 @dataclass(frozen=True)
 class Gallery:
-    images: np.ndarray   # (n, 28, 28) float32 in [0, 1]
+    """Test images by official test index. The pixels stay uint8 (the test split: 7.8 MB, not 31 MB as float32);
+    the float32 images in [0, 1] are made for the rows asked for, the same numbers as converting them all."""
+    pixels: np.ndarray   # (n, 28, 28) uint8
     labels: np.ndarray   # (n,) int, class ids
     indices: np.ndarray  # (n,) int, row numbers in the official 10,000-row test split
     source: str          # "test split (<folder>)" or "shipped sample"
+
+    @property
+    def images(self) -> np.ndarray:
+        """(n, 28, 28) float32 in [0, 1]: every image (a new array; `head` or `images_of` for a few)."""
+        return to_float(self.pixels)
+
+    def head(self, count: int) -> np.ndarray:
+        """(count, 28, 28) float32: the first `count` images."""
+        return to_float(self.pixels[:count])
 
     def rows_of_class(self, label: int) -> np.ndarray:
         """Test indices of one class, ascending."""
         return self.indices[self.labels == label]
 
     def image(self, index: int) -> np.ndarray:
-        """The (28, 28) image at official test index `index`; KeyError if not in this gallery."""
-        return self.images[self._position(index)]
+        """The (28, 28) float32 image at official test index `index`; KeyError if not in this gallery."""
+        return to_float(self.pixels[self._position(index)])
 
     def images_of(self, rows) -> np.ndarray:
-        """(len(rows), 28, 28): the images at these official test indices, in that order."""
-        return self.images[[self._position(row) for row in rows]]
+        """(len(rows), 28, 28) float32: the images at these official test indices, in that order."""
+        return to_float(self.pixels[[self._position(row) for row in rows]])
 
     def labels_of(self, rows) -> np.ndarray:
         """(len(rows),) class ids at these official test indices, in that order."""
@@ -97,14 +113,14 @@ def check_images() -> np.ndarray:
         images = data["images"]
     if images.shape != (CHECK_ROWS, 28, 28) or images.dtype != np.uint8:
         raise ValueError(f"{CHECK_PATH}: not {CHECK_ROWS} test images ({images.dtype} {images.shape})")
-    pixels = images.astype(np.float32) / 255.0
+    pixels = to_float(images)
     pixels.setflags(write=False)
     return pixels
 
 
 def load_samples(path: Path = SAMPLES_PATH) -> Gallery:
     with np.load(path) as data:
-        return Gallery(data["images"].astype(np.float32) / 255.0, data["labels"].astype(int),
+        return Gallery(data["images"], data["labels"].astype(int),
                        data["indices"].astype(int), "shipped sample")
 
 
@@ -118,9 +134,7 @@ def gallery(prefer_full: bool = True) -> Gallery:
             images, labels, _ = load_test()
         except DataError:
             return load_samples()
-        pixels = images.astype(np.float32)
-        pixels /= 255.0  # in place: one 31 MB float32 copy of the test split, not two at once
-        return Gallery(pixels, labels.astype(int), np.arange(len(labels)), f"test split ({source_name()})")
+        return Gallery(images, labels.astype(int), np.arange(len(labels)), f"test split ({source_name()})")
     return load_samples()
 
 

@@ -107,4 +107,4 @@ def predictions(cfg: RunConfig, weights: str, rows: tuple[int, ...]) -> A.Forwar
 def permutation(cfg: RunConfig, weights: str, rows: int) -> A.PermutationResult:
     """attention.permutation_test on the first `rows` test images, one fixed shuffle."""
     with PASS:
-        return A.permutation_test(attention_model(cfg, weights), cfg, load_gallery().images[:rows], seed=1)
+        return A.permutation_test(attention_model(cfg, weights), cfg, load_gallery().head(rows), seed=1)

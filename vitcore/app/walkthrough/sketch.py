@@ -22,7 +22,7 @@ PULLOVER = SEED_ROWS[1]  # the article's sketch image: test row 1
 def render_sketch(images: Gallery, cfg: RunConfig) -> None:
     st.subheader("The sketch: softmax over content similarity, with a temperature")
     st.caption("No model here: the source article's interactive sketch, computed in NumPy.")
-    image = images.image(PULLOVER) if PULLOVER in images.indices else images.images[0]
+    image = images.image(PULLOVER) if PULLOVER in images.indices else images.head(1)[0]
     grid = SIDE // cfg.patch_size
     left, right = st.columns([1, 2])
     query = left.number_input("Query patch", 0, grid * grid - 1, value=min(5, grid * grid - 1), key="sketch_query")
