@@ -1,8 +1,8 @@
 """The dedicated timing set, and (re-exported from vitcore.stats.seconds) which group a seconds mean uses.
 
 The dedicated timing set (`python -m vitcore bench-timing`, `bench_timing`): the configs alternated pair by
-pair (A B, B A, …) in one process, after one untimed warm-up round (so every timed run loads its compiled
-programs from the persistent cache: one compile mode, one timing group), each run started only when the
+pair (A B, B A, …) in one process, after one untimed warm-up round (so every timed run compiles alike:
+one compile mode, one timing group), each run started only when the
 machine is quiet (the other processes use under 10% of its CPU), into a store of its own (`timing_runs/`
 beside the store: vitcore.config.environment.timing_path), context "reference". It needs an idle machine
 for about 10 pairs; until it has been run the views use vitcore.stats.seconds' reference group (the
@@ -67,8 +67,8 @@ def wait_quiet(limit: float = QUIET_SHARE, most: float = 3600.0, poll: float = 1
 def bench_timing(configs: list[RunConfig], pairs: int = 10, store_path: Path = TIMING_STORE, progress=print) -> int:
     """Train the timing set (interleaved, one worker, each run on a quiet machine) into its own store; the runs'
     timing context is "reference". Returns how many runs were trained (a run already stored is kept).
-    Training is deterministic, so each run is bit for bit the store's run of that config and random seed:
-    only its seconds are new."""
+    Its runs repeat the store's configs and random seeds at this machine's thread count, so their accuracies
+    can differ a little from the store's runs (another summation order): they count for seconds only."""
     from vitcore.run.train import Trainer
     from vitcore.store.runs import RunStore
 
