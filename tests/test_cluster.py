@@ -14,7 +14,6 @@ from conftest import TINY
 from raycluster import TwoNodeCluster
 
 from vitcore.run.sweep import run_sweep
-from vitcore.run.train import TIMING_VERSION
 from vitcore.store.runs import RunStore
 from vitcore.store.validate import TEMP_PREFIX
 
@@ -69,6 +68,8 @@ def test_a_worker_without_the_driver_disk_trains_into_the_driver_store(cluster, 
         assert (ours.weights_path is None) == (theirs.weights_path is None) == (cfg.seed != 0)
         assert ours.summary["timing"]["node"] and "node" not in theirs.summary["timing"]
     groups = dict(zip(store.table()["run_id"], store.table()["timing_group"]))
+    from vitcore.run.train import TIMING_VERSION  # here, not at the top: collecting the file imports no TensorFlow
+
     assert groups[configs[0].run_id].startswith(f"v{TIMING_VERSION}/threads2/workers1/fresh/node ")
 
 

@@ -2,11 +2,17 @@ import numpy as np
 import pytest
 from conftest import switch_grid
 
-keras = pytest.importorskip("keras")
+from vitcore.config.run import RunConfig
+from vitcore.data.patches import model_inputs
 
-from vitcore.config.run import RunConfig  # noqa: E402
-from vitcore.data.patches import model_inputs  # noqa: E402
-from vitcore.model.build import build_model, build_vit, param_breakdown  # noqa: E402
+
+@pytest.fixture(autouse=True, scope="module")
+def _keras_models():
+    """Keras and the model builders, imported when this file's tests run, not when it is collected: a worker
+    of `pytest -n 2` that runs none of them never pays TensorFlow's import (~2.6 s)."""
+    global keras, build_model, build_vit, param_breakdown
+    keras = pytest.importorskip("keras")
+    from vitcore.model.build import build_model, build_vit, param_breakdown
 
 
 def test_seed_parameter_table_exactly():
