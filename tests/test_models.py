@@ -5,6 +5,9 @@ from conftest import switch_grid
 from vitcore.config.run import RunConfig
 from vitcore.data.patches import model_inputs
 
+# One pytest-xdist worker takes every fast test that imports TensorFlow (~2.6 s of import, paid once).
+pytestmark = pytest.mark.xdist_group("tensorflow")
+
 
 @pytest.fixture(autouse=True, scope="module")
 def _keras_models():
