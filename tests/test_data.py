@@ -10,6 +10,14 @@ from vitcore.data import fashion as data
 
 
 @pytest.fixture()
+def uncached():
+    """load_raw's cache empty before the test and again after it (the test reads another data folder)."""
+    data.load_raw.cache_clear()
+    yield
+    data.load_raw.cache_clear()
+
+
+@pytest.fixture()
 def data_copy(tmp_path):
     """A writable copy of the real IDX files, to corrupt one at a time."""
     source = data.DEBIAN_DIR
@@ -82,61 +90,45 @@ def test_not_gzip(data_copy):
         data._read_folder(data_copy)
 
 
-def test_env_dir_without_files_says_what_is_missing(tmp_path, monkeypatch):
+def test_env_dir_without_files_says_what_is_missing(tmp_path, monkeypatch, uncached):
     monkeypatch.setenv("VITCORE_DATA_DIR", str(tmp_path))
-    data.load_raw.cache_clear()
-    try:
-        with pytest.raises(data.DataError, match="VITCORE_DATA_DIR"):
-            data.load_raw()
-    finally:
-        data.load_raw.cache_clear()
+    with pytest.raises(data.DataError, match="VITCORE_DATA_DIR"):
+        data.load_raw()
 
 
-def test_no_source_lists_all_three(monkeypatch, tmp_path):
+def test_no_source_lists_all_three(monkeypatch, tmp_path, uncached):
     monkeypatch.delenv("VITCORE_DATA_DIR", raising=False)
     monkeypatch.setattr(data, "DEBIAN_DIR", tmp_path / "absent")
     monkeypatch.setitem(__import__("sys").modules, "keras", None)  # the downloader fails at once, as offline
-    data.load_raw.cache_clear()
-    try:
-        with pytest.raises(data.DataError) as caught:
-            data.load_raw()
-    finally:
-        data.load_raw.cache_clear()
+    with pytest.raises(data.DataError) as caught:
+        data.load_raw()
     message = str(caught.value)
     assert "VITCORE_DATA_DIR" in message and "apt-get install -y dataset-fashion-mnist" in message
     assert "Keras" in message
 
 
-def test_the_background_read_is_load_raw(data_copy, monkeypatch):
+def test_the_background_read_is_load_raw(data_copy, monkeypatch, uncached):
     """read_in_background decodes the data set into load_raw's cache: the same arrays, read once."""
     monkeypatch.setenv("VITCORE_DATA_DIR", str(data_copy))
-    data.load_raw.cache_clear()
-    try:
-        thread = data.read_in_background()
-        assert thread is not None and thread.daemon
-        thread.join()
-        assert data.load_raw.cache_info().currsize == 1
-        raw, direct = data.load_raw(), data._read_folder(data_copy)
-        assert data.load_raw.cache_info().hits == 1  # not decoded again
-        for name in ("x_train", "y_train", "x_test", "y_test"):
-            assert np.array_equal(getattr(raw, name), getattr(direct, name))
-    finally:
-        data.load_raw.cache_clear()
+    thread = data.read_in_background()
+    assert thread is not None and thread.daemon
+    thread.join()
+    assert data.load_raw.cache_info().currsize == 1
+    raw, direct = data.load_raw(), data._read_folder(data_copy)
+    assert data.load_raw.cache_info().hits == 1  # not decoded again
+    for name in ("x_train", "y_train", "x_test", "y_test"):
+        assert np.array_equal(getattr(raw, name), getattr(direct, name))
 
 
-def test_a_failed_background_read_is_raised_by_the_next_load(data_copy, monkeypatch):
+def test_a_failed_background_read_is_raised_by_the_next_load(data_copy, monkeypatch, uncached):
     path = data_copy / data.FILES["train_images"]
     with gzip.open(path, "rb") as handle:
         payload = handle.read()
     _rewrite(path, payload[:-1000])
     monkeypatch.setenv("VITCORE_DATA_DIR", str(data_copy))
-    data.load_raw.cache_clear()
-    try:
-        data.read_in_background().join()  # fails quietly in its thread
-        with pytest.raises(data.DataError, match=r"train-images.*truncated or corrupt"):
-            data.load_raw()
-    finally:
-        data.load_raw.cache_clear()
+    data.read_in_background().join()  # fails quietly in its thread
+    with pytest.raises(data.DataError, match=r"train-images.*truncated or corrupt"):
+        data.load_raw()
 
 
 def test_no_background_read_without_local_files(monkeypatch, tmp_path):
