@@ -206,3 +206,28 @@ def test_data_init_and_order_seeds_each_drive_only_their_source(monkeypatch):
     assert same(plain["weights"], new_data_order["weights"])
     assert not np.array_equal(plain["x"], new_data_order["x"]) and not same(plain["orders"], new_data_order["orders"])
     assert not np.array_equal(plain["orders"][0], plain["orders"][1])  # a fresh permutation each epoch
+
+
+@pytest.mark.slow
+def test_todays_code_trains_a_committed_run_bit_for_bit(tmp_path):
+    """cached_runs/ holds what the code computes: a committed run (the article's ViT at patch 14, 1,000 rows, random
+    seed 5, trained at 1 intra-op thread by the code before issue 32's speed-ups) retrained now in a fresh
+    `python -m vitcore run` process at that thread count has the same history, confusion and predictions."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    cfg = RunConfig(patch_size=14, train_rows=1000, seed=5)
+    committed = RunStore(ROOT / "cached_runs").get(cfg)
+    assert committed is not None and committed.summary["threads"] == 1
+    subprocess.run([sys.executable, "-m", "vitcore", "run", "--patch-size", "14", "--train-rows", "1000", "--seed", "5",
+                    "--store", str(tmp_path)], cwd=ROOT, check=True, capture_output=True,
+                   env={**os.environ, "VITCORE_THREADS": "1", "PYTHONPATH": str(ROOT)})
+    fresh = RunStore(tmp_path).get(cfg)
+    columns = [c for c in committed.history().columns if c != "seconds"]
+    assert fresh.history()[columns].equals(committed.history()[columns])
+    np.testing.assert_array_equal(fresh.confusion(), committed.confusion())
+    np.testing.assert_array_equal(fresh.predictions(), committed.predictions())
+    assert fresh.summary["test_accuracy"] == committed.summary["test_accuracy"]
