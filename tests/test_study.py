@@ -88,6 +88,18 @@ def test_a_verdict_is_judged_once_per_margin(study, monkeypatch):
     assert first[0] == study.measurement(cfg, RunConfig(), "test_accuracy").judged(0.01)  # the same judgement
 
 
+def test_what_a_study_keeps_per_comparison_is_bounded(study, monkeypatch):
+    """Families, measurements and verdicts are kept for at most KEPT comparisons each, least recently used
+    dropped: selections a visitor forges (free switches) cannot grow a served Study without end."""
+    from vitcore.study import study as module
+
+    monkeypatch.setattr(module, "KEPT", 2)
+    fresh = Study(study.runs, study.store)
+    for width in (32, 48, 96, 128):  # configs with or without runs alike
+        fresh.verdict(RunConfig(width=width, train_rows=1000))
+    assert {kind: len(kept) for kind, kept in fresh._bounded.items()} == {"verdict": 2, "measure": 2, "family": 2}
+
+
 @pytest.mark.slow  # the uncached ledger: ~4 s on the committed store
 def test_claims_are_the_uncached_ledger(study):
     for margin in (0.005, 0.02):

@@ -32,6 +32,9 @@ from vitcore.stats.records import Measurement, Verdict
 from vitcore.store.runs import RunStore, StoreWarning
 from vitcore.study.article import ArticleViews
 
+KEPT = 4_096  # families, measurements and verdicts kept per kind: every comparison the pages and the CLI make on the
+# committed store (the claims at three margins and the effects: 44 measurements), bounded whatever selections visitors forge
+
 
 class Verdicts(tuple):
     """A tuple of records.Verdict that turns into one long DataFrame (one row per contrast and metric)."""
@@ -124,13 +127,13 @@ class Study(ArticleViews):
         if a.train_rows != b.train_rows:
             return ALONE
         key = ("family", *sorted((a.config_id, b.config_id)))
-        return self._cached(key, lambda: family_of(self.runs, a, b))
+        return self._cached(key, lambda: family_of(self.runs, a, b), keep=KEPT)
 
     def measurement(self, selection: RunConfig, baseline: RunConfig, metric: str) -> Measurement:
         """selection − baseline on `metric`, before any margin (stats.compare.measure), once."""
         key = ("measure", selection.config_id, baseline.config_id, metric)
         return self._cached(key, lambda: engine.measure(self.runs, selection, baseline, metric,
-                                                        self.family(selection, baseline), self.test_set))
+                                                        self.family(selection, baseline), self.test_set), keep=KEPT)
 
     def verdict(self, selection: RunConfig, baseline: RunConfig | None = None, metric: str = "test_accuracy",
                 margin: float = MARGIN) -> Verdict:
@@ -138,7 +141,7 @@ class Study(ArticleViews):
         same verdicts on every run (the landing's forest plot, the flip table) judges them once."""
         baseline = baseline or default_baseline(selection)
         key = ("verdict", selection.config_id, baseline.config_id, metric, margin)
-        return self._cached(key, lambda: self.measurement(selection, baseline, metric).judged(margin))
+        return self._cached(key, lambda: self.measurement(selection, baseline, metric).judged(margin), keep=KEPT)
 
     def verdicts(self, pairs, metrics=METRICS, margin: float = MARGIN) -> Verdicts:
         """Every (selection, baseline) in `pairs` on every metric, judged at `margin`: .to_frame() for a DataFrame."""
