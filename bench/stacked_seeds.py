@@ -44,7 +44,8 @@ from vitcore.config.run import RunConfig, full_batches  # noqa: E402
 from vitcore.data.fashion import load_split  # noqa: E402
 from vitcore.data.patches import model_inputs  # noqa: E402
 from vitcore.model.build import NUM_CLASSES, build_model  # noqa: E402
-from vitcore.run.train import EVAL_BATCH, Trainer, _Loop, _optimizer, configure_tensorflow  # noqa: E402
+from vitcore.run.loop import EVAL_BATCH, Loop  # noqa: E402
+from vitcore.run.train import Trainer, _optimizer, configure_tensorflow  # noqa: E402
 
 
 def initial_weights(cfg: RunConfig) -> list[np.ndarray]:
@@ -196,7 +197,7 @@ def compare(single: dict, stacked: dict) -> list[str]:
 
 
 def one_step_check(cfgs: list[RunConfig], steps: int, mode: str) -> list[str]:
-    """Weights after `steps` steps of the first epoch: single-seed _Loop vs the stacked program."""
+    """Weights after `steps` steps of the first epoch: single-seed Loop vs the stacked program."""
     notes = []
     stacked = Stacked(cfgs, mode)
     for j, cfg in enumerate(cfgs):
@@ -209,7 +210,7 @@ def one_step_check(cfgs: list[RunConfig], steps: int, mode: str) -> list[str]:
         data, (x_train, _, _) = seed_data(cfg)
         keras.utils.set_random_seed(cfg.seeds.init)
         model = build_model(cfg)
-        loop = _Loop(model, _optimizer(cfg, full_batches(cfg.train_rows, cfg.batch_size)[0]))
+        loop = Loop(model, _optimizer(cfg, full_batches(cfg.train_rows, cfg.batch_size)[0]))
         _, batch = full_batches(cfg.train_rows, cfg.batch_size)
         index = np.random.default_rng(cfg.seeds.order).permutation(cfg.train_rows)[:steps * batch]
         index = index.reshape(steps, batch)

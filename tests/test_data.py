@@ -120,6 +120,30 @@ def test_the_background_read_is_load_raw(data_copy, monkeypatch, uncached):
         assert np.array_equal(getattr(raw, name), getattr(direct, name))
 
 
+def test_the_background_split_waits_for_ready_and_is_taken_once(uncached):
+    """With (train_rows, seed) the thread also makes that split, only after `ready` is set (the caller's
+    scikit-learn import); load_split takes it once, equal to the split it would make itself."""
+    import threading
+
+    ready = threading.Event()
+    thread = data.read_in_background((1_000, 3), ready)
+    assert thread is not None
+    for _ in range(600):  # until the decode is done: the thread then waits for ready
+        if data.load_raw.cache_info().currsize:
+            break
+        thread.join(0.05)
+    thread.join(0.2)
+    assert thread.is_alive() and not data._PREPARED  # no split before ready
+    ready.set()
+    thread.join()
+    prepared = data._PREPARED[(1_000, 3)]
+    assert data.load_split(1_000, 3) is prepared and not data._PREPARED  # taken, once
+    again = data.load_split(1_000, 3)  # made here, equal
+    for name in ("x_train", "y_train", "x_val", "y_val", "x_test", "y_test"):
+        assert np.array_equal(getattr(again, name), getattr(prepared, name))
+    assert data.load_split(1_000, 4).y_train.tolist() != prepared.y_train.tolist()  # another seed is not it
+
+
 def test_a_failed_background_read_is_raised_by_the_next_load(data_copy, monkeypatch, uncached):
     path = data_copy / data.FILES["train_images"]
     with gzip.open(path, "rb") as handle:

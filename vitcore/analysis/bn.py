@@ -110,7 +110,7 @@ def accuracy_of(model):
     reads the model's variables when called: compiled once, it sees every later change of statistics."""
     import tensorflow as tf
 
-    from vitcore.run.train import EVAL_BATCH
+    from vitcore.run.loop import EVAL_BATCH
 
     forward = tf.function(lambda batch: model(batch, training=False), jit_compile=True,
                           input_signature=[tf.TensorSpec((None, *model.input_shape[1:]), tf.float32)])

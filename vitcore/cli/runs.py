@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import threading
 
 from vitcore.cli.common import (
     UsageError,
@@ -89,8 +90,13 @@ def _run(args) -> int:
         from vitcore.data.fashion import read_in_background
         from vitcore.run import startup
 
-        reading = read_in_background()  # the data set decodes on the other core while TensorFlow imports
+        # The data set decodes and the run's split is made on the other core while TensorFlow imports.
+        ready = threading.Event()
+        reading = read_in_background((cfg.train_rows, cfg.seeds.data), ready)
         with startup.imports():  # TensorFlow and Keras without garbage collections (vitcore.run.startup)
+            import sklearn.model_selection  # noqa: F401 - the split's (TensorFlow imports scikit-learn too)
+
+            ready.set()
             from tqdm import tqdm
 
             import_tensorflow_quietly()

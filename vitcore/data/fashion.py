@@ -216,23 +216,31 @@ def load_raw() -> Raw:
     return Raw(x_train, y_train, x_test, y_test, source="keras.datasets.fashion_mnist")
 
 
-def read_in_background() -> threading.Thread | None:
+def read_in_background(split: tuple[int, int] | None = None,
+                       ready: threading.Event | None = None) -> threading.Thread | None:
     """Start decoding the local data set (load_raw) in a daemon thread and return it, None without local
-    files (Keras' downloader would import Keras there). zlib inflates without holding the GIL, so the
-    files decode on the second core while the caller imports TensorFlow (README, "Speed"); join the
-    thread before the next load_raw or load_split, which would decode them again meanwhile. A failure
-    is not kept: the next load_raw meets it again and raises it (lru_cache keeps only results)."""
+    files (Keras' downloader would import Keras there). zlib and NumPy's copies run without the GIL, so
+    this uses the second core while the caller imports TensorFlow (README, "Speed"). With `split`
+    (train_rows, seed) the thread then makes that split, once `ready` is set (the caller has imported
+    scikit-learn: two threads never import it at once); the next load_split of it takes it (once).
+    Join the thread before the next load_raw or load_split. A failure is not kept: the caller's own
+    load_raw or load_split meets it again and raises it."""
     with contextlib.suppress(DataError):
         if local_folder() is not None:
-            thread = threading.Thread(target=_read_quietly, name="vitcore-data", daemon=True)
+            thread = threading.Thread(target=_read_quietly, args=(split, ready), name="vitcore-data", daemon=True)
             thread.start()
             return thread
     return None
 
 
-def _read_quietly() -> None:
+_PREPARED: dict[tuple[int, int], Split] = {}  # a split read_in_background made, until load_split takes it
+
+
+def _read_quietly(split: tuple[int, int] | None, ready: threading.Event | None) -> None:
     with contextlib.suppress(Exception):  # raised again, in the caller's thread, by its own load_raw
         load_raw()
+        if split is not None and (ready is None or ready.wait()):
+            _PREPARED[split] = load_split(*split)
 
 
 def _stratified_pick(labels: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
@@ -255,6 +263,9 @@ def validation_indices() -> np.ndarray:
 
 def load_split(train_rows: int, seed: int) -> Split:
     """The run's data: `train_rows` stratified rows (by seed), the fixed validation and test sets."""
+    prepared = _PREPARED.pop((train_rows, seed), None)
+    if prepared is not None:
+        return prepared
     raw = load_raw()
     val = validation_indices()
     pool = np.setdiff1d(np.arange(len(raw.y_train)), val)  # the other 55,000, sorted

@@ -193,7 +193,8 @@ def bench_papers(repeats: int = 3, rows: int = 4_000) -> dict[str, float]:
     from vitcore.data.fashion import load_split
     from vitcore.data.patches import model_inputs
     from vitcore.model.build import build_model
-    from vitcore.run.train import _Loop, _optimizer, configure_tensorflow
+    from vitcore.run.loop import Loop
+    from vitcore.run.train import _optimizer, configure_tensorflow
 
     configure_tensorflow()
     loops = {}
@@ -201,7 +202,7 @@ def bench_papers(repeats: int = 3, rows: int = 4_000) -> dict[str, float]:
         cfg = RunConfig(train_rows=rows, **changes)
         data = load_split(cfg.train_rows, cfg.seed)
         x = model_inputs(cfg, data.x_train)
-        loop = _Loop(build_model(cfg), _optimizer(cfg, len(x) // cfg.batch_size))
+        loop = Loop(build_model(cfg), _optimizer(cfg, len(x) // cfg.batch_size))
         order = np.random.default_rng(0).permutation(len(x))
         loop.train_epoch(x, data.y_train, order, cfg.batch_size)  # trace and compile, untimed
         loops[name] = (loop, x, data.y_train, order, cfg.batch_size)

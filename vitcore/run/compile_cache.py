@@ -31,7 +31,7 @@ FLAG = "tf_xla_persistent_cache_directory"
 PACKAGE = Path(__file__).resolve().parents[1]
 # What the traced programs are made of: the training loop, the model builders, the config and the
 # inputs' layout. A change to any of these files starts a new cache folder.
-SOURCES = ("run/train.py", "model", "config", "data")
+SOURCES = ("run/train.py", "run/loop.py", "model", "config", "data")
 # What TensorFlow 2.21 logs on every load, harmless here: XLA's own tuning pseudo-features
 # ("+prefer-no-scatter") are not host features, so it warns of a machine mismatch (the folder is per
 # CPU); and it tries each entry as a text proto before reading it as binary.
