@@ -98,3 +98,25 @@ def test_a_run_damaged_while_the_server_runs_is_dropped_at_the_next_page_run(tmp
     assert (store / run_id).stat().st_mtime_ns == folder_mtime
     assert run_id not in set(state.load_runs()["run_id"])
     assert list(state._scan(str(store), state.store_mtime())[1]) == [run_id]  # the skipped note's count
+
+
+def test_a_timing_set_trained_while_the_server_runs_is_seen_at_the_next_page_run(tmp_path, monkeypatch):
+    """The dedicated timing set (`timing_runs/` beside the store) is part of the store's key: before, its
+    runs reached a running server only after a restart or a change to the store itself."""
+    import shutil
+
+    from vitcore.analysis.timing import TIMING_STORE
+    from vitcore.store import index
+
+    store = copy_store(tmp_path / "store", runs=10)
+    timing = tmp_path / "timing_runs"
+    first, second = sorted(p for p in TIMING_STORE.iterdir() if (p / "summary.json").is_file())[:2]
+    timing.mkdir()
+    shutil.copytree(first, timing / first.name)
+    monkeypatch.setattr(state, "STORE_PATH", str(store))
+    monkeypatch.setattr(state, "STORE_KEY_SECONDS", 0.0, raising=False)
+    monkeypatch.setattr(index, "RACY_NS", 0)  # the copies are new: stamp them now, not "look again"
+    assert list(state.study().timing["run_id"]) == [first.name]
+    assert state.store_mtime() == state.store_mtime()  # nothing changed, nothing new
+    shutil.copytree(second, timing / second.name)  # the timing set grows; the store does not change
+    assert sorted(state.study().timing["run_id"]) == sorted([first.name, second.name])

@@ -29,7 +29,7 @@ from vitcore.app.selection import (  # noqa: F401
     resolve_baseline,
     selection_or_default,
 )
-from vitcore.config.environment import REPOSITORY_STORE, store_path
+from vitcore.config.environment import REPOSITORY_STORE, store_path, timing_path
 from vitcore.config.run import RunConfig
 from vitcore.stats.estimates import MARGIN
 from vitcore.store.runs import RunStore
@@ -54,7 +54,8 @@ def store_mtime() -> str:
     """The store's state as a cache key: the stamp of every run folder (name, size and ctime of each
     of its files: vitcore.store.index.stamp), so a run added, removed or damaged in place while the
     server runs is seen at the next page run (the store folder's mtime misses a file edited in
-    place). A listing and a stat per file, about 0.1 s for 600 runs: taken at most every
+    place); the same for the runs of its timing set (`timing_runs/` beside it). A listing and a stat
+    per file, about 0.1 s for 600 runs: taken at most every
     STORE_KEY_SECONDS, since every cached read of a page asks for it."""
     global _store_key
     now = time.monotonic()
@@ -64,9 +65,12 @@ def store_mtime() -> str:
     from vitcore.store.index import stamp
 
     digest = hashlib.sha256()
-    for run_id, is_dir in sorted(RunStore(STORE_PATH)._entries().items()):
-        folder = stamp(os.path.join(STORE_PATH, run_id), is_dir)  # None: changed a moment ago, look again
-        digest.update(f"{run_id}={folder if folder is not None else time.time_ns()}\n".encode())
+    timing = timing_path(STORE_PATH)  # its dedicated timing set too: one trained while the server runs is seen
+    for root in (STORE_PATH, *([str(timing)] if timing is not None else [])):
+        digest.update(f"{root}\n".encode())
+        for run_id, is_dir in sorted(RunStore(root)._entries().items()):
+            folder = stamp(os.path.join(root, run_id), is_dir)  # None: changed a moment ago, look again
+            digest.update(f"{run_id}={folder if folder is not None else time.time_ns()}\n".encode())
     _store_key = (now, STORE_PATH, digest.hexdigest())
     return _store_key[2]
 

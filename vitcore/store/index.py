@@ -77,8 +77,6 @@ def stamp(folder: str | Path, is_dir: bool = True) -> str | None:
     return "|".join([f"{name}:{info.st_size}:{info.st_ctime_ns}" for name, info in found])
 
 
-
-
 def row(run_id: str, config: RunConfig, summary: dict, has_predictions: bool) -> list:
     """One table() row, values in COLUMNS order, from a valid run's summary; ViT-only fields are
     None for the convnet. (Lists, not dicts: a faster DataFrame.)"""
