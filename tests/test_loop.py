@@ -116,3 +116,40 @@ def test_the_forward_pass_is_compiled_beside_the_first_epoch():
     assert calls.count(("trace", main)) == 1 and calls.count(("epoch", main)) == 2
     assert [c for c in calls if c[0] not in ("trace", "epoch")] == [((EVAL_BATCH, 16, 49), "vitcore-forward")]
     assert loop._called == {"epoch", "forward"}
+
+
+@pytest.mark.slow  # imports TensorFlow
+def test_a_validation_beside_the_next_epoch_reads_the_weights_it_was_started_with():
+    """validate_beside copies the weights into the twin and returns; the caller's next epoch changes the
+    model meanwhile, yet validation() is evaluate() of the weights at the start, bit for bit; without a
+    twin it runs in the caller's thread; a failure in the thread is raised by validation()."""
+    import keras
+
+    from vitcore.data.fashion import load_split
+    from vitcore.data.patches import model_inputs
+    from vitcore.model.build import build_model
+    from vitcore.run.loop import Loop
+    from vitcore.run.train import _optimizer, configure_tensorflow
+
+    configure_tensorflow()
+    cfg = RunConfig(train_rows=300, patch_size=14, norm="batch", seed=3)  # batch norm: moving statistics too
+    data = load_split(cfg.train_rows, cfg.seed)
+    x, x_val = model_inputs(cfg, data.x_train), model_inputs(cfg, data.x_val[:1_000])
+    order = np.random.default_rng(0).permutation(len(x))
+    keras.utils.set_random_seed(3)
+    alone = Loop(build_model(cfg), _optimizer(cfg, 4))
+    keras.utils.set_random_seed(3)
+    paired = Loop(build_model(cfg), _optimizer(cfg, 4), twin=build_model(cfg))
+    for loop in (alone, paired):
+        loop.train_epoch(x, data.y_train, order, cfg.batch_size)
+    expected = alone.evaluate(x_val, data.y_val[:1_000])
+    alone.validate_beside(x_val, data.y_val[:1_000])
+    assert alone._validating[0].ident is None and alone.validation() == expected  # no twin: run in place
+    paired.validate_beside(x_val, data.y_val[:1_000])
+    paired.train_epoch(x, data.y_train, order, cfg.batch_size)  # the next epoch, meanwhile
+    assert paired.validation() == expected
+    assert paired.evaluate(x_val, data.y_val[:1_000]) != expected  # the model did move on
+
+    paired.validate_beside(x_val[:, :3], data.y_val[:1_000])  # a wrong shape fails in the thread
+    with pytest.raises(Exception, match="(?i)shape|incompatible"):
+        paired.validation()
