@@ -10,8 +10,8 @@ large array in its own mapping, so each is returned when freed. No-op where ther
 Smaller blocks stay in the heaps (one per thread that allocates, up to 8 per core: 30 visitors keep 30-60
 script and I/O threads busy), and glibc gives a heap back only from its top: the free chunks between
 live ones stay resident. `keep_trimming` asks glibc (malloc_trim) every second to return the whole free
-pages inside its heaps. Measured with 30 concurrent visitors (/work/crowd trace): the heaps held 29 MB free
-at the peak; peak RSS 417-425 MB without, 407 MB with.
+pages inside its heaps. Measured with 30 concurrent visitors (README, issue 28): the heaps held 29 MB free
+between live blocks at the peak.
 
 `SizedLRU` holds the attention maps (vitcore.app.walkthrough.probes): st.cache_data bounds entries, not
 bytes (32 patch-2 maps are 300 MB), and hands every session its own unpickled copy; this cache bounds
