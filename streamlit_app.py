@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 
 import streamlit as st
 
-from vitcore.app.memory import return_freed_memory
+from vitcore.app.memory import keep_trimming, return_freed_memory
 
 log = logging.getLogger("vitcore")
 return_freed_memory()  # freed arrays go back to the system: RSS follows what the server holds
@@ -36,6 +36,7 @@ def _warm() -> None:
 @asynccontextmanager
 async def lifespan(app):
     threading.Thread(target=_warm, name="vitcore-warm-caches", daemon=True).start()
+    keep_trimming()  # the free pages inside the heaps go back to the system every second (vitcore.app.memory)
     yield
 
 

@@ -51,8 +51,8 @@ if not rows:
     st.info("Pick at least one test row.")
     st.stop()
 rows = tuple(rows)
-trained, control = probes.forward(run_cfg, weights, rows), probes.forward(run_cfg, None, rows)
-scores, control_scores = trained.scores[block], control.scores[block]
+trained, control = probes.forward(run_cfg, weights, rows, block), probes.forward(run_cfg, None, rows, block)
+scores, control_scores = trained.scores, control.scores
 row_labels = images.labels_of(rows)
 
 st.subheader(f"Attention scores: (rows, heads, queries, keys) = {scores.shape}")
@@ -83,7 +83,7 @@ query = pick[1].selectbox("Query", [None, *range(N)], key="attention_query",
                           format_func=lambda q: A.query_name(run_cfg, q))
 position = rows.index(row)
 models = {"trained": trained, "random init": control}
-grids = {name: [A.key_map(m.scores[block][position, head], query, skip) for head in range(m.scores[block].shape[1])]
+grids = {name: [A.key_map(m.scores[position, head], query, skip) for head in range(m.scores.shape[1])]
          for name, m in models.items()}
 vmax = max(max(float(grid.max()) for grid in maps) for maps in grids.values())  # one scale for every map
 st.image(colour_key(vmax, 1 / N), width=360, caption=f"Colour key, shared by all {sum(map(len, grids.values()))} maps: "
@@ -96,8 +96,8 @@ for name, model in models.items():
                   clamp=True)
 
 st.subheader("Right and confidently wrong")
-examples = probes.forward(run_cfg, weights, picked)
-st.dataframe(A.prediction_table(examples.probs, images.labels_of(picked), picked, examples.scores[block]),
+examples = probes.forward(run_cfg, weights, picked, block)
+st.dataframe(A.prediction_table(examples.probs, images.labels_of(picked), picked, examples.scores),
              hide_index=True, width="stretch")
 st.markdown("The two most confident correct and the two most confidently wrong predictions among the scanned "
             "rows. Compare the spreads of the wrong rows with the right ones: if they look alike, the map does "

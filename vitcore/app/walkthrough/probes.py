@@ -2,8 +2,9 @@
 
 The model is the NumPy ViT (vitcore.model.numpy_vit, reading the run's `.weights.h5` with h5py), so no
 page imports TensorFlow. Models are cached as resources (one per config and weights file); the
-attention maps in one SizedLRU of MAPS_MB shared by every session (vitcore.app.memory); the small
-outputs (the scan's probabilities, the permutation test) as data.
+attention maps in one SizedLRU of MAPS_MB shared by every session (vitcore.app.memory), one block's
+maps per entry (the page shows one block at a time: keeping every block cost depth times the bytes);
+the small outputs (the scan's probabilities, the permutation test) as data.
 
 One forward pass runs at a time in the server (PASS): each holds its chunk's temporaries (~16 MB,
 numpy_vit.CHUNK), so six visitors opening six attention views cost one pass's memory, not six.
@@ -14,7 +15,9 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from dataclasses import dataclass
 
+import numpy as np
 import streamlit as st
 
 from vitcore.analysis import attention as A
@@ -29,7 +32,7 @@ ROWS_KEY, MAX_ROWS = "attention_rows", 8  # the page's "Test rows" multiselect
 
 SCAN_ROWS = 1_000      # test rows scanned for the most confident right and wrong predictions
 PERMUTED_ROWS = 200    # images fed shuffled in the permutation test
-MAPS_MB = 40           # attention maps kept: 4 views of 8 rows at patch 2 (9.8 MB each), hundreds at patch 7
+MAPS_MB = 24           # attention maps kept: 4 blocks' maps of 8 rows at patch 2 (5 MB each), hundreds at patch 7
 
 MAPS = SizedLRU(MAPS_MB)  # module state: a client's "clear cache" message cannot multiply it
 PASS = threading.Lock()   # one NumPy forward pass at a time in this server
@@ -83,15 +86,27 @@ def _stamp(weights: str | None) -> tuple[int, int] | None:
     return info.st_size, info.st_mtime_ns
 
 
-@_dropped
-def forward(cfg: RunConfig, weights: str | None, rows: tuple[int, ...]) -> A.Forward:
-    """Probabilities and per-block attention scores of these test rows (weights None: random init),
-    read-only arrays shared by every session (MAPS)."""
-    def compute() -> A.Forward:
-        with st.spinner("Running the model…"), PASS:
-            return A.forward(attention_model(cfg, weights), cfg, load_gallery().images_of(rows))
+@dataclass(frozen=True)
+class BlockMaps:
+    """What the page shows of a forward pass: the rows' probabilities and one block's attention scores."""
+    probs: np.ndarray   # (rows, 10)
+    scores: np.ndarray  # (rows, heads, queries, keys) of that block
 
-    return MAPS.get((cfg, weights, _stamp(weights), rows), compute)
+    @property
+    def predicted(self) -> np.ndarray:
+        return self.probs.argmax(axis=1)
+
+
+@_dropped
+def forward(cfg: RunConfig, weights: str | None, rows: tuple[int, ...], block: int) -> BlockMaps:
+    """Probabilities and block `block`'s attention scores of these test rows (weights None: random
+    init), read-only arrays shared by every session (MAPS)."""
+    def compute() -> BlockMaps:
+        with st.spinner("Running the model…"), PASS:
+            out = A.forward(attention_model(cfg, weights), cfg, load_gallery().images_of(rows))
+        return BlockMaps(out.probs, out.scores[block])
+
+    return MAPS.get((cfg, weights, _stamp(weights), rows, block), compute)
 
 
 @_dropped
