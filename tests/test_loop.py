@@ -89,11 +89,10 @@ def test_an_epoch_is_full_batches_or_one_smaller_batch(rows, batch, shape):
 
 
 @pytest.mark.slow  # imports TensorFlow
-def test_the_forward_pass_is_traced_by_the_caller_and_run_in_the_validation_thread():
-    """With a twin, validate_beside traces the forward pass in the caller's thread (never two traces at
-    once) and runs it, its first call included (the compile or the cache load), in its own thread."""
+def test_the_forward_pass_is_compiled_beside_the_first_epoch():
+    """The epoch's first call also starts the forward pass's first call (its compile or cache load) in
+    another thread, on an evaluation-sized batch: traced first, in the caller's thread; never again."""
     import threading
-    from types import SimpleNamespace
 
     from vitcore.run.loop import EVAL_BATCH, Loop
 
@@ -104,18 +103,19 @@ def test_the_forward_pass_is_traced_by_the_caller_and_run_in_the_validation_thre
             calls.append(("trace", threading.current_thread().name))
 
         def __call__(self, x):
-            calls.append((len(x), threading.current_thread().name))
-            return np.full((len(x), 10), 0.1, np.float32)
+            calls.append((x.shape, threading.current_thread().name))
 
     loop = Loop.__new__(Loop)
-    loop.model, loop._twin = SimpleNamespace(weights=[]), SimpleNamespace(weights=[])
-    loop._forward, loop._called, loop._validating = Forward(), set(), None
-    x, y = np.zeros((2 * EVAL_BATCH, 16, 49), np.float32), np.zeros(2 * EVAL_BATCH, np.int64)
-    loop.validate_beside(x, y)
-    assert loop.validation() == pytest.approx((-np.log(0.1), 1.0))
+    loop._epoch = lambda xs, ys: (calls.append(("epoch", threading.current_thread().name)),
+                                  (np.zeros(len(xs)), np.zeros(len(xs))))[1]
+    loop._forward, loop._called = Forward(), set()
+    x = np.zeros((128, 16, 49), np.float32)
+    for _ in range(2):
+        loop.train_epoch(x, np.zeros(128, np.int32), np.arange(128), 64)
     main = threading.current_thread().name
-    assert calls == [("trace", main), (EVAL_BATCH, "vitcore-validation"), (EVAL_BATCH, "vitcore-validation")]
-    assert loop._called == {"forward"}
+    assert calls.count(("trace", main)) == 1 and calls.count(("epoch", main)) == 2
+    assert [c for c in calls if c[0] not in ("trace", "epoch")] == [((EVAL_BATCH, 16, 49), "vitcore-forward")]
+    assert loop._called == {"epoch", "forward"}
 
 
 @pytest.mark.slow  # imports TensorFlow
