@@ -2,8 +2,7 @@
 
 Speed (README, "Speed"): instead of `model.fit`, one XLA-compiled training epoch (a loop over its
 batches) traced once (fixed batch shape: the last partial batch of an epoch is dropped), validation and
-test in batches of 1,000 (each epoch's validation beside the next epoch, on the second core: the epoch's
-program keeps about one busy), the optimizer built before tracing. `python -m vitcore bench` compares it
+test in batches of 1,000, the optimizer built before tracing. `python -m vitcore bench` compares it
 with a plain `model.fit` script side by side; the determinism test trains twice in two processes.
 """
 
@@ -34,8 +33,7 @@ Progress = Callable[[int, int, dict], None]  # (epoch, total epochs, metrics of 
 # (since issue 32) loaded from the persistent compile cache ("cached"); 3 = the same, with the epoch loop
 # lowered once (no TensorArrays), the data set decoded beside TensorFlow's import (issue 32): faster by code,
 # so its seconds never pool with version 2's; 4 = the same, traced without autograph, the forward pass
-# compiled beside the epoch's first call, each validation pass run beside the next epoch, the run's split
-# made beside TensorFlow's import (issue 32).
+# compiled beside the epoch's first call, the run's split made beside TensorFlow's import (issue 32).
 TIMING_VERSION = 4
 
 
