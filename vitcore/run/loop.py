@@ -29,14 +29,10 @@ class Loop:
     loop: tests/test_train.py checks that the weights come out bit for bit the same.
     """
 
-    def __init__(self, model: keras.Model, optimizer, twin: keras.Model | None = None):
-        """`twin`: a second build of the same config (its own variables). Forward passes then read the
-        twin, into which the model's weights are copied first, so a validation pass can run in a thread
-        while the next epoch trains (validate_beside); without it they read the model itself."""
+    def __init__(self, model: keras.Model, optimizer):
         import tensorflow as tf
 
-        self.model, self.optimizer, self._twin = model, optimizer, twin
-        self._validating: tuple[threading.Thread, list] | None = None  # a validation pass and its result
+        self.model, self.optimizer = model, optimizer
         optimizer.build(model.trainable_variables)  # slots now, or tf.function traces twice
         self._optimizer_start = [v.value.numpy() for v in optimizer.variables]  # iterations 0, zero moments, lr
         loss_fn = keras.losses.SparseCategoricalCrossentropy(reduction="sum")
@@ -74,11 +70,9 @@ class Loop:
             _, losses, corrects = tf.while_loop(lambda i, *_: i < steps, body, (0, zeros, zeros))
             return losses, corrects  # per step: summed loss, correct predictions
 
-        evaluated = model if twin is None else twin  # the same program either way: only its variables differ
-
         @tf.function(jit_compile=True, autograph=False, input_signature=[spec])
         def forward(x):
-            return evaluated(x, training=False)
+            return model(x, training=False)
 
         self._epoch, self._forward = epoch, forward
         self._called: set[str] = set()  # the compiled functions called once already
@@ -109,6 +103,7 @@ class Loop:
         """The forward pass's first call (lowering to XLA, loading or compiling it) for the evaluation
         batch shape, in a thread beside the epoch's own first call: both are single-threaded C++
         that holds no GIL, so the second core does it. Its output is thrown away."""
+
         if "forward" in self._called:
             return None
         self._called.add("forward")
@@ -119,54 +114,8 @@ class Loop:
         return thread
 
     def predict(self, x: np.ndarray) -> np.ndarray:
-        """Class probabilities of the weights as they are now, in batches of EVAL_BATCH rows."""
-        self._settle()
-        return self._probabilities(x)
-
-    def _probabilities(self, x: np.ndarray) -> np.ndarray:
         with self._first_call("forward"):
             return np.concatenate([np.asarray(self._forward(x[i:i + EVAL_BATCH])) for i in range(0, len(x), EVAL_BATCH)])
-
-    def _settle(self) -> None:
-        """Wait for a validation pass still running (its result is kept for validation()), then copy the
-        model's weights (trainable or not: batch norm's moving statistics too) into the twin."""
-        if self._validating is not None:
-            self._validating[0].join()
-        if self._twin is not None:
-            for target, source in zip(self._twin.weights, self.model.weights, strict=True):
-                target.assign(source)
-
-    def validate_beside(self, x: np.ndarray, y: np.ndarray) -> None:
-        """Start the validation pass (loss, accuracy) of the weights as they are now and return: with a
-        twin it runs in a thread on a copy of them, beside the caller's next epoch (the epoch's program
-        keeps about one core busy, and TensorFlow runs two programs at once: configure_tensorflow's
-        inter-op threads), else here. validation() returns it. The values are evaluate()'s, bit for bit."""
-        self._settle()
-        self._validating = None
-        result: list = []
-
-        def run():
-            try:
-                result.append(self._scores(x, y))
-            except BaseException as error:  # noqa: BLE001 - raised again by validation(), in the caller's thread
-                result.append(error)
-
-        thread = threading.Thread(target=run, name="vitcore-validation", daemon=True)
-        self._validating = (thread, result)
-        if self._twin is None:
-            run()
-        else:
-            thread.start()
-
-    def validation(self) -> tuple[float, float]:
-        """(val_loss, val_accuracy) of the last validate_beside, once it is done."""
-        thread, result = self._validating
-        if thread.ident is not None:  # started: a twin's
-            thread.join()
-        self._validating = None
-        if isinstance(result[0], BaseException):
-            raise result[0]
-        return result[0]
 
     def _first_call(self, name: str):
         """The first call of a compiled function compiles it or loads it from the persistent cache:
@@ -177,12 +126,7 @@ class Loop:
         return compile_cache.quiet_notices()
 
     def evaluate(self, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-        """(loss, accuracy) of the weights as they are now on (x, y)."""
-        self._settle()
-        return self._scores(x, y)
-
-    def _scores(self, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-        probs = self._probabilities(x)
+        probs = self.predict(x)
         picked = np.clip(probs[np.arange(len(y)), y], 1e-7, 1.0)  # Keras clips the same way
         return float(-np.log(picked).mean()), float((probs.argmax(axis=1) == y).mean())
 

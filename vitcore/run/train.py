@@ -52,9 +52,7 @@ def configure_tensorflow(threads: int | None = None) -> int:
     threads = threads or environment.threads() or os.cpu_count() or 1  # ValueError on a bad VITCORE_THREADS
     try:
         tf.config.threading.set_intra_op_parallelism_threads(threads)
-        # Two programs at once: an epoch and the previous epoch's validation pass (Loop.validate_beside).
-        # Each program's own arithmetic uses the intra-op threads, so its values do not depend on this.
-        tf.config.threading.set_inter_op_parallelism_threads(2)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
         # Before TensorFlow's context starts (it reads TF_XLA_FLAGS then); ValueError on a bad VITCORE_XLA_CACHE.
         compile_cache.enable(threads)
     except RuntimeError:  # already initialised in this process: keep what is set (and no new cache)
@@ -142,12 +140,11 @@ class Trainer:
         x_train, x_val, x_test = (model_inputs(cfg, x) for x in (data.x_train, data.x_val, data.x_test))
         steps_per_epoch, _ = full_batches(len(x_train), cfg.batch_size)
 
-        reused = self._cell is not None and self._cell[0] == cfg.graph_id
-        twin = None if reused else build_model(cfg)  # what validation reads (Loop): built before the seeding
         # Seeds Python's, NumPy's and TensorFlow's global generators too; nothing after this draws
         # from them (the batch order has its own generator, the data sample was drawn above).
         keras.utils.set_random_seed(seeds.init)
         model = build_model(cfg)  # a fresh build draws this seed's initial weights
+        reused = self._cell is not None and self._cell[0] == cfg.graph_id
         before = compile_cache.entries(compile_cache.in_use())  # compiling writes (or rewrites) an entry; loading not
         if reused:
             _, compiled, loop = self._cell
@@ -156,31 +153,19 @@ class Trainer:
             loop.reset_optimizer()
             model = compiled
         else:
-            loop = Loop(model, _optimizer(cfg, steps_per_epoch), twin)
+            loop = Loop(model, _optimizer(cfg, steps_per_epoch))
             self._cell = (cfg.graph_id, model, loop)
         rng = np.random.default_rng(seeds.order)  # the epoch shuffles
         history = []
-
-        def record(epoch: int, loss: float, accuracy: float, lr: float, start: float, end: float | None) -> None:
-            """An epoch's row once its validation pass (run beside the next epoch) is done; its seconds run
-            from its start to the next epoch's start (the last epoch's: to its validation's end)."""
-            val_loss, val_accuracy = loop.validation()
-            row = {"epoch": epoch, "loss": loss, "accuracy": accuracy, "val_loss": val_loss,
-                   "val_accuracy": val_accuracy, "lr": lr, "seconds": (end or time.perf_counter()) - start}
-            history.append(row)
-            if progress is not None:
-                progress(epoch, cfg.epochs, row)
-
-        previous = None  # the epoch whose validation runs beside this one
         for epoch in range(1, cfg.epochs + 1):
             start = time.perf_counter()
             loss, accuracy = loop.train_epoch(x_train, data.y_train, rng.permutation(len(x_train)), cfg.batch_size)
-            lr = loop.learning_rate()
-            if previous is not None:
-                record(*previous, end=start)
-            loop.validate_beside(x_val, data.y_val)
-            previous = (epoch, loss, accuracy, lr, start)
-        record(*previous, end=None)
+            val_loss, val_accuracy = loop.evaluate(x_val, data.y_val)
+            row = {"epoch": epoch, "loss": loss, "accuracy": accuracy, "val_loss": val_loss,
+                   "val_accuracy": val_accuracy, "lr": loop.learning_rate(), "seconds": time.perf_counter() - start}
+            history.append(row)
+            if progress is not None:
+                progress(epoch, cfg.epochs, row)
 
         probs = loop.predict(x_test)
         predicted = probs.argmax(axis=1)
