@@ -1,5 +1,5 @@
 """The compiled epoch and forward pass (vitcore.run.loop): one launch per epoch is one launch per step
-bit for bit, an epoch's batches, the forward pass compiled beside the epoch's first call."""
+bit for bit, and an epoch's batches."""
 
 import numpy as np
 import pytest
@@ -86,33 +86,3 @@ def test_an_epoch_is_full_batches_or_one_smaller_batch(rows, batch, shape):
     loop.train_epoch(np.arange(rows) * 10, np.arange(rows), order, batch)
     xs, ys = seen[0]
     assert xs.shape == shape and np.array_equal(ys.ravel(), order[:shape[0] * shape[1]])
-
-
-@pytest.mark.slow  # imports TensorFlow
-def test_the_forward_pass_is_compiled_beside_the_first_epoch():
-    """The epoch's first call also starts the forward pass's first call (its compile or cache load) in
-    another thread, on an evaluation-sized batch: traced first, in the caller's thread; never again."""
-    import threading
-
-    from vitcore.run.loop import EVAL_BATCH, Loop
-
-    calls = []
-
-    class Forward:
-        def get_concrete_function(self):
-            calls.append(("trace", threading.current_thread().name))
-
-        def __call__(self, x):
-            calls.append((x.shape, threading.current_thread().name))
-
-    loop = Loop.__new__(Loop)
-    loop._epoch = lambda xs, ys: (calls.append(("epoch", threading.current_thread().name)),
-                                  (np.zeros(len(xs)), np.zeros(len(xs))))[1]
-    loop._forward, loop._called = Forward(), set()
-    x = np.zeros((128, 16, 49), np.float32)
-    for _ in range(2):
-        loop.train_epoch(x, np.zeros(128, np.int32), np.arange(128), 64)
-    main = threading.current_thread().name
-    assert calls.count(("trace", main)) == 1 and calls.count(("epoch", main)) == 2
-    assert [c for c in calls if c[0] not in ("trace", "epoch")] == [((EVAL_BATCH, 16, 49), "vitcore-forward")]
-    assert loop._called == {"epoch", "forward"}

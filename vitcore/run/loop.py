@@ -7,7 +7,6 @@ source is part of the persistent compile cache's key (vitcore.run.compile_cache.
 from __future__ import annotations
 
 import contextlib
-import threading
 
 import keras
 import numpy as np
@@ -89,29 +88,11 @@ class Loop:
         Fewer rows than one batch train as one smaller batch (at or above batch_size: unchanged)."""
         steps, batch_size = full_batches(len(order), batch_size)
         index = order[:steps * batch_size].reshape(steps, batch_size)  # (steps, batch)
-        first = "epoch" not in self._called
         with self._first_call("epoch"):
-            warming = self._warm_forward(x.shape[1:]) if first else None
             losses, corrects = self._epoch(x[index], y[index])
-            if warming is not None:
-                warming.join()
         seen = steps * batch_size
         return (float(np.asarray(losses, np.float64).sum() / seen),
                 float(np.asarray(corrects, np.float64).sum() / seen))
-
-    def _warm_forward(self, shape: tuple[int, ...]):
-        """The forward pass's first call (lowering to XLA, loading or compiling it) for the evaluation
-        batch shape, in a thread beside the epoch's own first call: both are single-threaded C++
-        that holds no GIL, so the second core does it. Its output is thrown away."""
-
-        if "forward" in self._called:
-            return None
-        self._called.add("forward")
-        self._forward.get_concrete_function()  # traced here: Keras is not traced from two threads at once
-        thread = threading.Thread(target=self._forward, args=(np.zeros((EVAL_BATCH, *shape), np.float32),),
-                                  name="vitcore-forward", daemon=True)
-        thread.start()
-        return thread
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         with self._first_call("forward"):

@@ -32,8 +32,8 @@ Progress = Callable[[int, int, dict], None]  # (epoch, total epochs, metrics of 
 # (runs without a "timing" entry), 2 = one launch per epoch, compiled fresh, reused per cell, or
 # (since issue 32) loaded from the persistent compile cache ("cached"); 3 = the same, with the epoch loop
 # lowered once (no TensorArrays), the data set decoded beside TensorFlow's import (issue 32): faster by code,
-# so its seconds never pool with version 2's; 4 = the same, traced without autograph, the forward pass
-# compiled beside the epoch's first call, the run's split made beside TensorFlow's import (issue 32).
+# so its seconds never pool with version 2's; 4 = the same, traced without autograph, the run's split made
+# beside TensorFlow's import (issue 32).
 TIMING_VERSION = 4
 
 
