@@ -14,10 +14,11 @@ from contextlib import asynccontextmanager
 
 import streamlit as st
 
-from vitcore.app.memory import keep_trimming, return_freed_memory
+from vitcore.app.memory import arrow_uses_malloc, keep_trimming, return_freed_memory
 
 log = logging.getLogger("vitcore")
 return_freed_memory()  # freed arrays go back to the system: RSS follows what the server holds
+arrow_uses_malloc()  # Arrow's buffers too: its own allocator kept what finished sessions freed (vitcore.app.memory)
 
 
 def _warm() -> None:

@@ -144,3 +144,42 @@ def test_what_grows_with_the_selections_is_bounded():
     held = fresh._bounded["flips"]
     assert len(held) == 32 and ("flips", 8) in held and ("flips", 9) not in held and held[("flips", 8)] == 8
     assert fresh._cached(("claims", 0.01), lambda: 1) == 1 and fresh._cached(("claims", 0.01), lambda: 2) == 1
+
+
+def test_callers_arriving_together_compute_a_result_once():
+    """A crowd's sessions asking for the same analysis at once: one computes, the others wait and get its
+    result (each computing held its own copy of the temporaries); a failed compute leaves no lock behind."""
+    import threading
+    import time
+
+    fresh, calls, got = Study(pd.DataFrame()), [], []
+
+    def slow():
+        calls.append(1)
+        time.sleep(0.3)
+        return object()
+
+    threads = [threading.Thread(target=lambda: got.append(fresh._cached(("claims", 0.02), slow))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(calls) == 1 and len(got) == 4 and all(value is got[0] for value in got)
+    with pytest.raises(ZeroDivisionError):
+        fresh._cached("broken", lambda: 1 / 0)
+    assert fresh._cached("broken", lambda: "fixed") == "fixed" and fresh._computing == {}
+
+
+def test_the_claims_and_the_data_size_view_share_one_crossover(study, monkeypatch):
+    """The claims' data-size row and the ViT vs convnet page's sentence read one crossover bootstrap (each ran
+    its own, both at once when a crowd opened the two pages), and the row is what data_size_row gives it."""
+    from vitcore.analysis import scaling
+
+    fresh, made = Study(study.runs, study.store), []
+    estimate = scaling.crossover_estimate
+    monkeypatch.setattr(scaling, "crossover_estimate", lambda *a, **kw: made.append(estimate(*a, **kw)) or made[-1])
+    row = fresh._fixed_claims()[0]
+    sentence = fresh.data_size()[2]
+    assert len(made) == 1 and scaling.crossover_sentence(made[0]) in sentence
+    assert row == claims.data_size_row(study.runs, study.test_set, made[0]) and row["claim"] == claims.DATA_SIZE
+    assert row["crossover_rows"] == made[0].rows or (np.isnan(row["crossover_rows"]) and np.isnan(made[0].rows))

@@ -13,6 +13,12 @@ live ones stay resident. `keep_trimming` asks glibc (malloc_trim) every second t
 pages inside its heaps. Measured with 30 concurrent visitors (README, issue 28): the heaps held 29 MB free
 between live blocks at the peak.
 
+Arrow's buffers (pandas' string columns, the Arrow tables Streamlit builds for every dataframe and chart
+it sends a session) come from Arrow's own allocator, mimalloc in the pyarrow wheels, which keeps what a
+finished script thread freed: 51 MB of one mimalloc segment was resident during a 30-visitor crowd.
+`arrow_uses_malloc` hands them to glibc's malloc, under the threshold and trimming above (README,
+issue 28: the crowd's peak 370-378 MB with it, 417-430 MB without).
+
 `SizedLRU` holds the attention maps (vitcore.app.walkthrough.probes): st.cache_data bounds entries, not
 bytes (32 patch-2 maps are 300 MB), and hands every session its own unpickled copy; this cache bounds
 the bytes, shares one read-only copy between sessions, and computes each key once while others wait.
@@ -53,6 +59,18 @@ def return_freed_memory() -> bool:
         return bool(_libc() is not None and _libc().mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
     except AttributeError:
         return False
+
+
+def arrow_uses_malloc() -> bool:
+    """Make glibc's malloc (Arrow's "system" pool) the default memory pool of pyarrow in this process; False
+    where pyarrow is missing or was built without it. The numbers are the same: only where bytes live moves."""
+    try:
+        import pyarrow
+
+        pyarrow.set_memory_pool(pyarrow.system_memory_pool())
+    except (ImportError, NotImplementedError):
+        return False
+    return pyarrow.default_memory_pool().backend_name == "system"
 
 
 def trim() -> bool:

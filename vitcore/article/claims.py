@@ -147,15 +147,16 @@ DATA_SIZE = "ViTs gain more from more data than convnets"
 DATA_SIZE_FAMILY = "the data-size curve's slope (one comparison)"
 
 
-def data_size_row(runs: pd.DataFrame, test_set=None) -> dict:
+def data_size_row(runs: pd.DataFrame, test_set=None, estimate=None) -> dict:
     """The ledger's data-size row: the ViT paper's data-size claim against our data-size curve. Δ is the change
     of ViT − convnet test accuracy per doubling of the training rows, smallest to largest row count
     (vitcore.analysis.crossover), with its bootstrap interval over random seeds and (with the store's
     `test_set`) test images — one comparison: the interval is the verdict's; the crossover_* columns say where
-    the monotone fit crosses zero. train_rows is empty: the row spans the curve."""
+    the monotone fit crosses zero. train_rows is empty: the row spans the curve. `estimate`: that crossover
+    (scaling.crossover_estimate(runs, test_set=test_set)) when the caller holds it already (vitcore.study)."""
     from vitcore.analysis import scaling
 
-    est = scaling.crossover_estimate(runs, test_set=test_set)
+    est = scaling.crossover_estimate(runs, test_set=test_set) if estimate is None else estimate
     measured = np.isfinite(est.per_doubling_low)
     resolved = measured and (est.per_doubling_low > 0 or est.per_doubling_high < 0)
     verdict = (v.HIGHER if est.per_doubling > 0 else v.LOWER) if resolved else (v.INCONCLUSIVE if measured
@@ -211,9 +212,10 @@ def seed_noise_rows(runs: pd.DataFrame) -> list[dict]:
     return rows
 
 
-def fixed_rows(runs: pd.DataFrame, test_set=None) -> list[dict]:
-    """The rows that do not depend on the margin: the data-size row and the seed-noise rows."""
-    return [data_size_row(runs, test_set), *seed_noise_rows(runs)]
+def fixed_rows(runs: pd.DataFrame, test_set=None, crossover=None) -> list[dict]:
+    """The rows that do not depend on the margin: the data-size row (`crossover`: as data_size_row's
+    `estimate`) and the seed-noise rows."""
+    return [data_size_row(runs, test_set, crossover), *seed_noise_rows(runs)]
 
 
 def claims_table(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, data_size: bool = True,

@@ -35,7 +35,14 @@ class ArticleViews:
     def _fixed_claims(self) -> list[dict]:
         from vitcore.article import claims
 
-        return self._cached("claims_fixed", lambda: claims.fixed_rows(self.runs, self.test_set))
+        return self._cached("claims_fixed", lambda: claims.fixed_rows(self.runs, self.test_set, self._crossover()))
+
+    def _crossover(self):
+        """The article's ViT against its convnet along the data-size curve (scaling.crossover_estimate), computed
+        once for the ViT vs convnet page and the claims' data-size row (a 2,000-replicate bootstrap each)."""
+        from vitcore.analysis import scaling
+
+        return self._cached("crossover", lambda: scaling.crossover_estimate(self.runs, test_set=self.test_set))
 
     def headline(self, margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
         """(article.report.headline, .headline_deltas, .headline_sentences): the article's ViT − convnet per size."""
@@ -63,8 +70,7 @@ class ArticleViews:
 
         def compute():
             deltas = scaling.deltas(self.runs, margin, compare=self.compare)
-            estimate = scaling.crossover_sentence(self._cached("crossover", lambda: scaling.crossover_estimate(
-                self.runs, test_set=self.test_set)))
+            estimate = scaling.crossover_sentence(self._crossover())
             return scaling.curve(self.runs), deltas, f"{estimate} {scaling.crossover(deltas)}"
 
         curve, deltas, sentence = self._cached(("data_size", margin), compute)

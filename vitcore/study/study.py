@@ -54,6 +54,7 @@ class Study(ArticleViews):
         self._lock = threading.Lock()
         self._memo: dict = {}
         self._bounded: dict[str, OrderedDict] = {}
+        self._computing: dict = {}  # key -> the lock its one computing caller holds
 
     @classmethod
     def open(cls, path: str | Path | None = None, warn: bool = True) -> Study:
@@ -71,21 +72,32 @@ class Study(ArticleViews):
         return f"Study({where}{len(self.runs):,} runs)"
 
     def _cached(self, key, compute, keep: int | None = None):
-        """compute() once per key (outside the lock, so one slow analysis never blocks another). `keep`: hold at
-        most that many results of this kind (key[0]), the least recently used dropped first: what grows with
-        the selections visitors make (per-run frames, flipped images), so a long-lived server stays bounded."""
+        """compute() once per key, whatever the number of callers: one computes (outside the study's lock, so one
+        slow analysis never blocks another), the others wait for its result; a crowd's sessions arriving at
+        once held one copy of the same analysis's temporaries each. `keep`: hold at most that many results of
+        this kind (key[0]), the least recently used dropped first: what grows with the selections visitors
+        make (per-run frames, flipped images), so a long-lived server stays bounded."""
         memo = self._memo if keep is None else self._bounded.setdefault(key[0], OrderedDict())
         with self._lock:
             if key in memo:
                 if keep is not None:
                     memo.move_to_end(key)
                 return memo[key]
-        value = compute()
-        with self._lock:
-            value = memo.setdefault(key, value)
-            while keep is not None and len(memo) > keep:
-                memo.popitem(last=False)
-            return value
+            computing = self._computing.setdefault(key, threading.Lock())
+        with computing:
+            with self._lock:
+                if key in memo:  # computed by the caller this one waited for
+                    return memo[key]
+            try:
+                value = compute()
+                with self._lock:
+                    value = memo.setdefault(key, value)
+                    while keep is not None and len(memo) > keep:
+                        memo.popitem(last=False)
+                    return value
+            finally:
+                with self._lock:
+                    self._computing.pop(key, None)
 
     # -- what every analysis shares ----------------------------------------------------------------
     @property
