@@ -17,7 +17,7 @@ Arrow's buffers (pandas' string columns, the Arrow tables Streamlit builds for e
 it sends a session) come from Arrow's own allocator, mimalloc in the pyarrow wheels, which keeps what a
 finished script thread freed: 51 MB of one mimalloc segment was resident during a 30-visitor crowd.
 `arrow_uses_malloc` hands them to glibc's malloc, under the threshold and trimming above (README,
-issue 28: the crowd's peak 370-378 MB with it, 417-430 MB without).
+issue 28: a 30-visitor crowd peaked at 370-381 MB with it, 417-430 MB without).
 
 `SizedLRU` holds the attention maps (vitcore.app.walkthrough.probes): st.cache_data bounds entries, not
 bytes (32 patch-2 maps are 300 MB), and hands every session its own unpickled copy; this cache bounds
