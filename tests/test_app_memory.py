@@ -107,6 +107,7 @@ def test_trim_gives_back_the_free_pages_between_live_blocks():
 def test_the_server_gives_arrows_buffers_to_malloc():
     """Before: pyarrow's own mimalloc pool held Arrow's buffers (pandas' strings, what Streamlit sends each
     session) and kept what finished script threads freed: a 30-visitor crowd peaked ~50 MB higher (README)."""
+    import os
     import subprocess
 
     from conftest import ROOT
@@ -114,7 +115,7 @@ def test_the_server_gives_arrows_buffers_to_malloc():
     code = ("import pyarrow, streamlit_app\n"  # the server's entry point, imported as `streamlit run` loads it
             "print(pyarrow.default_memory_pool().backend_name)\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr[-800:]
     assert done.stdout.split()[-1] == "system"
 

@@ -130,7 +130,7 @@ def test_data_init_and_order_seeds_each_drive_only_their_source(monkeypatch):
 
 
 @pytest.mark.slow
-def test_todays_code_trains_a_committed_run_bit_for_bit(tmp_path):
+def test_todays_code_reproduces_a_committed_run(tmp_path):
     """cached_runs/ holds what the code computes: a committed run (the article's ViT at patch 14, 1,000 rows, random
     seed 5, trained at 1 intra-op thread by the code before issue 32's speed-ups) retrained now in a fresh
     `python -m vitcore run` process at that thread count has the same predictions, confusion and accuracies, every
