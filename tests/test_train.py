@@ -157,3 +157,45 @@ def test_todays_code_reproduces_a_committed_run(tmp_path):
     np.testing.assert_array_equal(fresh.confusion(), committed.confusion())
     np.testing.assert_array_equal(fresh.predictions(), committed.predictions())
     assert fresh.summary["test_accuracy"] == committed.summary["test_accuracy"]
+
+
+BEFORE_ISSUE_32 = "76470cdfea639f4ad2d839a710a49eb83d389040"  # main before issue 32's speed-ups (README, "Speed")
+
+
+@pytest.mark.slow
+def test_todays_code_trains_bit_for_bit_what_the_code_before_issue_32_trains(tmp_path):
+    """Issue 32's speed-ups (compile cache, imports, the epoch loop lowered once) change no run: on the machine
+    running the test, the code before them (taken from git history) and today's code, each in a fresh
+    `python -m vitcore run` process at 1 intra-op thread, train the same run bit for bit: every column of the
+    history but its wall seconds, the predictions, the confusion, the summary's accuracies."""
+    import io
+    import os
+    import subprocess
+    import sys
+    import tarfile
+
+    from conftest import ROOT
+
+    archive = subprocess.run(["git", "archive", BEFORE_ISSUE_32], cwd=ROOT, capture_output=True)
+    if archive.returncode != 0:  # a shallow or exported checkout: the earlier code is not here to run
+        pytest.skip(f"commit {BEFORE_ISSUE_32[:7]} is not in this checkout's history: {archive.stderr.decode()[:200]}")
+    before = tmp_path / "before"
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(before, members=[m for m in tar.getmembers() if m.name.startswith("vitcore/")], filter="data")
+    cfg = RunConfig(patch_size=14, train_rows=1000, seed=5)
+    runs = {}
+    for name, code in (("before", before), ("today", ROOT)):
+        subprocess.run([sys.executable, "-m", "vitcore", "run", "--patch-size", "14", "--train-rows", "1000",
+                        "--seed", "5", "--store", str(tmp_path / name)], cwd=code, check=True, capture_output=True,
+                       env={**os.environ, "VITCORE_THREADS": "1", "PYTHONPATH": str(code),
+                            "VITCORE_XLA_CACHE": str(tmp_path / f"xla-{name}")})
+        runs[name] = RunStore(tmp_path / name).get(cfg)
+    old, new = runs["before"], runs["today"]
+    assert old is not None and new is not None
+    columns = [column for column in old.history().columns if column != "seconds"]
+    assert columns == ["epoch", "loss", "accuracy", "val_loss", "val_accuracy", "lr"]
+    assert new.history()[columns].equals(old.history()[columns])
+    np.testing.assert_array_equal(new.predictions(), old.predictions())
+    np.testing.assert_array_equal(new.confusion(), old.confusion())
+    for key in ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "final_val_accuracy", "gap"):
+        assert new.summary[key] == old.summary[key]
