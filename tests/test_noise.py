@@ -158,3 +158,14 @@ def test_largest_source_is_the_data_alone_sd_minus_the_larger_other():
     true = TRUE["data-heavy"]
     true_sd = [np.sqrt(true[list(terms)].sum()) for terms in ((0, 3, 4, 6), (1, 3, 5, 6), (2, 4, 5, 6))]
     assert low <= true_sd[0] - max(true_sd[1:]) <= high
+
+
+@pytest.mark.parametrize("seed, noted", [(0, True), (11, False)])  # pure three-way noise: a source estimated
+def test_advice_says_when_shares_shown_at_zero_add_up_past_100_percent(seed, noted):  # below 0 (seed 0) or not (11)
+    y = np.random.default_rng(seed).normal(size=(4, 4, 2)) * 0.01
+    assert (noise.components(y)[:3] < 0).any() == noted
+    table = noise.decompose(y, draws=50).assign(cell="c", model="vit", train_rows=1000, design="4 × 4 × 2", runs=32)
+    shown = table.set_index("component").loc[[*noise.SOURCES, noise.INTERACTIONS], "share"].sum()
+    [line] = noise.advice(table, pd.DataFrame(columns=noise.PAIRING_COLUMNS))
+    assert (f"a negative estimate shows as 0%, so these four add up to {shown:.0%})" in line) == noted
+    assert noted == (shown > 1.005)

@@ -32,8 +32,7 @@ COMPONENTS = ("data", "init", "order", "data×init", "data×order", "init×order
 INTERACTIONS, TOTAL = "interactions", "total"
 ALONE = ("data alone", "init alone", "order alone")  # the variance when only that source varies
 ROWS = (*COMPONENTS, INTERACTIONS, *ALONE, TOTAL)  # a decomposition's rows
-DRAWS = 2_000      # bootstrap tables per estimate
-CONFIDENCE = 0.95
+DRAWS, CONFIDENCE = 2_000, 0.95  # bootstrap tables per estimate; the intervals' level
 # The cells of the noise grid; a cell's runs share every config field but the four seeds.
 CELL_FIELDS = ("model", "pos_embedding", "norm_placement", "norm", "patch_size", "width", "depth", "heads",
                "mlp_dim", "train_rows", "epochs", "batch_size", "lr", "warmup_epochs")
@@ -184,9 +183,8 @@ def seeds_for_half_width(sd: float, margin: float, most: int = 100_000) -> float
 def crossed_runs(runs: pd.DataFrame, metric: str = "test_accuracy") -> pd.DataFrame:
     """The runs that set a data, init or order seed, with each source's seed (data, init, order)
     and a `cell` key (every other config field; ViT-only fields are empty for the convnet)."""
-    if runs.empty or not set(SEED_FIELDS) <= set(runs.columns):
-        return pd.DataFrame(columns=["cell", "model", "train_rows", *SOURCES, metric])
-    crossed = runs[runs[list(SEED_FIELDS)].notna().any(axis=1)].copy()
+    seeded = set(SEED_FIELDS) <= set(runs.columns)
+    crossed = runs[runs[list(SEED_FIELDS)].notna().any(axis=1)].copy() if seeded else runs.iloc[:0]
     if crossed.empty:
         return pd.DataFrame(columns=["cell", "model", "train_rows", *SOURCES, metric])
     for source, name in zip(SOURCES, SEED_FIELDS, strict=True):
@@ -283,10 +281,12 @@ def advice(components: pd.DataFrame, pairing_: pd.DataFrame, margin: float = MAR
         part = part.set_index("component")
         what = "the Δ's variance" if cell.startswith("Δ") else "the test-accuracy variance"
         alone = ", ".join(f"{np.sqrt(part.loc[name, 'variance']):.4f}" for name in ALONE)
+        shown = part.loc[[*SOURCES, INTERACTIONS], "share"].sum()  # each shown share is clipped at 0
+        over = f"; a negative estimate shows as 0%, so these four add up to {shown:.0%}" if shown > 1.005 else ""
         lines.append(f"{cell} at {rows:,} rows ({part['design'].iloc[0]}): the data sample gives {_pct(part.loc['data'])} "
                      f"of {what}, the initialisation {_pct(part.loc['init'])}, the batch order "
                      f"{_pct(part.loc['order'])}, their interactions {_pct(part.loc[INTERACTIONS])} "
-                     f"(sd {np.sqrt(part.loc[TOTAL, 'variance']):.4f}); each varied alone, the other two fixed, "
+                     f"(sd {np.sqrt(part.loc[TOTAL, 'variance']):.4f}{over}); each varied alone, the other two fixed, "
                      f"they give an sd of {alone}.")
     for (cell, rows), part in pairing_.groupby(["cell", "train_rows"], sort=False):
         part = part.set_index("paired_by")
