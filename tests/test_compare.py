@@ -90,6 +90,27 @@ def test_seconds_pair_only_within_a_timing_group(world):
     assert row["n_pairs"] == 1 and row["verdict"] == verdicts.NOT_COMPARABLE
 
 
+def test_seconds_see_a_timing_set_that_repeats_the_random_seeds(world):
+    """A timing set (every seed of both configs again, in a group of its own) pairs within its group: its pairs
+    win over the store's clean group and are never crossed with the store's runs of the same random seed;
+    accuracy never sees it."""
+    runs, _, _ = world
+    both = runs[runs["seed"] < 3]
+    timing = both.assign(timing_group="v3/reference", seconds=both["seconds"] + np.where(
+        both["config_id"] == SEL.config_id, 5.0, 0.0), test_accuracy=0.0, run_id=both["run_id"] + "-t")
+    sel = pd.concat([frame[frame["config_id"] == SEL.config_id] for frame in (runs, timing)])
+    base = runs[runs["config_id"] == BASE.config_id]
+    with pytest.raises(ValueError, match="several runs"):  # one run per random seed a side, but for seconds
+        compare.pair_runs(base, sel, "test_accuracy")
+    assert len(compare.pair_runs(base, sel, "seconds")) == 3  # the store's clean group g1: three pairs
+    result = compare.compare(runs, SEL, BASE, timing=timing).metrics.set_index("metric")
+    assert result.loc["seconds", "timing_group"] == "v3/reference" and result.loc["seconds", "n_pairs"] == 3
+    assert result.loc["seconds", "mean_delta"] == pytest.approx(5.0)  # store pairs would give 0.0
+    without = compare.compare(runs, SEL, BASE).metrics.set_index("metric")
+    assert without.loc["seconds", "timing_group"] == "g1" and without.loc["seconds", "mean_delta"] == pytest.approx(0.0)
+    assert result.loc["test_accuracy"].equals(without.loc["test_accuracy"])
+
+
 @pytest.mark.parametrize("deltas, verdict", [
     ([0.001, -0.001, 0.002, 0.0, 0.001, -0.002], verdicts.EQUIVALENT),   # 90% CI well inside +-0.01
     ([0.05, 0.06, 0.055, 0.052], verdicts.BETTER),

@@ -46,17 +46,36 @@ def test_study_compare_is_the_engine(study, selection, baseline):
     confusions = study.confusions((selection, baseline or RunConfig(train_rows=selection.train_rows)))
     for margin in (0.005, 0.02):
         cached = study.compare(selection, baseline, margin, confusions=confusions)
-        direct = engine.compare(study.runs, selection, baseline, margin, confusions, test_set=study.test_set)
+        direct = engine.compare(study.runs, selection, baseline, margin, confusions, test_set=study.test_set,
+                                timing=study.timing)
         pd.testing.assert_frame_equal(cached.metrics, direct.metrics)
         pd.testing.assert_frame_equal(cached.pairs, direct.pairs)
         pd.testing.assert_frame_equal(cached.classes, direct.classes)
         assert cached.family == direct.family
 
 
+def test_seconds_pair_in_the_timing_set_where_it_holds_both_configs(study):
+    """The headline's ViT − convnet at 4,000 rows: the store's runs of the two share no timing group outside load,
+    the dedicated timing set holds 10 interleaved pairs of exactly them; the seconds Δ is theirs, every other
+    metric the store's alone."""
+    vit, convnet = RunConfig(train_rows=4000), RunConfig(model="convnet", train_rows=4000)
+    alone = engine.compare(study.runs, convnet, vit, metrics=("seconds",)).metrics.iloc[0]
+    assert alone["verdict"] == "not comparable" and alone["n_pairs"] == 0
+    row = study.compare(convnet, vit).metrics.set_index("metric")
+    timed = study.timing
+    assert row.loc["seconds", "timing_group"].endswith("/reference") and row.loc["seconds", "n_pairs"] == 10
+    sides = [timed[timed["config_id"] == cfg.config_id].set_index("seed")["seconds"] for cfg in (convnet, vit)]
+    assert row.loc["seconds", "mean_delta"] == pytest.approx((sides[0] - sides[1]).mean())
+    assert row.loc["seconds", "verdict"] == "worse"  # the convnet is slower: 10.1 s against 7.9 s
+    direct = engine.compare(study.runs, convnet, vit, metrics=("test_accuracy",), test_set=study.test_set)
+    assert row.loc["test_accuracy", "mean_delta"] == direct.metrics.iloc[0]["mean_delta"]  # no timing-set run in it
+
+
 def test_flip_effects_are_the_summaries(study):
     cfg = RunConfig()
     pd.testing.assert_frame_equal(study.flip_effects(cfg, 0.02),
-                                  summaries.flip_effects(study.runs, cfg, margin=0.02, test_set=study.test_set))
+                                  summaries.flip_effects(study.runs, cfg, margin=0.02, test_set=study.test_set,
+                                                         timing=study.timing))
 
 
 def test_claims_at_three_margins_measure_once(study, monkeypatch):

@@ -33,10 +33,15 @@ CONFUSION_COLUMNS = ["true", "predicted", "mean_delta", "ci_low", "ci_high", "n_
 PAIR_KEY = ["train_rows", "seed"]  # what makes two runs a pair: the same data sample and initialisation
 
 
-def match(baseline: pd.DataFrame, variant: pd.DataFrame, suffixes=("_baseline", "_variant")) -> pd.DataFrame:
-    """The one pairing rule: inner merge of two sides' runs on (train_rows, random seed), sorted by it."""
-    return pd.merge(baseline, variant, on=PAIR_KEY, how="inner", suffixes=suffixes).sort_values(
-        PAIR_KEY, ignore_index=True)
+def match(baseline: pd.DataFrame, variant: pd.DataFrame, suffixes=("_baseline", "_variant"),
+          within: str | None = None) -> pd.DataFrame:
+    """The one pairing rule: inner merge of two sides' runs on (train_rows, random seed), sorted by it;
+    `within`: a column both pairs' runs must also share (seconds: the timing group)."""
+    on = PAIR_KEY if within is None else [*PAIR_KEY, "_within"]
+    if within is not None:
+        baseline, variant = baseline.assign(_within=baseline[within]), variant.assign(_within=variant[within])
+    pairs = pd.merge(baseline, variant, on=on, how="inner", suffixes=suffixes)
+    return pairs.drop(columns="_within", errors="ignore").sort_values(PAIR_KEY, ignore_index=True)
 
 
 def timing_group(pairs: pd.DataFrame) -> str:
@@ -54,15 +59,18 @@ def timing_group(pairs: pd.DataFrame) -> str:
 
 def pair_runs(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str) -> pd.DataFrame:
     """The runs of two configs matched on (train_rows, random seed): train_rows, seed, baseline,
-    variant, delta (+ run ids). For `seconds` only the pairs of one timing group (timing_group():
-    never pooled across groups). Each frame must hold one config, else ValueError."""
-    for name, frame in (("baseline", baseline), ("variant", variant)):
-        if frame.duplicated(PAIR_KEY).any():
-            raise ValueError(f"{name} has several runs for one (train_rows, seed): pass one config's runs")
+    variant, delta (+ run ids). For `seconds` two runs pair only when timed in one timing group, and only the
+    pairs of one group count (timing_group(): never pooled across groups), so a config may hold a random seed
+    once per group (the dedicated timing set repeats the store's). Each frame must hold one config, else
+    ValueError."""
     extra = [c for c in ("run_id", "timing_group") if c in baseline.columns and c in variant.columns]
+    within = "timing_group" if metric == "seconds" and "timing_group" in extra else None
+    for name, frame in (("baseline", baseline), ("variant", variant)):
+        if frame.duplicated(PAIR_KEY + ([within] if within else [])).any():
+            raise ValueError(f"{name} has several runs for one (train_rows, seed): pass one config's runs")
     pairs = match(baseline[PAIR_KEY + extra + [metric]].rename(columns={metric: "baseline"}),
-                  variant[PAIR_KEY + extra + [metric]].rename(columns={metric: "variant"}))
-    if metric == "seconds" and "timing_group" in extra:
+                  variant[PAIR_KEY + extra + [metric]].rename(columns={metric: "variant"}), within=within)
+    if within:
         group = timing_group(pairs)
         pairs = pairs[(pairs["timing_group_baseline"] == group) & (pairs["timing_group_variant"] == group)]
         pairs = pairs.reset_index(drop=True)
@@ -151,9 +159,13 @@ def _common_timing_group(sel: pd.DataFrame, base: pd.DataFrame) -> str | None:
 
 
 def measure(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig, metric: str, family: Family = ALONE,
-            test_set: testset.TestSet | None = None) -> Measurement:
+            test_set: testset.TestSet | None = None, timing: pd.DataFrame | None = None) -> Measurement:
     """selection − baseline on one metric before any margin (records.Measurement): paired by random seed at
-    one train_rows, else unpaired (Welch; for seconds, within the timing group both sides have most runs in)."""
+    one train_rows, else unpaired (Welch; for seconds, within the timing group both sides have most runs in).
+    `timing`: the dedicated timing set's runs (vitcore.study.Study.timing), which seconds see beside `runs`
+    (its interleaved pairs on a quiet machine are the best basis, stats.seconds); no other metric does."""
+    if metric == "seconds":
+        runs = seconds.with_timing_set(runs, timing)
     sel, base = runs_of(runs, selection), runs_of(runs, baseline)
     contrast = Contrast(selection, baseline, metric, family)
     if contrast.paired:
@@ -174,12 +186,13 @@ def measure(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig, metri
 
 
 def measure_all(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None = None, metrics=METRICS,
-                test_set: testset.TestSet | None = None, family: Family | None = None) -> list[Measurement]:
+                test_set: testset.TestSet | None = None, family: Family | None = None,
+                timing: pd.DataFrame | None = None) -> list[Measurement]:
     """measure() of every metric, in the pair's family (families.family_of unless given)."""
     baseline = baseline or default_baseline(selection)
     paired = selection.train_rows == baseline.train_rows
     family = family or (family_of(runs, selection, baseline) if paired else ALONE)
-    return [measure(runs, selection, baseline, metric, family, test_set) for metric in metrics]
+    return [measure(runs, selection, baseline, metric, family, test_set, timing) for metric in metrics]
 
 
 def judged(measured: list[Measurement], margin: float = MARGIN, runs: pd.DataFrame | None = None,
@@ -199,15 +212,15 @@ def judged(measured: list[Measurement], margin: float = MARGIN, runs: pd.DataFra
 
 
 def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None = None, margin: float = MARGIN,
-            confusions: pd.DataFrame | None = None, metrics=METRICS, test_set: testset.TestSet | None = None
-            ) -> Comparison:
+            confusions: pd.DataFrame | None = None, metrics=METRICS, test_set: testset.TestSet | None = None,
+            timing: pd.DataFrame | None = None) -> Comparison:
     """Compare the runs of `selection` (any random seed) with those of `baseline` (default: the
     article's ViT at the selection's train_rows), every metric judged in the pair's family
     (families.family_of). `confusions` (RunStore.confusions() format) adds the per-class and
     confusion-matrix Δs. `test_set` (testset.from_store) puts the test set's sampling into test
-    accuracy's paired Δ (paired_delta), as on every other view of the comparison. (vitcore.study.Study
-    measures once and judges at any margin.)"""
-    return judged(measure_all(runs, selection, baseline, metrics, test_set), margin, runs, confusions)
+    accuracy's paired Δ (paired_delta), as on every other view of the comparison; `timing` (the dedicated
+    timing set) the seconds' best basis (measure). (vitcore.study.Study measures once and judges at any margin.)"""
+    return judged(measure_all(runs, selection, baseline, metrics, test_set, timing=timing), margin, runs, confusions)
 
 
 def run_rates(confusions: pd.DataFrame, run_ids) -> np.ndarray:

@@ -267,13 +267,14 @@ def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
 
 
 def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: float = MARGIN,
-                 test_set: TestSet | None = None) -> pd.DataFrame:
+                 test_set: TestSet | None = None, timing: pd.DataFrame | None = None) -> pd.DataFrame:
     """The "flip one switch" table: cfg vs cfg with one switch changed, seed-paired at cfg.train_rows.
 
     Switches: the four ViT switches (none apply to the convnet) plus warmup_epochs, whose other
     values are taken from the runs (the `warmup` grid). A row appears only if the flipped config
     has runs; "better" means the flipped config is better than cfg. Each row is judged in the
-    family of its single-switch change (families.family_of), so it reads as on the card.
+    family of its single-switch change (families.family_of), so it reads as on the card; `timing` (the dedicated
+    timing set) joins the seconds as in compare.measure.
     """
     base = runs_of(runs, cfg)
     if base.empty or cfg.model != "vit":
@@ -283,7 +284,9 @@ def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: fl
         family = family_of(runs, cfg, flipped)
         variant = runs_of(runs, flipped)
         for metric in metrics:
-            delta = paired_delta(base, variant, metric, margin, family, test_set)
+            timed = seconds.with_timing_set(runs, timing) if metric == "seconds" else None  # as compare.measure
+            delta = paired_delta(base if timed is None else runs_of(timed, cfg),
+                                 variant if timed is None else runs_of(timed, flipped), metric, margin, family, test_set)
             rows.append({"switch": switch, "from": getattr(cfg, switch), "to": level, **delta.row,
                          "variant_config_id": flipped.config_id})
     return pd.DataFrame(rows, columns=FLIP_COLUMNS)

@@ -142,10 +142,11 @@ class Study(ArticleViews):
         return self._cached(key, lambda: family_of(self.runs, a, b), keep=KEPT)
 
     def measurement(self, selection: RunConfig, baseline: RunConfig, metric: str) -> Measurement:
-        """selection − baseline on `metric`, before any margin (stats.compare.measure), once."""
+        """selection − baseline on `metric`, before any margin (stats.compare.measure), once; seconds see the
+        dedicated timing set too (`timing`: its interleaved pairs on a quiet machine are their best basis)."""
         key = ("measure", selection.config_id, baseline.config_id, metric)
-        return self._cached(key, lambda: engine.measure(self.runs, selection, baseline, metric,
-                                                        self.family(selection, baseline), self.test_set), keep=KEPT)
+        return self._cached(key, lambda: engine.measure(self.runs, selection, baseline, metric, self.family(
+            selection, baseline), self.test_set, self.timing if metric == "seconds" else None), keep=KEPT)
 
     def verdict(self, selection: RunConfig, baseline: RunConfig | None = None, metric: str = "test_accuracy",
                 margin: float = MARGIN) -> Verdict:
