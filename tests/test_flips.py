@@ -58,6 +58,22 @@ def test_a_switch_that_changes_nothing_lists_no_image_and_reports_its_null(tmp_p
     assert set(report.images.columns) >= {"flip_rate", "null_rate", "q_value"}
 
 
+def test_the_seed_null_counts_at_no_more_pairs_than_the_comparison(tmp_path):
+    """A baseline with four times the comparison's random seeds: its against-itself count is taken over the
+    comparison's n pairs (runs 0-1 … 2n-2, 2n-1), not 2n pairs, where the majority rule counts far fewer."""
+    store, post, base = synthetic_store(tmp_path, broken=None, seeds=5)
+    rng = np.random.default_rng(1)
+    for seed in range(5, 20):
+        write_predicted_run(store, base.replace(seed=seed), LABELS, noisy_predictions(rng))
+    report = report_of(store, post, base)
+    assert report.n_pairs == 5 and report.seed_null_pairs == 5
+    table = store.table()
+    alone = np.stack([store.load(r).predictions() for r in table[table["config_id"] == base.config_id]
+                      .sort_values("seed")["run_id"]])
+    assert (report.seed_null_pairs, report.seed_null) == flips.seed_null(alone[:10], LABELS)
+    assert flips.seed_null(alone, LABELS)[1] != report.seed_null  # all 10 pairs would count otherwise
+
+
 def test_a_switch_that_breaks_known_images_is_found(tmp_path):
     broken = np.arange(1, 10_000, 50)   # 200 easy images the post-norm variant always gets wrong
     report = report_of(*synthetic_store(tmp_path, broken=broken))

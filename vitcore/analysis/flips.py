@@ -121,7 +121,9 @@ def expected_majority(discordant: np.ndarray, n: int) -> float:
 
 def seed_null(alone: np.ndarray, labels: np.ndarray) -> tuple[int, dict[str, int]]:
     """The baseline against itself over disjoint random-seed pairs (runs 0-1, 2-3, ... in seed order):
-    (pairs, majority-rule count per direction). By symmetry both directions measure the same noise."""
+    (pairs, majority-rule count per direction). By symmetry both directions measure the same noise. flip_report
+    passes the first 2n runs, so the count is taken at no more pairs than the comparison's n (the majority rule's
+    count falls as pairs are added: 20 pairs against 10 would understate the noise)."""
     m = len(alone) // 2
     if m == 0:
         return 0, {}
@@ -188,7 +190,7 @@ def flip_report(paired: Paired, labels: np.ndarray) -> FlipReport:
         columns=FLIP_COLUMNS)
     frame = frame.sort_values(["q_value", "p_value", "flip_rate", "image"], ascending=[True, True, False, True],
                               ignore_index=True)
-    null_pairs, null_counts = seed_null(paired.baseline_alone, labels)
+    null_pairs, null_counts = seed_null(paired.baseline_alone[:2 * n], labels)  # at most n pairs: like for like
     seed_expected = float(stats.binom.sf(np.floor(n / 2), n, seed_rate).sum()) if k >= 2 and n else np.nan
     return FlipReport(frame, pairs[PAIR_COLUMNS], n, {BROKEN: majority_count(b, n), FIXED: majority_count(c, n)},
                       {direction_: expected_majority(d, n) for direction_ in DIRECTIONS}, null_pairs, null_counts,
