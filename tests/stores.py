@@ -3,6 +3,8 @@ from, not 70 MB. Each copy leaves out the index (`.index.json`), so the copy's v
 
 - `copy_store(target, runs=N | keep={run ids})`: a copy of cached_runs/ holding only those run folders.
 - `page_runs(committed, spare)`: the run ids every page draws from by default, plus `spare` runs to damage.
+- `copied_table(committed, keep)`: a copy's table before any damage, from the committed table (no second
+  validation of runs the session has read already).
 - `page_store` (tests/conftest.py): page_runs and the few configs tests/test_app_pages.py selects, copied
   once per session.
 """
@@ -47,3 +49,11 @@ def page_runs(committed: pd.DataFrame, spare: int = 0, configs=()) -> set[str]:
     rest = committed[~committed["run_id"].isin(keep) & committed["has_predictions"]]
     keep |= set(rest[rest["has_weights"]]["run_id"][:spare]) | set(rest[~rest["has_weights"]]["run_id"][:spare])
     return keep
+
+
+def copied_table(committed: pd.DataFrame, keep: set[str]) -> pd.DataFrame:
+    """RunStore(copy_store(..., keep=keep)).table() before the copy is changed, from `committed` (the committed
+    store's table, read once per session): the copy holds exactly those run folders, unchanged, so its table is
+    these rows (equal frames, checked in tests/test_fuzz.py); reading the copy again validated every run from its
+    files, ~2 s of each fixture that damages one."""
+    return committed[committed["run_id"].isin(keep)].reset_index(drop=True)
