@@ -26,6 +26,15 @@ def study() -> Study:
     return Study.open(ROOT / "cached_runs")
 
 
+@pytest.fixture(scope="module")
+def crossover(study):
+    """The committed store's data-size crossover (scaling.crossover_estimate: a 2,000-replicate bootstrap, ~1 s),
+    computed once for the tests below that count the Study's calls of it rather than check its numbers."""
+    from vitcore.analysis import scaling
+
+    return scaling.crossover_estimate(study.runs, test_set=study.test_set)
+
+
 def test_judgement_is_judge_as_a_record():
     """Judgement.of is the one place judge()'s dict becomes a record: a column judge() gains must be a field."""
     assert [f.name for f in dataclasses.fields(Judgement)] == [*JUDGEMENT_COLUMNS, *VERDICT_READINGS]
@@ -59,11 +68,14 @@ def test_flip_effects_are_the_summaries(study):
                                   summaries.flip_effects(study.runs, cfg, margin=0.02, test_set=study.test_set))
 
 
-def test_claims_at_three_margins_measure_once(study, monkeypatch):
+def test_claims_at_three_margins_measure_once(study, crossover, monkeypatch):
     """The margin is applied last: the tally at three margins after one claims table measures nothing new."""
+    from vitcore.analysis import scaling
+
     fresh = Study(study.runs, study.store)
     calls = []
     measure = engine.measure
+    monkeypatch.setattr(scaling, "crossover_estimate", lambda *a, **kw: crossover)  # the data-size row: no margin
     monkeypatch.setattr(engine, "measure", lambda *args, **kw: calls.append(args[1:4]) or measure(*args, **kw))
     table = fresh.claims(0.01, data_size=False)  # the data-size and seed-noise rows take no margin
     once = len(calls)
@@ -170,14 +182,13 @@ def test_callers_arriving_together_compute_a_result_once():
     assert fresh._cached("broken", lambda: "fixed") == "fixed" and fresh._computing == {}
 
 
-def test_the_claims_and_the_data_size_view_share_one_crossover(study, monkeypatch):
+def test_the_claims_and_the_data_size_view_share_one_crossover(study, crossover, monkeypatch):
     """The claims' data-size row and the ViT vs convnet page's sentence read one crossover bootstrap (each ran
     its own, both at once when a crowd opened the two pages), and the row is what data_size_row gives it."""
     from vitcore.analysis import scaling
 
     fresh, made = Study(study.runs, study.store), []
-    estimate = scaling.crossover_estimate
-    monkeypatch.setattr(scaling, "crossover_estimate", lambda *a, **kw: made.append(estimate(*a, **kw)) or made[-1])
+    monkeypatch.setattr(scaling, "crossover_estimate", lambda *a, **kw: made.append(crossover) or made[-1])
     row = fresh._fixed_claims()[0]
     sentence = fresh.data_size()[2]
     assert len(made) == 1 and scaling.crossover_sentence(made[0]) in sentence
