@@ -28,7 +28,7 @@ MEMORY_GOAL = 400 << 20
 def hostile(tmp_path_factory, committed_table) -> tuple[Path, dict[str, str], int]:
     """(the store, {run id: words check must say}, valid runs before): each variant on its own run, in a copy of
     the runs the pages draw from and one spare run per variant (not the whole store)."""
-    keep = page_runs(committed_table, spare=len(HOSTILE))
+    keep = page_runs(committed_table, spare=len(HOSTILE), plain=0)  # the page runs hold plain runs enough
     store = copy_store(tmp_path_factory.mktemp("hostile") / "store", keep=keep)
     table = copied_table(committed_table, keep)  # the check below validates every run from its files
     weighted = list(table[table["has_weights"] & table["has_predictions"]]["run_id"])
