@@ -5,14 +5,15 @@
   processes through the CLI, seed 0 so their weights are kept. Shared by the whole session.
 - `committed_table`: the committed store's table, read once per session.
 - `page_store`: a small copy of the committed runs the pages draw from (tests/stores.py), made once per
-  session: the page tests render it instead of the whole committed store.
+  session (as it starts: `page_store_copy`): the page tests render it instead of the whole committed store.
 - `write_run` / `run_row` (tests/fakes.py): synthetic runs, no training, for everything else.
 
 Tests that train, start a server or browser, or spawn a process are marked `slow`;
 `python -m pytest -m "not slow" -n 2` is the inner loop. With pytest-xdist's `-n 2 --dist loadgroup` (the
 README's commands) each worker takes whole groups: a test file (its module fixtures built once), every
-test of the session's `tiny_store` (trained once), and the tests that start Ray (`xdist_group("ray")`:
-one Ray at a time on the machine).
+test of the session's `tiny_store` (trained once), the fast tests that import TensorFlow
+(`xdist_group("tensorflow")`: one worker pays its import, ~3 s) and the tests that start Ray
+(`xdist_group("ray")`: one Ray at a time on the machine).
 """
 
 import functools
@@ -20,6 +21,7 @@ import itertools
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -116,13 +118,27 @@ def committed_table():
     return RunStore(ROOT / "cached_runs").table()
 
 
-@pytest.fixture(scope="session")
-def page_store(tmp_path_factory, committed_table) -> RunStore:
-    """A copy of the committed runs the pages draw from (stores.page_runs and stores.PAGE_CONFIGS), made once
-    per session; tests render it read-only (a test that damages runs copies them: stores.copy_store)."""
+@pytest.fixture(scope="session", autouse=True)
+def page_store_copy(tmp_path_factory, committed_table) -> tuple[Path, int]:
+    """(page_store's folder, when it was copied): copied as the session starts (~0.1 s), so that its files'
+    times have settled by the time a test asks for page_store (see there)."""
     from stores import PAGE_CONFIGS, copy_store, page_runs
 
     root = copy_store(tmp_path_factory.mktemp("page_store") / "store", keep=page_runs(committed_table, configs=PAGE_CONFIGS))
+    return root, time.time_ns()
+
+
+@pytest.fixture(scope="session")
+def page_store(page_store_copy) -> RunStore:
+    """A copy of the committed runs the pages draw from (stores.page_runs and stores.PAGE_CONFIGS), made once
+    per session; tests render it read-only (a test that damages runs copies them: stores.copy_store).
+    Handed out once its files are older than vitcore.store.index.RACY_NS: a run changed within it has no
+    stamp, so until then every store key the app takes is new (a Study opened, every run validated again and
+    every analysis computed cold at each key: the first page test opened three)."""
+    from vitcore.store.index import RACY_NS
+
+    root, copied = page_store_copy
+    time.sleep(max(0, copied + RACY_NS - time.time_ns()) / 1e9)
     return RunStore(root)
 
 

@@ -2,7 +2,9 @@
 from, not 70 MB. Each copy leaves out the index (`.index.json`), so the copy's verdicts are its own.
 
 - `copy_store(target, runs=N | keep={run ids})`: a copy of cached_runs/ holding only those run folders.
-- `page_runs(committed, spare)`: the run ids every page draws from by default, plus `spare` runs to damage.
+- `page_runs(committed, spare, plain=)`: the run ids every page draws from by default, plus runs to damage.
+- `copied_table(committed, keep)`: a copy's table before any damage, from the committed table (no second
+  validation of runs the session has read already).
 - `page_store` (tests/conftest.py): page_runs and the few configs tests/test_app_pages.py selects, copied
   once per session.
 """
@@ -33,11 +35,11 @@ def copy_store(target: Path, runs: int | None = None, keep: set[str] | None = No
     return target
 
 
-def page_runs(committed: pd.DataFrame, spare: int = 0, configs=()) -> set[str]:
+def page_runs(committed: pd.DataFrame, spare: int = 0, configs=(), plain: int | None = None) -> set[str]:
     """The committed runs (`committed`: the committed store's table) every page draws from by default: the
     article's ViT and convnet at the default train_rows, and random seeds 0-2 of each single-switch change
     of the ViT (the landing page's forest plot); random seeds 0-2 of each of `configs`; plus `spare` weighted
-    and `spare` unweighted runs with predictions to damage."""
+    and `plain` (default: `spare`) unweighted runs with predictions to damage."""
     from vitcore.app.selection import BASELINE
     from vitcore.stats.families import neighbours, runs_of
 
@@ -45,5 +47,14 @@ def page_runs(committed: pd.DataFrame, spare: int = 0, configs=()) -> set[str]:
     for other in [other for _, _, other in neighbours(committed, BASELINE)] + list(configs):
         keep |= set(runs_of(committed, other).query("seed <= 2")["run_id"])
     rest = committed[~committed["run_id"].isin(keep) & committed["has_predictions"]]
-    keep |= set(rest[rest["has_weights"]]["run_id"][:spare]) | set(rest[~rest["has_weights"]]["run_id"][:spare])
+    plain = spare if plain is None else plain
+    keep |= set(rest[rest["has_weights"]]["run_id"][:spare]) | set(rest[~rest["has_weights"]]["run_id"][:plain])
     return keep
+
+
+def copied_table(committed: pd.DataFrame, keep: set[str]) -> pd.DataFrame:
+    """RunStore(copy_store(..., keep=keep)).table() before the copy is changed, from `committed` (the committed
+    store's table, read once per session): the copy holds exactly those run folders, unchanged, so its table is
+    these rows (equal frames, checked in tests/test_fuzz.py); reading the copy again validated every run from its
+    files, ~2 s of each fixture that damages one."""
+    return committed[committed["run_id"].isin(keep)].reset_index(drop=True)

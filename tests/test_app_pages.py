@@ -160,32 +160,6 @@ def test_a_view_only_install_shows_the_install_line_instead_of_the_button(table,
     assert any("pip install -r requirements-train.txt" in info.value for info in at.info)
 
 
-def test_train_now_trains_stores_and_shows_the_run(tmp_path, monkeypatch):
-    """The whole train-on-demand path with a fake trainer (no TensorFlow) on a scratch store."""
-    from vitcore.app.training import train_panel
-
-    store = RunStore(tmp_path)
-    for seed in range(3):
-        write_run(store, BASELINE.replace(seed=seed), 0.80 + seed / 100)
-    target = BASELINE.replace(train_rows=2_000)
-
-    def fake_train(cfg, progress, seeds=1):
-        for epoch in range(1, cfg.epochs + 1):
-            progress(epoch, cfg.epochs, {"accuracy": 0.5, "val_accuracy": 0.4})
-        write_run(store, cfg, 0.7777)
-
-    monkeypatch.setattr(state, "STORE_PATH", str(tmp_path))
-    monkeypatch.setattr(state, "STORE_KEY_SECONDS", 0.0)  # the store key is re-taken at most once a second
-    monkeypatch.setattr(train_panel, "_train_seeds", fake_train)
-    at = app({"train_rows": 2_000})
-    at.button(key="train_now").click().run()
-    slot_module.SERVER_SLOT.join(10)
-    assert store.get(target) is not None
-    at.run()
-    assert not at.exception
-    assert at.metric[0].value == "0.7777"
-
-
 def test_other_sessions_see_the_server_busy(table, monkeypatch):
     import threading
 
@@ -334,3 +308,30 @@ def test_every_page_renders_for_each_papers_level(key, value):
         assert not [w.value for w in at.warning if "falls back" in w.value or "not one of" in w.value], page
     at = app({key: value})
     assert at.radio(key=key).value == value  # the sidebar offers the level and shows it selected
+
+
+def test_train_now_trains_stores_and_shows_the_run(tmp_path, monkeypatch):
+    """The whole train-on-demand path with a fake trainer (no TensorFlow) on a scratch store. (Last in the file: its
+    store's key changes at every page run, and each new key pushes page_store's Study out of the app's cache.)"""
+    from vitcore.app.training import train_panel
+
+    store = RunStore(tmp_path)
+    for seed in range(3):
+        write_run(store, BASELINE.replace(seed=seed), 0.80 + seed / 100)
+    target = BASELINE.replace(train_rows=2_000)
+
+    def fake_train(cfg, progress, seeds=1):
+        for epoch in range(1, cfg.epochs + 1):
+            progress(epoch, cfg.epochs, {"accuracy": 0.5, "val_accuracy": 0.4})
+        write_run(store, cfg, 0.7777)
+
+    monkeypatch.setattr(state, "STORE_PATH", str(tmp_path))
+    monkeypatch.setattr(state, "STORE_KEY_SECONDS", 0.0)  # the store key is re-taken at most once a second
+    monkeypatch.setattr(train_panel, "_train_seeds", fake_train)
+    at = app({"train_rows": 2_000})
+    at.button(key="train_now").click().run()
+    slot_module.SERVER_SLOT.join(10)
+    assert store.get(target) is not None
+    at.run()
+    assert not at.exception
+    assert at.metric[0].value == "0.7777"

@@ -9,9 +9,10 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from hostile import HOSTILE, HOSTILE_INDEX
-from stores import copy_store, page_runs
+from stores import copied_table, copy_store, page_runs
 from streamlit.testing.v1 import AppTest
 from test_app_damaged_store import frame_opening, page_title, pages
 
@@ -27,8 +28,9 @@ MEMORY_GOAL = 400 << 20
 def hostile(tmp_path_factory, committed_table) -> tuple[Path, dict[str, str], int]:
     """(the store, {run id: words check must say}, valid runs before): each variant on its own run, in a copy of
     the runs the pages draw from and one spare run per variant (not the whole store)."""
-    store = copy_store(tmp_path_factory.mktemp("hostile") / "store", keep=page_runs(committed_table, spare=len(HOSTILE)))
-    table = RunStore(store).table()
+    keep = page_runs(committed_table, spare=len(HOSTILE), plain=0)  # the page runs hold plain runs enough
+    store = copy_store(tmp_path_factory.mktemp("hostile") / "store", keep=keep)
+    table = copied_table(committed_table, keep)  # the check below validates every run from its files
     weighted = list(table[table["has_weights"] & table["has_predictions"]]["run_id"])
     plain = list(table[~table["has_weights"] & table["has_predictions"]]["run_id"])
     expected = {}
@@ -40,6 +42,18 @@ def hostile(tmp_path_factory, committed_table) -> tuple[Path, dict[str, str], in
         damage(store / run_id)
         expected[run_id] = words
     return store, expected, len(table)
+
+
+def test_a_copys_table_is_the_committed_tables_rows(tmp_path, committed_table):
+    """The fixtures that damage a copy pick its runs from the committed table (stores.copied_table) instead of
+    validating the copy again: the copy's own table, read from its files, is those rows."""
+    weighted = committed_table[committed_table["has_weights"] & committed_table["has_predictions"]]
+    keep = {*weighted["run_id"][:4], *committed_table[~committed_table["has_weights"]]["run_id"][:8]}
+    store = copy_store(tmp_path / "store", keep=keep)
+    def values(table):  # a column with no value in so few runs is None (object) in the copy, NaN in the whole store
+        return table.astype(object).where(table.notna(), None)
+
+    pd.testing.assert_frame_equal(values(RunStore(store).table()), values(copied_table(committed_table, keep)))
 
 
 def peak(step) -> tuple[object, int, float]:

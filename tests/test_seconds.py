@@ -71,18 +71,38 @@ CONFIGS = {RunConfig(train_rows=4000): 10.0, RunConfig(model="convnet", train_ro
 PAGES = ["ablations", "claims", "noise", "runs", "patching", "anatomy", "token_cost", "vit_vs_convnet"]
 
 
-@pytest.fixture
-def two_groups(tmp_path, monkeypatch) -> tuple[RunStore, list[float]]:
+def write_two_groups(root) -> tuple[RunStore, list[float]]:
     """Every config with random seeds 0-2 timed clean and 3-5 timed again on a busy machine (7× slower): the
     seconds means pooled across the two groups, which no view may show."""
-    monkeypatch.setattr(state, "STORE_PATH", str(tmp_path / "store"))
-    store, pooled = RunStore(tmp_path / "store"), []
+    store, pooled = RunStore(root), []
     for cfg, base in CONFIGS.items():
         times = [base + 0.3 * seed if seed < 3 else 7 * base + 0.7 * seed for seed in range(6)]
         for seed, secs in enumerate(times):
             save(store, cfg.replace(seed=seed), secs, CLEAN if seed < 3 else REPLACED, 0.7 + 0.01 * seed)
         pooled.append(float(np.mean(times)))
     return store, pooled
+
+
+@pytest.fixture(scope="module")
+def shared_two_groups(tmp_path_factory) -> tuple[RunStore, list[float]]:
+    """write_two_groups once for the tests that only read the store (page runs and CLI commands with their
+    outputs elsewhere): they share its Study as a server's visitors do, instead of each computing it cold."""
+    return write_two_groups(tmp_path_factory.mktemp("two_groups") / "store")
+
+
+@pytest.fixture
+def two_groups(shared_two_groups, monkeypatch) -> tuple[RunStore, list[float]]:
+    """shared_two_groups, the store the app reads for this test."""
+    store, pooled = shared_two_groups
+    monkeypatch.setattr(state, "STORE_PATH", str(store.root))
+    return store, pooled
+
+
+@pytest.fixture
+def own_two_groups(tmp_path, monkeypatch) -> tuple[RunStore, list[float]]:
+    """write_two_groups for one test that adds to it (a timing set beside the store), the store the app reads."""
+    monkeypatch.setattr(state, "STORE_PATH", str(tmp_path / "store"))
+    return write_two_groups(tmp_path / "store")
 
 
 def _shown(at: AppTest) -> tuple[str, list[float]]:
@@ -169,12 +189,12 @@ def test_token_costs_default_basis_is_not_a_group_timed_under_load(two_groups):
     assert "timing group `v2/threads1/workers2/reused`" in shown and "not trained yet" in shown
 
 
-def test_the_timing_set_beside_the_store_is_the_seconds_basis_and_never_an_accuracy(two_groups):
+def test_the_timing_set_beside_the_store_is_the_seconds_basis_and_never_an_accuracy(own_two_groups):
     """`bench-timing` trains into timing_runs/ beside the store: the landing card, Token cost and the headline take
     their seconds from it (context "reference"), and no comparison of accuracy counts its runs."""
     from vitcore.study import Study
 
-    store, _ = two_groups
+    store, _ = own_two_groups
     timing = RunStore(store.root.parent / "timing_runs")
     reference = {**CLEAN, "compile": "cached", "context": "reference", "load": QUIET}
     for seed in range(3):

@@ -26,6 +26,26 @@ def study() -> Study:
     return Study.open(ROOT / "cached_runs")
 
 
+@pytest.fixture
+def fresh(study, monkeypatch) -> Study:
+    """A Study of the same runs with empty caches, for the tests that count what it computes; it reads the test
+    set the module's study has read (~1,000 predictions files, each validated: seconds, and not what they count)."""
+    from vitcore.stats import testset
+
+    shared = study.test_set
+    monkeypatch.setattr(testset, "from_store", lambda store: shared)
+    return Study(study.runs, study.store)
+
+
+@pytest.fixture(scope="module")
+def crossover(study):
+    """The committed store's data-size crossover (scaling.crossover_estimate: a 2,000-replicate bootstrap, ~1 s),
+    computed once for the tests below that count the Study's calls of it rather than check its numbers."""
+    from vitcore.analysis import scaling
+
+    return scaling.crossover_estimate(study.runs, test_set=study.test_set)
+
+
 def test_judgement_is_judge_as_a_record():
     """Judgement.of is the one place judge()'s dict becomes a record: a column judge() gains must be a field."""
     assert [f.name for f in dataclasses.fields(Judgement)] == [*JUDGEMENT_COLUMNS, *VERDICT_READINGS]
@@ -78,11 +98,13 @@ def test_flip_effects_are_the_summaries(study):
                                                          timing=study.timing))
 
 
-def test_claims_at_three_margins_measure_once(study, monkeypatch):
+def test_claims_at_three_margins_measure_once(fresh, crossover, monkeypatch):
     """The margin is applied last: the tally at three margins after one claims table measures nothing new."""
-    fresh = Study(study.runs, study.store)
+    from vitcore.analysis import scaling
+
     calls = []
     measure = engine.measure
+    monkeypatch.setattr(scaling, "crossover_estimate", lambda *a, **kw: crossover)  # the data-size row: no margin
     monkeypatch.setattr(engine, "measure", lambda *args, **kw: calls.append(args[1:4]) or measure(*args, **kw))
     table = fresh.claims(0.01, data_size=False)  # the data-size and seed-noise rows take no margin
     once = len(calls)
@@ -94,11 +116,11 @@ def test_claims_at_three_margins_measure_once(study, monkeypatch):
     assert len(table) and len(calls) == once
 
 
-def test_a_verdict_is_judged_once_per_margin(study, monkeypatch):
+def test_a_verdict_is_judged_once_per_margin(study, fresh, monkeypatch):
     """A page run asks for the same verdicts again (the forest plot, the flip table): judged once per margin."""
     from vitcore.stats.records import Measurement
 
-    fresh, calls = Study(study.runs, study.store), []
+    calls = []
     judged = Measurement.judged
     monkeypatch.setattr(Measurement, "judged", lambda self, margin: calls.append(margin) or judged(self, margin))
     cfg = RunConfig(norm="batch")
@@ -107,13 +129,12 @@ def test_a_verdict_is_judged_once_per_margin(study, monkeypatch):
     assert first[0] == study.measurement(cfg, RunConfig(), "test_accuracy").judged(0.01)  # the same judgement
 
 
-def test_what_a_study_keeps_per_comparison_is_bounded(study, monkeypatch):
+def test_what_a_study_keeps_per_comparison_is_bounded(fresh, monkeypatch):
     """Families, measurements and verdicts are kept for at most KEPT comparisons each, least recently used
     dropped: selections a visitor forges (free switches) cannot grow a served Study without end."""
     from vitcore.study import study as module
 
     monkeypatch.setattr(module, "KEPT", 2)
-    fresh = Study(study.runs, study.store)
     for width in (32, 48, 96, 128):  # configs with or without runs alike
         fresh.verdict(RunConfig(width=width, train_rows=1000))
     assert {kind: len(kept) for kind, kept in fresh._bounded.items()} == {"verdict": 2, "measure": 2, "family": 2}
@@ -189,14 +210,13 @@ def test_callers_arriving_together_compute_a_result_once():
     assert fresh._cached("broken", lambda: "fixed") == "fixed" and fresh._computing == {}
 
 
-def test_the_claims_and_the_data_size_view_share_one_crossover(study, monkeypatch):
+def test_the_claims_and_the_data_size_view_share_one_crossover(study, fresh, crossover, monkeypatch):
     """The claims' data-size row and the ViT vs convnet page's sentence read one crossover bootstrap (each ran
     its own, both at once when a crowd opened the two pages), and the row is what data_size_row gives it."""
     from vitcore.analysis import scaling
 
-    fresh, made = Study(study.runs, study.store), []
-    estimate = scaling.crossover_estimate
-    monkeypatch.setattr(scaling, "crossover_estimate", lambda *a, **kw: made.append(estimate(*a, **kw)) or made[-1])
+    made = []
+    monkeypatch.setattr(scaling, "crossover_estimate", lambda *a, **kw: made.append(crossover) or made[-1])
     row = fresh._fixed_claims()[0]
     sentence = fresh.data_size()[2]
     assert len(made) == 1 and scaling.crossover_sentence(made[0]) in sentence
