@@ -158,14 +158,18 @@ def _common_timing_group(sel: pd.DataFrame, base: pd.DataFrame) -> str | None:
                                                                     (base["timing_group"] == g).sum())))
 
 
+def metric_runs(runs: pd.DataFrame, metric: str, timing: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The runs a Δ on `metric` is taken over: seconds see the dedicated timing set beside `runs` (its
+    interleaved pairs on a quiet machine are their best basis, stats.seconds); no other metric does."""
+    return seconds.with_timing_set(runs, timing) if metric == "seconds" else runs
+
+
 def measure(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig, metric: str, family: Family = ALONE,
             test_set: testset.TestSet | None = None, timing: pd.DataFrame | None = None) -> Measurement:
     """selection − baseline on one metric before any margin (records.Measurement): paired by random seed at
     one train_rows, else unpaired (Welch; for seconds, within the timing group both sides have most runs in).
-    `timing`: the dedicated timing set's runs (vitcore.study.Study.timing), which seconds see beside `runs`
-    (its interleaved pairs on a quiet machine are the best basis, stats.seconds); no other metric does."""
-    if metric == "seconds":
-        runs = seconds.with_timing_set(runs, timing)
+    `timing`: the dedicated timing set's runs (vitcore.study.Study.timing): see metric_runs."""
+    runs = metric_runs(runs, metric, timing)
     sel, base = runs_of(runs, selection), runs_of(runs, baseline)
     contrast = Contrast(selection, baseline, metric, family)
     if contrast.paired:

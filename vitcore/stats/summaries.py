@@ -22,7 +22,7 @@ from scipy import stats
 from vitcore.config import switches
 from vitcore.config.run import LEVELS, SEED_FIELDS, SWITCHES, RunConfig
 from vitcore.stats import readings, seconds
-from vitcore.stats.compare import Delta, pair_runs, paired_delta  # noqa: F401 (the pairing, re-exported)
+from vitcore.stats.compare import Delta, metric_runs, pair_runs, paired_delta  # noqa: F401 (the pairing, re-exported)
 from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for the pages)
     BETTER,
     CONFIDENCE,
@@ -274,19 +274,17 @@ def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: fl
     values are taken from the runs (the `warmup` grid). A row appears only if the flipped config
     has runs; "better" means the flipped config is better than cfg. Each row is judged in the
     family of its single-switch change (families.family_of), so it reads as on the card; `timing` (the dedicated
-    timing set) joins the seconds as in compare.measure.
+    timing set) joins the seconds (compare.metric_runs).
     """
     base = runs_of(runs, cfg)
     if base.empty or cfg.model != "vit":
         return pd.DataFrame(columns=FLIP_COLUMNS)
-    rows = []
+    rows, over = [], {metric: metric_runs(runs, metric, timing) for metric in metrics}  # as compare.measure
     for switch, level, flipped in neighbours(runs, cfg):
         family = family_of(runs, cfg, flipped)
-        variant = runs_of(runs, flipped)
         for metric in metrics:
-            timed = seconds.with_timing_set(runs, timing) if metric == "seconds" else None  # as compare.measure
-            delta = paired_delta(base if timed is None else runs_of(timed, cfg),
-                                 variant if timed is None else runs_of(timed, flipped), metric, margin, family, test_set)
+            delta = paired_delta(runs_of(over[metric], cfg), runs_of(over[metric], flipped), metric, margin, family,
+                                 test_set)
             rows.append({"switch": switch, "from": getattr(cfg, switch), "to": level, **delta.row,
                          "variant_config_id": flipped.config_id})
     return pd.DataFrame(rows, columns=FLIP_COLUMNS)
