@@ -7,6 +7,7 @@ only by the commands that train or time it. One module per command group:
 
     runs     run, check, export, bench
     sweep    sweep
+    plans    plan register, plans
     results  effects, report, bench-attention
     analysis compare, claims, noise, diagnose-bn
 """
@@ -17,13 +18,13 @@ import argparse
 import os
 import sys
 
-from vitcore.cli import analysis, results, runs, sweep
+from vitcore.cli import analysis, plans, results, runs, sweep
 from vitcore.cli.common import Parser, UsageError, clean
 from vitcore.config import environment
 from vitcore.data.fashion import DataError, data_dir_problem
 from vitcore.run import TRAIN_INSTALL
 
-GROUPS = (runs, sweep, results, analysis)  # each adds its subcommands; each subcommand sets `handler`
+GROUPS = (runs, sweep, plans, results, analysis)  # each adds its subcommands; each subcommand sets `handler`
 
 
 def build_parser() -> argparse.ArgumentParser:

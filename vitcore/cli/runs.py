@@ -123,6 +123,8 @@ def _run(args) -> int:
 
 
 def _check(args) -> int:
+    from vitcore.stats import plans
+
     store = existing_store(args.store)
     if args.fix:
         with usage():  # a folder that is not a store: nothing removed
@@ -130,6 +132,7 @@ def _check(args) -> int:
         for name in removed:
             print(f"{clean(name)}: removed (unfinished write)")
     problems = store.check()  # predictions against the shipped official test labels, as every reader
+    problems += [("plans", text) for text in plans.load(store.root)[1]]  # a plan whose hash moved, ...
     for name, reason in problems:
         print(f"{clean(name)}: {clean(reason)}")  # names from the disk: no control character reaches the terminal
     table = store.table()  # check() just rewrote the index: no run is read again

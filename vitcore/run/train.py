@@ -24,7 +24,7 @@ from vitcore.data.patches import model_inputs
 from vitcore.model.build import NUM_CLASSES, build_model
 from vitcore.run import compile_cache, overlap
 from vitcore.run.loop import Loop
-from vitcore.store import writer
+from vitcore.store import timing, writer
 from vitcore.store.runs import Run, RunStore
 
 Progress = Callable[[int, int, dict], None]  # (epoch, total epochs, metrics of that epoch)
@@ -186,6 +186,9 @@ class Trainer:
             "per_class_accuracy": (confusion.diagonal() / confusion.sum(axis=1)).tolist(),
             "params": int(model.count_params()),
             "seconds": wall,
+            # When it was trained (UTC, to the second): a planned verdict says whether its runs were trained
+            # before its plan was registered (vitcore.stats.plans: seen or blind).
+            "trained_at": timing.now_utc(),
             "data_source": data.source,
             "threads": threads,
             # What the wall time depends on: runs compare in seconds only when all of this is equal.

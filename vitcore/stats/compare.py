@@ -63,7 +63,7 @@ def pair_runs(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str) -> pd.
     pairs of one group count (timing_group(): never pooled across groups), so a config may hold a random seed
     once per group (the dedicated timing set repeats the store's). Each frame must hold one config, else
     ValueError."""
-    extra = [c for c in ("run_id", "timing_group") if c in baseline.columns and c in variant.columns]
+    extra = [c for c in ("run_id", "timing_group", "trained_at") if c in baseline.columns and c in variant.columns]
     within = "timing_group" if metric == "seconds" and "timing_group" in extra else None
     for name, frame in (("baseline", baseline), ("variant", variant)):
         if frame.duplicated(PAIR_KEY + ([within] if within else [])).any():

@@ -237,7 +237,8 @@ def needs_text(seeds: float, n: int, paired: bool = True) -> str:
 # -- the verdict: both tests, adjusted within the family --------------------------------------
 JUDGEMENT_COLUMNS = ["p_value", "ci_low", "ci_high", "p_tost", "ci90_low", "ci90_high", "family", "family_size",
                      "p_adj", "p_tost_adj", "ci_adj_low", "ci_adj_high", "ci90_adj_low", "ci90_adj_high", "margin",
-                     "verdict", "seeds_needed", "seeds_more", "look", "looks_planned", "plan"]  # plan: stats.plan
+                     "verdict", "seeds_needed", "seeds_more", "look", "looks_planned", "plan",
+                     "seen_before_plan"]  # plan, seen_before_plan: stats.plan
 FIXED_SAMPLE = "fixed sample (not in the plan)"  # `plan` of a comparison judged once on all its pairs
 
 
@@ -281,4 +282,5 @@ def judge(metric: str, est: Estimate, margin: float = MARGIN, family: str = ONE,
             "ci90_high": high90, "family": family, "family_size": size, "p_adj": p_adj, "p_tost_adj": p_tost_adj,
             "ci_adj_low": adj_low, "ci_adj_high": adj_high, "ci90_adj_low": adj90_low, "ci90_adj_high": adj90_high,
             "margin": margin, "verdict": verdict, "seeds_needed": needed, "seeds_more": needed - est.n if
-            np.isfinite(needed) else needed, "look": np.nan, "looks_planned": 0, "plan": FIXED_SAMPLE}
+            np.isfinite(needed) else needed, "look": np.nan, "looks_planned": 0, "plan": FIXED_SAMPLE,
+            "seen_before_plan": False}

@@ -25,12 +25,13 @@ no Streamlit.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field as attribute
 
 import pandas as pd
 
 from vitcore.config import switches
 from vitcore.config.run import RunConfig
-from vitcore.stats import plan
+from vitcore.stats import plan, plans
 from vitcore.stats.estimates import ONE
 
 # What a single-switch change may change: every ViT switch of the registry (the factorial's, the papers'
@@ -47,13 +48,14 @@ class Family:
     name: str
     size: int = 1
     looks: tuple[int, ...] = ()
+    plan: object = attribute(default=None, compare=False, repr=False)  # the vitcore.stats.plans.Plan of `looks` (None: built-in)
 
     def caption(self) -> str:
         """What a view prints beside its verdicts."""
         text = f"{self.name}: no correction" if self.size <= 1 else \
             f"Bonferroni over the {self.size} {self.name} (simultaneous intervals)"
         if self.looks:
-            text += (f"; test accuracy planned: looks at {', '.join(map(str, self.looks))} paired random seeds, "
+            text += (f"; test accuracy planned by plan {getattr(self.plan, 'name', 'builtin')}: looks at {', '.join(map(str, self.looks))} paired random seeds, "
                      "alpha spent over the looks (repeated intervals)")
         return text
 
@@ -128,7 +130,14 @@ def switch_family(base: RunConfig, field: str, level) -> Family:
                       "registry's levels: this comparison alone)", 1)
     looks = plan.looks_of(base, field, level)
     return Family(f"{switch.noun} changes of {base.label()} at {base.train_rows:,} rows", len(switch.levels) - 1,
-                  looks)
+                  looks, plans.builtin() if looks else None)
+
+
+def planned_family(plan, question) -> Family:
+    """The family of one question of a registered plan: the registry's (as every view forms it), judged at
+    that plan's looks on its random seeds."""
+    family = family_of(None, question.base, question.variant)
+    return Family(family.name, family.size, plan.looks_of(question), plan)
 
 
 def _article_models(a: RunConfig, b: RunConfig) -> bool:

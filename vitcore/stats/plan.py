@@ -37,70 +37,112 @@ from functools import lru_cache
 
 import numpy as np
 
-from vitcore.config import switches
 from vitcore.config.run import RunConfig
 from vitcore.stats.estimates import ALPHA, EQUIVALENT, FIXED_SAMPLE, INCONCLUSIVE, RESOLVED, judge, needs_text
 
 METRIC = "test_accuracy"        # the planned metric; the others of a planned comparison stay fixed-sample
-ROWS = (1_000, 4_000)           # the article's ViT's sizes the plan covers
-LOOKS = (10, 20, 30, 40)        # paired random seeds at each look; the last is the cap
-CAPS = {("patch_size", 2): 20}  # cheaper caps for slow variants: patch 2 (196 tokens) stops at 20
-RHO = 1.0                       # Kim-DeMets spending alpha * t^RHO: 1 is Pocock-like
 FIXED = FIXED_SAMPLE
-PLAN_COLUMNS = ["look", "looks_planned", "plan"]
+PLAN_COLUMNS = ["look", "looks_planned", "plan", "seen_before_plan"]
 DECIDED = (*RESOLVED, EQUIVALENT)
+SEEN = "decided on random seeds seen before the plan"  # what every view says of such a verdict
+
+
+def _builtin():
+    from vitcore.stats import plans
+
+    return plans.builtin()
+
+
+def __getattr__(name: str):
+    """The built-in plan's numbers under their old names (ROWS, LOOKS, CAPS, RHO): read from its file."""
+    plan = _builtin()
+    if name == "LOOKS":
+        return plan.looks
+    if name == "ROWS":
+        return tuple(dict.fromkeys(q.train_rows for q in plan.questions))
+    if name == "CAPS":
+        return {(f, lv): c for f, lv, c in plan.caps}
+    if name == "RHO":
+        return plan.rho
+    raise AttributeError(name)
 
 
 def questions() -> list[tuple[str, object, int]]:
-    """(switch, level, train_rows) of every planned comparison against the article's ViT, registry order."""
-    return [(s.name, level, rows) for rows in ROWS for s in switches.REGISTRY
-            if s.applies("vit") and not s.free for level in s.levels if level != s.default]
+    """(switch, level, train_rows) of every question of the built-in plan, in its file's order."""
+    return [(q.field, q.level, q.train_rows) for q in _builtin().questions]
 
 
 def looks_of(base: RunConfig, field: str, level) -> tuple[int, ...]:
-    """The looks of the single-switch change of `base` to `level` of `field`: LOOKS up to its cap when
-    `base` is the article's ViT at a planned size, () when the comparison is not planned."""
-    if base.replace(seed=0) != RunConfig(train_rows=base.train_rows) or base.train_rows not in ROWS:
+    """The built-in plan's looks of the single-switch change of `base` to `level` of `field`, () when the
+    comparison is not one of its questions."""
+    plan = _builtin()
+    try:
+        question = plan.question_of(base.replace(seed=0), base.replace(seed=0, **{field: level}))
+    except ValueError:
         return ()
-    switch = switches.SWITCH.get(field)
-    if switch is None or switch.free or level not in switch.levels or level == switch.default:
-        return ()
-    cap = CAPS.get((field, level), LOOKS[-1])
-    return tuple(n for n in LOOKS if n <= cap)
+    return plan.looks_of(question) if question is not None else ()
 
 
-def spent(alpha: float, t) -> np.ndarray:
+def spent(alpha: float, t, rho: float = 1.0) -> np.ndarray:
     """The alpha spent by information fraction t (Kim & DeMets 1987 power family)."""
-    return alpha * np.asarray(t, dtype=float) ** RHO
+    return alpha * np.asarray(t, dtype=float) ** rho
 
 
 @lru_cache(maxsize=64)
-def nominal_levels(looks: tuple[int, ...], alpha: float) -> tuple[float, ...]:
+def nominal_levels(looks: tuple[int, ...], alpha: float, rho: float = 1.0) -> tuple[float, ...]:
     """Per-look nominal levels of a test that spends `alpha` over `looks`: the alpha spent since the last
     look, spent(t_k) - spent(t_{k-1}) (a union bound over the looks: each look's t-test is exact at its own
     level, so the chance that any look rejects a true null is at most their sum, alpha, whatever the
     correlation of the looks). The p threshold for the difference test (two-sided) and for each TOST half."""
     n = np.asarray(looks, dtype=float)
-    return tuple(float(level) for level in np.diff(spent(alpha, n / n[-1]), prepend=0.0))
+    return tuple(float(level) for level in np.diff(spent(alpha, n / n[-1], rho), prepend=0.0))
 
 
-def levels(looks: tuple[int, ...], size: int) -> list[tuple[float, float]]:
+def levels(looks: tuple[int, ...], size: int, rho: float = 1.0, alpha: float = ALPHA) -> list[tuple[float, float]]:
     """(difference test's two-sided level, each TOST half's one-sided level) per look, at the family's alpha/m."""
-    alpha = ALPHA / max(int(size), 1)
-    return [(level, level) for level in nominal_levels(tuple(looks), alpha)]
+    alpha = alpha / max(int(size), 1)
+    return [(level, level) for level in nominal_levels(tuple(looks), alpha, rho)]
 
 
-def _seed_range(n: int) -> str:
-    return f"random seeds 0–{n - 1}"
+def family_levels(family) -> list[tuple[float, float]]:
+    """levels() of a planned family, with its plan's spending."""
+    plan = family.plan or _builtin()
+    return levels(family.looks, family.size, plan.rho, plan.alpha)
+
+
+def _seed_range(first: int, n: int) -> str:
+    return f"random seeds {first}–{first + n - 1}"
+
+
+def _seen(plan, part) -> bool:
+    """Whether any run of these pairs was trained before `plan` was registered."""
+    trained = ("trained_at_baseline", "trained_at_variant")
+    for side, when in zip(("run_id_baseline", "run_id_variant"), trained):
+        if side not in part.columns:
+            return plan.on_disk is None  # runs of unknown history: seen unless the plan lists what was on disk
+        times = part[when] if when in part.columns else [None] * len(part)
+        if any(plan.seen(run_id, t) for run_id, t in zip(part[side], times)):
+            return True
+    return False
+
+
+def exploratory(plan, margin: float) -> str:
+    """The `plan` text of a planned comparison judged at another margin than its plan's."""
+    return f"exploratory (planned at ±{plan.margin:g} by plan {plan.name}): fixed-sample test at ±{margin:g}"
 
 
 def sequential(pairs, metric: str, margin: float, family, estimate) -> tuple[object, dict, object]:
     """The plan's verdict on one planned comparison: (its Estimate, its JUDGEMENT_COLUMNS + PLAN_COLUMNS, the pairs
     it used). `pairs`: pair_runs' frame (seed, delta, run ids); `estimate(part)` -> (Estimate, TEST_COLUMNS) for
     a subset of the pairs (the store's test set counted as on every view). Looks in order; the first that
-    decides ends it; a look is complete when every random seed below its n has its pair."""
-    looks, per_look = family.looks, levels(family.looks, family.size)
-    seeds = pairs["seed"].astype(int)
+    decides ends it; a look is complete when every one of the plan's first n random seeds has its pair.
+    Only the plan's random seeds count (another plan's, e.g. a confirmation's, never move this verdict)."""
+    plan = family.plan or _builtin()
+    looks, per_look = family.looks, family_levels(family)
+    offset = pairs["seed"].astype(int) - plan.first_seed
+    mine = (offset >= 0) & (offset < looks[-1])
+    pairs, seeds = pairs[mine].reset_index(drop=True), offset[mine].reset_index(drop=True)
+    name = f"planned ({plan.name})"
     chosen = None
     for k, (n, level) in enumerate(zip(looks, per_look), start=1):
         part = pairs[seeds < n].reset_index(drop=True)
@@ -118,14 +160,15 @@ def sequential(pairs, metric: str, margin: float, family, estimate) -> tuple[obj
                                               "ci90_adj_high")})
         have = int((seeds < looks[0]).sum())
         row.update(verdict=INCONCLUSIVE if est.n >= 2 else row["verdict"], seeds_needed=float(looks[0]),
-                   seeds_more=float(looks[0] - have), look=0, looks_planned=len(looks),
-                   plan=f"planned: first look at {looks[0]} paired random seeds ({looks[0] - have} more)")
+                   seeds_more=float(looks[0] - have), look=0, looks_planned=len(looks), seen_before_plan=False,
+                   plan=f"{name}: first look at {looks[0]} paired random seeds ({looks[0] - have} more)")
         return est, {**row, **columns}, pairs
     k, part, est, row = chosen
     waiting = int((seeds >= looks[k - 1]).sum())
-    text = f"planned: look {k} of {len(looks)} ({_seed_range(looks[k - 1])})"
+    text = f"{name}: look {k} of {len(looks)} ({_seed_range(plan.first_seed, looks[k - 1])})"
+    seen = _seen(plan, part)
     if row["verdict"] in DECIDED:
-        text += ": decided"
+        text += f": {SEEN}" if seen else ": decided"
         row.update(seeds_needed=np.nan, seeds_more=np.nan)
     elif k == len(looks):
         text += ": at the plan's cap, undecided"
@@ -136,7 +179,9 @@ def sequential(pairs, metric: str, margin: float, family, estimate) -> tuple[obj
         row.update(seeds_needed=float(looks[k]), seeds_more=float(looks[k] - have))
     if waiting and row["verdict"] not in DECIDED and k < len(looks):
         text += f"; {waiting} pair{'s' if waiting > 1 else ''} wait for it"
-    row.update(look=k, looks_planned=len(looks), plan=text)
+    if seen and row["verdict"] not in DECIDED:
+        text += " (on random seeds seen before the plan)"
+    row.update(look=k, looks_planned=len(looks), plan=text, seen_before_plan=seen)
     return est, row, part
 
 
@@ -164,5 +209,7 @@ def needs(row) -> str:
         more = int(row["seeds_more"])
         which = "first look" if look == 0 else f"look {look + 1} of {looks}"
         return f"{which} at {int(row['seeds_needed'])} paired random seeds ({more} more)"
+    if str(row.get("plan", "")).startswith("exploratory"):
+        return "exploratory: " + needs_text(row["seeds_needed"], int(row["n_pairs"]), bool(row.get("paired", True)))
     return needs_text(row["seeds_needed"], int(row["n_pairs"]), bool(row.get("paired", True)))
 

@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Callable
 
 from vitcore.config.run import RunConfig
-from vitcore.stats import plan, readings
-from vitcore.stats.estimates import JUDGEMENT_COLUMNS, RESOLVED, Estimate, judge
+from vitcore.stats import plan, plans, readings
+from vitcore.stats.estimates import JUDGEMENT_COLUMNS, RESOLVED, Estimate, judge, margin_for
 from vitcore.stats.families import ALONE, Family
 from vitcore.stats.testset import TEST_COLUMNS
 
@@ -96,13 +96,16 @@ def judge_paired(pairs, metric: str, margin: float, family: Family, estimate) ->
     the look that decides, its pairs only; the borderline check re-judges at its levels), else once on every pair.
     `estimate(part)` -> (Estimate, TEST_COLUMNS)."""
     levels = None
-    if family.looks and metric == plan.METRIC:
+    owner = (family.plan or plans.builtin()) if family.looks else None
+    if owner is not None and metric == plan.METRIC and margin_for(metric, margin) == owner.margin:
         est, row, used = plan.sequential(pairs, metric, margin, family, estimate)
         test = {name: row.pop(name) for name in TEST_COLUMNS}
-        levels = plan.levels(family.looks, family.size)[int(row["look"]) - 1] if row["look"] >= 1 else None
+        levels = plan.family_levels(family)[int(row["look"]) - 1] if row["look"] >= 1 else None
     else:
         (est, test), used = estimate(pairs), pairs
         row = judge(metric, est, margin, family.name, family.size, comparable=metric != "seconds" or est.n >= 2)
+        if owner is not None and metric == plan.METRIC:  # at another margin than its plan's: never a replay
+            row["plan"] = plan.exploratory(owner, margin_for(metric, margin))
     row.update(readings.verdict_columns(metric, est, row, test, levels))
     return est, row, test, used
 
@@ -136,6 +139,7 @@ class Judgement:
     look: float         # the plan's look that judged it (0: before the first; NaN: not planned)
     looks_planned: int  # how many looks the plan has for it (0: a fixed-sample comparison)
     plan: str           # what the plan says of it (estimates.FIXED_SAMPLE when not planned)
+    seen_before_plan: bool  # a planned verdict that used runs trained before its plan was registered
     size: str           # readings: beyond / inside / undetermined against the margin
     borderline: bool    # readings: an adjusted p near 0.05, or a verdict another test-set model flips
     flips: str          # readings: what would flip a borderline verdict

@@ -40,7 +40,7 @@ CONFIG_FIELDS = list(RunConfig.__dataclass_fields__)
 WHOLE_FIELDS = tuple(name for name, field in RunConfig.__dataclass_fields__.items()
                      if name in SEED_FIELDS or type(field.default) is int)
 COLUMNS = ["run_id", "config_id", "label", *CONFIG_FIELDS, *METRICS, "has_weights", "has_predictions",
-           "timing_group", "collapsed"]
+           "timing_group", "collapsed", "trained_at"]  # trained_at: UTC text, None before issue 39
 # A collapsed run learned its training rows but predicts the test split at about chance (10 classes):
 # e.g. post-norm BatchNorm runs whose batch statistics do not carry over to inference.
 COLLAPSED_TEST, COLLAPSED_TRAIN = 0.2, 0.5
@@ -83,7 +83,8 @@ def row(run_id: str, config: RunConfig, summary: dict, has_predictions: bool) ->
     fields = config.identity()
     return [run_id, config.config_id, config.label(), *(fields.get(name) for name in CONFIG_FIELDS),
             *(summary[key] for key in METRICS), summary.get("has_weights", False), has_predictions,
-            timing_group(summary), bool(collapsed(summary["test_accuracy"], summary["final_train_accuracy"]))]
+            timing_group(summary), bool(collapsed(summary["test_accuracy"], summary["final_train_accuracy"])),
+            summary.get("trained_at")]
 
 
 def row_from_files(folder: Path, run_id: str, folder_stamp: str) -> list:

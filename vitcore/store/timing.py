@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import datetime, timezone
 
 # Why a run's seconds may not compare with its group's: "replaced" (a backfill's retrain), "overlapped" (another
 # session trained in its store: vitcore.run.overlap), "reference" (the timing set: vitcore.analysis.timing).
@@ -17,6 +18,26 @@ TIMING_CONTEXTS = ("", "replaced", "overlapped", "reference")
 NODE_KIND = re.compile(r"[ -~]{1,100}")  # timing.node of a run trained on a Ray node (vitcore.run.cluster)
 LOAD_FIELDS = ("loadavg_start", "loadavg_end", "cpu_per_wall", "cores")  # timing.load (new runs; optional)
 COMPILE_MODES = ("fresh", "reused", "cached")  # cached: loaded from vitcore.run.compile_cache
+# summary.json's "trained_at": when the run was trained, UTC to the second (runs before issue 39 have none:
+# trained at an unrecorded time, before every registered plan but the built-in one's history says so).
+TRAINED_AT_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def trained_at(value) -> datetime | None:
+    """A summary's trained_at as an aware UTC datetime; None when absent. ValueError when malformed."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) != 20:
+        raise ValueError(f"trained_at {value!r} (allowed: UTC as YYYY-MM-DDTHH:MM:SSZ)")
+    try:
+        return datetime.strptime(value, TRAINED_AT_FORMAT).replace(tzinfo=timezone.utc)
+    except ValueError:
+        raise ValueError(f"trained_at {value!r} (allowed: UTC as YYYY-MM-DDTHH:MM:SSZ)") from None
+
+
+def now_utc() -> str:
+    """The current time as summary.json's trained_at (and a plan's registered_at) writes it."""
+    return datetime.now(timezone.utc).strftime(TRAINED_AT_FORMAT)
 
 
 def load_ok(load) -> bool:

@@ -37,6 +37,7 @@ INDEX = index.NAME
 
 STALE_SECONDS = 3600  # `check --fix` removes unheld debris older than this
 DEBRIS = (TEMP_PREFIX, index.INDEX_TEMP_PREFIX)
+PLANS = "plans"  # the registered plans' folder (vitcore.stats.plans.FOLDER)
 
 
 def check(store: RunStore, labels: np.ndarray | None = None) -> list[tuple[str, str]]:
@@ -72,6 +73,8 @@ def check(store: RunStore, labels: np.ndarray | None = None) -> list[tuple[str, 
             if is_dir:
                 problems += [(f"{entry.name}/{name}", _debris_reason(path / name)) for name in _listing(path)
                              if name.startswith(TEMP_PREFIX)]
+        elif entry.name == PLANS and entry.is_dir(follow_symlinks=False):
+            continue  # registered plans (vitcore.stats.plans): `check` reads them through their own reader
         elif entry.is_dir(follow_symlinks=False):
             problems.append((entry.name, "not a run folder (name is not a run id)"))
     if verdicts != cached:

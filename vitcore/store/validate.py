@@ -52,7 +52,7 @@ from vitcore.store.files import (  # noqa: F401 (re-exported)
     text,
     weights_limit,
 )
-from vitcore.store.timing import timing_problem
+from vitcore.store.timing import timing_problem, trained_at
 
 VALIDATION_VERSION = 5  # 4: timing may name a Ray node kind (vitcore.run.cluster); 5: the load a run was timed under
 HISTORY_COLUMNS = ["epoch", "loss", "accuracy", "val_loss", "val_accuracy", "lr", "seconds"]
@@ -190,6 +190,10 @@ def _check_metrics(summary: dict, config: RunConfig) -> None:
         wrong.append(f"seconds {summary['seconds']!r} (allowed: above 0 and below a day)")
     if (problem := timing_problem(summary.get("timing"))) is not None:
         wrong.append(problem)
+    try:
+        trained_at(summary.get("trained_at"))
+    except ValueError as error:
+        wrong.append(str(error))
     if "threads" in summary and not (type(summary["threads"]) is int and summary["threads"] >= 1):
         wrong.append(f"threads {summary['threads']!r} (allowed: a whole number >= 1)")
     if wrong:

@@ -1,0 +1,107 @@
+"""`plan register`: write a plan before its runs; `plans`: every plan's questions, looks and verdicts.
+
+    python -m vitcore plan register mine --vary depth=1,4 --rows 1000 --seeds 100-119 --looks 10,20
+    python -m vitcore plans --out out/        # plans.csv, questions.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from vitcore.cli.common import UsageError, add_store_flag, usage, writable_folder
+from vitcore.cli.sweep import _rows_list, _seed_range
+
+
+def add_parsers(sub) -> None:
+    plan = sub.add_parser("plan", help="register a plan (questions, looks, random seeds) before its runs")
+    verbs = plan.add_subparsers(dest="verb", required=True, parser_class=plan.__class__)
+    register = verbs.add_parser("register", help="write a new plan file with its sha256 into the store")
+    register.add_argument("name", help="the plan's name: 1-40 of a-z, 0-9, '-', '_'")
+    register.add_argument("--vary", action="append", default=[], metavar="FIELD=V1,V2,...", required=True,
+                          help="a question per level other than the base's, as `sweep --vary` (repeat for more fields)")
+    register.add_argument("--base", default="", metavar="FIELD=VALUE,...",
+                          help="changes to the article's ViT every question's base shares (as `sweep --base`)")
+    register.add_argument("--cross", action="store_true",
+                          help="not for plans: a plan's questions are single-field changes (refused with a reason)")
+    register.add_argument("--rows", type=_rows_list, default=(1_000, 4_000), metavar="N[,N...]",
+                          help="train_rows of the questions (default 1000,4000)")
+    register.add_argument("--seeds", type=_seed_range, required=True, metavar="A-B",
+                          help="the plan's random seeds: as many as the last look (look n uses the first n)")
+    register.add_argument("--looks", type=_looks, default=(10, 20, 30, 40), metavar="N,N,...",
+                          help="paired random seeds at each look (default 10,20,30,40); the last is the cap")
+    register.add_argument("--cap", action="append", default=[], type=_cap, metavar="FIELD=LEVEL:N",
+                          help="a smaller cap for one slow variant (e.g. patch_size=2:20)")
+    register.add_argument("--margin", type=float, default=0.01, help="the equivalence margin (default 0.01)")
+    register.add_argument("--confirms", default=None, metavar="PLAN",
+                          help="the plan whose verdicts this one replicates on fresh random seeds")
+    register.add_argument("--note", default="", help="why the plan exists (kept in its file)")
+    add_store_flag(register)
+    register.set_defaults(handler=_register)
+    listing = sub.add_parser("plans", help="every plan's questions, looks and verdicts: plans.csv, questions.csv")
+    listing.add_argument("--out", default=None, help="a folder for plans.csv and questions.csv (else: printed)")
+    add_store_flag(listing)
+    listing.set_defaults(handler=_plans)
+
+
+def _looks(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"looks are whole numbers separated by commas, got {text!r}") from None
+
+
+def _cap(text: str) -> tuple[str, object, int]:
+    from vitcore.run import custom
+
+    left, _, cap = text.rpartition(":")
+    try:
+        field, levels = custom.parse_vary(left, "--cap")
+        return field, levels[0], int(cap)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"--cap is FIELD=LEVEL:N ({error})") from None
+
+
+def _register(args) -> int:
+    from vitcore.run import custom
+    from vitcore.stats import plans
+    from vitcore.store.runs import RunStore
+
+    if args.cross:
+        raise UsageError("a plan's questions are single-field changes of its base; leave out --cross "
+                         "(crossed cells stay exploratory: sweep them with `sweep --vary ... --cross`)")
+    if not 0 < args.margin < 1:
+        raise UsageError(f"--margin must be between 0 and 1, got {args.margin}")
+    store = RunStore(args.store)
+    with usage():
+        vary = [custom.parse_vary(text) for text in args.vary]
+        plan = plans.make(args.name, vary, args.rows, args.seeds, args.looks, args.margin,
+                          custom.parse_base(args.base), args.cap, args.confirms, args.note)
+        known = {p.name for p in plans.load(store.root)[0]}
+        if plan.confirms is not None and plan.confirms not in known:
+            raise ValueError(f"--confirms {plan.confirms!r}: no such plan (plans here: {', '.join(sorted(known))})")
+        writable_folder(store.root, "--store")
+        path = plans.register(store.root, plan)
+    print(f"registered plan {plan.name}: {len(plan.questions)} questions, looks {','.join(map(str, plan.looks))}, "
+          f"random seeds {plan.seeds_text}, margin ±{plan.margin}, at {plan.registered_at}")
+    print(f"{path}  sha256 {plans.sha256(plan.text())}")
+    print(f"commit it before any of its runs exists; then: python -m vitcore sweep plan {plan.name} --workers 2")
+    return 0
+
+
+def _plans(args) -> int:
+    from vitcore.cli.common import existing_store, staged
+    from vitcore.study import plan_status
+
+    store = existing_store(args.store)
+    plan_table, questions = plan_status.tables(store)
+    if args.out is None:
+        print(plan_table.to_string(index=False))
+        print()
+        print(questions.to_string(index=False))
+        return 0
+    out = writable_folder(args.out, "--out")
+    with staged(out) as folder:
+        plan_table.to_csv(folder / "plans.csv", index=False)
+        questions.to_csv(folder / "questions.csv", index=False)
+    print(f"wrote {out / 'plans.csv'} ({len(plan_table)} plans) and {out / 'questions.csv'} ({len(questions)} rows)")
+    return 0
