@@ -14,6 +14,9 @@ from vitcore.store.runs import RunStore
 def add_parsers(sub) -> None:
     sweep = sub.add_parser("sweep", help="train a named grid of configs, or your own with --vary, resumably")
     sweep.add_argument("grid", nargs="?", help="grid name (see --list); leave out with --vary")
+    sweep.add_argument("plan", nargs="?", default=None,
+                       help="after the grid `plan`: a registered plan's name (default: the built-in plan); the "
+                            "sweep trains its next looks until every question is decided or at its cap")
     sweep.add_argument("--vary", action="append", default=[], metavar="FIELD=V1,V2,...",
                        help="your own grid: vary FIELD (width, depth, heads, mlp_dim, epochs, batch_size, lr, "
                             "warmup_epochs or any switch) over these values, around the article's ViT; repeat "
@@ -116,7 +119,7 @@ def _sweep(args) -> int:
         if args.vary:
             configs, args.grid = _custom(args), "custom"
         else:
-            configs = sweep.grid(args.grid, args.seeds, args.rows, args.model, store=store)
+            configs = sweep.grid(args.grid, args.seeds, args.rows, args.model, store=store, plan=args.plan)
     backfill = args.backfill_predictions
     if args.replace_unreproducible and not backfill:
         raise UsageError("--replace-unreproducible only goes with --backfill-predictions")
@@ -161,6 +164,8 @@ def _sweep(args) -> int:
     if mismatched:
         print(f"{len(mismatched)} runs did not reproduce (other thread count or machine?), left without "
               f"predictions: {' '.join(mismatched)}")
+    if args.grid == sweep.PLAN and results and not failed and not backfill:
+        return _sweep(args)  # the next looks, judged on the runs just stored: until decided or at the cap
     for result in failed:
         print(f"failed: run {result['run_id']} {json.dumps(result['config'], sort_keys=True)}: {result['error']}")
     if failed:

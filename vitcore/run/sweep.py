@@ -122,11 +122,14 @@ PLAN = "plan"  # the grid that reads the store: what the sequential plan asks fo
 
 
 def grid(name: str, seeds: tuple[int, int] | None = None, rows: tuple[int, ...] | None = None,
-         model: str | None = None, store: RunStore | None = None) -> list[RunConfig]:
-    """A named grid, optionally sliced: seeds in [low, high], these train_rows, this model (`plan`: of `store`)."""
+         model: str | None = None, store: RunStore | None = None, plan: str | None = None) -> list[RunConfig]:
+    """A named grid, optionally sliced: seeds in [low, high], these train_rows, this model (`plan`: the next looks
+    of the registered plan of that name in `store`, default the built-in plan)."""
     if name not in (*GRIDS, PLAN):
         raise ValueError(f"unknown grid {name!r}; grids: {', '.join([*GRIDS, PLAN])}")
-    configs = planned.next_configs(store) if name == PLAN else list(dict.fromkeys(GRIDS[name]()))  # order kept
+    if plan is not None and name != PLAN:
+        raise ValueError(f"a plan name goes with the grid {PLAN!r} (`sweep plan {plan}`), not with {name!r}")
+    configs = planned.next_configs(store, plan) if name == PLAN else list(dict.fromkeys(GRIDS[name]()))
     if seeds is not None:
         configs = [cfg for cfg in configs if seeds[0] <= cfg.seed <= seeds[1]]
     if rows is not None:
@@ -162,6 +165,23 @@ def chunks(todo: list[RunConfig], size: int = CHUNK) -> list[list[RunConfig]]:
         parts = math.ceil(len(group) / size)
         out += [group[i::parts] for i in range(parts)]  # interleaved: each chunk spans the seed range
     return [sorted(chunk, key=lambda c: c.seed) for chunk in out]
+
+
+def schedule(tasks: list[list[RunConfig]], workers: int) -> list[list[RunConfig]]:
+    """The order to hand `tasks` (cheapest first) to a pool of `workers`: simulated with _cost, the first worker
+    takes the most expensive task left and the others the cheapest, so the slowest cells (patch 2) start at
+    once on one worker while the cheap ones finish early on the rest, and nothing waits for them at the end."""
+    if workers < 2 or len(tasks) < 3:
+        return tasks
+    left, order = list(tasks), []
+    free = [(0, worker) for worker in range(workers)]
+    while left:
+        free.sort()
+        at, worker = free.pop(0)
+        task = left.pop() if worker == 0 else left.pop(0)
+        order.append(task)
+        free.append((at + sum(_cost(cfg) for cfg in task), worker))
+    return order
 
 
 _TRAINER = None  # one per worker process: its compiled cell survives from task to task
@@ -257,7 +277,7 @@ def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, execu
     if not todo:
         return []
     threads = max(1, (os.cpu_count() or 1) // workers)
-    tasks, session = chunks(todo), new_session()
+    tasks, session = schedule(chunks(todo), workers), new_session()
     if executor == "ray":
         return _run_ray(tasks, store, address, workers, progress, backfill, session)
     if executor != "local":
