@@ -7,8 +7,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-from vitcore.cli.common import UsageError, add_store_flag, usage, writable_folder
+from vitcore.cli.common import UsageError, add_store_flag, clean, usage, writable_folder
 from vitcore.cli.sweep import _rows_list, _seed_range
 
 
@@ -89,15 +90,17 @@ def _register(args) -> int:
 
 
 def _plans(args) -> int:
-    from vitcore.cli.common import existing_store, staged
-    from vitcore.study import plan_status
+    from vitcore.cli.common import existing_store, open_study, staged
 
-    store = existing_store(args.store)
-    plan_table, questions = plan_status.tables(store)
+    report = open_study(existing_store(args.store)).plan_report()
+    for problem in report.problems:
+        print(f"warning: {clean(problem)}", file=sys.stderr)
+    plan_table, questions = report.plans_frame(), report.questions_frame()
     if args.out is None:
-        print(plan_table.to_string(index=False))
+        print(plan_table.drop(columns=["sha256"]).to_string(index=False))
         print()
-        print(questions.to_string(index=False))
+        print(questions[["plan", "question", "train_rows", "look", "verdict", "size", "seen_before_plan",
+                         "discovery_verdict", "replicated", "needs"]].to_string(index=False))
         return 0
     out = writable_folder(args.out, "--out")
     with staged(out) as folder:

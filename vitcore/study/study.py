@@ -215,6 +215,14 @@ class Study(ArticleViews):
             percell.cell_effects(percell.restrict(self.runs, cells or percell.ALL), tuple(metrics), interactions)
         )).copy()
 
+    def plan_report(self):
+        """Every plan on this store (the built-in one and the store's registered plans) with each question judged
+        at its plan's looks, seen or blind, and a confirmation's discovery beside it (stats.plan_report)."""
+        from vitcore.stats import plan_report
+
+        root = self.store.root if self.store is not None else None
+        return self._cached("plans", lambda: plan_report.report(self.runs, self.test_set, root))
+
     def flip_report(self, selection: RunConfig, baseline: RunConfig):
         """analysis.flips.flip_report of the pairs of selection and baseline that kept predictions (a FlipReport),
         or None without a test set (no store, or the package's copy of the test labels is damaged)."""
