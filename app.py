@@ -21,6 +21,7 @@ page = st.navigation({
     "Ablations": [
         st.Page("views/ablations.py", title="Ablations", icon=":material/tune:", default=True),
         st.Page("views/claims.py", title="Claims", icon=":material/fact_check:"),
+        st.Page("views/plans.py", title="Plans", icon=":material/assignment_turned_in:"),
         st.Page("views/noise.py", title="Seed noise", icon=":material/scatter_plot:"),
         st.Page("views/runs.py", title="Runs & downloads", icon=":material/table_view:"),
     ],

@@ -228,6 +228,10 @@ def verdict_line(row: dict) -> str:
         text += f" (timed as {row['timing_group']})"
     if row["metric"] in estimates.OPTIMISTIC:
         text += " (optimistic: selected on this split)"
+    if plan.planned(row) or str(row.get("plan", "")).startswith("exploratory"):
+        text += f"\n  {'':21} {row['plan']}"  # which plan judged it (or that this margin is not its plan's)
+    if row.get("confirmation"):
+        text += f"\n  {'':21} confirmation: {row['confirmation']}"
     return text
 
 

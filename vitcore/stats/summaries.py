@@ -56,7 +56,7 @@ EFFECT_COLUMNS = ["factor", "level", "reference", "train_rows", "metric", "mean_
 INTERACTION_COLUMNS = ["factor", "level", "reference", "factor_b", "level_b", "reference_b", "train_rows", "metric",
                        "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group", *TEST_COLUMNS, *READING_COLUMNS]
 FLIP_COLUMNS = ["switch", "from", "to", "metric", "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group",
-                *TEST_COLUMNS, *READING_COLUMNS, "variant_config_id"]
+                *TEST_COLUMNS, *READING_COLUMNS, "variant_config_id", "confirmation"]
 
 
 def summarize(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:

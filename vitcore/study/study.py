@@ -167,7 +167,31 @@ class Study(ArticleViews):
         format, at least these two configs' runs) adds the per-class and confusion-matrix Δs."""
         baseline = baseline or default_baseline(selection)
         measured = [self.measurement(selection, baseline, metric) for metric in metrics]
-        return engine.judged(measured, margin, self.runs, confusions)
+        result = engine.judged(measured, margin, self.runs, confusions)
+        result.metrics["confirmation"] = [self.confirmation(selection, baseline, metric, margin)
+                                          for metric in result.metrics["metric"]]
+        return result
+
+    def confirmation(self, selection: RunConfig, baseline: RunConfig, metric: str = "test_accuracy",
+                     margin: float = MARGIN) -> str:
+        """What the registered plans that ask selection − baseline say of it, beside the verdict every view shows
+        ('' when none asks it on this metric at this margin): a confirmation's 'replicated', 'not replicated' or
+        'pending' with its own verdict, another plan's verdict or what it still needs (stats.plan_report)."""
+        from vitcore.stats import plan_report
+
+        report = self.plan_report()
+        plans = {plan.name: plan for plan in report.plans}
+        words = []
+        for q in report.beside(baseline.config_id, selection.config_id):
+            plan = plans[q.plan]
+            if plan.name == "builtin" or metric != plan.metric or abs(margin - plan.margin) > 1e-12:
+                continue  # the built-in plan judges the verdict itself (vitcore.stats.families)
+            state = f"{q.verdict} at look {q.look} of {q.looks_planned}" if q.decided else q.needs
+            if q.replicated and q.replicated != plan_report.NOTHING:
+                words.append(f"{q.replicated} (plan {q.plan}, random seeds {plan.seeds_text}: {state})")
+            else:
+                words.append(f"plan {q.plan} (random seeds {plan.seeds_text}): {state}")
+        return "; ".join(words)
 
     def flip_effects(self, cfg: RunConfig, margin: float = MARGIN, metrics=METRICS) -> pd.DataFrame:
         """summaries.flip_effects (cfg against each single-switch change of it) from the cached measurements."""
@@ -181,7 +205,8 @@ class Study(ArticleViews):
                 row = self.verdict(flipped, cfg, metric, margin).row()
                 row = {k: row[k] for k in FLIP_COLUMNS if k in row}
                 rows.append({"switch": switch, "from": getattr(cfg, switch), "to": level, **row,
-                             "variant_config_id": flipped.config_id})
+                             "variant_config_id": flipped.config_id,
+                             "confirmation": self.confirmation(flipped, cfg, metric, margin)})
         return pd.DataFrame(rows, columns=FLIP_COLUMNS)
 
     def main_effects(self, metrics=METRICS, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:

@@ -176,9 +176,12 @@ def header(comparison, cfg: RunConfig, baseline: RunConfig) -> str:
              else " No pair was timed alike without load, so seconds have no Δ (groups timed under load never "
              "enter)." if timed is not None and not timed else "")
     rows = comparison.metrics.set_index("metric")
-    if "test_accuracy" in rows.index and plan.planned(rows.loc["test_accuracy"]) and \
-            rows.loc["test_accuracy", "n_pairs"] < len(seeds):  # the plan's look: its own random seeds only
-        extra += f" Test accuracy is planned: {rows.loc['test_accuracy', 'plan'].removeprefix('planned: ')}."
+    if "test_accuracy" in rows.index:
+        test = rows.loc["test_accuracy"]
+        if plan.planned(test) or str(test["plan"]).startswith("exploratory"):  # a look uses its own seeds only
+            extra += f" Test accuracy is {test['plan']}."
+        if test.get("confirmation"):  # what a confirmation (or any registered plan) on fresh random seeds says
+            extra += f" Registered plans on test accuracy: {test['confirmation']}."
     return (f"{who}, paired by random seed at {fmt.rows(cfg.train_rows)} rows over random seeds "
             f"{', '.join(map(str, seeds))} ({len(seeds)} pairs): every mean and Δ below uses those seeds only.{extra} "
             f"Verdicts: {comparison.family.caption()}.")

@@ -1,0 +1,27 @@
+"""Plans: every registered plan's questions with their look, verdict and what they still need; a confirmation
+on fresh random seeds beside its discovery. vitcore.stats.plan_report computes; this page shows."""
+
+import streamlit as st
+
+from vitcore.app.plans import plans_view
+
+st.title("Plans")
+st.caption("A plan is written down, with its sha256, before the runs it judges: its questions, margin, looks, caps, "
+           "spending and random seeds. Each question is decided at the first look whose tests resolve (or stays "
+           "undecided at its cap); later runs never change it. A confirmation plan asks the same questions on random "
+           "seeds nobody had seen and says whether each discovery is replicated.")
+
+report = plans_view.report()
+for problem in report.problems:
+    st.warning(f"Left out: {problem}")
+for plan in report.plans:
+    frame = report.questions_frame()
+    frame = frame[frame["plan"] == plan.name].reset_index(drop=True)
+    st.subheader(f"Plan {plan.name}" + (f" — confirms {plan.confirms}" if plan.confirms else ""))
+    st.markdown(plans_view.summary(plan, frame, report.blind[plan.name]))
+    if plan.note:
+        st.caption(plan.note)
+    st.dataframe(plans_view.display(plan, frame), hide_index=True, width="stretch")
+st.caption("Register your own: `python -m vitcore plan register NAME --vary FIELD=L1,L2 --rows N --seeds A-B "
+           "--looks 10,20`, commit the file, then `python -m vitcore sweep plan NAME --workers 2` trains it until "
+           "every question is decided or at its cap. The same tables: `python -m vitcore plans --out DIR`.")

@@ -1,0 +1,1 @@
+"""The Plans page's pieces (vitcore.app.plans.plans_view)."""
