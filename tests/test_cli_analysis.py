@@ -32,7 +32,7 @@ def test_compare_writes_the_three_tables(filled, tmp_path, capsys):
     assert (metrics["n_pairs_with_test"] == 0).all()  # no run kept predictions: no interval over test images
     acc = metrics.set_index("metric").loc["test_accuracy"]
     assert acc["n_pairs"] == 4 and bool(acc["paired"]) and acc["verdict"] == "inconclusive"  # planned: 4 of 10
-    assert acc["look"] == 0 and acc["looks_planned"] == 4 and acc["plan"].startswith("planned: first look at 10")
+    assert acc["look"] == 0 and acc["looks_planned"] == 4 and acc["plan"].startswith("planned (builtin): first look at 10")
     val = metrics.set_index("metric").loc["best_val_accuracy"]
     assert val["verdict"] == "worse" and val["plan"] == "fixed sample (not in the plan)"  # judged on all 4 pairs
     assert acc["mean_delta"] == pytest.approx(-0.10 + 0.0015, abs=1e-3)

@@ -69,9 +69,13 @@ def _shown(value) -> str:
 def store_choices(table: pd.DataFrame) -> dict[str, tuple]:
     """The sidebar's choices for one store: every key of CHOICES, but a free field (width, depth, epochs,
     ...) only when the store holds more than one value of it, offering its registry levels and every
-    value the store holds (a width-48 run of your own is selectable too)."""
+    value the store holds (a width-48 run of your own is selectable too); training rows: the grids' and every
+    row count the store holds."""
     out = {}
     for key, options in CHOICES.items():
+        if key == "train_rows" and key in table.columns and len(table):  # your own study's sizes (e.g. 300) too
+            out[key] = tuple(sorted(set(options) | {int(v) for v in table[key].dropna().unique()}))
+            continue
         if key not in FREE_KEYS:
             out[key] = options
             continue

@@ -27,7 +27,8 @@ from vitcore.stats.families import ALONE, Family, family_of, runs_of
 from vitcore.stats.records import Contrast, Measurement, judge_paired, long_pairs, paired_spread
 
 METRIC_COLUMNS = ["metric", "selection_mean", "baseline_mean", "n_pairs", "mean_delta", *JUDGEMENT_COLUMNS, "paired",
-                  "timing_group", *testset.TEST_COLUMNS, *readings.READING_COLUMNS]
+                  "timing_group", *testset.TEST_COLUMNS, *readings.READING_COLUMNS,
+                  "confirmation"]  # what the store's registered plans say beside it (filled by vitcore.study.Study)
 CLASS_COLUMNS = ["class", "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS]
 CONFUSION_COLUMNS = ["true", "predicted", "mean_delta", "ci_low", "ci_high", "n_pairs"]
 PAIR_KEY = ["train_rows", "seed"]  # what makes two runs a pair: the same data sample and initialisation
@@ -206,6 +207,7 @@ def judged(measured: list[Measurement], margin: float = MARGIN, runs: pd.DataFra
     contrast = measured[0].contrast
     selection, baseline = contrast.selection, contrast.baseline
     frame = pd.DataFrame([m.judged(margin).row() for m in measured], columns=METRIC_COLUMNS)
+    frame["confirmation"] = ""
     long = pd.concat([m.pairs for m in measured], ignore_index=True)
     classes = confusion = None
     if confusions is not None:

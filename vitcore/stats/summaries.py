@@ -287,4 +287,4 @@ def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: fl
                                  test_set)
             rows.append({"switch": switch, "from": getattr(cfg, switch), "to": level, **delta.row,
                          "variant_config_id": flipped.config_id})
-    return pd.DataFrame(rows, columns=FLIP_COLUMNS)
+    return pd.DataFrame(rows, columns=FLIP_COLUMNS).assign(confirmation="")  # the Study fills it
