@@ -14,6 +14,7 @@ from vitcore.config.run import FIELD_NAMES, VIT_FIELDS, RunConfig
 from vitcore.data.fashion import CLASS_NAMES
 from vitcore.model import anatomy
 from vitcore.store.runs import HISTORY_COLUMNS, METRICS, RunStore
+from vitcore.store.timing import now_utc
 
 CLASSES = len(CLASS_NAMES)
 TEST_PER_CLASS = 1_000  # the official test split: 1,000 images per class
@@ -69,6 +70,7 @@ def write_run(store: RunStore, cfg: RunConfig, accuracy: float = 0.8, **options)
     """Store one complete synthetic run of cfg (no training, no weights) whose files agree with its
     summary; options as `metrics`."""
     summary = metrics(cfg, accuracy, **options)
+    summary["trained_at"] = now_utc()  # as a training records it: after every plan registered before it
     return store.save(cfg, history(cfg, summary), confusion(accuracy), summary)
 
 

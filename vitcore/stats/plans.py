@@ -254,9 +254,10 @@ def make(name: str, vary, rows, seeds: tuple[int, int], looks=(10, 20, 30, 40), 
          caps=(), confirms: str | None = None, note: str = "") -> Plan:
     """A new plan, registered now (not yet written: `register`); PlanError for anything not allowed."""
     looks = tuple(looks)
-    if seeds[1] - seeds[0] + 1 != (looks[-1] if looks else 0):
+    check(Plan(name=name, registered_at=now_utc(), questions=(), first_seed=seeds[0], looks=looks, margin=margin))
+    if seeds[1] - seeds[0] + 1 != looks[-1]:
         raise PlanError(f"--seeds {seeds[0]}-{seeds[1]} gives {seeds[1] - seeds[0] + 1} random seeds; the last look "
-                        f"needs exactly {looks[-1] if looks else '?'} (e.g. {seeds[0]}-{seeds[0] + looks[-1] - 1})")
+                        f"needs exactly {looks[-1]} (e.g. {seeds[0]}-{seeds[0] + looks[-1] - 1})")
     plan = Plan(name=name, registered_at=now_utc(), questions=questions_of(vary, rows, base), first_seed=seeds[0],
                 looks=looks, caps=tuple(caps), margin=margin, confirms=confirms, note=note)
     check(plan)
@@ -269,6 +270,8 @@ def _read(path: Path) -> str:
     """A plan file's text: a regular file (no link followed, no FIFO waited on), at most MAX_BYTES."""
     from vitcore.data.regular import Refused, open_regular
 
+    if os.path.islink(path):  # never followed (O_NOFOLLOW below too): say what it is
+        raise PlanError(f"{path.name} is not a plain file (a symbolic link)")
     try:
         with open_regular(path, MAX_BYTES, follow=False) as handle:
             data = os.read(handle, MAX_BYTES + 1)

@@ -1,0 +1,213 @@
+"""Registered plans (vitcore.stats.plans, .plan_report): files with a hash, seen or blind, confirmations, and the
+`plan register` / `plans` / `sweep plan NAME` commands."""
+
+import json
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+from fakes import write_run
+
+from vitcore.cli import main
+from vitcore.config.run import RunConfig
+from vitcore.run import planned
+from vitcore.stats import plan, plan_report, plans
+from vitcore.stats.compare import compare, paired_delta
+from vitcore.stats.families import family_of, planned_family, runs_of
+from vitcore.store.runs import RunStore
+from vitcore.study import Study
+
+CONFIRM = ["plan", "register", "conf", "--vary", "norm_placement=post", "--rows", "1000", "--seeds", "500-503",
+           "--looks", "2,4", "--confirms", "builtin"]
+
+
+def test_the_builtin_plan_is_its_file_with_its_history():
+    builtin = plans.builtin()
+    assert builtin.registered_at == "2026-12-01T10:32:20Z" and builtin.seeds_text == "0-39"
+    assert len(builtin.questions) == len(plan.questions()) and plan.LOOKS == builtin.looks
+    assert plan.CAPS == {("patch_size", 2): 20} and plans.sha256(builtin.text()) == builtin.sha256
+    # the runs on disk when it was registered: random seeds 0-9 of every question but patch 2 (5 there)
+    assert len(builtin.on_disk) == 210 and builtin.seen(next(iter(builtin.on_disk)), None)
+    assert not builtin.seen("0123456789ab", None) and not builtin.seen("0123456789ab", "2026-12-02T00:00:00Z")
+    assert builtin.seen("0123456789ab", "2026-12-01T10:00:00Z")
+
+
+def test_register_writes_a_file_whose_hash_is_recorded_and_never_changes(tmp_path, capsys):
+    assert main([*CONFIRM, "--store", str(tmp_path)]) == 0
+    text = (tmp_path / "plans" / "conf.json").read_text()
+    digest = (tmp_path / "plans" / "SHA256SUMS").read_text().split()[0]
+    assert plans.sha256(text) == digest and json.loads(text)["seeds"] == {"first": 500, "last": 503}
+    found, problems = plans.load(tmp_path)
+    assert [p.name for p in found] == ["builtin", "conf"] and problems == []
+    assert main([*CONFIRM, "--store", str(tmp_path)]) == 2  # the name is taken: a change is a new plan
+    assert "never changes" in capsys.readouterr().err
+    (tmp_path / "plans" / "conf.json").write_text(text.replace('"margin": 0.01', '"margin": 0.02'))
+    found, problems = plans.load(tmp_path)
+    assert [p.name for p in found] == ["builtin"] and "sha256 moved" in problems[0]
+    write_run(RunStore(tmp_path), RunConfig(train_rows=1000, seed=500), 0.8)
+    assert main(["check", "--store", str(tmp_path)]) == 1
+    assert "plans: plan conf.json: its sha256 moved" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("words, says", [
+    (["--seeds", "500-502"], "needs exactly 4"),
+    (["--looks", "4,2"], "increasing"),
+    (["--margin", "0"], "between 0 and 1"),
+    (["--vary", "depth=0"], "depth=0"),
+    (["--confirms", "nothing"], "no such plan"),
+    (["--cross"], "single-field changes"),
+])
+def test_a_bad_plan_is_one_line_and_writes_nothing(tmp_path, capsys, words, says):
+    args = [*CONFIRM, "--store", str(tmp_path)]
+    for word in words:  # the later flag wins in argparse: append the override
+        args.append(word)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "plans" / "conf.json").exists()
+
+
+def test_a_planted_link_or_fifo_is_never_read_as_a_plan(tmp_path):
+    folder = tmp_path / "plans"
+    folder.mkdir()
+    outside = tmp_path / "outside.json"
+    outside.write_text(plans.builtin().text())
+    (folder / "evil.json").symlink_to(outside)
+    os.mkfifo(folder / "fifo.json")
+    (folder / SUMS_NAME).write_text(f"{plans.sha256(outside.read_text())}  evil.json\n")
+    found, problems = plans.load(tmp_path)
+    assert [p.name for p in found] == ["builtin"]
+    assert any("evil.json" in p and "not a plain file" in p for p in problems)
+    assert any("fifo.json" in p and "not a plain file" in p for p in problems)
+
+
+SUMS_NAME = plans.SUMS
+
+
+def _pair_store(tmp_path, seeds, effect=0.01) -> RunStore:
+    store, rng = RunStore(tmp_path / "runs"), np.random.default_rng(5)
+    for seed in seeds:
+        base = 0.8 + rng.normal(0, 0.005)
+        write_run(store, RunConfig(train_rows=1000, seed=seed), base)
+        write_run(store, RunConfig(train_rows=1000, seed=seed, norm_placement="post"),
+                  base + effect + rng.normal(0, 0.002))
+    return store
+
+
+def test_a_confirmation_uses_only_its_seeds_and_never_moves_the_discovery(tmp_path):
+    store = _pair_store(tmp_path, range(10))
+    before = compare(store.table(), RunConfig(train_rows=1000, norm_placement="post")).metrics.iloc[0]
+    assert main([*CONFIRM, "--store", str(store.root)]) == 0
+    conf = planned.find(store, "conf")
+    assert planned.next_configs(store, "conf")[0].seed == 500  # its first look: random seeds 500, 501
+    for seed in (500, 501):
+        write_run(store, RunConfig(train_rows=1000, seed=seed), 0.8)
+        write_run(store, RunConfig(train_rows=1000, seed=seed, norm_placement="post"), 0.82 + seed % 2 * 0.001)
+    after = compare(store.table(), RunConfig(train_rows=1000, norm_placement="post")).metrics.iloc[0]
+    for column in ("mean_delta", "p_adj", "verdict", "plan"):
+        assert after[column] == before[column]  # the discovery's looks see random seeds 0-39 only
+    status = {q.plan: q for q in Study.open(store.root, warn=False).plan_report().questions
+              if q.question == "norm_placement=post" and q.train_rows == 1000}
+    assert status["conf"].look == 1 and status["conf"].n_pairs == 2 and status["conf"].text.startswith(
+        "planned (conf): look 1 of 2 (random seeds 500–501)")
+    assert status["conf"].discovery_verdict == status["builtin"].verdict and not status["conf"].seen_before_plan
+    family = planned_family(conf, conf.questions[0])
+    registry = family_of(None, RunConfig(train_rows=1000), RunConfig(train_rows=1000, norm_placement="post"))
+    assert family.looks == (2, 4) and family.size == registry.size and family.plan is conf
+
+
+@pytest.mark.parametrize("discovery, confirmation, decided, at_cap, expected", [
+    ("better", "better", True, False, plan_report.REPLICATED),
+    ("better", "slightly better", True, False, plan_report.REPLICATED),   # the direction again, inside the margin
+    ("equivalent", "slightly worse", True, False, plan_report.REPLICATED),  # negligible again
+    ("better", "equivalent", True, False, plan_report.NOT_REPLICATED),
+    ("better", "worse", True, False, plan_report.NOT_REPLICATED),
+    ("worse", "inconclusive", False, True, plan_report.NOT_REPLICATED),   # undecided at the cap
+    ("worse", "inconclusive", False, False, plan_report.PENDING),
+    ("inconclusive", "better", True, False, plan_report.NOTHING),
+])
+def test_replication_words(discovery, confirmation, decided, at_cap, expected):
+    assert plan_report.outcome(discovery, confirmation, decided, at_cap) == expected
+
+
+def test_another_margin_is_exploratory_never_a_replay_of_the_looks(tmp_path):
+    store = _pair_store(tmp_path, range(20), effect=0.004)
+    sel = RunConfig(train_rows=1000, norm_placement="post")
+    planned_row = compare(store.table(), sel, margin=0.01).metrics.iloc[0]
+    other = compare(store.table(), sel, margin=0.02).metrics.iloc[0]
+    assert planned_row["plan"].startswith("planned (builtin)") and planned_row["looks_planned"] == 4
+    assert other["plan"] == "exploratory (planned at ±0.01 by plan builtin): fixed-sample test at ±0.02"
+    assert other["looks_planned"] == 0 and other["n_pairs"] == 20  # every pair, the fixed-sample test
+
+
+def test_seen_before_the_plan_is_said_on_the_verdict(tmp_path):
+    """A run trained before a plan was registered makes that plan's verdict 'seen'; after it, 'blind'."""
+    store = _pair_store(tmp_path, range(500, 504), effect=0.03)
+    table = store.table()
+    table["trained_at"] = "2020-01-01T00:00:00Z"  # trained long before any plan
+    assert main([*CONFIRM, "--store", str(store.root)]) == 0
+    conf = planned.find(store, "conf")
+    q = conf.questions[0]
+    row = paired_delta(runs_of(table, q.base), runs_of(table, q.variant), "test_accuracy", 0.01,
+                       planned_family(conf, q)).row
+    assert row["verdict"] == "better" and row["seen_before_plan"] and plan.SEEN in row["plan"]
+    assert not plan_report.blind(conf, table)
+    table["trained_at"] = "2099-01-01T00:00:00Z"
+    row = paired_delta(runs_of(table, q.base), runs_of(table, q.variant), "test_accuracy", 0.01,
+                       planned_family(conf, q)).row
+    assert not row["seen_before_plan"] and row["plan"].endswith(": decided") and plan_report.blind(conf, table)
+
+
+def test_plans_writes_both_tables(tmp_path):
+    store = _pair_store(tmp_path, range(500, 504), effect=0.03)
+    assert main([*CONFIRM, "--store", str(store.root)]) == 0
+    out = tmp_path / "out"
+    assert main(["plans", "--store", str(store.root), "--out", str(out)]) == 0
+    table = pd.read_csv(out / "plans.csv").set_index("plan")
+    assert list(table.index) == ["builtin", "conf"]
+    assert table.loc["conf", "seeds"] == "500-503" and table.loc["conf", "questions"] == 1
+    assert table.loc["conf", "sha256"] == plans.sha256((store.root / "plans" / "conf.json").read_text())
+    assert table.loc["builtin", "sha256"] == plans.builtin().sha256  # blind here: no run of its history is stored
+    questions = pd.read_csv(out / "questions.csv")
+    mine = questions[questions["plan"] == "conf"].iloc[0]
+    assert mine["verdict"] == "better" and mine["look"] == 2 and mine["replicated"] == plan_report.NOTHING
+    assert {"plan", "question", "train_rows", "look", "verdict", "size", "seen_before_plan", "discovery_verdict",
+            "replicated"} <= set(questions.columns)
+
+
+@pytest.mark.slow
+def test_a_tiny_plan_registered_swept_and_shown_everywhere(tmp_path, monkeypatch):
+    """The issue's own check: a plan at 300 rows with looks at 2 and 4 random seeds, registered in a temporary
+    store, trained by `sweep plan NAME` until decided, and its verdict found in `plans`, `compare` and on the
+    Ablations page."""
+    from streamlit.testing.v1 import AppTest
+
+    store = tmp_path / "runs"
+    assert main(["plan", "register", "tiny", "--vary", "depth=1", "--rows", "300",
+                 "--seeds", "100-103", "--looks", "2,4", "--store", str(store)]) == 0
+    assert main(["sweep", "plan", "tiny", "--workers", "1", "--store", str(store)]) == 0
+    report = Study.open(store, warn=False).plan_report()
+    (status,) = report.of("tiny")
+    assert status.decided or status.at_cap  # trained until decided or at its cap
+    stored = RunStore(store).table()
+    assert set(stored["seed"]) <= {100, 101, 102, 103} and len(stored) == 2 * status.n_pairs
+    assert stored["trained_at"].notna().all() and report.blind["tiny"]
+    out = tmp_path / "out"
+    assert main(["plans", "--store", str(store), "--out", str(out)]) == 0
+    assert "tiny" in set(pd.read_csv(out / "plans.csv")["plan"])
+    assert main(["compare", "--depth", "1", "--train-rows", "300", "--store", str(store), "--out", str(out)]) == 0
+    row = pd.read_csv(out / "metrics.csv").set_index("metric").loc["test_accuracy"]
+    said = f"{status.verdict} at look {status.look} of 2" if status.decided else status.needs
+    assert row["confirmation"] == f"plan tiny (random seeds 100-103): {said}"
+    from vitcore.app import state
+    from vitcore.app.sidebar import PAINTED
+
+    monkeypatch.setattr(state, "STORE_PATH", str(store))  # the app reads this store (as VITCORE_STORE would)
+    at = AppTest.from_file("../app.py", default_timeout=120)
+    at.query_params.update({"depth": "1", "train_rows": "300"})
+    at.session_state[PAINTED] = True  # AppTest fires no fragment timers: the session's second run draws the cards
+    at.run()
+    assert not at.exception
+    shown = " ".join(m.value for m in at.markdown)
+    assert "plan tiny (random seeds 100-103)" in shown
