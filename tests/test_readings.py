@@ -134,3 +134,16 @@ def test_every_view_carries_the_readings(committed):
     table = tables.flip_table(flips, "test_accuracy")
     assert {"Size", "Δ / run sd", "Wins", "Borderline"} <= set(table.columns)
     assert isinstance(pd.DataFrame(drawn)["borderline"].iloc[0], (bool, np.bool_))
+
+
+def test_lsa_at_1000_rows_says_its_interval_is_over_random_seeds_alone(committed):
+    """Its test-image term is exactly 0 (the image mean square below the residual): the interval is the seeds',
+    and its label and sentence say so (it read "random seeds and test images", from a one-ulp tie of widths)."""
+    runs, tests = committed
+    base = RunConfig(train_rows=1000)
+    row = compare(runs, base.replace(self_attention="lsa"), base, metrics=("test_accuracy",),
+                  test_set=tests).metrics.iloc[0].to_dict()
+    assert row["test_se"] == 0.0 and row["n_pairs_with_test"] >= 10
+    assert row["interval"] == testset.SEEDS_ONLY and (row["ci_low"], row["ci_high"]) == (row["ci_low_seeds"],
+                                                                                        row["ci_high_seeds"])
+    assert testset.sentence(row).startswith("The test images add no measurable variance")
