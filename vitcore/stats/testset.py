@@ -179,6 +179,14 @@ def with_floor(est: Estimate, extra: float, df: float | None = None) -> Estimate
                    se=se, df=df, floor=float(np.sqrt(extra)))
 
 
+def seeds_only(est: Estimate) -> Estimate:
+    """`est` without the test images' term (`floor`): the interval over random seeds alone, mean, n and df kept
+    (the check of a verdict that term decides, vitcore.stats.readings)."""
+    if not est.floor:
+        return est
+    return with_floor(replace(est, se=float(np.sqrt(max(est.se ** 2 - est.floor ** 2, 0.0)))), 0.0)
+
+
 def seed_columns(est: Estimate) -> dict:
     """TEST_COLUMNS of a Δ judged over random seeds alone."""
     return {"interval": SEEDS_ONLY, "ci_low_seeds": est.ci_low, "ci_high_seeds": est.ci_high, "test_se": np.nan,
