@@ -27,19 +27,47 @@ STRADDLES = {"margin": 0.01, "ci_adj_low": 0.002, "ci_adj_high": 0.015, "p_value
     ("> 0", "slightly better", 0.004, INSIDE, (claims.SMALLER, claims.INSIDE_MARGIN)),  # real, smaller than the margin
     ("> 0", "better", -0.03, ROW, ("disagrees", claims.BEYOND_MARGIN)), ("< 0", "higher", 0.02, ROW, ("disagrees", claims.BEYOND_MARGIN)),
     ("> 0", "slightly worse", -0.004, INSIDE, ("disagrees", claims.INSIDE_MARGIN)),  # resolved against, if small
-    ("> 0", "equivalent", 0.0059, SHOWN_SMALL, (claims.SMALLER, claims.INSIDE_MARGIN)),  # never "disagrees"
-    ("> 0", "equivalent", -0.0011, NO_SIDE, ("unresolved", claims.INSIDE_MARGIN)),  # small, no direction
-    ("> 0", "equivalent", 0.0011, NO_SIDE, ("unresolved", claims.INSIDE_MARGIN)),  # on the side, but not shown there
+    # patch 4 − 7 at ±0.02: raw p 0.025 (one-sided 0.0125) once made it "agrees in direction"; the adjusted
+    # difference test does not resolve its sign, so it is shown negligible, never "disagrees"
+    ("> 0", "equivalent", 0.0059, SHOWN_SMALL, (claims.NEGLIGIBLE, claims.INSIDE_MARGIN)),
+    ("> 0", "equivalent", -0.0011, NO_SIDE, (claims.NEGLIGIBLE, claims.INSIDE_MARGIN)),  # small, no direction
+    ("> 0", "equivalent", 0.0011, NO_SIDE, (claims.NEGLIGIBLE, claims.INSIDE_MARGIN)),   # on the side, not shown there
     ("≈ 0", "equivalent", 0.001, INSIDE, ("agrees", claims.INSIDE_MARGIN)),
     ("≈ 0", "slightly worse", -0.004, INSIDE, ("agrees", claims.INSIDE_MARGIN)),
     ("≈ 0", "better", 0.03, ROW, ("disagrees", claims.BEYOND_MARGIN)),
-    ("≈ 0", "better", 0.008, STRADDLES, ("unresolved", claims.SIZE_OPEN)),  # real, but not shown beyond ±margin
-    ("> 0", "inconclusive", 0.03, ROW, ("unresolved", claims.SIZE_OPEN)),
-    ("≈ 0", "too few seeds", 0.0, ROW, ("unresolved", claims.SIZE_OPEN)),
-    ("> 0", "not comparable", np.nan, ROW, ("unresolved", claims.SIZE_OPEN)),
+    ("≈ 0", "better", 0.008, STRADDLES, (claims.REAL_OPEN, claims.SIZE_OPEN)),  # real, neither inside nor beyond
+    ("> 0", "inconclusive", 0.03, ROW, (claims.INCONCLUSIVE, claims.SIZE_OPEN)),
+    ("≈ 0", "inconclusive", 0.001, NO_SIDE, (claims.INCONCLUSIVE, claims.SIZE_OPEN)),
+    ("≈ 0", "too few seeds", 0.0, ROW, (claims.INCONCLUSIVE, claims.SIZE_OPEN)),
+    ("> 0", "not comparable", np.nan, ROW, (claims.INCONCLUSIVE, claims.SIZE_OPEN)),
 ])
 def test_direction_and_size_are_judged_apart(expected, verdict, delta, row, answer):
     assert claims.judge_claim(expected, verdict, delta, row) == answer
+
+
+def test_the_direction_reads_the_adjusted_tests_never_a_raw_p():
+    """The same verdict gives the same direction whatever the raw p says: only the adjusted tests (in the verdict)
+    count, as for every other word."""
+    for raw in (1e-6, 0.02, 0.5):
+        assert claims.judge_claim("> 0", "equivalent", 0.006, {**SHOWN_SMALL, "p_value": raw})[0] == claims.NEGLIGIBLE
+        assert claims.judge_claim("> 0", "slightly better", 0.006, {**SHOWN_SMALL, "p_value": raw})[0] == claims.SMALLER
+
+
+def test_every_direction_word_is_defined_once_and_said_the_same_everywhere():
+    from conftest import ROOT
+
+    from vitcore.app.claims import claims_view
+
+    assert len(set(claims.DIRECTIONS)) == len(claims.DIRECTIONS) == len(claims.DEFINITIONS) == 6
+    assert "unresolved" not in claims.DIRECTIONS
+    legend = claims_view.meaning(claims.claims_table(_world()), 0.01)
+    readme = (ROOT / "README.md").read_text()
+    counts = {**{word: k for k, word in enumerate(claims.DIRECTIONS)}, "counted": 15, "not_counted": 1}
+    line = claims.tally_line(counts, 0.01)
+    for k, direction in enumerate(claims.REGISTRY):
+        assert f"*{direction.word}*: {direction.meaning}" in legend
+        assert f"- **{direction.word}** — {direction.meaning}" in readme
+        assert direction.counted.format(n=k) in line
 
 
 def test_expected_is_checked():
@@ -72,7 +100,7 @@ def test_each_claim_is_checked_at_every_patch_step():
 def _world() -> pd.DataFrame:
     """1,000 rows: the ViT 0.03 ahead of the convnet and overfitting 0.1 more (yes); 4,000 rows: the
     convnet 0.03 ahead (no); pre-norm warm-up 2 within 0.001 of no warm-up (equivalent: yes);
-    no position embedding at one random seed only (too few seeds: unresolved)."""
+    no position embedding at one random seed only (too few seeds: inconclusive)."""
     rng = np.random.default_rng(0)
     rows = []
     for seed in range(5):
@@ -118,7 +146,7 @@ def test_claims_on_synthetic_runs():
     assert (overfits.verdict, overfits.direction) == ("worse", "agrees")  # a larger gap is "worse", as expected
     assert _row(table, "pre-norm does not need warm-up", 4000).direction == "agrees"
     assert _row(table, "removing the position embedding hurts", 4000)[["verdict", "direction"]].tolist() == [
-        "too few seeds", "unresolved"]  # one random seed
+        "too few seeds", claims.INCONCLUSIVE]  # one random seed
     assert not (table["claim"].str.startswith("smaller patches are more")).any()  # no patch-4 runs at all: no row
     work = table[table["metric"] == claims.WORK]  # counted, exact, whatever the runs
     assert len(work) == 3 and (work["direction"] == "agrees").all() and work["train_rows"].isna().all()
@@ -208,7 +236,8 @@ def test_the_data_size_row_is_the_crossover_estimate():
     assert (row["verdict"], row["direction"], row["n_pairs"]) == ("lower", "disagrees", 25)
     assert row["mean_delta"] == pytest.approx(-0.015, abs=0.002) and row["ci_low"] < -0.015 < row["ci_high"] < 0
     assert row["crossover_low"] < 4000 < row["crossover_high"] and row["crossover_rows"] == pytest.approx(4000, rel=0.05)
-    assert "crosses zero at about 4," in row["setting"] and np.isnan(row["train_rows"])
+    assert ("crosses zero between 2,000 and 4,000 rows" in row["setting"] or "crosses zero between 4,000 and 8,000 "
+            "rows" in row["setting"] or "crosses zero at 4,000 rows" in row["setting"]) and np.isnan(row["train_rows"])
 
 
 def test_the_seed_noise_rows_judge_bouthillier_on_the_crossed_runs(tmp_path):

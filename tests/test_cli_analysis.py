@@ -8,6 +8,7 @@ import pytest
 from fakes import write_predicted_run, write_run
 from scipy import stats as sp
 
+from vitcore.article import claims as article_claims
 from vitcore.cli import main
 from vitcore.config.run import RunConfig
 from vitcore.data.fashion import shipped_test_labels
@@ -75,7 +76,7 @@ def test_compare_refuses_bad_input_in_one_line(filled, tmp_path, capsys, flags, 
 def test_claims_and_effects_take_a_margin(filled, tmp_path, capsys):
     assert main(["claims", "--store", str(filled.root), "--out", str(tmp_path / "claims.csv")]) == 0
     claims = pd.read_csv(tmp_path / "claims.csv")
-    assert set(claims["direction"]) <= {"agrees", "disagrees", "unresolved"} and len(claims) >= 1  # rows with runs
+    assert set(claims["direction"]) <= set(article_claims.DIRECTIONS) and len(claims) >= 1  # rows with runs
     assert {"p_value", "p_tost", "p_adj", "p_tost_adj", "family", "ci90_low", "ci_adj_high", "size"} <= set(claims.columns)
     assert "margin ±0.005" in capsys.readouterr().out  # the tally at three margins
     assert main(["effects", "--store", str(filled.root), "--out", str(tmp_path / "e.csv"), "--margin", "0.5"]) == 0

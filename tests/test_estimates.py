@@ -43,8 +43,26 @@ def test_seeds_needed_is_the_smallest_n_with_80_percent_assurance(deltas, size):
 
 
 def test_needs_text_says_a_total_and_how_many_more():
-    assert e.needs_text(41.0, 10) == "needs 41 paired random seeds for 80% power (31 more)"
-    assert e.needs_text(np.nan, 10) == "spread unknown"
+    assert e.needs_text(41.0, 10) == ("needs 41 paired random seeds for 80% power (31 more), as a new look, not a "
+                                      "continuation: `python -m vitcore plan register NAME --vary FIELD=LEVEL --rows "
+                                      "N --seeds A-B`, then `python -m vitcore sweep plan NAME`")
+    assert e.needs_text(12.0, 10, paired=False).endswith(e.NEW_LOOK)  # unpaired: a new look too
+    assert e.needs_text(np.nan, 10) == "spread unknown" and "new look" not in e.needs_text(np.inf, 10)
+    # one sentence, so a card or the CLI's line carries it; the why (the second look's false positives) is in the
+    # definition of "inconclusive", printed by README, the legends and --help
+    assert e.needs_text(41.0, 10).count(". ") == 0 and e.PLAN_COMMANDS in e.DEFINITIONS["inconclusive"]
+
+
+def test_a_second_look_at_the_same_level_inflates_the_false_positive_rate():
+    """The figure the definition of "inconclusive" quotes: a fixed-sample t-test at 0.05 on 10 pairs, then, if it
+    did not resolve, again at 0.05 on 29 (its "needs 29 (19 more)"), rejects a true null far above 5%."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40_000, 29))
+    first = sp.ttest_1samp(x[:, :10], 0, axis=1).pvalue < 0.05
+    second = sp.ttest_1samp(x, 0, axis=1).pvalue < 0.05
+    rate = (first | second).mean()
+    assert first.mean() == pytest.approx(0.05, abs=0.005) and rate == pytest.approx(0.089, abs=0.006)
+    assert "8.9% simulated" in e.DEFINITIONS["inconclusive"]
 
 
 def test_every_verdict_word_has_one_definition():

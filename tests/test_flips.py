@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from fakes import run_row, runs_table, write_predicted_run
 
-from vitcore.analysis import flips, scaling
+from vitcore.analysis import crossover, flips, scaling
 from vitcore.config.run import RunConfig
 from vitcore.data.fashion import shipped_test_labels
 from vitcore.store.runs import RunStore
@@ -149,10 +149,30 @@ def test_crossover_estimate_finds_a_planted_crossing_with_its_interval():
     assert estimate.per_doubling == pytest.approx(-0.015, abs=0.002)
     assert estimate.row_counts == (1000, 2000, 4000, 8000, 16000) and estimate.n_pairs == (6,) * 5
     text = scaling.crossover_sentence(estimate)
-    assert "crosses zero at about **4," in text and "the ViT leads below it, the convnet above" in text
+    below, above = crossover.bracket(estimate)  # the measured sizes either side, not a figure read off a line
+    assert {below, above} <= set(estimate.row_counts) and below <= estimate.rows <= above
+    assert "the ViT leads below it, the convnet above" in text and "about" not in text
+    assert (f"between **{below:,} and {above:,} rows** (straight line ≈ {crossover.rounded(estimate.rows)};" in text
+            if below < above else f"at **{below:,} rows**, a measured size" in text)
     # the same function answers for any pair of configs and any table: the convnet against the ViT flips the sign
     flipped = scaling.crossover_estimate(runs, RunConfig(model="convnet"), RunConfig(), reps=50)
     assert flipped.rows == pytest.approx(estimate.rows) and flipped.per_doubling == pytest.approx(-estimate.per_doubling)
+
+
+def test_the_crossing_is_said_between_the_measured_sizes_that_bracket_it():
+    """The committed curve crosses between an equivalent Δ at 4,000 rows and an inconclusive one at 8,000: the
+    sentence said "about 5,014 rows", a straight line's figure to the row; it names the bracket and rounds."""
+    counts = (1000, 2000, 4000, 8000, 16000)
+    est = scaling.Crossover(5014.263, 3778.3, 8116.4, -0.014, counts, (10,) * 5, 2000, with_images=True,
+                            left_out=(4794.1, 5696.4))
+    text = scaling.crossover_sentence(est)
+    assert "crosses zero between **4,000 and 8,000 rows** (straight line ≈ 5,000; 95% bootstrap interval over " \
+           "random seeds and test images: 3,800–8,100, 2,000 replicates; leaving one row count out moves it between " \
+           "4,800 and 5,700)" in text
+    on = scaling.Crossover(float(np.exp(np.log(4000))), 3000.0, 5000.0, -0.014, counts, (10,) * 5, 2000)
+    assert crossover.bracket(on) == (4000, 4000) and "crosses zero at **4,000 rows**, a measured size" in \
+        scaling.crossover_sentence(on)
+    assert [crossover.rounded(x) for x in (5014.26, 7449.0, 12345.0, 987.0)] == ["5,000", "7,400", "12,000", "990"]
 
 
 def test_crossover_estimate_needs_three_row_counts():

@@ -62,6 +62,31 @@ def test_borderline_names_what_would_flip_it():
         assert readings.word("test_accuracy", np.mean(deltas) > 0, row["p_adj"], row["p_tost_adj"]) == row["verdict"]
 
 
+def test_a_verdict_the_test_image_term_decides_is_borderline_under_the_seeds_only_model():
+    """The seeds alone resolve this Δ; with the test images' term (sd 0.008) it is inconclusive: borderline, and
+    `flips` names the seeds-only model (the old check tried only the two other test-set models)."""
+    seeds = v.paired_estimate([0.012, 0.010, 0.014, 0.011, 0.013])
+    wide = testset.with_floor(seeds, 0.008 ** 2)
+    row = v.judge("test_accuracy", wide, 0.01, "f", 1)
+    assert row["verdict"] == v.INCONCLUSIVE and row["p_adj"] > 0.05 * readings.NEAR  # not near 0.05 either
+    assert v.judge("test_accuracy", testset.seeds_only(wide), 0.01, "f", 1)["verdict"] == v.BETTER
+    assert testset.seeds_only(wide).se == pytest.approx(seeds.se) and testset.seeds_only(seeds) is seeds
+    out = readings.verdict_columns("test_accuracy", wide, row, {})
+    assert out["borderline"] and out["flips"].startswith(f"with {readings.SEEDS}: better (p_adj ")
+    assert readings.SEEDS not in readings.alternatives(seeds, {})  # a seeds-only verdict has no such check
+
+
+def test_patch_4_at_1000_rows_is_borderline_because_only_the_test_images_keep_it_undecided(committed):
+    """At the plan's cap (look 4, 40 random seeds) the Δ +0.0067 is inconclusive with the test images' term (p_adj
+    0.14) and better over random seeds alone (p_adj 0.024): that sensitivity is now on the row."""
+    runs, tests = committed
+    base = RunConfig(train_rows=1000)
+    row = compare(runs, base.replace(patch_size=4), base, metrics=("test_accuracy",),
+                  test_set=tests).metrics.iloc[0].to_dict()
+    assert (row["verdict"], row["look"], row["interval"]) == (v.INCONCLUSIVE, 4, testset.WITH_TEST)
+    assert row["borderline"] and f"with {readings.SEEDS}: better" in row["flips"]
+
+
 def stratified_table(rng, n: int, per_class: int, class_sd: float, image_sd: float, rest_sd: float):
     """d = class effect (fixed, the same under every redraw) + b_image + e; 10 classes of `per_class` images."""
     labels = np.repeat(np.arange(10), per_class)
@@ -134,3 +159,16 @@ def test_every_view_carries_the_readings(committed):
     table = tables.flip_table(flips, "test_accuracy")
     assert {"Size", "Δ / run sd", "Wins", "Borderline"} <= set(table.columns)
     assert isinstance(pd.DataFrame(drawn)["borderline"].iloc[0], (bool, np.bool_))
+
+
+def test_lsa_at_1000_rows_says_its_interval_is_over_random_seeds_alone(committed):
+    """Its test-image term is exactly 0 (the image mean square below the residual): the interval is the seeds',
+    and its label and sentence say so (it read "random seeds and test images", from a one-ulp tie of widths)."""
+    runs, tests = committed
+    base = RunConfig(train_rows=1000)
+    row = compare(runs, base.replace(self_attention="lsa"), base, metrics=("test_accuracy",),
+                  test_set=tests).metrics.iloc[0].to_dict()
+    assert row["test_se"] == 0.0 and row["n_pairs_with_test"] >= 10
+    assert row["interval"] == testset.SEEDS_ONLY and (row["ci_low"], row["ci_high"]) == (row["ci_low_seeds"],
+                                                                                        row["ci_high_seeds"])
+    assert testset.sentence(row).startswith("The test images add no measurable variance")

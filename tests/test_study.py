@@ -13,6 +13,7 @@ import pytest
 from vitcore.article import claims
 from vitcore.config.run import RunConfig
 from vitcore.stats import compare as engine
+from vitcore.stats import estimates as v
 from vitcore.stats import readings, summaries
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, judge, paired_estimate
 from vitcore.stats.records import VERDICT_READINGS, Judgement
@@ -169,9 +170,15 @@ def test_every_view_says_a_verdict_with_the_same_words():
 
     assert cards.verdict_text is words.verdict_text and cards.interval_text is words.interval_text
     row = {"verdict": "inconclusive", "seeds_needed": 41.0, "n_pairs": 10, "metric": "test_accuracy"}
-    assert words.verdict_text(row) == "inconclusive — needs 41 paired random seeds for 80% power (31 more)"
-    # the forest plot's line fits a 400-px screen: the count only, the card says the rest
-    assert words.verdict_text({**row, "seeds_more": 31.0}, short=True) == "inconclusive — 31 more random seeds"
+    assert words.verdict_text(row) == ("inconclusive — needs 41 paired random seeds for 80% power (31 more), as a new "
+                                       f"look, not a continuation: {v.PLAN_COMMANDS}")
+    # the forest plot's line fits a 400-px screen: the count only, the card says the rest; a fixed sample's more
+    # random seeds are a new look, a planned comparison's are its plan's next look
+    assert words.verdict_text({**row, "seeds_more": 31.0}, short=True) == \
+        "inconclusive — 31 more random seeds as a new look"
+    planned = {**row, "seeds_needed": 20.0, "seeds_more": 10.0, "look": 1, "looks_planned": 4}
+    assert words.verdict_text(planned, short=True) == "inconclusive — 10 more random seeds"
+    assert words.verdict_text(planned) == "inconclusive — look 2 of 4 at 20 paired random seeds (10 more)"
     beyond = {"verdict": "better", "size": "undetermined", "metric": "test_accuracy", "borderline": True}
     assert words.verdict_text(beyond, short=True) == "better — size undetermined · borderline"
     assert words.verdict_text(beyond) == "better — size undetermined (may be inside ±0.010) · borderline"

@@ -1,9 +1,12 @@
 """The test set's sampling in a paired Δ (vitcore.stats.testset): the crossed random-effects variance against
 simulated tables with known components, the bootstrap cross-check, and the verdict it changes."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sp
 
 from vitcore.stats import bootstrap, testset
 from vitcore.stats.compare import paired_delta
@@ -42,6 +45,26 @@ def test_no_image_effect_adds_nothing_and_the_verdict_keeps_the_seed_interval():
     assert columns["interval"] == testset.SEEDS_ONLY and (est.ci_low, est.ci_high) == (columns["ci_low_seeds"],
                                                                                          columns["ci_high_seeds"])
     assert testset.sentence({**columns, "n_pairs_with_test": 4}).startswith("The test images add no measurable")
+
+
+def test_a_zero_image_term_is_labelled_seeds_only_even_when_the_widths_tie_at_the_last_bit():
+    """LSA at 1,000 rows: the images' term was exactly 0, but sqrt(scale² / n) came out one ulp above the seeds'
+    se, so the interval read "random seeds and test images". A zero (or negligible) term keeps the seeds' own."""
+    d = np.repeat(np.array([[0.01], [0.02], [0.015], [0.012]]), 100, axis=1)  # image term exactly 0
+    seeds = paired_estimate(d.mean(axis=1))
+    se = np.nextafter(np.nextafter(seeds.scale / np.sqrt(seeds.n), 0.0), 0.0)  # two ulps below the recomputed se
+    half = sp.t.ppf(0.975, seeds.df) * se
+    tied = replace(seeds, se=se, ci_low=seeds.mean - half, ci_high=seeds.mean + half)
+    wide = testset.with_floor(tied, 0.0)
+    assert wide.ci_high - wide.ci_low > tied.ci_high - tied.ci_low  # the tie the old width comparison fell into
+    est, columns = testset.with_differences(tied, d)
+    assert columns["interval"] == testset.SEEDS_ONLY and est == tied and columns["test_se"] == 0.0
+    rng = np.random.default_rng(5)  # a positive term too small to move any printed digit counts as none
+    noise = rng.normal(0, 1e-7, (1, 100))
+    est, columns = testset.with_differences(seeds, d + noise - noise.mean())
+    assert 0 < columns["test_se"] < 1e-6 and columns["interval"] == testset.SEEDS_ONLY and est == seeds
+    est, columns = testset.with_differences(seeds, d + 1000 * (noise - noise.mean()))  # 1e-4: it counts
+    assert columns["interval"] == testset.WITH_TEST and est.se > seeds.se
 
 
 def test_the_bootstrap_errs_wide_of_the_model():

@@ -17,11 +17,13 @@ if table.empty or table["n_pairs"].sum() == 0:
     st.info("No stored runs match the claims yet: `python -m vitcore sweep default` trains them.")
 
 found = claims_view.counts(table)  # the one tally: the same numbers as the line below at this margin
-for column, (word, title) in zip(st.columns(4), (("agrees", "Agree"), (claims_view.DIRECTIONS[1], "Agree in direction, smaller"),
-                                                ("unresolved", "Unresolved"), ("disagrees", "Disagree"))):
-    column.metric(title, f"{found[word]} of {found['counted']}", border=True,
-                  help=f"Distinct comparisons, each counted once, at margin ±{margin:g} "
-                       f"({found['not_counted']} rows shown beside are not counted: the Tally column says why).")
+ACROSS = 3  # cards per row: six direction words, each title readable beside the sidebar
+for start in range(0, len(claims_view.REGISTRY), ACROSS):
+    for column, direction in zip(st.columns(ACROSS), claims_view.REGISTRY[start:start + ACROSS]):
+        column.metric(direction.card, f"{found[direction.word]} of {found['counted']}", border=True,
+                      help=f"{direction.word}: {direction.meaning} Distinct comparisons, each counted once, at "
+                           f"margin ±{margin:g} ({found['not_counted']} rows shown beside are not counted: the "
+                           "Tally column says why).")
 st.markdown(claims_view.tally_text(results.claims_tally()))
 
 pairs = claims_view.configs(table)

@@ -197,6 +197,22 @@ def plain_interpolation(runs: pd.DataFrame, first: RunConfig, second: RunConfig,
     return np.nan
 
 
+def bracket(estimate: Crossover) -> tuple[int, int]:
+    """The measured row counts on either side of the crossing (both the same when it falls on one): all the data
+    say, since between two row counts the crossing is a straight line in log(rows) through their fitted Δs."""
+    counts = sorted(estimate.row_counts)
+    on = [r for r in counts if abs(r - estimate.rows) <= 1e-9 * r]  # exp(log(4,000)) may come back as 3,999.9999…
+    if on:
+        return on[0], on[0]
+    return max(r for r in counts if r < estimate.rows), min(r for r in counts if r > estimate.rows)
+
+
+def rounded(rows: float) -> str:
+    """A row count read off the fit or its bootstrap, to 2 significant figures ('5,000', not '5,014'): the
+    interval spans thousands of rows, so the third digit is noise."""
+    return f"{float(f'{rows:.2g}'):,.0f}"
+
+
 def crossover_sentence(estimate: Crossover, first: str = "the ViT", second: str = "the convnet") -> str:
     """The estimate in one sentence (the page, `report`, the claims ledger)."""
     if len(estimate.row_counts) < 3:
@@ -211,13 +227,17 @@ def crossover_sentence(estimate: Crossover, first: str = "the ViT", second: str 
         return (f"The monotone fit of the paired Δ does not cross zero inside the measured {measured} rows (the Δ "
                 f"changes by {estimate.per_doubling:+.4f} per doubling of the rows).{line}")
     bounded = np.isfinite(estimate.low) and np.isfinite(estimate.high) and estimate.low > 1
-    interval = (f"{estimate.low:,.0f}–{estimate.high:,.0f}" if bounded else
+    interval = (f"{rounded(estimate.low)}–{rounded(estimate.high)}" if bounded else
                 "unbounded: some replicates cross outside the measured rows")
     leader = (first, second) if estimate.per_doubling < 0 else (second, first)
     low, high = estimate.spread
-    spread = (f"; leaving one row count out moves it between {low:,.0f} and {high:,.0f}" if np.isfinite(low) else "")
-    return (f"The paired Δ, fitted as a monotone curve in log(rows), crosses zero at about **{estimate.rows:,.0f} "
-            f"rows** (95% bootstrap interval over {over}: {interval}, {estimate.replicates:,} replicates{spread}): "
+    spread = (f"; leaving one row count out moves it between {rounded(low)} and {rounded(high)}"
+              if np.isfinite(low) else "")
+    below, above = bracket(estimate)
+    where = (f"at **{below:,} rows**, a measured size (" if below == above else
+             f"between **{below:,} and {above:,} rows** (straight line ≈ {rounded(estimate.rows)}; ")
+    return (f"The paired Δ, fitted as a monotone curve in log(rows), crosses zero {where}95% bootstrap interval "
+            f"over {over}: {interval}, {estimate.replicates:,} replicates{spread}): "
             f"{leader[0]} leads below it, {leader[1]} above; from {min(estimate.row_counts):,} to "
             f"{max(estimate.row_counts):,} rows the Δ changes by {estimate.per_doubling:+.4f} per doubling "
             f"({'/'.join(map(str, estimate.n_pairs))} pairs at {', '.join(f'{r:,}' for r in estimate.row_counts)} "

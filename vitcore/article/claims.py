@@ -9,14 +9,9 @@ counted, and the `tally` column says so; every other row is counted once, so the
 and claims.csv give one tally (`tally_of`).
 
 Direction and size are judged separately:
-    direction   agrees        resolved (adjusted p < 0.05) in the claimed direction and not shown inside
-                              ±margin; for "≈ 0": shown inside ±margin
-                agrees in direction, smaller than the margin
-                              shown inside ±margin (adjusted equivalence test) with the Δ on the claimed side
-                              (its raw one-sided p < 0.05, or resolved that way)
-                unresolved    anything else: inconclusive, too few seeds, a Δ shown small without a direction
-                disagrees     resolved against the claim only: the adjusted interval excludes zero on the
-                              other side; for "≈ 0": the adjusted interval clears ±margin
+    direction   one word of DIRECTIONS, each defined once in REGISTRY (the Claims page's
+                legend and cards, the CLI's tally line, README), every one read off the adjusted tests (the
+                family's or the planned look's p_adj and p_tost_adj, as the verdict is), never a raw p
     size        the engine's size word (vitcore.stats.readings): beyond (the simultaneous 95% interval
                 clears ±margin), inside (the equivalence test resolves), or undetermined
 
@@ -25,6 +20,8 @@ No TensorFlow, no Streamlit: the Claims page and the CLI both call `claims_table
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -54,8 +51,43 @@ COLUMNS = ["claim", "sources", "setting", "comparison", "train_rows", "metric", 
            "n_pairs", *v.JUDGEMENT_COLUMNS, "timing_group", *TEST_COLUMNS, "direction", *readings.READING_COLUMNS,
            "mirror", "tally", "crossover_rows", "crossover_low", "crossover_high"]
 AGREES, SMALLER = "agrees", "agrees in direction, smaller than the margin"
-UNRESOLVED, DISAGREES = "unresolved", "disagrees"
-DIRECTIONS = (AGREES, SMALLER, UNRESOLVED, DISAGREES)
+NEGLIGIBLE, REAL_OPEN = "shown negligible", "real, size undetermined"
+INCONCLUSIVE, DISAGREES = "inconclusive", "disagrees"
+
+
+@dataclass(frozen=True)
+class Direction:
+    """One direction word of the ledger: its `card` title on the Claims page, how the tally line counts it
+    (`counted`, with {n}) and its one definition (`meaning`)."""
+    word: str
+    card: str
+    counted: str
+    meaning: str
+
+
+REGISTRY = (
+    Direction(AGREES, "Agree", "{n} agree",
+              "resolved in the claimed direction (adjusted p < 0.05) and not shown inside ±margin; for a claim of "
+              "≈ 0: shown inside ±margin (adjusted p_tost < 0.05)."),
+    Direction(SMALLER, "Agree in direction, smaller", "{n} agree in direction (smaller than the margin)",
+              "both adjusted tests resolve: the Δ is real and on the claimed side (adjusted p < 0.05) and shown "
+              "inside ±margin (adjusted p_tost < 0.05) — 'slightly better / worse' as claimed."),
+    Direction(NEGLIGIBLE, "Shown negligible", "{n} shown negligible",
+              "a claim that expects a direction, where the Δ is shown inside ±margin (adjusted p_tost < 0.05) and "
+              "its direction is not resolved (adjusted p ≥ 0.05): whatever effect there is, too small to matter "
+              "at this margin (the verdict 'equivalent')."),
+    Direction(REAL_OPEN, "Real, size undetermined", "{n} real of undetermined size",
+              "a claim of ≈ 0 where the Δ is real (adjusted p < 0.05) but shown neither inside nor beyond "
+              "±margin: neither confirmed nor refuted."),
+    Direction(INCONCLUSIVE, "Inconclusive", "{n} inconclusive",
+              "the verdict resolves nothing (inconclusive: neither adjusted test resolves; or too few random "
+              "seeds; or not comparable), whatever the claim."),
+    Direction(DISAGREES, "Disagree", "{n} disagree",
+              "resolved against the claim only: the adjusted interval excludes zero on the other side; for a "
+              "claim of ≈ 0: it lies beyond ±margin."),
+)
+DIRECTIONS = tuple(d.word for d in REGISTRY)
+DEFINITIONS = {d.word: d.meaning for d in REGISTRY}  # the one definition of each direction word
 BEYOND_MARGIN, INSIDE_MARGIN, SIZE_OPEN = readings.SIZE_BEYOND, readings.SIZE_INSIDE, readings.SIZE_OPEN
 AS_CLAIMED = DECIDES  # the counted role (the name before test accuracy decided every accuracy claim)
 COUNTED = "counted"
@@ -64,23 +96,22 @@ NOT_COUNTED_BESIDE = ("not counted: best validation accuracy is optimistic (the 
 
 
 def judge_claim(expected: str, verdict: str, mean_delta: float, row: dict) -> tuple[str, str]:
-    """(direction, size) of one evaluated claim: `row` carries the judged Δ (ci_adj_*, margin, p_value)."""
+    """(direction, size) of one evaluated claim (REGISTRY): from the verdict, i.e. the adjusted tests, never from
+    a raw p; `row` carries the judged Δ (ci_adj_*, margin) for the size word."""
     if expected not in EXPECTED:
         raise ValueError(f"expected must be one of {', '.join(EXPECTED)}; got {expected!r}")
     inside = verdict == v.EQUIVALENT or verdict in v.INSIDE
     size = readings.size_word({**row, "verdict": verdict})  # the one size word (the cards', every CSV's)
-    beyond = size == BEYOND_MARGIN
     if expected == "≈ 0":
-        return (AGREES if inside else DISAGREES if beyond else UNRESOLVED), size
+        if inside or size == BEYOND_MARGIN:
+            return (AGREES if inside else DISAGREES), size
+        return (REAL_OPEN if verdict in v.RESOLVED else INCONCLUSIVE), size
     if not np.isfinite(mean_delta):
-        return UNRESOLVED, size
-    claimed_side = (mean_delta > 0) == (expected == "> 0")
-    one_sided = row.get("p_value", np.nan) / 2 < v.ALPHA  # the raw test, in the sign of the Δ
-    if inside and claimed_side and (one_sided or verdict in v.INSIDE):
-        return SMALLER, size
-    if verdict in v.RESOLVED:
-        return (AGREES if claimed_side else DISAGREES), size
-    return UNRESOLVED, size
+        return INCONCLUSIVE, size
+    if verdict in v.RESOLVED:  # the adjusted difference test resolved the sign
+        claimed_side = (mean_delta > 0) == (expected == "> 0")
+        return (SMALLER if verdict in v.INSIDE else AGREES) if claimed_side else DISAGREES, size
+    return (NEGLIGIBLE if inside else INCONCLUSIVE), size
 
 
 def mirror_text(claim: Claim, row: dict) -> str:
@@ -252,8 +283,9 @@ def tally(runs: pd.DataFrame, margins=v.TALLY_MARGINS, claims=CLAIMS, test_set=N
 
 
 def tally_line(counts: dict, margin: float) -> str:
-    """One tally in words: '±0.01: 12 agree, 3 agree in direction (smaller than the margin), 14 unresolved,
-    2 disagree — of 31 counted comparisons' (the CLI prints it; the page shows the same numbers)."""
-    return (f"±{margin:g}: {counts[AGREES]} agree, {counts[SMALLER]} agree in direction (smaller than the margin), "
-            f"{counts[UNRESOLVED]} unresolved, {counts[DISAGREES]} disagree — of {counts['counted']} counted "
-            f"comparisons ({counts['not_counted']} rows shown beside, not counted)")
+    """One tally in words: '±0.01: 28 agree, 0 agree in direction (smaller than the margin), 4 shown negligible,
+    1 real of undetermined size, 6 inconclusive, 4 disagree — of 43 counted comparisons (…)' (the CLI prints
+    it; the page shows the same numbers)."""
+    words = ", ".join(d.counted.format(n=counts[d.word]) for d in REGISTRY)
+    return (f"±{margin:g}: {words} — of {counts['counted']} counted comparisons ({counts['not_counted']} rows "
+            "shown beside, not counted)")

@@ -44,6 +44,12 @@ VERDICTS = (BETTER, SLIGHTLY_BETTER, EQUIVALENT, SLIGHTLY_WORSE, WORSE, HIGHER, 
             LOWER, INCONCLUSIVE, TOO_FEW, NOT_COMPARABLE)
 GOOD, BAD = (BETTER, SLIGHTLY_BETTER), (WORSE, SLIGHTLY_WORSE)  # the user's direction (the colour rule)
 
+# How to plan the random seeds a fixed-sample comparison still needs (vitcore.stats.plans): more seeds added to a
+# fixed sample and tested again at the same level are a second look the first test never paid for.
+PLAN_COMMANDS = ("`python -m vitcore plan register NAME --vary FIELD=LEVEL --rows N --seeds A-B`, then "
+                 "`python -m vitcore sweep plan NAME`")
+NEW_LOOK = f"as a new look, not a continuation: {PLAN_COMMANDS}"
+
 # The one definition of each word (README "Verdicts", the Ablations and Claims legends, `--help`).
 DEFINITIONS = {
     "better / worse": "the difference test resolves the direction (adjusted p < 0.05) and the equivalence test "
@@ -59,7 +65,10 @@ DEFINITIONS = {
                   "difference test does not: no effect that matters at this margin.",
     "inconclusive": "neither test resolves; seeds_needed is how many paired random seeds settle it at the "
                     "family's level in 80% of experiments, allowing for the sd's own uncertainty (a Δ inside "
-                    "±margin counts as settled when either test resolves).",
+                    "±margin counts as settled when either test resolves). For a fixed-sample comparison they are "
+                    "a new look, not a continuation: testing the grown sample again at the same level inflates "
+                    "the false-positive rate (at 0.05, 10 then 29 pairs: 8.9% simulated), so plan them "
+                    f"({PLAN_COMMANDS}).",
     "too few seeds": "fewer than 2 pairs: one random seed measures no spread, so there is no test.",
     "not comparable": "seconds where no timing group holds 2 pairs (runs timed differently are never mixed, and groups timed under load — replaced, overlapped, busy — never enter).",
 }
@@ -223,15 +232,17 @@ def seeds_needed(est: Estimate, margin: float, size: int = 1, most: int = 100_00
 
 
 def needs_text(seeds: float, n: int, paired: bool = True) -> str:
-    """How the app and the CLI both say it: 'needs 41 paired random seeds (31 more)'."""
+    """How the app and the CLI both say what a fixed-sample comparison needs, in one sentence that says the seeds
+    are a new look and how to plan it: 'needs 41 paired random seeds for 80% power (31 more), as a new look, not
+    a continuation: `python -m vitcore plan register …`, then `python -m vitcore sweep plan NAME`'."""
     if seeds is None or np.isnan(seeds):
         return "spread unknown"
     if seeds == np.inf:
         return "needs more than 100,000 random seeds: not reachable by more runs"
     if not paired:
-        return f"needs about {int(seeds):,} runs per side for 80% power"
+        return f"needs about {int(seeds):,} runs per side for 80% power, {NEW_LOOK}"
     more = int(seeds) - int(n)
-    return f"needs {int(seeds):,} paired random seeds for 80% power ({more:,} more)"
+    return f"needs {int(seeds):,} paired random seeds for 80% power ({more:,} more), {NEW_LOOK}"
 
 
 # -- the verdict: both tests, adjusted within the family --------------------------------------

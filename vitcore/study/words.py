@@ -15,7 +15,7 @@ from vitcore.stats.testset import WITH_TEST
 
 
 def needs(row) -> str:
-    """'needs 41 paired random seeds for 80% power (31 more)' for an inconclusive row, or a planned
+    """'needs 41 paired random seeds for 80% power (31 more), as a new look, …' for an inconclusive row, or a planned
     comparison's next look ('look 2 of 4 at 20 paired random seeds (10 more)'), as the CLI says it."""
     return plan.needs(row)
 
@@ -38,13 +38,15 @@ def verdict_text(row, margin: float = v.MARGIN, short: bool = False) -> str:
     """The verdict in words a card can carry, with its size against the margin and the borderline marker:
     'worse — beyond ±0.01', 'better — size undetermined (may be inside ±0.01)', 'equivalent — within ±0.01 ·
     borderline', 'inconclusive — needs 41 …'. `short`: the forest plot's line, which must fit a 400-px
-    screen ('better — size undetermined', 'inconclusive — 10 more random seeds'); the card says the rest."""
+    screen ('better — size undetermined', 'inconclusive — 10 more random seeds as a new look'); the card says the rest."""
     verdict, limit = row["verdict"], f"±{number(v.margin_for(row['metric'], margin), 3)}"
     size = row.get("size")
     if verdict == v.INCONCLUSIVE and short:
         more = row.get("seeds_more")
         text = (f"{verdict} — {int(more):,} more random seeds" if not missing(more) and np.isfinite(more)
                 else f"{verdict} — at the plan's cap" if "cap" in needs(row) else verdict)
+        if not missing(more) and np.isfinite(more) and not plan.planned(row):
+            text += " as a new look"  # a fixed sample: never a continuation (estimates.NEW_LOOK; the card says how)
     elif verdict == v.INCONCLUSIVE:
         text = f"{verdict} — {needs(row)}"
     elif verdict == v.EQUIVALENT or verdict in v.INSIDE:

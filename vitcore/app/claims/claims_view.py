@@ -15,7 +15,8 @@ import pandas as pd
 from vitcore.app import fmt
 from vitcore.app.selection import BASELINE_KEY, DEFAULTS, FREE_KEYS, SIDEBAR_KEYS, cell_name
 from vitcore.app.tables import reading_columns, with_readings
-from vitcore.article.claims import CLAIMS, DECIDES, DIRECTIONS, SEED_NOISE, WORK, tally_of
+from vitcore.article.claims import CLAIMS, DECIDES, REGISTRY, SEED_NOISE, WORK, tally_of
+from vitcore.article.claims import DEFINITIONS as DIRECTION_DEFINITIONS
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import readings
 from vitcore.stats.compare import compare
@@ -99,8 +100,7 @@ def counts(table: pd.DataFrame) -> dict[str, int]:
 
 def tally_text(tally: pd.DataFrame) -> str:
     """The tally at the three margins side by side, what is not counted, and the margin's reason."""
-    parts = [f"±{r['margin']:g}: **{r['agrees']}** agree, **{r[DIRECTIONS[1]]}** agree in direction (smaller than "
-             f"the margin), **{r['unresolved']}** unresolved, **{r['disagrees']}** disagree"
+    parts = [f"±{r['margin']:g}: " + ", ".join(d.counted.format(n=f"**{r[d.word]}**") for d in REGISTRY)
              for r in tally.to_dict("records")]
     first = tally.iloc[0]
     return (f"**Tally by margin** (of {int(first['counted'])} distinct comparisons, each counted once; "
@@ -111,15 +111,13 @@ def tally_text(tally: pd.DataFrame) -> str:
 def meaning(table: pd.DataFrame, margin: float) -> str:
     """What a verdict, direction and size mean here, and which correction applies."""
     words = "; ".join(f"*{word}*: {text}" for word, text in DEFINITIONS.items())
+    directions = " ".join(f"*{word}*: {text}" for word, text in DIRECTION_DEFINITIONS.items())
     readings_text = " ".join(f"**{word.capitalize()}**: {text}" for word, text in readings.DEFINITIONS.items())
     return (
         "Each row is one paired comparison at one training size: the two configs' runs matched by random seed, "
         "Δ = selection − baseline per random seed, averaged (vitcore.stats.compare, the Ablations page's engine). "
-        f"**Verdicts** (margin ±{margin:g}, ±1 s for seconds): {words} **Direction**: *agrees* when resolved in "
-        "the claimed direction (for ≈ 0: shown inside ±margin); *agrees in direction, smaller than the margin* when "
-        "the Δ is shown inside ±margin but lies on the claimed side (raw one-sided p < 0.05); *disagrees* only when "
-        "resolved against the claim (the adjusted interval excludes zero on the other side; for ≈ 0: clears "
-        "±margin); *unresolved* otherwise. Judged apart from the direction: "
+        f"**Verdicts** (margin ±{margin:g}, ±1 s for seconds): {words} **Direction**: {directions} Judged apart "
+        "from the direction: "
         f"{readings_text} **Correction**: each "
         "row is judged in its comparison's family — the same family, interval and verdict the Ablations page "
         "gives those two configs (a single-switch change: Bonferroni over the base config's single-switch "
