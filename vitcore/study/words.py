@@ -57,7 +57,20 @@ def verdict_text(row, margin: float = v.MARGIN, short: bool = False) -> str:
         text = f"{verdict} — size undetermined" + ("" if short else f" (may be inside {limit})")
     else:
         text = verdict
-    return text + (BORDERLINE if borderline(row) else "")
+    return text + (BORDERLINE if borderline(row) else "") + plan_marks(row, short)
+
+
+def plan_marks(row, short: bool = False) -> str:
+    """What every view adds to a planned verdict: that it was decided on random seeds seen before its plan, and
+    what a confirmation on fresh random seeds says ('' for neither)."""
+    text = ""
+    if row.get("seen_before_plan") is True or isinstance(row.get("seen_before_plan"), np.bool_) and \
+            bool(row["seen_before_plan"]):
+        text += " · seen before the plan" if short else f" · {plan.SEEN}"
+    said = row.get("confirmation")
+    if isinstance(said, str) and said:
+        text += f" · confirmation: {said.split(' (')[0] if short else said}"
+    return text
 
 
 def readings_text(row, places: int) -> str | None:
