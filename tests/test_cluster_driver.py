@@ -21,7 +21,7 @@ def rendered(cfg: RunConfig, accuracy: float = 0.8, **timing) -> dict[str, bytes
 
 def test_put_writes_the_bytes_save_writes(tmp_path):
     saved = write_run(RunStore(tmp_path / "a"), CELL)
-    summary = metrics(CELL)
+    summary = {**metrics(CELL), "trained_at": saved.summary["trained_at"]}  # write_run stamps when it wrote
     put = RunStore(tmp_path / "b").put(CELL, writer.render(CELL, history(CELL, summary), confusion(0.8), summary))
     names = sorted(p.name for p in saved.path.iterdir())
     assert names == sorted(p.name for p in put.path.iterdir()) == sorted(writer.RUN_FILES[:3] + ("summary.json",))

@@ -33,7 +33,7 @@ from vitcore.config import switches
 out = {}
 ids = {}
 for folder in sorted(Path(sys.argv[2]).iterdir()):
-    if folder.is_dir() and not folder.name.startswith("."):
+    if folder.is_dir() and len(folder.name) == 12 and not folder.name.startswith("."):  # run folders, not plans/
         cfg = RunConfig.from_dict(json.loads((folder / "config.json").read_text())["config"])
         ids[folder.name] = cfg.run_id
 out["ids_kept"] = all(name == run_id for name, run_id in ids.items())

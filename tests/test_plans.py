@@ -12,7 +12,7 @@ from fakes import write_run
 from vitcore.cli import main
 from vitcore.config.run import RunConfig
 from vitcore.run import planned
-from vitcore.stats import plan, plan_report, plans
+from vitcore.stats import plan, plan_report, plan_store, plans
 from vitcore.stats.compare import compare, paired_delta
 from vitcore.stats.families import family_of, planned_family, runs_of
 from vitcore.store.runs import RunStore
@@ -23,7 +23,7 @@ CONFIRM = ["plan", "register", "conf", "--vary", "norm_placement=post", "--rows"
 
 
 def test_the_builtin_plan_is_its_file_with_its_history():
-    builtin = plans.builtin()
+    builtin = plan_store.builtin()
     assert builtin.registered_at == "2026-12-01T10:32:20Z" and builtin.seeds_text == "0-39"
     assert len(builtin.questions) == len(plan.questions()) and plan.LOOKS == builtin.looks
     assert plan.CAPS == {("patch_size", 2): 20} and plans.sha256(builtin.text()) == builtin.sha256
@@ -38,12 +38,12 @@ def test_register_writes_a_file_whose_hash_is_recorded_and_never_changes(tmp_pat
     text = (tmp_path / "plans" / "conf.json").read_text()
     digest = (tmp_path / "plans" / "SHA256SUMS").read_text().split()[0]
     assert plans.sha256(text) == digest and json.loads(text)["seeds"] == {"first": 500, "last": 503}
-    found, problems = plans.load(tmp_path)
+    found, problems = plan_store.load(tmp_path)
     assert [p.name for p in found] == ["builtin", "conf"] and problems == []
     assert main([*CONFIRM, "--store", str(tmp_path)]) == 2  # the name is taken: a change is a new plan
     assert "never changes" in capsys.readouterr().err
     (tmp_path / "plans" / "conf.json").write_text(text.replace('"margin": 0.01', '"margin": 0.02'))
-    found, problems = plans.load(tmp_path)
+    found, problems = plan_store.load(tmp_path)
     assert [p.name for p in found] == ["builtin"] and "sha256 moved" in problems[0]
     write_run(RunStore(tmp_path), RunConfig(train_rows=1000, seed=500), 0.8)
     assert main(["check", "--store", str(tmp_path)]) == 1
@@ -72,11 +72,11 @@ def test_a_planted_link_or_fifo_is_never_read_as_a_plan(tmp_path):
     folder = tmp_path / "plans"
     folder.mkdir()
     outside = tmp_path / "outside.json"
-    outside.write_text(plans.builtin().text())
+    outside.write_text(plan_store.builtin().text())
     (folder / "evil.json").symlink_to(outside)
     os.mkfifo(folder / "fifo.json")
     (folder / SUMS_NAME).write_text(f"{plans.sha256(outside.read_text())}  evil.json\n")
-    found, problems = plans.load(tmp_path)
+    found, problems = plan_store.load(tmp_path)
     assert [p.name for p in found] == ["builtin"]
     assert any("evil.json" in p and "not a plain file" in p for p in problems)
     assert any("fifo.json" in p and "not a plain file" in p for p in problems)
@@ -168,7 +168,7 @@ def test_plans_writes_both_tables(tmp_path):
     assert list(table.index) == ["builtin", "conf"]
     assert table.loc["conf", "seeds"] == "500-503" and table.loc["conf", "questions"] == 1
     assert table.loc["conf", "sha256"] == plans.sha256((store.root / "plans" / "conf.json").read_text())
-    assert table.loc["builtin", "sha256"] == plans.builtin().sha256  # blind here: no run of its history is stored
+    assert table.loc["builtin", "sha256"] == plan_store.builtin().sha256  # blind here: no run of its history is stored
     questions = pd.read_csv(out / "questions.csv")
     mine = questions[questions["plan"] == "conf"].iloc[0]
     assert mine["verdict"] == "better" and mine["look"] == 2 and mine["replicated"] == plan_report.NOTHING

@@ -7,11 +7,12 @@ from conftest import ROOT
 
 from vitcore.config import switches
 from vitcore.config.run import DEFAULTS, FIELD_NAMES, V1_FIELDS, RunConfig
+from vitcore.store.index import RUN_ID
 
 
 def test_every_committed_run_keeps_its_id():
     """Each folder of cached_runs is the run id of the config its config.json holds."""
-    folders = sorted(p for p in (ROOT / "cached_runs").iterdir() if p.is_dir() and not p.name.startswith("."))
+    folders = sorted(p for p in (ROOT / "cached_runs").iterdir() if p.is_dir() and RUN_ID.fullmatch(p.name))
     assert len(folders) >= 590
     for folder in folders:
         config = json.loads((folder / "config.json").read_text())["config"]

@@ -64,7 +64,7 @@ def _cap(text: str) -> tuple[str, object, int]:
 
 def _register(args) -> int:
     from vitcore.run import custom
-    from vitcore.stats import plans
+    from vitcore.stats import plan_store, plans
     from vitcore.store.runs import RunStore
 
     if args.cross:
@@ -77,11 +77,11 @@ def _register(args) -> int:
         vary = [custom.parse_vary(text) for text in args.vary]
         plan = plans.make(args.name, vary, args.rows, args.seeds, args.looks, args.margin,
                           custom.parse_base(args.base), args.cap, args.confirms, args.note)
-        known = {p.name for p in plans.load(store.root)[0]}
+        known = {p.name for p in plan_store.load(store.root)[0]}
         if plan.confirms is not None and plan.confirms not in known:
             raise ValueError(f"--confirms {plan.confirms!r}: no such plan (plans here: {', '.join(sorted(known))})")
         writable_folder(store.root, "--store")
-        path = plans.register(store.root, plan)
+        path = plan_store.register(store.root, plan)
     print(f"registered plan {plan.name}: {len(plan.questions)} questions, looks {','.join(map(str, plan.looks))}, "
           f"random seeds {plan.seeds_text}, margin ±{plan.margin}, at {plan.registered_at}")
     print(f"{path}  sha256 {plans.sha256(plan.text())}")

@@ -123,7 +123,7 @@ def _run(args) -> int:
 
 
 def _check(args) -> int:
-    from vitcore.stats import plans
+    from vitcore.stats import plan_store
 
     store = existing_store(args.store)
     if args.fix:
@@ -132,7 +132,7 @@ def _check(args) -> int:
         for name in removed:
             print(f"{clean(name)}: removed (unfinished write)")
     problems = store.check()  # predictions against the shipped official test labels, as every reader
-    problems += [("plans", text) for text in plans.load(store.root)[1]]  # a plan whose hash moved, ...
+    problems += [("plans", text) for text in plan_store.load(store.root)[1]]  # a plan whose hash moved, ...
     for name, reason in problems:
         print(f"{clean(name)}: {clean(reason)}")  # names from the disk: no control character reaches the terminal
     table = store.table()  # check() just rewrote the index: no run is read again

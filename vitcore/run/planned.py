@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from vitcore.config.run import RunConfig
-from vitcore.stats import plans, testset
+from vitcore.stats import plan_store, plans, testset
 from vitcore.stats.compare import paired_delta
 from vitcore.stats.families import planned_family, runs_of
 from vitcore.store.runs import RunStore
@@ -23,9 +23,9 @@ from vitcore.store.runs import RunStore
 
 def find(store: RunStore | None, name: str | None) -> plans.Plan:
     """The plan called `name` that judges `store` (None: the built-in plan); ValueError naming the plans there."""
-    if name is None or name == plans.BUILTIN:
-        return plans.builtin()
-    found, problems = plans.load(store.root if store is not None else None)
+    if name is None or name == plan_store.BUILTIN:
+        return plan_store.builtin()
+    found, problems = plan_store.load(store.root if store is not None else None)
     for plan in found:
         if plan.name == name:
             return plan
@@ -37,7 +37,7 @@ def status(store: RunStore, plan: plans.Plan | None = None, runs=None, test_set=
     """One row per question of `plan` (default: the built-in one): question, switch, level, train_rows, base,
     variant and the plan's row (verdict, look, plan, seeds_needed: the next look's paired random seeds, NaN when
     decided, inf at the cap)."""
-    plan = plan or plans.builtin()
+    plan = plan or plan_store.builtin()
     runs = store.table() if runs is None else runs
     test_set = testset.from_store(store) if test_set is None else test_set
     rows = []

@@ -17,7 +17,6 @@ threads each, so N workers never oversubscribe the CPU; on Ray, each node's own 
 from __future__ import annotations
 
 import itertools
-import math
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
@@ -26,9 +25,10 @@ from vitcore.config import switches
 from vitcore.config.papers import PAPER_VARIANTS, SMALL_DATA_VARIANT
 from vitcore.config.run import MODELS, RunConfig
 from vitcore.run import planned
+from vitcore.run.order import CHUNK, chunks, missing_predictions, pending, schedule  # noqa: F401 (their home)
 from vitcore.run.overlap import new_session
 from vitcore.run.spawn import neutral_main
-from vitcore.store.runs import PREDICTIONS, RunStore
+from vitcore.store.runs import RunStore
 
 SEEDS = tuple(range(10))       # 10 random seeds per cell: enough to resolve a ~0.005 accuracy effect
 TOKEN_SEEDS = tuple(range(5))  # patch 2 (196 tokens) costs ~10 min a run: 5 random seeds
@@ -36,7 +36,6 @@ ROWS = (1_000, 4_000)
 SCALING_ROWS = (1_000, 2_000, 4_000, 8_000, 16_000)
 GRID_ROWS = tuple(sorted({*ROWS, *SCALING_ROWS}))  # every row count a grid trains (the sidebar offers each)
 LOSS_TOLERANCE = 1e-5  # a backfill's largest allowed per-epoch loss difference (float32 rounding)
-CHUNK = 5  # seeds of one cell per worker task: compile once, still spread over the workers
 
 
 def _default() -> list[RunConfig]:
@@ -137,51 +136,6 @@ def grid(name: str, seeds: tuple[int, int] | None = None, rows: tuple[int, ...] 
     if model is not None:
         configs = [cfg for cfg in configs if cfg.model == model]
     return configs
-
-
-def _cost(cfg: RunConfig) -> int:
-    """A rough relative cost, so cheap runs land first and a stopped sweep has the most cells."""
-    per_row = 40 if cfg.model == "convnet" else cfg.tokens + cfg.tokens ** 2 / 16  # MLPs ~ N, attention ~ N^2
-    return int(per_row * cfg.train_rows * cfg.epochs)
-
-
-def pending(configs: list[RunConfig], store: RunStore) -> list[RunConfig]:
-    """The configs not yet in the store, cheapest cell first, a cell's seeds together."""
-    return sorted((cfg for cfg in configs if store.get(cfg) is None), key=lambda c: (_cost(c), c.graph_id, c.seed))
-
-
-def missing_predictions(configs: list[RunConfig], store: RunStore) -> list[RunConfig]:
-    """Stored configs whose run has no predictions.npy (trained before predictions were kept)."""
-    runs = (store.get(cfg) for cfg in configs)
-    return sorted((run.config for run in runs if run is not None and not (run.path / PREDICTIONS).exists()),
-                  key=lambda c: (_cost(c), c.graph_id, c.seed))
-
-
-def chunks(todo: list[RunConfig], size: int = CHUNK) -> list[list[RunConfig]]:
-    """Each cell's configs split into near-equal chunks of at most `size` (one worker task each)."""
-    out = []
-    for _, group in itertools.groupby(todo, key=lambda c: c.graph_id):  # one compiled graph
-        group = list(group)
-        parts = math.ceil(len(group) / size)
-        out += [group[i::parts] for i in range(parts)]  # interleaved: each chunk spans the seed range
-    return [sorted(chunk, key=lambda c: c.seed) for chunk in out]
-
-
-def schedule(tasks: list[list[RunConfig]], workers: int) -> list[list[RunConfig]]:
-    """The order to hand `tasks` (cheapest first) to a pool of `workers`: simulated with _cost, the first worker
-    takes the most expensive task left and the others the cheapest, so the slowest cells (patch 2) start at
-    once on one worker while the cheap ones finish early on the rest, and nothing waits for them at the end."""
-    if workers < 2 or len(tasks) < 3:
-        return tasks
-    left, order = list(tasks), []
-    free = [(0, worker) for worker in range(workers)]
-    while left:
-        free.sort()
-        at, worker = free.pop(0)
-        task = left.pop() if worker == 0 else left.pop(0)
-        order.append(task)
-        free.append((at + sum(_cost(cfg) for cfg in task), worker))
-    return order
 
 
 _TRAINER = None  # one per worker process: its compiled cell survives from task to task

@@ -31,7 +31,7 @@ import pandas as pd
 
 from vitcore.config import switches
 from vitcore.config.run import RunConfig
-from vitcore.stats import plan, plans
+from vitcore.stats import plan, plan_store
 from vitcore.stats.estimates import ONE
 
 # What a single-switch change may change: every ViT switch of the registry (the factorial's, the papers'
@@ -130,7 +130,7 @@ def switch_family(base: RunConfig, field: str, level) -> Family:
                       "registry's levels: this comparison alone)", 1)
     looks = plan.looks_of(base, field, level)
     return Family(f"{switch.noun} changes of {base.label()} at {base.train_rows:,} rows", len(switch.levels) - 1,
-                  looks, plans.builtin() if looks else None)
+                  looks, plan_store.builtin() if looks else None)
 
 
 def planned_family(plan, question) -> Family:

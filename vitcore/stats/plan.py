@@ -48,9 +48,9 @@ SEEN = "decided on random seeds seen before the plan"  # what every view says of
 
 
 def _builtin():
-    from vitcore.stats import plans
+    from vitcore.stats import plan_store
 
-    return plans.builtin()
+    return plan_store.builtin()
 
 
 def __getattr__(name: str):

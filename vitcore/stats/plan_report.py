@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from vitcore.stats import plan as sequential
-from vitcore.stats import plans
+from vitcore.stats import plan_store, plans
 from vitcore.stats.compare import paired_delta
 from vitcore.stats.estimates import BETTER, EQUIVALENT, HIGHER, INSIDE, RESOLVED, SLIGHTLY_BETTER, SLIGHTLY_HIGHER
 from vitcore.stats.families import family_of, planned_family, runs_of
@@ -145,7 +145,7 @@ class PlanReport:
 def report(runs: pd.DataFrame, test_set, root=None) -> PlanReport:
     """The PlanReport of a store's runs (RunStore.table()) with its test set; `root`: the store's folder, whose
     registered plans judge it beside the built-in one."""
-    found, problems = plans.load(root)
+    found, problems = plan_store.load(root)
     by_name = {plan.name: plan for plan in found}
     statuses: dict[tuple, QuestionStatus] = {}
     for plan in found:

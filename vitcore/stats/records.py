@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Callable
 
 from vitcore.config.run import RunConfig
-from vitcore.stats import plan, plans, readings
+from vitcore.stats import plan, plan_store, readings
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, RESOLVED, Estimate, judge, margin_for
 from vitcore.stats.families import ALONE, Family
 from vitcore.stats.testset import TEST_COLUMNS
@@ -96,7 +96,7 @@ def judge_paired(pairs, metric: str, margin: float, family: Family, estimate) ->
     the look that decides, its pairs only; the borderline check re-judges at its levels), else once on every pair.
     `estimate(part)` -> (Estimate, TEST_COLUMNS)."""
     levels = None
-    owner = (family.plan or plans.builtin()) if family.looks else None
+    owner = (family.plan or plan_store.builtin()) if family.looks else None
     if owner is not None and metric == plan.METRIC and margin_for(metric, margin) == owner.margin:
         est, row, used = plan.sequential(pairs, metric, margin, family, estimate)
         test = {name: row.pop(name) for name in TEST_COLUMNS}

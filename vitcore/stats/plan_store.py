@@ -1,0 +1,127 @@
+"""Plan files: `<store>/plans/NAME.json` with the sha256 each was registered with in `<store>/plans/SHA256SUMS`,
+and the built-in plan shipped in `plan_files/` beside this module. Read as every store file is: a regular file
+only (no link followed, no FIFO waited on), bounded in size; written once, never replaced."""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from vitcore.stats.plans import FOLDER, MAX_BYTES, NAME, SUMS, Plan, PlanError, parse, sha256
+
+BUILTIN = "builtin"              # the plan shipped beside this module
+HERE = Path(__file__).with_name("plan_files")
+
+
+def _read(path: Path) -> str:
+    """A plan file's text: a regular file (no link followed, no FIFO waited on), at most MAX_BYTES."""
+    from vitcore.data.regular import Refused, open_regular
+
+    if os.path.islink(path):  # never followed (O_NOFOLLOW below too): say what it is
+        raise PlanError(f"{path.name} is not a plain file (a symbolic link)")
+    try:
+        with open_regular(path, MAX_BYTES, follow=False) as handle:
+            data = os.read(handle, MAX_BYTES + 1)
+    except Refused as refused:
+        raise PlanError(f"{path.name}" + refused.words(" unreadable ({reason})", " is not a plain file",
+                                                        f" is {{size}} bytes, over {MAX_BYTES:,}")) from None
+    if len(data) > MAX_BYTES:
+        raise PlanError(f"{path.name} is over {MAX_BYTES:,} bytes")
+    try:
+        return data.decode("ascii")
+    except UnicodeDecodeError:
+        raise PlanError(f"{path.name} is not ASCII text") from None
+
+
+def _sums(folder: Path) -> dict[str, str]:
+    """file name -> registered sha256, from SHA256SUMS (absent: none)."""
+    path = folder / SUMS
+    if not os.path.lexists(path):
+        return {}
+    out = {}
+    for line in _read(path).splitlines():
+        digest, _, name = line.partition("  ")
+        if re.fullmatch(r"[0-9a-f]{64}", digest) and NAME.fullmatch(name.removesuffix(".json")):
+            out[name] = digest
+    return out
+
+
+def _load_folder(folder: Path) -> tuple[list[Plan], list[str]]:
+    plans, problems = [], []
+    if not folder.is_dir() or folder.is_symlink():
+        return plans, ([f"{folder} is not a folder"] if os.path.lexists(folder) else [])
+    try:
+        sums = _sums(folder)
+    except PlanError as error:
+        return plans, [f"plans/{SUMS}: {error}"]
+    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".json"))
+    for name in names:
+        try:
+            text = _read(folder / name)
+            digest = sha256(text)
+            if name not in sums:
+                raise PlanError(f"not in {SUMS}: an unregistered plan (register it with `plan register`)")
+            if sums[name] != digest:
+                raise PlanError(f"its sha256 moved since it was registered ({sums[name][:12]} -> {digest[:12]}): "
+                                "a registered plan never changes; register the change as a new plan")
+            plan = parse(text, digest)
+            if plan.name + ".json" != name:
+                raise PlanError(f"names itself {plan.name!r}")
+            plans.append(plan)
+        except PlanError as error:
+            problems.append(f"plan {name}: {error}")
+    for name in sorted(set(sums) - set(names)):
+        problems.append(f"plan {name}: registered in {SUMS} but its file is missing")
+    return plans, problems
+
+
+@lru_cache(maxsize=1)
+def builtin() -> Plan:
+    """The built-in plan (issue 26's 20 questions), from the file shipped beside this module."""
+    plans, problems = _load_folder(HERE)
+    if problems or [p.name for p in plans] != [BUILTIN]:
+        raise RuntimeError(f"the built-in plan file is damaged: {'; '.join(problems) or [p.name for p in plans]}")
+    return plans[0]
+
+
+def load(root: str | Path | None) -> tuple[list[Plan], list[str]]:
+    """Every plan that judges a store: the built-in one, then the store's registered plans by name; and the
+    problems of those that judge nothing (unregistered, hash moved, malformed, a name taken twice)."""
+    plans, problems = [builtin()], []
+    if root is not None:
+        found, problems = _load_folder(Path(root) / FOLDER)
+        for plan in found:
+            if plan.name == BUILTIN:
+                problems.append(f"plan {plan.name}.json: the name {BUILTIN!r} is the built-in plan's")
+            else:
+                plans.append(plan)
+    names = {p.name for p in plans}
+    for plan in plans:
+        if plan.confirms is not None and plan.confirms not in names:
+            problems.append(f"plan {plan.name}: confirms {plan.confirms!r}, which is not a plan here")
+    return plans, problems
+
+
+def register(root: str | Path, plan: Plan) -> Path:
+    """Write a new plan file into `<root>/plans` and its hash into SHA256SUMS; PlanError when the name is
+    taken (a registered plan never changes) or a path there is not what it must be (never followed)."""
+    folder = Path(root) / FOLDER
+    if plan.name == BUILTIN or os.path.lexists(folder / f"{plan.name}.json"):
+        raise PlanError(f"a plan named {plan.name!r} exists: a registered plan never changes; pick a new name")
+    folder.mkdir(parents=True, exist_ok=True)
+    if folder.is_symlink() or not folder.is_dir():
+        raise PlanError(f"{folder} is not a folder")
+    text = plan.text()
+    path = folder / f"{plan.name}.json"
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(handle, "w") as out:
+        out.write(text)
+    sums = folder / SUMS
+    if os.path.lexists(sums) and (sums.is_symlink() or not sums.is_file()):
+        raise PlanError(f"{sums} is not a plain file")
+    handle = os.open(sums, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    with os.fdopen(handle, "a") as out:
+        out.write(f"{sha256(text)}  {plan.name}.json\n")
+    return path
