@@ -13,6 +13,7 @@ from pathlib import Path
 
 from vitcore.config import numbers
 from vitcore.config.environment import store_path
+from vitcore.data.regular import kind
 from vitcore.stats import estimates, plan, readings
 from vitcore.store.runs import RunStore
 
@@ -80,10 +81,6 @@ def _named(path: str | Path, flag: str) -> None:
         raise UsageError(f"{flag} is empty; give a path")
 
 
-KINDS = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFIFO: "a FIFO",
-         stat.S_IFSOCK: "a socket", stat.S_IFLNK: "a symbolic link"}
-
-
 def _special(path: Path) -> str | None:
     """What the existing entry at `path` is when it is neither a regular file nor a folder (never
     followed: a link is itself the entry an output would replace), else None."""
@@ -97,17 +94,17 @@ def _special(path: Path) -> str | None:
         except OSError:
             return "a dangling symbolic link"
         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            return f"a symbolic link to {KINDS.get(stat.S_IFMT(mode), 'a special file')}"
+            return f"a symbolic link to {kind(mode)}"
         return None
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
         return None
-    return KINDS.get(stat.S_IFMT(mode), "a special file")
+    return kind(mode)
 
 
 def _refuse_special(path: Path, flag: str) -> None:
     """An output never replaces a device, FIFO or socket (as root, `--out /dev/null` would destroy it)."""
-    if kind := _special(path):
-        raise UsageError(f"{flag} {_shown(path)} is {kind}, not a regular file; give a file path (nothing was written)")
+    if found := _special(path):
+        raise UsageError(f"{flag} {_shown(path)} is {found}, not a regular file; give a file path (nothing was written)")
 
 
 def _shown(path: str | Path) -> str:
@@ -158,8 +155,8 @@ def writable_file(path: str | Path, flag: str, example: str) -> Path:
 def files_in(folder: Path, names, flag: str) -> None:
     """The files a command will write into `folder` must not be folders."""
     for name in names:
-        if kind := _special(folder / name):
-            raise UsageError(f"{flag} {_shown(folder)}: {name} there is {kind}, so the file cannot be written "
+        if found := _special(folder / name):
+            raise UsageError(f"{flag} {_shown(folder)}: {name} there is {found}, so the file cannot be written "
                              "(nothing was written)")
         if (folder / name).is_dir():
             raise UsageError(f"{flag} {folder}: {name} there is a folder, so the file cannot be written")
