@@ -8,7 +8,10 @@ import contextlib
 import os
 import shutil
 import stat
+import sys
 import tempfile
+import traceback
+import warnings
 from pathlib import Path
 
 from vitcore.config import numbers
@@ -116,6 +119,42 @@ def clean(text: str) -> str:
     """`text` with every non-printable character (newlines, escapes: a terminal's commands) escaped, so a
     name from the disk cannot forge a line or clear the terminal."""
     return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+@contextlib.contextmanager
+def escaped_warnings():
+    """Within the block, a warning printed on stderr shows its message clean()ed: the library's warnings
+    name runs, folders and files from the disk (e.g. a skipped run's reason). Warnings recorded instead of
+    printed (pytest.warns, catch_warnings(record=True)) keep their message as it was."""
+    original = warnings.formatwarning
+
+    def formatted(message, category, filename, lineno, line=None):
+        return original(clean(str(message)), category, filename, lineno, line)
+
+    warnings.formatwarning = formatted
+    try:
+        yield
+    finally:
+        warnings.formatwarning = original
+
+
+def escaped_excepthook(exc_type, error, trace) -> None:
+    """sys.excepthook of `python -m vitcore`: a bug's traceback as Python prints it (causes first), each
+    exception's message clean()ed as one line (it may hold a name from the disk)."""
+    print("".join(_traceback(error)).rstrip("\n"), file=sys.stderr)
+
+
+def _traceback(error: BaseException) -> list[str]:
+    parts = []
+    if error.__cause__ is not None:
+        parts += [*_traceback(error.__cause__), "\nThe above exception was the direct cause of the following "
+                  "exception:\n\n"]
+    elif error.__context__ is not None and not error.__suppress_context__:
+        parts += [*_traceback(error.__context__), "\nDuring handling of the above exception, another exception "
+                  "occurred:\n\n"]
+    message = "".join(traceback.format_exception_only(type(error), error)).rstrip("\n")
+    return [*parts, "Traceback (most recent call last):\n", *traceback.format_tb(error.__traceback__),
+            clean(message) + "\n"]
 
 
 def writable_folder(path: str | Path, flag: str) -> Path:
