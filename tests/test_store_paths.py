@@ -213,12 +213,26 @@ def test_the_backfill_log_is_appended_only_when_a_regular_file(store, outside, o
     error = attempt(lambda: replacements.log(store.root, replaced(RunConfig())), [log])
     assert isinstance(error, ValueError) and str(log) in str(error)
     assert ("a link is never followed" if kind.startswith("link") else
-            f"is {regular.kind(planted[0])}, not a regular file: never opened") in str(error)
+            f"is {regular.kind(planted[0])}: never opened") in str(error)
     cfg = RunConfig(seed=7)
     fakes.write_run(store, cfg)  # a run without predictions.npy to backfill: refused before any worker starts
     early = attempt(lambda: sweep.run_sweep([cfg], store, backfill=True, replace=True), [log])
     assert isinstance(early, ValueError) and str(early) == str(error)
     assert identity(log) == planted and opened(opens, log) == [] and outside.snapshot() == before
+
+
+@pytest.mark.parametrize("name", [sweep.REPLACED_LOG, f"{plans.FOLDER}/{plans.SUMS}"])
+def test_an_append_never_writes_through_a_hard_link(store, outside, name):
+    """A hard link in the store to a file elsewhere is a regular file: appending to it would write there."""
+    (store.root / plans.FOLDER).mkdir()
+    os.link(outside.root / "file", store.root / name)
+    if name == sweep.REPLACED_LOG:
+        with pytest.raises(ValueError, match="is a regular file with 1 other hard link"):
+            replacements.log(store.root, replaced(RunConfig()))
+    else:
+        with pytest.raises(plans.PlanError, match="not a plain file"):
+            plans.register(store.root, dataclasses.replace(plans.builtin(), name="mine"))
+    assert (outside.root / "file").read_text() == "keep\n"
 
 
 def test_the_backfill_log_gets_its_header_once(store):

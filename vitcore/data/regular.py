@@ -50,17 +50,21 @@ class Refused(Exception):
             reason=self.reason, size=f"{self.size:,}", what=self.what)
 
 
-def _allowed(info: os.stat_result, folders: bool) -> None:
+def _allowed(info: os.stat_result, folders: bool, alone: bool) -> None:
     if stat.S_ISLNK(info.st_mode):
         raise Refused("unreadable", reason=os.strerror(errno.ELOOP), what=kind(info.st_mode))
     if not (stat.S_ISREG(info.st_mode) or (folders and stat.S_ISDIR(info.st_mode))):
         raise Refused("special", what=kind(info.st_mode))
+    if alone and stat.S_ISREG(info.st_mode) and info.st_nlink != 1:
+        raise Refused("special", what=f"a regular file with {info.st_nlink - 1:,} other hard link(s)")
 
 
-def open_entry(path: str | Path, flags: int = os.O_RDONLY, follow: bool = False, folders: bool = False) -> int:
+def open_entry(path: str | Path, flags: int = os.O_RDONLY, follow: bool = False, folders: bool = False,
+               alone: bool = False) -> int:
     """A descriptor (the caller closes it) of the regular file at `path` — or folder, with `folders` —
     opened with `flags`, looked at first and opened only if it is one; Refused otherwise (a link is
-    refused unless `follow`). No O_CREAT here: see `create` and `open_or_create`."""
+    refused unless `follow`; with `alone`, a file with another hard link too: writing to it would write
+    to a file elsewhere). No O_CREAT here: see `create` and `open_or_create`."""
     nofollow = 0 if follow else os.O_NOFOLLOW
     if REOPEN:
         try:
@@ -68,7 +72,7 @@ def open_entry(path: str | Path, flags: int = os.O_RDONLY, follow: bool = False,
         except OSError as error:
             raise Refused("unreadable", reason=error.strerror or str(error)) from None
         try:
-            _allowed(os.fstat(probe), folders)
+            _allowed(os.fstat(probe), folders, alone)
             try:
                 return os.open(f"/proc/self/fd/{probe}", flags & ~os.O_NOFOLLOW)  # a magic link: followed
             except OSError as error:
@@ -77,7 +81,7 @@ def open_entry(path: str | Path, flags: int = os.O_RDONLY, follow: bool = False,
             os.close(probe)
     try:
         looked = os.stat(path, follow_symlinks=follow)
-        _allowed(looked, folders)
+        _allowed(looked, folders, alone)
         handle = os.open(path, flags | nofollow | os.O_NONBLOCK)
     except OSError as error:
         raise Refused("unreadable", reason=error.strerror or str(error)) from None
@@ -110,12 +114,12 @@ def create(path: str | Path, flags: int = os.O_WRONLY, mode: int = 0o644) -> int
 
 
 def open_or_create(path: str | Path, flags: int = os.O_WRONLY, mode: int = 0o644) -> tuple[int, bool]:
-    """(a descriptor, created): a new regular file at `path`, or the regular file there (open_entry:
-    anything else is Refused, left as it was): a touch, or an append with O_APPEND."""
+    """(a descriptor, created): a new regular file at `path`, or the regular file there if it has no other
+    hard link (open_entry: anything else is Refused, left as it was): a touch, or an append with O_APPEND."""
     try:
         return create(path, flags, mode), True
     except FileExistsError:
-        return open_entry(path, flags), False
+        return open_entry(path, flags, alone=True), False
 
 
 def replace(source: str | Path, target: str | Path) -> None:

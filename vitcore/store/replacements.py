@@ -47,5 +47,6 @@ def _open(root: Path) -> int:
         return open_or_create(path, os.O_WRONLY | os.O_APPEND)[0]
     except Refused as refused:
         raise ValueError(f"{path} " + refused.words("cannot be appended to ({reason}; a link is never followed)",
-                                                    "is {what}, not a regular file: never opened", "")
+                                                    "is {what}: never opened (only a regular file of its own "
+                                                    "is appended to)", "")
                          + "; remove it (replaced runs' old numbers are logged there)") from None
