@@ -19,7 +19,7 @@ import os
 import sys
 
 from vitcore.cli import analysis, plans, results, runs, sweep
-from vitcore.cli.common import Parser, UsageError, clean
+from vitcore.cli.common import Parser, UsageError, clean, escaped_warnings
 from vitcore.config import environment
 from vitcore.data.fashion import DataError, data_dir_problem
 from vitcore.run import TRAIN_INSTALL
@@ -39,6 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    with escaped_warnings():  # every name printed is escaped: on stderr too, in the library's warnings
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
         problems = environment.problems(budget=False, data=False)  # the training budget is the app's alone

@@ -12,6 +12,7 @@ from vitcore.cli.common import (
     add_io_flags,
     add_margin_flag,
     checked_margin,
+    clean,
     existing_store,
     files_in,
     judging_parser,
@@ -107,7 +108,7 @@ def _compare(args) -> int:
         if study.test_set is not None and result.paired:
             written += [out / Path(path).name
                         for path in _write_flips(store, runs, selection, baseline, study.test_set.labels, stage)]
-    print("wrote " + ", ".join(str(path) for path in written))
+    print("wrote " + ", ".join(clean(str(path)) for path in written))
     return 0
 
 
@@ -139,7 +140,7 @@ def _claims(args) -> int:
     with staged(out.parent) as stage:
         table.to_csv(stage / out.name, index=False)
     counts = claims.tally_of(table)
-    print(f"{out}: {len(table)} ledger rows — {counts['counted']} distinct comparisons counted once each, "
+    print(f"{clean(str(out))}: {len(table)} ledger rows — {counts['counted']} distinct comparisons counted once each, "
           f"{counts['not_counted']} shown beside and not counted (the `tally` column says why); each judged in its "
           "comparison's family (as on the Ablations page)")
     margins = sorted({margin, *estimates.TALLY_MARGINS})
@@ -163,7 +164,7 @@ def _diagnose_bn(args) -> int:
     with staged(out) as stage:
         path = out / Path(bn.save_diagnosis(frame, stage)).name
     print(bn.explain(frame))
-    print(f"wrote {path} ({len(frame)} runs)")
+    print(f"wrote {clean(str(path))} ({len(frame)} runs)")
     return 0
 
 
@@ -184,5 +185,5 @@ def _noise(args) -> int:
     components.to_csv(out / NOISE_FILES[0], index=False)
     pairing.to_csv(out / NOISE_FILES[1], index=False)
     print("\n".join(noise.advice(components, pairing, margin)))
-    print("wrote " + ", ".join(str(out / name) for name in NOISE_FILES))
+    print("wrote " + ", ".join(clean(str(out / name)) for name in NOISE_FILES))
     return 0

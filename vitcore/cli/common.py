@@ -8,11 +8,15 @@ import contextlib
 import os
 import shutil
 import stat
+import sys
 import tempfile
+import traceback
+import warnings
 from pathlib import Path
 
 from vitcore.config import numbers
 from vitcore.config.environment import store_path
+from vitcore.data.regular import kind
 from vitcore.stats import estimates, plan, readings
 from vitcore.store.runs import RunStore
 
@@ -80,10 +84,6 @@ def _named(path: str | Path, flag: str) -> None:
         raise UsageError(f"{flag} is empty; give a path")
 
 
-KINDS = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFIFO: "a FIFO",
-         stat.S_IFSOCK: "a socket", stat.S_IFLNK: "a symbolic link"}
-
-
 def _special(path: Path) -> str | None:
     """What the existing entry at `path` is when it is neither a regular file nor a folder (never
     followed: a link is itself the entry an output would replace), else None."""
@@ -97,17 +97,17 @@ def _special(path: Path) -> str | None:
         except OSError:
             return "a dangling symbolic link"
         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            return f"a symbolic link to {KINDS.get(stat.S_IFMT(mode), 'a special file')}"
+            return f"a symbolic link to {kind(mode)}"
         return None
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
         return None
-    return KINDS.get(stat.S_IFMT(mode), "a special file")
+    return kind(mode)
 
 
 def _refuse_special(path: Path, flag: str) -> None:
     """An output never replaces a device, FIFO or socket (as root, `--out /dev/null` would destroy it)."""
-    if kind := _special(path):
-        raise UsageError(f"{flag} {_shown(path)} is {kind}, not a regular file; give a file path (nothing was written)")
+    if found := _special(path):
+        raise UsageError(f"{flag} {_shown(path)} is {found}, not a regular file; give a file path (nothing was written)")
 
 
 def _shown(path: str | Path) -> str:
@@ -119,6 +119,42 @@ def clean(text: str) -> str:
     """`text` with every non-printable character (newlines, escapes: a terminal's commands) escaped, so a
     name from the disk cannot forge a line or clear the terminal."""
     return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+@contextlib.contextmanager
+def escaped_warnings():
+    """Within the block, a warning printed on stderr shows its message clean()ed: the library's warnings
+    name runs, folders and files from the disk (e.g. a skipped run's reason). Warnings recorded instead of
+    printed (pytest.warns, catch_warnings(record=True)) keep their message as it was."""
+    original = warnings.formatwarning
+
+    def formatted(message, category, filename, lineno, line=None):
+        return original(clean(str(message)), category, filename, lineno, line)
+
+    warnings.formatwarning = formatted
+    try:
+        yield
+    finally:
+        warnings.formatwarning = original
+
+
+def escaped_excepthook(exc_type, error, trace) -> None:
+    """sys.excepthook of `python -m vitcore`: a bug's traceback as Python prints it (causes first), each
+    exception's message clean()ed as one line (it may hold a name from the disk)."""
+    print("".join(_traceback(error)).rstrip("\n"), file=sys.stderr)
+
+
+def _traceback(error: BaseException) -> list[str]:
+    parts = []
+    if error.__cause__ is not None:
+        parts += [*_traceback(error.__cause__), "\nThe above exception was the direct cause of the following "
+                  "exception:\n\n"]
+    elif error.__context__ is not None and not error.__suppress_context__:
+        parts += [*_traceback(error.__context__), "\nDuring handling of the above exception, another exception "
+                  "occurred:\n\n"]
+    message = "".join(traceback.format_exception_only(type(error), error)).rstrip("\n")
+    return [*parts, "Traceback (most recent call last):\n", *traceback.format_tb(error.__traceback__),
+            clean(message) + "\n"]
 
 
 def writable_folder(path: str | Path, flag: str) -> Path:
@@ -158,8 +194,8 @@ def writable_file(path: str | Path, flag: str, example: str) -> Path:
 def files_in(folder: Path, names, flag: str) -> None:
     """The files a command will write into `folder` must not be folders."""
     for name in names:
-        if kind := _special(folder / name):
-            raise UsageError(f"{flag} {_shown(folder)}: {name} there is {kind}, so the file cannot be written "
+        if found := _special(folder / name):
+            raise UsageError(f"{flag} {_shown(folder)}: {name} there is {found}, so the file cannot be written "
                              "(nothing was written)")
         if (folder / name).is_dir():
             raise UsageError(f"{flag} {folder}: {name} there is a folder, so the file cannot be written")

@@ -84,7 +84,7 @@ def _register(args) -> int:
         path = plan_store.register(store.root, plan)
     print(f"registered plan {plan.name}: {len(plan.questions)} questions, looks {','.join(map(str, plan.looks))}, "
           f"random seeds {plan.seeds_text}, margin ±{plan.margin}, at {plan.registered_at}")
-    print(f"{path}  sha256 {plans.sha256(plan.text())}")
+    print(f"{clean(str(path))}  sha256 {plans.sha256(plan.text())}")
     print(f"commit it before any of its runs exists; then: python -m vitcore sweep plan {plan.name} --workers 2")
     return 0
 
@@ -106,5 +106,6 @@ def _plans(args) -> int:
     with staged(out) as folder:
         plan_table.to_csv(folder / "plans.csv", index=False)
         questions.to_csv(folder / "questions.csv", index=False)
-    print(f"wrote {out / 'plans.csv'} ({len(plan_table)} plans) and {out / 'questions.csv'} ({len(questions)} rows)")
+    print(f"wrote {clean(str(out / 'plans.csv'))} ({len(plan_table)} plans) and {clean(str(out / 'questions.csv'))} "
+          f"({len(questions)} rows)")
     return 0

@@ -8,6 +8,7 @@ from vitcore.cli.common import (
     add_io_flags,
     add_store_flag,
     checked_margin,
+    clean,
     existing_store,
     files_in,
     judging_parser,
@@ -66,7 +67,7 @@ def _effects(args) -> int:
     with staged(out.parent) as stage:
         effects.to_csv(stage / out.name, index=False)
     counts = effects["verdict"].value_counts()
-    print(f"{out}: {len(effects):,} main effects from {len(study.runs):,} runs (both tests Bonferroni-adjusted within "
+    print(f"{clean(str(out))}: {len(effects):,} main effects from {len(study.runs):,} runs (both tests Bonferroni-adjusted within "
           "each family: " + "; ".join(f"{name}, m = {int(m)}" for name, m in
                                       effects.groupby("family")["family_size"].max().items()) + "): "
           + ", ".join(f"{counts[v]} {v}" for v in stats.VERDICTS if v in counts))
@@ -81,7 +82,7 @@ def _report(args) -> int:
         sentences = study.write_report(stage)
     for sentence in sentences:
         print(sentence)
-    print("wrote " + ", ".join(str(out / name) for name in REPORT_FILES))
+    print("wrote " + ", ".join(clean(str(out / name)) for name in REPORT_FILES))
     return 0
 
 
@@ -97,7 +98,8 @@ def _bench_timing(args) -> int:
     if folder is None:
         raise UsageError("the store is empty (VITCORE_STORE=\"\"): name the store whose timing set to train")
     trained = timing.bench_timing(configs, args.pairs, folder)
-    print(f"{trained} runs trained into {folder} (timing context {timing.REFERENCE!r}), the timing set of {args.store}")
+    print(f"{trained} runs trained into {clean(str(folder))} (timing context {timing.REFERENCE!r}), the timing set of "
+          f"{clean(str(args.store))}")
     return 0
 
 
@@ -115,5 +117,5 @@ def _bench_attention(args) -> int:
     for row in table.itertuples():
         print(f"{row.tokens:>4} tokens  {row.attention_entries:>8,} entries  median {row.median_ms:8.3f} ms "
               f"(min {row.min_ms:.3f}, max {row.max_ms:.3f})")
-    print(f"wrote {out}")
+    print(f"wrote {clean(str(out))}")
     return 0

@@ -104,7 +104,7 @@ def _run(args) -> int:
         if reading is not None:
             reading.join()
 
-        print(f"training {cfg.label()} ({cfg.train_rows:,} rows, seed {cfg.seed}) -> {store.root / cfg.run_id}")
+        print(f"training {cfg.label()} ({cfg.train_rows:,} rows, seed {cfg.seed}) -> {clean(str(store.root / cfg.run_id))}")
         with tqdm(total=cfg.epochs, unit="epoch", file=sys.stdout) as bar:
             def progress(epoch, total, row):
                 bar.set_postfix(loss=f"{row['loss']:.4f}", acc=f"{row['accuracy']:.4f}",
@@ -113,7 +113,7 @@ def _run(args) -> int:
             run = train(cfg, store, progress)
     else:
         run = cached
-        print(f"cached: {cfg.label()} ({cfg.train_rows:,} rows, seed {cfg.seed}) at {run.path}")
+        print(f"cached: {cfg.label()} ({cfg.train_rows:,} rows, seed {cfg.seed}) at {clean(str(run.path))}")
     print(run.history().to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     s = run.summary
     print(f"run {run.run_id}: params {s['params']:,}  best val {s['best_val_accuracy']:.4f} (epoch {s['best_epoch']})  "
@@ -153,7 +153,7 @@ def _export(args) -> int:
         for name, frame in frames.items():
             frame.to_csv(stage / name, index=False)
     for name, frame in frames.items():
-        print(f"{out / name}: {len(frame):,} rows")
+        print(f"{clean(str(out / name))}: {len(frame):,} rows")
     return 0
 
 

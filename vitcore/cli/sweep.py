@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from vitcore.cli.common import UsageError, add_store_flag, usage, writable_folder
+from vitcore.cli.common import UsageError, add_store_flag, clean, usage, writable_folder
 from vitcore.config.run import MAX_TRAIN_ROWS, MODELS, RANGES
 from vitcore.config.switches import MODEL_NAMES
 from vitcore.store.runs import RunStore
@@ -125,7 +125,7 @@ def _sweep(args) -> int:
         raise UsageError("--replace-unreproducible only goes with --backfill-predictions")
     todo = sweep.missing_predictions(configs, store) if backfill else sweep.pending(configs, store)
     what = "to backfill with predictions" if backfill else "to train"
-    print(f"grid {args.grid}: {len(configs)} runs, {len(configs) - len(sweep.pending(configs, store))} in {store.root}, "
+    print(f"grid {args.grid}: {len(configs)} runs, {len(configs) - len(sweep.pending(configs, store))} in {clean(str(store.root))}, "
           f"{len(todo)} {what}")
     if args.dry_run:
         for cfg in todo:
@@ -137,14 +137,14 @@ def _sweep(args) -> int:
     with tqdm(total=len(todo), unit="run") as bar:
         def progress(result):
             if "error" in result:  # reported now and listed at the end; the sweep goes on
-                bar.write(f"FAILED {result['label']} rows {result['train_rows']:,} seed {result['seed']}: "
-                          f"{result['error']}")
+                bar.write(clean(f"FAILED {result['label']} rows {result['train_rows']:,} seed {result['seed']}: "
+                                f"{result['error']}"))
                 bar.update(1)
                 return
             note = ("" if "backfilled" not in result else " backfilled" if result["backfilled"]
                     else " replaced" if result["replaced"] else " MISMATCH")
-            bar.set_postfix_str(f"last: {result['label']} rows {result['train_rows']:,} seed {result['seed']} "
-                                f"test {result['test_accuracy']:.4f} ({result['seconds']:,.1f} s){note}")
+            bar.set_postfix_str(clean(f"last: {result['label']} rows {result['train_rows']:,} seed {result['seed']} "
+                                      f"test {result['test_accuracy']:.4f} ({result['seconds']:,.1f} s){note}"))
             bar.update(1)
         with usage():
             results = sweep.run_sweep(configs, store, args.workers, args.executor, args.address, progress, backfill,
@@ -159,7 +159,7 @@ def _sweep(args) -> int:
     if replaced:
         moved = max(abs(r["new_test_accuracy"] - r["old_test_accuracy"]) for r in replaced)
         print(f"{len(replaced)} runs replaced by their retrain (largest test accuracy change {moved:.4f}); "
-              f"old numbers in {store.root / sweep.REPLACED_LOG}")
+              f"old numbers in {clean(str(store.root / sweep.REPLACED_LOG))}")
     mismatched = [r["run_id"] for r in results if r.get("backfilled") is False and not r.get("replaced")]
     if mismatched:
         print(f"{len(mismatched)} runs did not reproduce (other thread count or machine?), left without "
@@ -167,7 +167,7 @@ def _sweep(args) -> int:
     if args.grid == sweep.PLAN and results and not failed and not backfill:
         return _sweep(args)  # the next looks, judged on the runs just stored: until decided or at the cap
     for result in failed:
-        print(f"failed: run {result['run_id']} {json.dumps(result['config'], sort_keys=True)}: {result['error']}")
+        print(clean(f"failed: run {result['run_id']} {json.dumps(result['config'], sort_keys=True)}: {result['error']}"))
     if failed:
         print(f"{len(failed)} runs failed (listed above with their configs); rerun the sweep to retry them")
     return 1 if failed else 0

@@ -12,6 +12,12 @@ another session means both overlap: it marks itself and leaves `<marker>.overlap
 other's, which that training reads when it ends. Two trainings that overlap in time always see each
 other: the later one starts while the earlier one's marker is held. Only trainings into the same
 store are seen (another store's sweep on this machine is not).
+
+Whoever can write the store can plant entries at these names: a marker is opened only when it is a
+regular file (vitcore.data.regular: a FIFO, device or link is never opened or followed), a flag is
+created with O_EXCL (a link planted at its name creates or touches nothing outside the store) and counts
+only when it is a regular file. A planted regular flag still tags a run "overlapped": timing tags are
+not a security boundary.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from vitcore.data.regular import Refused, create, open_entry
 
 MARKER = ".training-"          # <store>/.training-<32 hex>: a training in progress
 NEW = MARKER + "new-"          # a marker being created (locked, then renamed into place)
@@ -53,12 +61,9 @@ def live(root: Path) -> dict[str, str]:
     for name in names:
         if not name.startswith(MARKER) or name.startswith(NEW) or name.endswith(FLAG):
             continue
-        try:  # never blocking: a FIFO named like a marker is not one (skipped, left alone)
-            handle = os.open(root / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            continue
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            os.close(handle)
+        try:  # looked at first: a FIFO, device or link named like a marker is not one (never opened, left alone)
+            handle = open_entry(root / name)
+        except Refused:
             continue
         try:
             fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -98,15 +103,21 @@ def watch(root: Path, session: str) -> Iterator[Watch]:
         for other, other_session in live(root).items():
             if other != name and other_session != session:
                 seen.overlapped = True
-                with contextlib.suppress(OSError):
-                    (root / (other + FLAG)).touch()
+                _leave_flag(root / (other + FLAG))
         yield seen
     finally:
         with contextlib.suppress(OSError):
             os.unlink(root / name)
         flag = root / (name + FLAG)
-        if flag.exists():
-            seen.overlapped = True
-            with contextlib.suppress(OSError):
-                flag.unlink()
+        with contextlib.suppress(OSError):
+            seen.overlapped |= stat.S_ISREG(os.lstat(flag).st_mode)  # a link or FIFO there is no flag of ours
+            os.unlink(flag)  # whatever it is: never followed or opened
         os.close(handle)
+
+
+def _leave_flag(path: Path) -> None:
+    """Create the flag at `path`, a new empty file (O_EXCL). An entry already there is left as it is,
+    never opened or followed: a regular file is the flag already; a link planted at the name creates or
+    touches nothing, and then no flag is left (the other training does not learn of this one)."""
+    with contextlib.suppress(OSError):
+        os.close(create(path))

@@ -27,7 +27,9 @@ from vitcore.config.run import MODELS, RunConfig
 from vitcore.run import planned
 from vitcore.run.order import CHUNK, chunks, missing_predictions, pending, schedule  # noqa: F401 (their home)
 from vitcore.run.overlap import new_session
-from vitcore.run.spawn import neutral_main
+from vitcore.run.spawn import die_with_parent, neutral_main
+from vitcore.store import replacements
+from vitcore.store.replacements import REPLACED_LOG, REPLACED_METRICS  # noqa: F401 (re-exported: where they lived)
 from vitcore.store.runs import RunStore
 
 SEEDS = tuple(range(10))       # 10 random seeds per cell: enough to resolve a ~0.005 accuracy effect
@@ -200,27 +202,6 @@ def backfill_predictions(trainer, cfg: RunConfig, store: RunStore, replace: bool
     return result
 
 
-REPLACED_LOG = "replaced_runs.csv"  # in the store: one row per run a backfill replaced, old and new numbers
-REPLACED_METRICS = ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "test_loss", "seconds")
-
-
-def log_replaced(store: RunStore, result: dict) -> None:
-    """Append one replaced run's old and new numbers to <store>/replaced_runs.csv (header once)."""
-    import csv
-    import datetime
-
-    columns = ["run_id", "label", "train_rows", "seed", "replaced_on",
-               *(f"{age}_{name}" for name in REPLACED_METRICS for age in ("old", "new"))]
-    path = store.root / REPLACED_LOG
-    row = {**result, "replaced_on": datetime.date.today().isoformat()}
-    new_file = not path.exists()
-    with open(path, "a", newline="") as out:
-        writer = csv.DictWriter(out, columns, extrasaction="ignore")
-        if new_file:
-            writer.writeheader()
-        writer.writerow(row)
-
-
 def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, executor: str = "local",
               address: str | None = None, progress=None, backfill: bool = False,
               replace: bool = False) -> list[dict]:
@@ -230,6 +211,8 @@ def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, execu
     todo = missing_predictions(configs, store) if backfill else pending(configs, store)
     if not todo:
         return []
+    if backfill and replace:
+        replacements.check(store.root)  # refused now, not after a run was replaced
     threads = max(1, (os.cpu_count() or 1) // workers)
     tasks, session = schedule(chunks(todo), workers), new_session()
     if executor == "ray":
@@ -237,7 +220,8 @@ def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, execu
     if executor != "local":
         raise ValueError(f"executor must be 'local' or 'ray'; got {executor!r}")
     results = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=die_with_parent,
+                             initargs=(os.getpid(),)) as pool:  # its workers die with this process, even SIGKILLed
         with neutral_main():  # the workers start here; they must not re-run a foreign __main__ (vitcore.run.spawn)
             futures = [pool.submit(_train_chunk, chunk, str(store.root), threads, workers, backfill, replace, session)
                        for chunk in tasks]
@@ -262,7 +246,7 @@ def _finished(chunk: list[dict], store: RunStore, progress) -> list[dict]:
     result reported to `progress` as it comes."""
     for result in chunk:
         if result.get("replaced"):
-            log_replaced(store, result)
+            replacements.log(store.root, result)
         if progress:
             progress(result)
     return chunk

@@ -9,6 +9,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from vitcore.data.regular import Refused, create, open_or_create, open_regular
 from vitcore.stats.plans import FOLDER, MAX_BYTES, NAME, SUMS, Plan, PlanError, parse, sha256
 
 BUILTIN = "builtin"              # the plan shipped beside this module
@@ -17,8 +18,6 @@ HERE = Path(__file__).with_name("plan_files")
 
 def _read(path: Path) -> str:
     """A plan file's text: a regular file (no link followed, no FIFO waited on), at most MAX_BYTES."""
-    from vitcore.data.regular import Refused, open_regular
-
     if os.path.islink(path):  # never followed (O_NOFOLLOW below too): say what it is
         raise PlanError(f"{path.name} is not a plain file (a symbolic link)")
     try:
@@ -113,15 +112,13 @@ def register(root: str | Path, plan: Plan) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     if folder.is_symlink() or not folder.is_dir():
         raise PlanError(f"{folder} is not a folder")
-    text = plan.text()
-    path = folder / f"{plan.name}.json"
-    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    with os.fdopen(handle, "w") as out:
-        out.write(text)
-    sums = folder / SUMS
-    if os.path.lexists(sums) and (sums.is_symlink() or not sums.is_file()):
-        raise PlanError(f"{sums} is not a plain file")
-    handle = os.open(sums, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    text, path, sums = plan.text(), folder / f"{plan.name}.json", folder / SUMS
+    try:  # looked at first (a link never followed, a FIFO or device never opened), before the plan is written
+        handle, _ = open_or_create(sums, os.O_WRONLY | os.O_APPEND)
+    except Refused:
+        raise PlanError(f"{sums} is not a plain file") from None
     with os.fdopen(handle, "a") as out:
+        with os.fdopen(create(path), "w") as plan_file:
+            plan_file.write(text)
         out.write(f"{sha256(text)}  {plan.name}.json\n")
     return path

@@ -258,4 +258,3 @@ def make(name: str, vary, rows, seeds: tuple[int, int], looks=(10, 20, 30, 40), 
                 looks=looks, caps=tuple(caps), margin=margin, confirms=confirms, note=note)
     check(plan)
     return plan
-

@@ -9,7 +9,8 @@ header with the versions, the data the predictions were compared with, and a key
 user only (KEY_FILE; a process that cannot keep one uses its own), so whoever can write the store
 but not read the key cannot forge a verdict: a recomputed plain checksum no longer passes. It is read like a run file (vitcore.store.files: bounded, never a link or a
 FIFO); an edited, damaged or wrong-shaped index or entry is discarded and judged again from the run
-folders, never trusted. Safe to delete; never committed.
+folders, never trusted. A link, FIFO or device at its name is never opened nor replaced: `check` names
+it and the store stays unindexed until it is removed. Safe to delete; never committed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import json
 import os
 import re
 import secrets
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -28,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from vitcore.config.run import SCHEMA_VERSION, SEED_FIELDS, TRAINING_VERSION, RunConfig
+from vitcore.data.regular import Refused, kind, replace
 from vitcore.store.files import PREDICTIONS, BadRun, json_object, read_bounded
 from vitcore.store.timing import busy, timing_group  # noqa: F401 (re-exported: where they lived)
 from vitcore.store.validate import METRICS, TEMP_PREFIX, VALIDATION_VERSION, _number, read_run
@@ -46,6 +49,9 @@ COLUMNS = ["run_id", "config_id", "label", *CONFIG_FIELDS, *METRICS, "has_weight
 COLLAPSED_TEST, COLLAPSED_TRAIN = 0.2, 0.5
 RACY_NS = 2_000_000_000  # file times tick coarsely (ms on Linux, up to 2 s elsewhere)
 
+# What read() says of an .index.json that is not a regular file: never opened, never replaced by the writer.
+SPECIAL = ("is {what}, not a regular file: never opened or replaced, so the store stays unindexed (every run "
+           "judged on each read) until it is removed")
 ENTRY_BYTES = 4 << 10  # the index may hold this much per run folder (a stamp and a reason: under 1 KB)
 
 def collapsed(test_accuracy, final_train_accuracy):
@@ -177,8 +183,14 @@ def read(root: Path, entries: int) -> tuple[dict[str, Verdict], str | None]:
     """({run_id: verdict}, None), or ({}, why the index on disk cannot be used) — ({}, None) when
     there is none or it was written by another version or against other data (all simply mean:
     validate everything). `entries`: the run folders there are (the index may hold ENTRY_BYTES each)."""
-    if not os.path.lexists(root / NAME):
+    try:
+        mode = os.lstat(root / NAME).st_mode
+    except FileNotFoundError:
         return {}, None
+    except OSError as error:
+        return {}, f"unreadable ({error.strerror}) (rebuilt from the run folders)"
+    if not stat.S_ISREG(mode):
+        return {}, SPECIAL.format(what=kind(mode))
     try:
         header, _, body = read_bounded(root / NAME, (entries + 16) * ENTRY_BYTES).partition(b"\n")
     except BadRun as error:
@@ -202,20 +214,23 @@ def read(root: Path, entries: int) -> tuple[dict[str, Verdict], str | None]:
 
 
 def write(root: Path, verdicts: dict[str, Verdict]) -> None:
-    """Replace the index atomically (temp file, then rename), readable by everyone like the runs."""
+    """Replace the index atomically (temp file, then rename), readable by everyone like the runs; only a
+    regular file is replaced (anything else there is left alone, and the store stays unindexed)."""
     body = json.dumps(verdicts, separators=(",", ":")).encode()
     header = json.dumps({"schema": SCHEMA_VERSION, "training_version": TRAINING_VERSION,
                          "validation": VALIDATION_VERSION, "data": data_stamp(),
                          "hmac": _checksum(body)})
     try:
+        if os.path.lexists(root / NAME) and not stat.S_ISREG(os.lstat(root / NAME).st_mode):
+            return  # a special file or a link: never replaced (read() names it); the store stays unindexed
         handle, temp = tempfile.mkstemp(prefix=INDEX_TEMP_PREFIX, dir=root)
         try:
             with os.fdopen(handle, "wb") as out:
                 os.fchmod(out.fileno(), 0o644)  # mkstemp makes 0600
                 out.write(header.encode() + b"\n" + body)
-            os.replace(temp, root / NAME)
+            replace(temp, root / NAME)  # checked again: only a regular file is replaced
         finally:
-            if os.path.exists(temp):
+            if os.path.lexists(temp):
                 os.unlink(temp)
-    except OSError:  # a read-only store (e.g. a deploy) just stays unindexed
+    except (OSError, Refused):  # a read-only store (e.g. a deploy) just stays unindexed
         pass

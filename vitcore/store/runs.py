@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from vitcore.config.run import VIT_FIELDS, RunConfig
+from vitcore.data import regular
 from vitcore.data.fashion import NUM_CLASSES
 from vitcore.store import files, index, upkeep, validate, writer
 from vitcore.store.index import (  # noqa: F401 (re-exported)
@@ -257,7 +258,11 @@ class RunStore:
             with os.fdopen(handle, "wb") as out:
                 np.save(out, values, allow_pickle=False)
             os.chmod(temp, 0o644)
-            os.replace(temp, run.path / PREDICTIONS)
+            try:
+                regular.replace(temp, run.path / PREDICTIONS)
+            except regular.Refused as refused:
+                raise ValueError(f"run {run.run_id}: its {PREDICTIONS} is {refused.what}, not a regular file "
+                                 "(left alone, never replaced)") from None
         finally:
             if os.path.exists(temp):
                 os.unlink(temp)

@@ -21,6 +21,7 @@ from typing import Protocol
 
 import numpy as np
 
+from vitcore.data.regular import Refused, kind, open_entry
 from vitcore.store import index
 from vitcore.store.index import RUN_ID
 from vitcore.store.validate import TEMP_PREFIX, copy_of
@@ -144,14 +145,13 @@ def is_store(root: Path) -> bool:
 
 def _held(path: Path) -> bool:
     """True while a writer (RunStore.save) holds the flock on `path`, the .tmp-* folder it is filling.
-    Opened without blocking and only when a folder or a plain file (a FIFO named .tmp-* is never held)."""
+    Opened only when a folder or a plain file, looked at first (vitcore.data.regular): a FIFO or device
+    named .tmp-* is never opened, never held."""
     try:
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        handle = open_entry(path, folders=True)
+    except Refused:
         return False
     try:
-        if stat.S_IFMT(os.fstat(handle).st_mode) not in (stat.S_IFDIR, stat.S_IFREG):
-            return False
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return False
     except BlockingIOError:
@@ -166,7 +166,8 @@ def _debris_reason(path: Path) -> str:
     except OSError:
         return "vanished while checking"
     if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
-        return "named like an unfinished write but not a file or folder (never opened; `check --fix` leaves it)"
+        return (f"named like an unfinished write but {kind(info.st_mode)}, not a file or folder (never opened; "
+                "`check --fix` leaves it)")
     age = time.time() - info.st_mtime
     when = "now" if age >= STALE_SECONDS else f"once it is {STALE_SECONDS // 60} min old"
     return (f"unfinished write, {age / 60:.0f} min old, held by no writer: left by an interrupted one "

@@ -18,6 +18,7 @@ import fcntl
 import json
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -26,6 +27,7 @@ import pandas as pd
 
 from vitcore.config.run import SCHEMA_VERSION, TRAINING_VERSION, RunConfig
 from vitcore.data.fashion import NUM_CLASSES
+from vitcore.data.regular import kind
 from vitcore.store.validate import HISTORY_COLUMNS, PREDICTIONS, TEMP_PREFIX, WEIGHTS, BadRun, read_run
 
 SUMMARY = "summary.json"
@@ -88,12 +90,14 @@ def install(root: Path, cfg: RunConfig, files: dict[str, bytes], replace: bool =
             read_run(temp, run_id)
         except BadRun as error:
             raise ValueError(f"refusing to store run {run_id} ({cfg.label()}): {error}") from None
-        if replace and (root / run_id).exists():
+        if replace and _existing_folder(root, cfg):
             aside = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}old-{run_id}-", dir=root))
             os.rename(root / run_id, aside / run_id)
         try:
             os.rename(temp, root / run_id)
         except OSError:  # the folder exists: a complete twin, or debris of a bad run
+            if not _existing_folder(root, cfg):
+                raise
             try:
                 read_run(root / run_id, run_id)
             except BadRun:
@@ -104,6 +108,20 @@ def install(root: Path, cfg: RunConfig, files: dict[str, bytes], replace: bool =
         shutil.rmtree(temp, ignore_errors=True)
         if aside is not None:
             shutil.rmtree(aside, ignore_errors=True)
+
+
+def _existing_folder(root: Path, cfg: RunConfig) -> bool:
+    """True when a folder is at the run's name in the store, False when nothing is; ValueError when something
+    else is (a link, FIFO, device or file: never followed, opened or replaced — removing a FIFO's folder
+    would have waited on it forever)."""
+    try:
+        mode = os.lstat(root / cfg.run_id).st_mode
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISDIR(mode):
+        raise ValueError(f"refusing to store run {cfg.run_id} ({cfg.label()}): {cfg.run_id} in the store is "
+                         f"{kind(mode)}, not a run folder (left alone: remove it)")
+    return True
 
 
 def as_predictions(predictions: np.ndarray, confusion: np.ndarray) -> np.ndarray:
