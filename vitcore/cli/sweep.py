@@ -136,6 +136,8 @@ def _sweep(args) -> int:
     started = time.perf_counter()
     with tqdm(total=len(todo), unit="run") as bar:
         def progress(result):
+            if bar.n >= bar.total:  # a plan's next look, queued while the sweep runs
+                bar.total = bar.n + 1
             if "error" in result:  # reported now and listed at the end; the sweep goes on
                 bar.write(clean(f"FAILED {result['label']} rows {result['train_rows']:,} seed {result['seed']}: "
                                 f"{result['error']}"))
@@ -147,8 +149,13 @@ def _sweep(args) -> int:
                                       f"test {result['test_accuracy']:.4f} ({result['seconds']:,.1f} s){note}"))
             bar.update(1)
         with usage():
-            results = sweep.run_sweep(configs, store, args.workers, args.executor, args.address, progress, backfill,
-                                      args.replace_unreproducible)
+            if args.grid == sweep.PLAN and args.executor == "local" and not backfill:  # re-planned as chunks finish
+                from vitcore.run.plansweep import run_plan
+
+                results = run_plan(store, args.plan, args.workers, progress, args.rows, args.seeds)
+            else:
+                results = sweep.run_sweep(configs, store, args.workers, args.executor, args.address, progress,
+                                          backfill, args.replace_unreproducible)
     hours = (time.perf_counter() - started) / 3600
     failed = [r for r in results if "error" in r]
     results = [r for r in results if "error" not in r]
