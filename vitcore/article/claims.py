@@ -49,7 +49,8 @@ from vitcore.stats.testset import TEST_COLUMNS
 
 COLUMNS = ["claim", "sources", "setting", "comparison", "train_rows", "metric", "role", "expected", "mean_delta",
            "n_pairs", *v.JUDGEMENT_COLUMNS, "timing_group", *TEST_COLUMNS, "direction", *readings.READING_COLUMNS,
-           "mirror", "tally", "crossover_rows", "crossover_low", "crossover_high"]
+           "mirror", "tally", "crossover_rows", "crossover_low", "crossover_high",
+           "confirmation"]  # what a confirmation plan on fresh random seeds says (vitcore.study.Study)
 AGREES, SMALLER = "agrees", "agrees in direction, smaller than the margin"
 NEGLIGIBLE, REAL_OPEN = "shown negligible", "real, size undetermined"
 INCONCLUSIVE, DISAGREES = "inconclusive", "disagrees"
