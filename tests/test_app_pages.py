@@ -32,8 +32,8 @@ from vitcore.store.runs import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
-PAGES = ["views/ablations.py", "views/claims.py", "views/noise.py", "views/runs.py", "views/patching.py", "views/anatomy.py",
-         "views/token_cost.py", "views/attention.py", "views/vit_vs_convnet.py"]
+PAGES = ["views/ablations.py", "views/claims.py", "views/plans.py", "views/noise.py", "views/runs.py", "views/patching.py",
+         "views/anatomy.py", "views/token_cost.py", "views/attention.py", "views/vit_vs_convnet.py"]
 # One flip per sidebar switch, each a config the committed sweep holds at 3 seeds (and page_store too).
 FLIPS = [("model", "convnet"), ("pos_embedding", "none"), ("norm_placement", "post"), ("norm", "batch"),
          ("patch_size", 4), ("train_rows", 1_000), ("warmup_epochs", 2)]
