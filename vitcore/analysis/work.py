@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from vitcore.config import switches
 from vitcore.config.run import RunConfig
 from vitcore.data.fashion import NUM_CLASSES
 from vitcore.data.patches import SIDE, token_width
@@ -63,7 +64,7 @@ def work_table(cfg: RunConfig) -> pd.DataFrame:
     return pd.DataFrame([(name, formula, value) for name, (formula, value) in parts.items()], columns=COLUMNS)
 
 
-def patch_work(patches=(2, 4, 7, 14), base: RunConfig | None = None) -> pd.DataFrame:
+def patch_work(patches=switches.LEVELS["patch_size"], base: RunConfig | None = None) -> pd.DataFrame:
     """The article's ViT at each patch size: patch_size, tokens, macs per image, relative to patch 7 (or to
     `base`'s patch size), and per training run (× 3 for the backward pass × rows × epochs, of `base`)."""
     base = base or BASE

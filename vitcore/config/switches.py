@@ -7,9 +7,9 @@ sweep's factorial, the parameter anatomy's flips, the Attention page's run match
 filter and the tests' grids.
 
 How to add a switch (e.g. dropout 0.0 / 0.1):
-  1. Append one `Switch(...)` to REGISTRY below. Its RunConfig field is created from it (after
-     the other switches, before `width`), with `default` as the field's default, checked against
-     `levels` at construction. Leave `grid` empty unless the default factorial sweep should cross it
+  1. Append one `Switch(...)` to REGISTRY below, and write its RunConfig field in vitcore/config/run.py
+     (after the other switches, before `width`) with `default` as the field's default: the class checks at
+     import that its fields follow the registry, and each value is checked against `levels` at construction. Leave `grid` empty unless the default factorial sweep should cross it
      (that would make every stored cell of `sweep default` incomplete).
   2. Add its branch to the model builder (vitcore/model/build.py) and, if inference changes,
      to the NumPy forward pass (vitcore/model/numpy_vit.py); anatomy's formulas if it changes
