@@ -11,7 +11,6 @@ tokens: without a position embedding the prediction cannot change). `forward` an
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,12 +49,12 @@ def numpy_model(cfg: RunConfig, weights_path: str | Path | None = None, init_see
 
     if weights_path is None:
         return NumpyViT(cfg, random_weights(cfg, init_seed))
-    # A run's weights file, read bounded and checked against cfg's parameter count first
-    # (vitcore.store.weights.weights_bytes: BadRun otherwise), never by following a link.
-    from vitcore.store.weights import weights_bytes
+    # A run's weights file, read bounded and parsed once, checked as a store check does (vitcore.store.weights.
+    # checked: BadRun otherwise), never by following a link.
+    from vitcore.store.weights import checked
 
     path = Path(weights_path)
-    return NumpyViT.from_file(cfg, io.BytesIO(weights_bytes(path.parent, cfg)))
+    return NumpyViT(cfg, checked(path.parent, cfg)[1])
 
 
 @dataclass(frozen=True)

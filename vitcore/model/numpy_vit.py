@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import h5py
 import numpy as np
 from scipy.special import erf
 from threadpoolctl import threadpool_limits
@@ -32,6 +31,7 @@ from vitcore.data.patches import token_width
 from vitcore.model import anatomy
 from vitcore.model.anatomy import MHA_PARTS
 from vitcore.model.posemb import sincos_2d
+from vitcore.model.weights_file import Weights, load_weights  # noqa: F401 (load_weights re-exported)
 
 # Floats a chunk of rows may hold at once (16 MB): a row's attention logits (heads x N²) plus its token
 # activations (N x (2 mlp_dim + 8 width): the MLP's two, q, k, v, the mixed values, norms, residuals).
@@ -40,96 +40,6 @@ from vitcore.model.posemb import sincos_2d
 CHUNK = 2 ** 22
 LAYER_EPS, BATCH_EPS = 1e-6, 1e-3  # LayerNormalization(epsilon=1e-6) in models.make_norm; Keras' BatchNorm default
 MASKED = -1e9  # Locality Self-Attention's logit for a token's own key, as vitcore.model.build.MASKED
-
-Weights = dict[str, list[np.ndarray]]  # layer name -> its variables in Keras order (attention: "blockK_attention/query" ...)
-
-
-# HDF5 filters a weights file may use: built in and decoding into the dataset's own shape (gzip, shuffle,
-# lzf); any other (a plugin, a user-defined filter) runs code or reads bytes this reader cannot vouch for.
-SAFE_FILTERS = {h5py.h5z.FILTER_DEFLATE: "gzip", h5py.h5z.FILTER_SHUFFLE: "shuffle", 32000: "lzf"}
-MAX_DEPTH, MAX_ARRAYS, MAX_OBJECTS = 8, 256, 1024  # Keras 3 nests a ViT's ~100 arrays 4 groups deep, in ~150 objects
-MAX_VALUES = 1 << 24  # the largest model of the switch grid has ~0.2 M parameters
-
-
-def load_weights(path, expected: dict[str, list[tuple[int, ...]]] | None = None) -> Weights:
-    """Every variable of a Keras 3 `.weights.h5` (a path or a file object) by layer name. The file's
-    groups are named by layer class (layers/dense_3, each variable at <layer>/vars/<i>); the layer's
-    own name is the `name` attribute of its `vars` group, nested layers joined by "/". Only a
-    self-contained file is read (ValueError otherwise): hard links only (no soft or external link),
-    no dataset stored outside the file (HDF5 external storage, a virtual dataset) or through a filter
-    other than SAFE_FILTERS, only float32 arrays, finite values. `expected` ({layer: shapes},
-    vitcore.model.anatomy.layer_shapes): the layers it must hold exactly, checked before any array is
-    read; without it, at most MAX_VALUES values are read."""
-    with h5py.File(path, "r") as file:
-        datasets = _self_contained(file)
-        arrays: dict[str, dict[int, h5py.Dataset]] = {}
-        for where, item in datasets.items():
-            parts = where.split("/")
-            if parts[0] != "layers" or len(parts) < 4 or parts[-2] != "vars" or not parts[-1].isdigit():
-                raise ValueError(f"{where} is not a layer's variable (layers/.../vars/<i>)")
-            layer = "/".join(_layer_name(file, "/".join(parts[:end])) for end in range(2, len(parts) - 1))
-            arrays.setdefault(layer, {})[int(parts[-1])] = item
-        if any(sorted(items) != list(range(len(items))) for items in arrays.values()):
-            raise ValueError("a layer's variables are not numbered 0, 1, ...")
-        ordered = {name: [items[i] for i in range(len(items))] for name, items in arrays.items()}
-        found = {name: [item.shape for item in items] for name, items in ordered.items()}
-        values = sum(math.prod(shape) for shapes in found.values() for shape in shapes)
-        if expected is not None and found != expected:
-            raise ValueError(f"{values:,} values, but not the layers of the config's model "
-                             f"({anatomy.shape_difference(expected, found)})")
-        if values > MAX_VALUES:
-            raise ValueError(f"{values:,} values, over the {MAX_VALUES:,} of any model of this project")
-        weights = {name: [np.asarray(item[()], dtype=np.float32) for item in items] for name, items in ordered.items()}
-    bad = [name for name, variables in weights.items() if not all(np.isfinite(a).all() for a in variables)]
-    if bad:
-        raise ValueError(f"weights of {bad[:4]} are not finite (NaN or infinity)")
-    return weights
-
-
-def _self_contained(file: h5py.File) -> dict[str, h5py.Dataset]:
-    """{path: dataset} of every array of the file, or ValueError unless every link is a hard link to a
-    group or a float32 dataset whose bytes are inside the file, within MAX_DEPTH groups and
-    MAX_ARRAYS arrays (MAX_OBJECTS objects). Only metadata is read here."""
-    links = []  # (path, link type), from HDF5's own walk (H5Lvisit never crosses a soft or external link)
-    file.id.links.visit(lambda name, info: links.append((name, info.type)) if len(links) <= MAX_OBJECTS else 1,
-                        info=True)
-    if len(links) > MAX_OBJECTS:
-        raise ValueError(f"over {MAX_OBJECTS} objects: not a weights file of this project")
-    kinds = {}  # path -> object type of every hard-linked object
-    h5py.h5o.visit(file.id, lambda name, info: kinds.__setitem__(name, info.type) if len(kinds) <= MAX_OBJECTS else 1,
-                   info=True)
-    for name, kind in links:
-        if kind != h5py.h5l.TYPE_HARD:
-            raise ValueError(f"{name.decode(errors='replace')!r} is a soft or external link (never followed)")
-        if name.count(b"/") >= MAX_DEPTH:
-            raise ValueError(f"groups nested over {MAX_DEPTH} deep")
-    datasets = {}
-    for raw, kind in kinds.items():
-        if kind == h5py.h5o.TYPE_GROUP:
-            continue
-        name = raw.decode(errors="replace")
-        if kind != h5py.h5o.TYPE_DATASET:
-            raise ValueError(f"{name!r} is not a group or an array")
-        datasets[name] = item = file[raw]
-        if len(datasets) > MAX_ARRAYS or item.dtype != np.float32:
-            raise ValueError("not the float32 arrays of a model of this project")
-        plist = item.id.get_create_plist()
-        if plist.get_layout() == h5py.h5d.VIRTUAL or plist.get_external_count():
-            raise ValueError(f"{name} is stored outside the file (never read)")
-        filters = [plist.get_filter(i)[0] for i in range(plist.get_nfilters())]
-        if any(code not in SAFE_FILTERS for code in filters):
-            raise ValueError(f"{name} needs HDF5 filters {filters} (allowed: {', '.join(SAFE_FILTERS.values())})")
-    return datasets
-
-
-def _layer_name(file: h5py.File, group: str) -> str:
-    """The name Keras gave the layer saved in `group`: its vars group's `name` attribute, else the group's own."""
-    variables = file.get(group + "/vars")
-    name = variables.attrs.get("name", group.rsplit("/", 1)[-1]) if isinstance(variables, h5py.Group) else \
-        group.rsplit("/", 1)[-1]
-    if not isinstance(name, str) or not name.isprintable() or not 0 < len(name) <= 64:
-        raise ValueError(f"{group} has a layer name that is not one: {str(name)[:64]!r}")
-    return name
 
 
 def _fans(shape: tuple[int, ...]) -> tuple[int, int]:

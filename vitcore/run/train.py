@@ -24,7 +24,7 @@ from vitcore.data.patches import model_inputs
 from vitcore.model.build import NUM_CLASSES, build_model
 from vitcore.run import compile_cache, overlap
 from vitcore.run.loop import Loop
-from vitcore.store import timing, writer
+from vitcore.store import files, timing, writer
 from vitcore.store.runs import Run, RunStore
 
 Progress = Callable[[int, int, dict], None]  # (epoch, total epochs, metrics of that epoch)
@@ -111,8 +111,9 @@ class Trainer:
     @staticmethod
     def render(cfg: RunConfig, result: dict, save_weights: bool | None = None) -> dict[str, bytes]:
         """A fit's run files as bytes (vitcore.store.writer), what the store writes, here or on a Ray
-        driver. Weights are kept for random-seed-0 runs unless told otherwise."""
-        keep = cfg.seeds == (0, 0, 0) if save_weights is None else save_weights
+        driver. Weights are kept for random-seed-0 runs unless told otherwise, and only when they fit under
+        the store's fixed ceiling (vitcore.store.files.CEILING: a larger model's run is kept without them)."""
+        keep = (cfg.seeds == (0, 0, 0) if save_weights is None else save_weights) and files.weights_fit(cfg)
         return writer.render(cfg, result["history"], result["confusion"], result["summary"],
                              result["model"] if keep else None, predictions=result["predictions"])
 

@@ -1,8 +1,9 @@
 """Reading a run's files safely, whatever they hold: every read is bounded before it starts.
 
 A file is read only if it is a plain file (never a link: nothing is followed; never a FIFO or a
-device: nothing blocks) within its size limit (LIMITS), checked with fstat on the opened handle
-before a byte is read and again while reading. Parsing is bounded too: JSON nested past Python's
+device: nothing blocks) within its size limit (LIMITS; never over CEILING, whatever the config says),
+checked with fstat on the opened handle before a byte is read and again after, into one buffer of the
+file's real size. Parsing is bounded too: JSON nested past Python's
 stack, an integer of thousands of digits, or a .npy header claiming 10^12 rows all become BadRun
 (the header is checked before any array is made). Every reader of a run goes through here: the
 validation, Run.history/confusion/predictions, the index and the Attention page's weights.
@@ -29,40 +30,62 @@ PREDICTIONS, WEIGHTS = "predictions.npy", "model.weights.h5"
 LIMITS = {"summary.json": 64 << 10, "config.json": 16 << 10, "history.csv": 1_000 * 7 * 26 + 64,
           "confusion.csv": 4 << 10, PREDICTIONS: 16 << 10}
 WEIGHT_OVERHEAD = 1.5, 64 << 10  # weights file <= 1.5 x 4 bytes x params + 64 KB (committed: 1.13-1.31 x)
+# The most bytes any file is read, whatever its config or the store says: a legal config (width 4,096,
+# depth 64, MLP 65,536) would allow a 232 GB weights file by its parameter count. 64 MiB holds the
+# 2^24 float32 values numpy_vit reads at most (the committed weights files: 0.27-0.92 MB).
+CEILING = 64 << 20
 
 
 def weights_limit(config: RunConfig) -> int:
-    """The most bytes cfg's weights file may have (float32 values plus HDF5's bookkeeping)."""
+    """The most bytes cfg's weights file may have (float32 values plus HDF5's bookkeeping), at most CEILING."""
     factor, extra = WEIGHT_OVERHEAD
-    return int(factor * 4 * anatomy.total(config)) + extra
+    return min(int(factor * 4 * anatomy.total(config)) + extra, CEILING)
+
+
+def weights_fit(config: RunConfig) -> bool:
+    """Whether cfg's weights can be stored at all: its model's weights file fits under CEILING (a larger
+    model's run is kept without weights)."""
+    factor, extra = WEIGHT_OVERHEAD
+    return int(factor * 4 * anatomy.total(config)) + extra <= CEILING
 
 
 class BadRun(Exception):
     """Why one run folder cannot be read."""
 
 
-def read_bounded(path: str | Path, limit: int, name: str | None = None, head: int | None = None) -> bytes:
+class OutOfMemory(BadRun):
+    """A run that could not be judged for want of memory (a MemoryError while it was read): skipped, never
+    cached as a verdict, judged again on the next read."""
+
+
+def read_bounded(path: str | Path, limit: int, name: str | None = None, head: int | None = None) -> bytearray:
     """The bytes of the plain file at `path` (its first `head` bytes if given), or BadRun when it is
-    a link, not a plain file (a FIFO is never waited on), unreadable, or over `limit` bytes — the
-    size checked before reading, and again while reading (a file growing meanwhile)."""
-    name = name or os.path.basename(path)
-    want, chunks, size = limit + 1 if head is None else min(head, limit + 1), [], 0
+    a link, not a plain file (a FIFO is never waited on), unreadable, or over `limit` bytes (never more
+    than CEILING) — the size checked before reading, and again after (a file growing meanwhile). The
+    bytes are read into one buffer of the size fstat gave (no chunks joined: one copy of the file, not two),
+    so the memory a read takes is the file's real size, at most the limit."""
+    name, limit = name or os.path.basename(path), min(limit, CEILING)
     try:
         with open_regular(path, limit, follow=False) as handle:
-            while size < want and (chunk := os.read(handle, min(1 << 20, want - size))):
-                chunks.append(chunk)
-                size += len(chunk)
+            size = os.fstat(handle).st_size  # <= limit: open_regular refused more
+            buffer = bytearray(size if head is None else min(head, size))
+            view, got = memoryview(buffer), 0
+            while got < len(buffer) and (count := os.readv(handle, [view[got:]])):
+                got += count
+            view.release()
+            grew = head is None and got == size and os.read(handle, 1)
     except Refused as refused:
         raise BadRun(name + refused.words(" unreadable ({reason})", " is not a plain file",
                                           f" is {{size}} bytes, over its limit of {limit:,}")) from None
     except OSError as error:
         raise BadRun(f"{name} unreadable ({error.strerror})") from None
-    if head is None and size > limit:
-        raise BadRun(f"{name} grew over its limit of {limit:,} bytes while read")
-    return b"".join(chunks)
+    if grew:
+        raise BadRun(f"{name} grew while read (over the {size:,} bytes it had)")
+    del buffer[got:]  # a file cut short while read: what it held
+    return buffer
 
 
-def read(folder: Path, name: str, limit: int | None = None, head: int | None = None) -> bytes:
+def read(folder: Path, name: str, limit: int | None = None, head: int | None = None) -> bytearray:
     return read_bounded(os.path.join(folder, name), LIMITS[name] if limit is None else limit, name, head)
 
 
@@ -89,7 +112,7 @@ def json_object(folder: Path, name: str) -> dict:
     return data
 
 
-def predictions_array(data: bytes, name: str = PREDICTIONS) -> np.ndarray:
+def predictions_array(data: bytes | bytearray, name: str = PREDICTIONS) -> np.ndarray:
     """The (TEST_ROWS,) uint8 array of a .npy file's bytes, its header checked before any array is
     made (np.load allocates whatever shape the header claims), or BadRun."""
     buffer = io.BytesIO(data)
@@ -107,4 +130,4 @@ def predictions_array(data: bytes, name: str = PREDICTIONS) -> np.ndarray:
     body = data[buffer.tell():]
     if len(body) != TEST_ROWS:
         raise BadRun(f"{name}: {len(body):,} bytes of data for {TEST_ROWS:,} classes")
-    return np.frombuffer(body, dtype=np.uint8)
+    return np.frombuffer(bytes(body), dtype=np.uint8)  # 10 KB: a read-only array

@@ -31,7 +31,7 @@ import numpy as np
 
 from vitcore.config.run import SCHEMA_VERSION, SEED_FIELDS, TRAINING_VERSION, RunConfig
 from vitcore.data.regular import Refused, kind, replace
-from vitcore.store.files import PREDICTIONS, BadRun, json_object, read_bounded
+from vitcore.store.files import PREDICTIONS, BadRun, OutOfMemory, json_object, read_bounded
 from vitcore.store.timing import busy, timing_group  # noqa: F401 (re-exported: where they lived)
 from vitcore.store.validate import METRICS, TEMP_PREFIX, VALIDATION_VERSION, _number, read_run
 
@@ -116,6 +116,8 @@ def judge(folder: Path, run_id: str, labels: np.ndarray | None = None, is_dir: b
     folder_stamp = stamp(folder, is_dir)
     try:
         contents = read_run(folder, run_id, _labels() if labels is None else labels, deep=True)
+    except OutOfMemory as error:  # not a verdict on the run: no stamp, so it is judged again next time
+        return [None, str(error)], None
     except BadRun as error:
         return [folder_stamp, str(error)], None
     return [folder_stamp, None], row(run_id, contents.config, contents.summary, contents.predictions is not None)

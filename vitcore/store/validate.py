@@ -45,6 +45,7 @@ from vitcore.store.files import (  # noqa: F401 (re-exported)
     PREDICTIONS,
     WEIGHTS,
     BadRun,
+    OutOfMemory,
     json_object,
     predictions_array,
     read,
@@ -84,7 +85,15 @@ def read_run(folder: Path, run_id: str, labels: np.ndarray | None = None, deep: 
     """Validate one run folder (see the module docstring) and return what it holds, or raise BadRun
     with the first reason it is not a valid run. `labels`: the official test labels, to check
     predictions.npy against the confusion matrix cell by cell; `deep`: also run the weights on the
-    shipped check images against predictions.npy (vitcore.store.weights; a verdict the index keeps)."""
+    shipped check images against predictions.npy (vitcore.store.weights; a verdict the index keeps).
+    A MemoryError while reading is this run's alone: OutOfMemory (a BadRun the index does not keep)."""
+    try:
+        return _read_run(folder, run_id, labels, deep)
+    except MemoryError:
+        raise OutOfMemory("out of memory while read (skipped; judged again next time)") from None
+
+
+def _read_run(folder: Path, run_id: str, labels: np.ndarray | None, deep: bool) -> Contents:
     names = _entries(folder)
     for name in REQUIRED:
         if name not in names:
