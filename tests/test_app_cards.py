@@ -83,8 +83,11 @@ def test_seconds_are_not_comparable_across_timing_groups():
     comparison = compare.compare(runs, POST, BASELINE)
     seconds = by_metric(cards.metric_cards(comparison, stats.runs_of(runs, POST), stats.runs_of(runs, BASELINE)))[
         "seconds"]
-    assert ":gray-badge[not comparable]" in "\n".join(seconds["lines"]) and seconds["value"] == "50.0"
-    assert "Seconds use the 1 of them timed as v1 (never mixed)" in cards.header(comparison, POST, BASELINE)
+    lines = "\n".join(seconds["lines"])
+    assert ":gray-badge[not comparable]" in lines and seconds["value"] == "50.0" and seconds["delta"] is None
+    assert "the counted work is the same (1,164,928 multiply-adds per image" in lines  # pre- and post-norm alike
+    assert "Seconds get no Δ: its 1 pair was timed one run after another, not interleaved" in cards.header(
+        comparison, POST, BASELINE)
 
 
 def test_header_names_the_paired_random_seeds_and_says_unpaired(table):

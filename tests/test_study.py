@@ -232,3 +232,29 @@ def test_the_claims_and_the_data_size_view_share_one_crossover(study, fresh, cro
     assert len(made) == 1 and scaling.crossover_sentence(made[0]) in sentence
     assert row == claims.data_size_row(study.runs, study.test_set, made[0]) and row["claim"] == claims.DATA_SIZE
     assert row["crossover_rows"] == made[0].rows or (np.isnan(row["crossover_rows"]) and np.isnan(made[0].rows))
+
+
+def test_no_seconds_verdict_on_the_committed_store_rests_on_fewer_than_ten_interleaved_pairs(study):
+    """Issue 43: a seconds verdict only where the timing was a design (vitcore.stats.seconds.timing_note). Every
+    stored config against its default baseline and each of its single-switch changes (the cards, the forest plot,
+    the flip table), the main effects, interactions and the headline: each resolved seconds verdict rests on 10 or
+    more pairs timed interleaved, the rest are "not comparable" saying why; position embedding none says the
+    counted work is the article's ViT's."""
+    from vitcore.app.selection import config_of_row
+    from vitcore.stats import seconds
+
+    configs = {cfg.config_id: cfg for cfg in map(config_of_row, study.runs.drop_duplicates("config_id").to_dict("records"))}
+    rows = [study.verdict(cfg, base, "seconds").row() for cfg in configs.values()
+            if (base := engine.default_baseline(cfg)).config_id != cfg.config_id]
+    rows += [row for cfg in configs.values() for row in study.flip_effects(cfg, metrics=("seconds",)).to_dict("records")]
+    rows += study.main_effects(metrics=("seconds",)).to_dict("records")
+    rows += study.interactions(metrics=("seconds",)).to_dict("records")
+    rows += study.headline_deltas().query("metric == 'seconds'").to_dict("records")
+    assert len(rows) > 100
+    judged = [row for row in rows if row["verdict"] != v.NOT_COMPARABLE]
+    assert judged, "the headline's ViT − convnet at 4,000 rows keeps its verdict from the timing set"
+    for row in judged:
+        assert seconds.interleaved(row["timing_group"]) and row["n_pairs"] >= seconds.TIMED_PAIRS, row
+    assert all(row["timing_note"] for row in rows if row["verdict"] == v.NOT_COMPARABLE)
+    none = study.compare(RunConfig(pos_embedding="none")).metrics.set_index("metric").loc["seconds"]
+    assert none["verdict"] == v.NOT_COMPARABLE and none["work_note"].startswith("the counted work is the same")
