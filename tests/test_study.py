@@ -139,8 +139,10 @@ def test_what_a_study_keeps_per_comparison_is_bounded(fresh, monkeypatch):
     from vitcore.study import study as module
 
     monkeypatch.setattr(module, "KEPT", 2)
-    for width in (32, 48, 96, 128):  # configs with or without runs alike
-        fresh.verdict(RunConfig(width=width, train_rows=1000))
+    for width in (48, 96):  # configs without runs: the app's selections not trained yet
+        fresh.compare(RunConfig(width=width, train_rows=1000), metrics=("gap",), missing_ok=True)
+    for patch in (2, 4, 14):  # configs with runs, asked one verdict each
+        fresh.verdict(RunConfig(patch_size=patch, train_rows=1000))
     assert {kind: len(kept) for kind, kept in fresh._bounded.items()} == {"verdict": 2, "measure": 2, "family": 2}
 
 
