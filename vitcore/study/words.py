@@ -44,7 +44,8 @@ def verdict_text(row, margin: float = v.MARGIN, short: bool = False) -> str:
     size = row.get("size")
     if verdict == v.INCONCLUSIVE and short:
         more = row.get("seeds_more")
-        text = (f"{verdict} — {int(more):,} more random seeds" if not missing(more) and np.isfinite(more)
+        text = (f"{verdict} — {int(more):,} more random seed{'' if int(more) == 1 else 's'}"
+                if not missing(more) and np.isfinite(more)
                 else f"{verdict} — at the plan's cap" if "cap" in needs(row) else verdict)
         if not missing(more) and np.isfinite(more) and not plan.planned(row):
             text += " as a new look"  # a fixed sample: never a continuation (estimates.NEW_LOOK; the card says how)
