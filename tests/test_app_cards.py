@@ -173,7 +173,8 @@ def test_one_more_random_seed_is_singular():
     row = {"metric": "test_accuracy", "verdict": verdicts.INCONCLUSIVE, "seeds_more": 1.0, "seeds_needed": 4.0,
            "n_pairs": 3, "plan": verdicts.FIXED_SAMPLE, "looks_planned": 0, "look": float("nan")}
     assert cards.verdict_text(row, short=True) == "inconclusive — 1 more random seed as a new look"
-    assert cards.verdict_text({**row, "seeds_more": 2.0}, short=True) == "inconclusive — 2 more random seeds as a new look"
+    plural = cards.verdict_text({**row, "seeds_more": 2.0}, short=True)
+    assert plural == "inconclusive — 2 more random seeds as a new look"
 
 
 def test_a_seconds_card_says_its_timing_group_in_words():
@@ -183,7 +184,8 @@ def test_a_seconds_card_says_its_timing_group_in_words():
             for s in range(10) for cfg, secs in ((BASELINE, 8.0), (RunConfig(patch_size=4), 21.0))]
     runs = runs_table(rows).assign(timing_group=[r["timing_group"] for r in rows])
     comparison = compare.compare(runs, RunConfig(patch_size=4), BASELINE, metrics=["seconds"])
-    card = cards.metric_cards(comparison, stats.runs_of(runs, RunConfig(patch_size=4)), stats.runs_of(runs, BASELINE))[0]
+    sides = stats.runs_of(runs, RunConfig(patch_size=4)), stats.runs_of(runs, BASELINE)
+    card = cards.metric_cards(comparison, *sides)[0]
     lines = "\n".join(card["lines"])
     assert "10 pairs timed in the dedicated timing set: interleaved pairs, each started on a quiet machine" in lines
     assert ":red-badge[worse]" in lines and "threads2" not in lines and card["delta"] == "+13.0"

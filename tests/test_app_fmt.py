@@ -82,6 +82,7 @@ def test_a_share_that_rounds_to_zero_reads_0_percent_never_minus_0():
 
     assert [fmt.percent(x) for x in (0.236, -0.001, 0.004, -0.16, 1.0, NAN)] == ["24%", "0%", "0%", "-16%", "100%", "—"]
     pairing = pd.DataFrame({"cell": ["none − learned"], "train_rows": [4000], "paired_by": ["data"], "variance": [1e-5],
-                            "removed": [-0.001], "removed_low": [-0.004], "removed_high": [0.3], "seeds_for_margin": [12]})
+                            "removed": [-0.001], "removed_low": [-0.004], "removed_high": [0.3],
+                            "seeds_for_margin": [12]})
     shown = noise_view.pairing_display(pairing, 0.01).iloc[0]
     assert (shown["Removes"], shown["95% interval"]) == ("0%", "[0%, 30%]")

@@ -128,7 +128,8 @@ MARGIN = "margin must be between 0 and 1 (exclusive), got "
     (lambda s: s.verdicts([(SEL, BASE)], margin=0), MARGIN + "0"),
     (lambda s: s.tally(margins=(0.01, 1.5)), MARGIN + "1.5"),
     (lambda s: s.claims(margin=float("nan")), MARGIN + "nan"),
-    (lambda s: s.verdict(RunConfig(depth=7, train_rows=1000)), "no runs of the selection, ViT p7 pre-LN pos depth 7 at 1,000"),
+    (lambda s: s.verdict(RunConfig(depth=7, train_rows=1000)),
+     "no runs of the selection, ViT p7 pre-LN pos depth 7 at 1,000"),
     (lambda s: s.compare(SEL, RunConfig(train_rows=2000)), "no runs of the baseline, ViT p7 pre-LN pos at 2,000 rows"),
 ])
 def test_the_public_api_refuses_what_the_cli_refuses_in_one_clear_message(ask, message):

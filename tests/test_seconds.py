@@ -231,7 +231,8 @@ SET = "v3/threads2/workers1/fresh/reference"  # the dedicated timing set's group
 
 
 @pytest.mark.parametrize("group, pairs, verdict, why", [
-    ("v2/threads1/workers2/fresh", 12, "not comparable", "its 12 pairs were timed one run after another, not interleaved"),
+    ("v2/threads1/workers2/fresh", 12, "not comparable",
+     "its 12 pairs were timed one run after another, not interleaved"),
     (SET, 9, "not comparable", "only 9 pairs timed interleaved"),
     (SET, 10, "better", ""),
 ])

@@ -245,10 +245,12 @@ def test_no_seconds_verdict_on_the_committed_store_rests_on_fewer_than_ten_inter
     from vitcore.app.selection import config_of_row
     from vitcore.stats import seconds
 
-    configs = {cfg.config_id: cfg for cfg in map(config_of_row, study.runs.drop_duplicates("config_id").to_dict("records"))}
+    stored = study.runs.drop_duplicates("config_id").to_dict("records")
+    configs = {cfg.config_id: cfg for cfg in map(config_of_row, stored)}
     rows = [study.verdict(cfg, base, "seconds").row() for cfg in configs.values()
             if (base := engine.default_baseline(cfg)).config_id != cfg.config_id]
-    rows += [row for cfg in configs.values() for row in study.flip_effects(cfg, metrics=("seconds",)).to_dict("records")]
+    rows += [row for cfg in configs.values()
+             for row in study.flip_effects(cfg, metrics=("seconds",)).to_dict("records")]
     rows += study.main_effects(metrics=("seconds",)).to_dict("records")
     rows += study.interactions(metrics=("seconds",)).to_dict("records")
     rows += study.headline_deltas().query("metric == 'seconds'").to_dict("records")

@@ -65,7 +65,8 @@ def wait_quiet(limit: float = QUIET_SHARE, most: float = 3600.0, poll: float = 1
     return True
 
 
-def bench_timing(configs: list[RunConfig], pairs: int = TIMED_PAIRS, store_path: Path = TIMING_STORE, progress=print) -> int:
+def bench_timing(configs: list[RunConfig], pairs: int = TIMED_PAIRS, store_path: Path = TIMING_STORE,
+                 progress=print) -> int:
     """Train the timing set (interleaved, one worker, each run on a quiet machine) into its own store; the runs'
     timing context is "reference". Returns how many runs were trained (a run already stored is kept).
     Its runs repeat the store's configs and random seeds at this machine's thread count, so their accuracies

@@ -19,7 +19,7 @@ from __future__ import annotations
 import pandas as pd
 
 from vitcore.config.run import RunConfig
-from vitcore.model.work import macs, training_macs
+from vitcore.model.work import macs
 from vitcore.stats.estimates import TIMED_PAIRS
 
 CONTEXTS = ("replaced", "overlapped", "busy")  # the suffixes of groups timed under load nobody chose
@@ -91,8 +91,6 @@ def group_text(group: str) -> str:
             "": "timed without a known disturbance (load not recorded before this field existed)"}[context(group)]
 
 
-
-
 def interleaved(group: str) -> bool:
     """Whether a timing group's runs were timed as a design: the configs alternated pair by pair (INTERLEAVED)."""
     return context(group) in INTERLEAVED
@@ -101,7 +99,8 @@ def interleaved(group: str) -> bool:
 def timing_note(group: str, n_pairs: int, paired: bool = True) -> str:
     """Why a seconds Δ over `n_pairs` pairs timed in `group` gets no verdict, in words ('' when it may: TIMED_PAIRS
     or more pairs of a group timed interleaved). `paired` False: the two sides share no random seed."""
-    need = f"a seconds verdict needs {TIMED_PAIRS} pairs timed interleaved on a quiet machine (the timing set: {TIMING_SET})"
+    need = (f"a seconds verdict needs {TIMED_PAIRS} pairs timed interleaved on a quiet machine, as the timing set "
+            f"({TIMING_SET}) times its configs")
     pairs = f"{n_pairs} pair{'s' if n_pairs != 1 else ''}"
     if not paired:
         return f"the two sides were trained at different rows, so no pair of runs was timed together; {need}"
@@ -115,10 +114,11 @@ def timing_note(group: str, n_pairs: int, paired: bool = True) -> str:
 
 
 def work_note(selection: RunConfig, baseline: RunConfig) -> str:
-    """'the counted work is the same: …' when both configs' training runs count the same multiply-adds
-    (vitcore.model.work), else '': their seconds Δ then measures work nobody counted (norms, softmax, element-wise
-    steps) or the machine, never a bigger model."""
-    if training_macs(selection) != training_macs(baseline):
+    """'the counted work is the same (…)' when both configs count the same multiply-adds per image (vitcore.model.work)
+    at the same rows and epochs, else '': their seconds Δ then measures work nobody counted (norms, softmax,
+    element-wise steps) or the machine, never a bigger model."""
+    if (macs(selection), selection.train_rows, selection.epochs) != (macs(baseline), baseline.train_rows,
+                                                                      baseline.epochs):
         return ""
     return (f"the counted work is the same ({macs(selection):,} multiply-adds per image, the same rows and epochs): "
             "a seconds Δ between them is uncounted element-wise work or the machine")

@@ -20,7 +20,7 @@ from vitcore.stats.estimates import MARGIN, TALLY_MARGINS
 
 class ArticleViews:
     def _lenient(self, selection, baseline, margin, metrics):
-        """Study.compare for an article table's rows: a claim or size the store has no runs of is a row, not an error."""
+        """Study.compare for an article table's rows: a claim or size without runs is a row, not an error."""
         return self.compare(selection, baseline, margin, metrics, missing_ok=True)
 
     def claims(self, margin: float = MARGIN, data_size: bool = True) -> pd.DataFrame:
