@@ -19,6 +19,7 @@ test of the session's `tiny_store` (trained once), the fast tests that import Te
 import functools
 import itertools
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -53,6 +54,19 @@ def run_cli(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess
     """`python -m vitcore ...` in a fresh process, as a user would run it."""
     return subprocess.run([sys.executable, "-m", "vitcore", *args], cwd=cwd, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, timeout=600)
+
+
+def tool(name: str) -> str:
+    """The command-line tool `name` of the environment running the tests: beside sys.executable first (a venv's
+    bin/ is on PATH only once activated; `shutil.which` then gave None and the test died in subprocess with a
+    TypeError), else on PATH; pytest.skip saying where it looked when neither has it."""
+    beside = Path(sys.executable).with_name(name)  # not resolved: a venv's python is a link out of its bin/
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    found = shutil.which(name)
+    if found is None:
+        pytest.skip(f"`{name}` is neither beside {sys.executable} nor on PATH (pip install -r requirements-dev.txt)")
+    return found
 
 
 def train_command(cfg: RunConfig, store: Path) -> list[str]:

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from conftest import tool
+
 ROOT = Path(__file__).resolve().parents[1]
 WORKER_CPUS = 2
 STARTED = "Ray runtime started"
@@ -78,6 +80,7 @@ def kill_session(process: subprocess.Popen | None) -> None:
 
 class TwoNodeCluster:
     def __init__(self, hidden: Path):
+        self.ray = tool("ray")  # beside the interpreter, else on PATH, else the test is skipped saying so
         self.hidden = hidden
         self.temp = Path(tempfile.mkdtemp(prefix="vr", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
         self.port = free_port()
@@ -109,13 +112,13 @@ class TwoNodeCluster:
                 "--object-store-memory=100000000", f"--dashboard-agent-listen-port={free_port()}"]
 
     def start_head(self) -> None:
-        self.head = self._start([shutil.which("ray"), "start", "--head", f"--port={self.port}", "--num-cpus=0",
+        self.head = self._start([self.ray, "start", "--head", f"--port={self.port}", "--num-cpus=0",
                                  "--include-dashboard=false", f"--ray-client-server-port={free_port()}",
                                  *self._node_flags("head")], "head")
 
     def start_worker(self) -> None:
         """The worker node, in its own mount namespace: `hidden` is an empty tmpfs there."""
-        ray = [shutil.which("ray"), "start", f"--address={self.address}", f"--num-cpus={WORKER_CPUS}",
+        ray = [self.ray, "start", f"--address={self.address}", f"--num-cpus={WORKER_CPUS}",
                *self._node_flags("worker")]
         script = 'mount -t tmpfs -o size=16m node-own-disk "$0" && exec "$@"'
         self.worker = self._start(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,

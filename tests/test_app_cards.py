@@ -83,8 +83,11 @@ def test_seconds_are_not_comparable_across_timing_groups():
     comparison = compare.compare(runs, POST, BASELINE)
     seconds = by_metric(cards.metric_cards(comparison, stats.runs_of(runs, POST), stats.runs_of(runs, BASELINE)))[
         "seconds"]
-    assert ":gray-badge[not comparable]" in "\n".join(seconds["lines"]) and seconds["value"] == "50.0"
-    assert "Seconds use the 1 of them timed as v1 (never mixed)" in cards.header(comparison, POST, BASELINE)
+    lines = "\n".join(seconds["lines"])
+    assert ":gray-badge[not comparable]" in lines and seconds["value"] == "50.0" and seconds["delta"] is None
+    assert "the counted work is the same (1,164,928 multiply-adds per image" in lines  # pre- and post-norm alike
+    assert "Seconds get no Δ: its 1 pair was timed one run after another, not interleaved" in cards.header(
+        comparison, POST, BASELINE)
 
 
 def test_header_names_the_paired_random_seeds_and_says_unpaired(table):
@@ -163,3 +166,29 @@ def test_variants_count_the_flip_table_rows_without_statistics(table):
     for cfg in (BASELINE, POST, NONE, RunConfig(model="convnet", train_rows=1_000)):
         flips = stats.flip_effects(table, cfg)
         assert selection.variants(cfg, counts) == len(flips.drop_duplicates(["switch", "to"])), cfg.label()
+
+
+def test_one_more_random_seed_is_singular():
+    """Issue 43: the forest plot's short verdict read '1 more random seeds'."""
+    row = {"metric": "test_accuracy", "verdict": verdicts.INCONCLUSIVE, "seeds_more": 1.0, "seeds_needed": 4.0,
+           "n_pairs": 3, "plan": verdicts.FIXED_SAMPLE, "looks_planned": 0, "look": float("nan")}
+    assert cards.verdict_text(row, short=True) == "inconclusive — 1 more random seed as a new look"
+    plural = cards.verdict_text({**row, "seeds_more": 2.0}, short=True)
+    assert plural == "inconclusive — 2 more random seeds as a new look"
+
+
+def test_a_seconds_card_says_its_timing_group_in_words():
+    """Issue 43: a seconds card read 'timed as v3/threads2/workers1/fresh/reference'; it says where, in words."""
+    group = "v3/threads2/workers1/fresh/reference"
+    rows = [run_row(cfg.replace(seed=s), seconds=secs + 0.1 * (-1) ** s) | {"timing_group": group}
+            for s in range(10) for cfg, secs in ((BASELINE, 8.0), (RunConfig(patch_size=4), 21.0))]
+    runs = runs_table(rows).assign(timing_group=[r["timing_group"] for r in rows])
+    comparison = compare.compare(runs, RunConfig(patch_size=4), BASELINE, metrics=["seconds"])
+    sides = stats.runs_of(runs, RunConfig(patch_size=4)), stats.runs_of(runs, BASELINE)
+    card = cards.metric_cards(comparison, *sides)[0]
+    lines = "\n".join(card["lines"])
+    assert "10 pairs timed in the dedicated timing set: interleaved pairs, each started on a quiet machine" in lines
+    assert ":red-badge[worse]" in lines and "threads2" not in lines and card["delta"] == "+13.0"
+    assert tables.timed_as("v2/threads1/workers2/reused/busy").startswith(
+        "timed one run after another, not interleaved (training code v2 (one XLA launch per epoch), 1 intra-op thread, "
+        "2 concurrent training workers, compiled once, reused across random seeds; the machine's recorded load")

@@ -115,6 +115,12 @@ def test_claims_page_renders_every_claim_its_download_and_the_runs_behind_one(st
     assert behind["random seed"].tolist() == [0, 1, 2]
 
 
+def test_the_claims_definitions_read_as_sentences():
+    """Issue 43: each verdict definition ends in its own full stop, and they were joined with '; ' into '.;'."""
+    text = claims_view.meaning(pd.DataFrame(), 0.01)
+    assert ".;" not in text and "*not comparable*: seconds not timed as a design" in text
+
+
 def test_a_claims_sources_are_named_by_who_without_their_titles():
     assert claims_view.who("source article (Vision Transformers); Xiong et al. 2020, On Layer Normalization in "
                            "the Transformer Architecture") == "source article; Xiong et al. 2020"

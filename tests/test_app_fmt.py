@@ -1,5 +1,6 @@
 """vitcore.app.fmt: every number the app prints, in one format."""
 
+import pandas as pd
 import pytest
 
 from vitcore.app import fmt
@@ -73,3 +74,15 @@ def test_p_values_never_read_zero():
 
 def test_durations_read_like_the_readme():
     assert fmt.duration(40.4) == "40 s" and fmt.duration(150) == "2.5 min"
+
+
+def test_a_share_that_rounds_to_zero_reads_0_percent_never_minus_0():
+    """Issue 43: the Noise page's pairing table read '-0%' for a share of -0.1%; every share goes through one rule."""
+    from vitcore.app.noise import noise_view
+
+    assert [fmt.percent(x) for x in (0.236, -0.001, 0.004, -0.16, 1.0, NAN)] == ["24%", "0%", "0%", "-16%", "100%", "—"]
+    pairing = pd.DataFrame({"cell": ["none − learned"], "train_rows": [4000], "paired_by": ["data"], "variance": [1e-5],
+                            "removed": [-0.001], "removed_low": [-0.004], "removed_high": [0.3],
+                            "seeds_for_margin": [12]})
+    shown = noise_view.pairing_display(pairing, 0.01).iloc[0]
+    assert (shown["Removes"], shown["95% interval"]) == ("0%", "[0%, 30%]")

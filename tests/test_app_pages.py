@@ -15,7 +15,6 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 from fakes import write_run
 from streamlit.testing.v1 import AppTest
@@ -63,9 +62,10 @@ def shown_values(table, cfg: RunConfig) -> list[str]:
     own_seconds = seconds.seconds_summary(runs)["mean"]  # one timing group's, never pooled across groups
     if cfg == compare.default_baseline(cfg):
         means = [own_seconds if m == "seconds" else runs[m].mean() for m in stats.METRICS]
-    else:  # seconds with no pair timed alike without load: the card shows the config's own group mean
-        means = [own_seconds if m == "seconds" and np.isnan(mean) else mean
-                 for m, mean in zip(stats.METRICS, compare.compare(table, cfg).metrics["selection_mean"])]
+    else:  # seconds not timed as a design (no verdict, vitcore.stats.seconds): the card shows the config's own time
+        rows = compare.compare(table, cfg).metrics
+        means = [own_seconds if m == "seconds" and verdict == "not comparable" else mean
+                 for m, mean, verdict in zip(stats.METRICS, rows["selection_mean"], rows["verdict"])]
     return [fmt.number(mean, fmt.digits(m)) for m, mean in zip(stats.METRICS, means)]  # the one rounding
 
 

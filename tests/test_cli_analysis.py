@@ -64,7 +64,7 @@ def test_compare_against_other_train_rows_is_unpaired(filled, tmp_path, capsys):
     (["--baseline", "patch_size=x"], "must be a int"),
     (["--baseline", "patch_size=5"], "patch_size must be one of"),
     (["--margin", "2"], "--margin must be between 0 and 1"),
-    (["--norm", "batch", "--train-rows", "2000"], "no stored runs for the selection"),
+    (["--norm", "batch", "--train-rows", "2000"], "no runs of the selection"),
 ])
 def test_compare_refuses_bad_input_in_one_line(filled, tmp_path, capsys, flags, message):
     assert main(["compare", *flags, "--store", str(filled.root), "--out", str(tmp_path / "o")]) == 2

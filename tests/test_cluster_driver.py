@@ -1,6 +1,7 @@
 """The Ray driver's side without Ray (vitcore.run.cluster, vitcore.store.writer): the one writer, the
 bytes a task returns checked like a local run's, failures reported with their configs; fast."""
 
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -136,3 +137,31 @@ def test_backfill_on_ray_is_refused_before_anything_runs(tmp_path, capsys):
     assert main(["sweep", "headline", "--model", "vit", "--rows", "1000", "--seeds", "0", "--store", str(tmp_path),
                  "--backfill-predictions", "--executor", "ray", "--address", "127.0.0.1:1"]) == 2
     assert "use --executor local" in capsys.readouterr().err
+
+
+def test_the_cluster_tests_find_ray_beside_the_interpreter_or_skip_saying_why(tmp_path, monkeypatch):
+    """An unactivated venv: its bin/ is not on PATH, so shutil.which("ray") gave None and tests/test_cluster.py died
+    in subprocess with a TypeError. conftest.tool looks beside sys.executable first, then on PATH, else skips."""
+    from conftest import tool
+    from raycluster import TwoNodeCluster
+
+    venv = tmp_path / "venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").touch()
+    (venv / "ray").write_text("#!/bin/sh\n")
+    (venv / "ray").chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(venv / "python"))
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    cluster = TwoNodeCluster(tmp_path / "hidden")
+    try:
+        assert cluster.ray == tool("ray") == str(venv / "ray")
+    finally:
+        cluster.stop()
+    with pytest.raises(pytest.skip.Exception, match=rf"`streamlit` is neither beside {venv}/python nor on PATH"):
+        tool("streamlit")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "streamlit").write_text("#!/bin/sh\n")
+    (elsewhere / "streamlit").chmod(0o755)
+    monkeypatch.setenv("PATH", str(elsewhere))
+    assert tool("streamlit") == str(elsewhere / "streamlit")  # not beside the interpreter: PATH's

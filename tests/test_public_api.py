@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
-from fakes import write_run
+from fakes import run_row, runs_table, write_run
 
 import vitcore
 from vitcore.config.environment import NO_STORE, REPOSITORY_STORE, store_path
@@ -55,10 +55,100 @@ def test_old_import_paths_still_import_the_same_objects():
     assert vitcore.compare is vitcore.stats.compare
 
 
+def readme_example() -> str:
+    """The README's "From Python" block, as written."""
+    return re.search(r"## From Python.*?```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+
+
+def setup_commands() -> list[str]:
+    """The README's set-up commands: the command lines (not the comments) of its first code block."""
+    block = re.search(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+    return [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_both_readme_set_up_commands_install_the_package_after_its_requirements():
+    """Without `pip install -e .` the README's environment has no `vitcore` outside the repository's root (issue 43:
+    its own "From Python" example, saved as a file, failed with No module named 'vitcore')."""
+    commands = setup_commands()
+    assert len(commands) == 2
+    for command, requirements in zip(commands, ("requirements.txt", "requirements-dev.txt")):
+        steps = [step.strip() for step in command.split("&&")]
+        assert steps.index("pip install -e .") == steps.index(f"pip install -r {requirements}") + 1, command
+
+
+def readme_environment(tmp_path: Path) -> str:
+    """The interpreter of the environment the README's commands make: this venv's when it has vitcore installed
+    (as both commands do), else a throwaway venv over this one's packages (the requirements) with the README's own
+    `pip install -e .` of this checkout (no index, no build isolation: nothing downloaded; ~3 s)."""
+    probe = subprocess.run([sys.executable, "-c", "import vitcore; print(vitcore.__file__)"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120)
+    if probe.returncode == 0 and probe.stdout.strip() == str(ROOT / "vitcore" / "__init__.py"):
+        return sys.executable
+    import site
+    import venv
+
+    folder = tmp_path / "venv"
+    venv.create(folder, with_pip=False)
+    python = folder / "bin" / "python"
+    own = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    Path(own, "_requirements.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index",
+                    "--no-build-isolation", "-e", str(ROOT)], check=True, capture_output=True, timeout=600)
+    return str(python)
+
+
+@pytest.mark.slow  # an editable install and a fresh interpreter over the whole committed store (~40 s)
+def test_the_readme_example_runs_as_a_script_from_a_folder_outside_the_repository(tmp_path):
+    """The README's "From Python" block saved as a file and run with `python file.py` from a folder outside the
+    repository, in the environment the README's commands create (readme_environment): the store found by the rule."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "example.py").write_text(readme_example())
+    env = {k: v for k, v in os.environ.items() if k not in ("VITCORE_STORE", "PYTHONPATH")}
+    done = subprocess.run([readme_environment(tmp_path), "example.py"], cwd=elsewhere, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"Study({ROOT / 'cached_runs'}, " in done.stdout and "verdict" in done.stdout, done.stdout[-2000:]
+
+
+SEL, BASE = RunConfig(norm="batch", train_rows=1000), RunConfig(train_rows=1000)
+METRIC = "metric 'test_acc' is not one of test_accuracy, best_val_accuracy, final_train_accuracy, gap, seconds, "
+MARGIN = "margin must be between 0 and 1 (exclusive), got "
+
+
+@pytest.mark.parametrize("ask, message", [
+    (lambda s: s.verdict(SEL, metric="test_acc"), METRIC),
+    (lambda s: s.verdicts([(SEL, BASE)], metrics=["gap", "test_acc"]), METRIC),
+    (lambda s: s.compare(SEL, metrics=("test_acc",)), METRIC),
+    (lambda s: s.main_effects(metrics="test_acc"), METRIC),
+    (lambda s: s.flip_effects(BASE, metrics=["test_acc"]), METRIC),
+    (lambda s: s.verdict(SEL, margin=-0.01), MARGIN + "-0.01"),
+    (lambda s: s.compare(SEL, margin=1), MARGIN + "1"),
+    (lambda s: s.verdicts([(SEL, BASE)], margin=0), MARGIN + "0"),
+    (lambda s: s.tally(margins=(0.01, 1.5)), MARGIN + "1.5"),
+    (lambda s: s.claims(margin=float("nan")), MARGIN + "nan"),
+    (lambda s: s.verdict(RunConfig(depth=7, train_rows=1000)),
+     "no runs of the selection, ViT p7 pre-LN pos depth 7 at 1,000"),
+    (lambda s: s.compare(SEL, RunConfig(train_rows=2000)), "no runs of the baseline, ViT p7 pre-LN pos at 2,000 rows"),
+])
+def test_the_public_api_refuses_what_the_cli_refuses_in_one_clear_message(ask, message):
+    """A misspelt metric raised a bare KeyError, a margin of -0.01 was judged, a config with no runs read "too few
+    seeds" (issue 43): each is now one ValueError saying what is allowed, the CLI's rule and words."""
+    study = vitcore.Study(runs_table([run_row(cfg.replace(seed=seed), test_accuracy=0.8 + seed / 100)
+                                      for cfg in (SEL, BASE) for seed in range(3)]))
+    with pytest.raises(ValueError) as refused:
+        ask(study)
+    assert str(refused.value).startswith(message), str(refused.value)
+    assert study.verdict(SEL, metric="test_accuracy").verdict in vitcore.VERDICTS  # what is allowed still works
+    untrained = study.compare(RunConfig(depth=7, train_rows=1000), missing_ok=True).metrics.set_index("metric")
+    assert untrained["verdict"].drop("seconds").eq("too few seeds").all()  # a page's selection not trained yet
+
+
 @pytest.mark.slow  # the whole committed store's claims at three margins (test_study checks the same, faster)
 def test_the_readme_example_runs(tmp_path, monkeypatch, capsys):
     """The README's "From Python" block, run as written from another folder (the store found by the rule)."""
-    code = re.search(r"## From Python.*?```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+    code = readme_example()
     monkeypatch.delenv("VITCORE_STORE", raising=False)
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md", "exec"), {})

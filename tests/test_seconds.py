@@ -215,3 +215,98 @@ def test_the_timing_set_beside_the_store_is_the_seconds_basis_and_never_an_accur
     assert card.value == fmt.number(42.1, 1), card.value
     shown = _shown(page("token_cost"))[0]
     assert f"timing group `{group}`" in shown and "not trained yet" not in shown
+
+
+def timed_pairs(selection: RunConfig, baseline: RunConfig, group: str, pairs: int, faster: float) -> pd.DataFrame:
+    """`pairs` random seeds of two configs timed in `group`, the selection `faster` s quicker at every seed (±0.3 s)."""
+    rows = []
+    for seed in range(pairs):
+        wobble = 0.3 * (-1) ** seed
+        rows += [run_row(baseline.replace(seed=seed), seconds=30.0 + seed) | {"timing_group": group},
+                 run_row(selection.replace(seed=seed), seconds=30.0 + seed - faster + wobble) | {"timing_group": group}]
+    return runs_table(rows).assign(timing_group=[r["timing_group"] for r in rows])
+
+
+SET = "v3/threads2/workers1/fresh/reference"  # the dedicated timing set's group: timed interleaved
+
+
+@pytest.mark.parametrize("group, pairs, verdict, why", [
+    ("v2/threads1/workers2/fresh", 12, "not comparable",
+     "its 12 pairs were timed one run after another, not interleaved"),
+    (SET, 9, "not comparable", "only 9 pairs timed interleaved"),
+    (SET, 10, "better", ""),
+])
+def test_a_seconds_verdict_needs_ten_pairs_timed_interleaved(group, pairs, verdict, why):
+    """A seconds Δ is judged only where its timing was a design: 10 pairs of the two configs timed interleaved in one
+    group. Before: any group with 2 pairs gave a verdict (position embedding none "better" by 11 s from 2 pairs a
+    sweep timed one after another), on the card, the flip table, the effects and the report alike."""
+    base, small = RunConfig(), RunConfig(patch_size=14)  # patch 14 counts less work: no work note
+    runs = timed_pairs(small, base, group, pairs, faster=3.0)
+    row = compare(runs, small, base, metrics=["seconds"]).metrics.iloc[0]
+    assert (row["verdict"], row["n_pairs"], row["timing_group"]) == (verdict, pairs, group)
+    assert row["mean_delta"] == pytest.approx(-3.0, abs=0.2)  # the Δ is measured either way; only its verdict waits
+    assert (why in row["timing_note"]) and bool(row["timing_note"]) == bool(why) and row["work_note"] == ""
+    assert "a seconds verdict needs 10 pairs timed interleaved" in row["timing_note"] or not why
+    # every other path to a seconds verdict gives the same one: the flip table, the one-cell effects
+    from vitcore.stats import summaries
+
+    flip = summaries.flip_effects(runs, base, metrics=["seconds"]).set_index("to").loc[14]
+    assert (flip["verdict"], flip["timing_note"]) == (row["verdict"], row["timing_note"])
+    effect = summaries.main_effects(runs, metrics=["seconds"]).set_index("level").loc[14]
+    assert effect["verdict"] == (verdict if group == SET else "not comparable")
+
+
+def test_equal_counted_work_never_reads_faster_without_saying_so():
+    """Position embedding none against learned: the same multiply-adds per image (the embedding is one addition).
+    A seconds verdict between them, even a designed one, says the counted work is the same, on every view's words."""
+    from vitcore.study import words
+
+    base, none = RunConfig(), RunConfig(pos_embedding="none")
+    row = compare(timed_pairs(none, base, SET, 10, faster=3.0), none, base, metrics=["seconds"]).metrics.iloc[0]
+    assert row["verdict"] == "better" and row["timing_note"] == ""
+    assert row["work_note"].startswith("the counted work is the same (1,164,928 multiply-adds per image")
+    assert f"better — beyond ±1.000 · {row['work_note']}" == words.verdict_text(row)
+    assert words.verdict_text(row, short=True) == "better — beyond ±1.000 · same counted work"
+    unpaired = compare(timed_pairs(none, base, SET, 3, faster=3.0), none.replace(train_rows=1000), base,
+                       metrics=["seconds"]).metrics.iloc[0]
+    assert unpaired["verdict"] == "not comparable" and "different rows" in unpaired["timing_note"]
+    assert unpaired["work_note"] == ""  # 1,000 rows against 4,000: not the same work
+
+
+def test_position_embedding_none_shows_its_seconds_not_comparable_saying_the_work_is_the_same(tmp_path, monkeypatch):
+    """`/?pos_embedding=none` (issue 43): its seconds were "better" by 11 s from 2 pairs timed one run after another
+    in a sweep. Its card now shows its own time, "not comparable" and why, and that the counted work is the same."""
+    store = RunStore(tmp_path / "store")
+    for seed in range(3):
+        save(store, RunConfig(seed=seed), 31.0 - 0.4 * seed, {**CLEAN, "compile": "fresh"})
+        save(store, RunConfig(pos_embedding="none", seed=seed), 20.0 - 0.4 * seed, {**CLEAN, "compile": "fresh"})
+    monkeypatch.setattr(state, "STORE_PATH", str(store.root))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params["pos_embedding"] = "none"
+    at.session_state[PAINTED] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    card = next(m for m in at.metric if "econds" in m.label)
+    assert card.value == "19.6" and not card.delta  # its own time; no Δ shown as if it were the model's
+    text = _shown(at)[0]
+    assert ":gray-badge[not comparable] its 3 pairs were timed one run after another, not interleaved" in text
+    assert "the counted work is the same (1,164,928 multiply-adds per image" in text
+
+
+@pytest.mark.slow  # the whole committed store behind the page (~30 s)
+def test_position_embedding_none_on_the_committed_store_is_not_a_seconds_verdict(monkeypatch):
+    """Issue 43's done-when, as written: `/?pos_embedding=none` on the committed store shows its seconds "not
+    comparable" (or a Δ within ±1 s), saying the counted work is the article's ViT's."""
+    monkeypatch.setattr(state, "STORE_PATH", str(ROOT / "cached_runs"))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.query_params["pos_embedding"] = "none"
+    at.session_state[PAINTED] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    card = next(m for m in at.metric if "econds" in m.label)
+    text = _shown(at)[0]
+    if card.delta:  # a designed timing: its Δ must be within the margin
+        assert abs(float(card.delta)) <= 1.0, card.delta
+    else:
+        assert ":gray-badge[not comparable]" in text
+    assert "the counted work is the same (1,164,928 multiply-adds per image" in text

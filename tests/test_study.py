@@ -139,8 +139,10 @@ def test_what_a_study_keeps_per_comparison_is_bounded(fresh, monkeypatch):
     from vitcore.study import study as module
 
     monkeypatch.setattr(module, "KEPT", 2)
-    for width in (32, 48, 96, 128):  # configs with or without runs alike
-        fresh.verdict(RunConfig(width=width, train_rows=1000))
+    for width in (48, 96):  # configs without runs: the app's selections not trained yet
+        fresh.compare(RunConfig(width=width, train_rows=1000), metrics=("gap",), missing_ok=True)
+    for patch in (2, 4, 14):  # configs with runs, asked one verdict each
+        fresh.verdict(RunConfig(patch_size=patch, train_rows=1000))
     assert {kind: len(kept) for kind, kept in fresh._bounded.items()} == {"verdict": 2, "measure": 2, "family": 2}
 
 
@@ -232,3 +234,31 @@ def test_the_claims_and_the_data_size_view_share_one_crossover(study, fresh, cro
     assert len(made) == 1 and scaling.crossover_sentence(made[0]) in sentence
     assert row == claims.data_size_row(study.runs, study.test_set, made[0]) and row["claim"] == claims.DATA_SIZE
     assert row["crossover_rows"] == made[0].rows or (np.isnan(row["crossover_rows"]) and np.isnan(made[0].rows))
+
+
+def test_no_seconds_verdict_on_the_committed_store_rests_on_fewer_than_ten_interleaved_pairs(study):
+    """Issue 43: a seconds verdict only where the timing was a design (vitcore.stats.seconds.timing_note). Every
+    stored config against its default baseline and each of its single-switch changes (the cards, the forest plot,
+    the flip table), the main effects, interactions and the headline: each resolved seconds verdict rests on 10 or
+    more pairs timed interleaved, the rest are "not comparable" saying why; position embedding none says the
+    counted work is the article's ViT's."""
+    from vitcore.app.selection import config_of_row
+    from vitcore.stats import seconds
+
+    stored = study.runs.drop_duplicates("config_id").to_dict("records")
+    configs = {cfg.config_id: cfg for cfg in map(config_of_row, stored)}
+    rows = [study.verdict(cfg, base, "seconds").row() for cfg in configs.values()
+            if (base := engine.default_baseline(cfg)).config_id != cfg.config_id]
+    rows += [row for cfg in configs.values()
+             for row in study.flip_effects(cfg, metrics=("seconds",)).to_dict("records")]
+    rows += study.main_effects(metrics=("seconds",)).to_dict("records")
+    rows += study.interactions(metrics=("seconds",)).to_dict("records")
+    rows += study.headline_deltas().query("metric == 'seconds'").to_dict("records")
+    assert len(rows) > 100
+    judged = [row for row in rows if row["verdict"] != v.NOT_COMPARABLE]
+    assert judged, "the headline's ViT − convnet at 4,000 rows keeps its verdict from the timing set"
+    for row in judged:
+        assert seconds.interleaved(row["timing_group"]) and row["n_pairs"] >= seconds.TIMED_PAIRS, row
+    assert all(row["timing_note"] for row in rows if row["verdict"] == v.NOT_COMPARABLE)
+    none = study.compare(RunConfig(pos_embedding="none")).metrics.set_index("metric").loc["seconds"]
+    assert none["verdict"] == v.NOT_COMPARABLE and none["work_note"].startswith("the counted work is the same")

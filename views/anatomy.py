@@ -37,7 +37,7 @@ b.metric("without position embedding", fmt.rows(sums["without position"]),
               f"{fmt.rows(POSITION_EMBEDDING_PARAMS)}-parameter embedding.")
 c.metric("convnet (the article's)", fmt.rows(convnet_total))
 
-scale_row = table["component"].str.startswith("Conv2D")  # the article's yardstick, not a part of the ViT
+scale_row = table["component"] == anatomy.SCALE_ROW  # the article's yardstick, not a part of the ViT
 st.dataframe(table[~scale_row], hide_index=True, width="stretch", column_config={
     "component": st.column_config.TextColumn(width="medium"),
     "parameters": st.column_config.NumberColumn(format="localized", width="small"),
@@ -46,7 +46,7 @@ st.dataframe(table[~scale_row], hide_index=True, width="stretch", column_config=
 conv = table[scale_row].iloc[0]
 st.caption("Counted from the layer shapes, as Keras' count_params() counts the built model (a test checks the two "
            "agree for every switch combination). Total = " + table.set_index("component").loc["total", "formula"] +
-           f". Not in the ViT, for scale (the article's table lists it): {conv['component'].split(',')[0]} on the same "
+           f". Not in the ViT, for scale (the article's table lists it): {anatomy.SCALE} on the same "
            f"one-channel image, {conv['formula']} = **{fmt.rows(conv['parameters'])}** parameters.")
 
 position = sums["position embedding"]
@@ -55,7 +55,7 @@ where = (f"plus **{fmt.rows(position)}** of position embedding ({cfg.tokens} tok
          else "and nothing for position (the embedding is switched off: the model sees a bag of patches)")
 st.markdown(
     f"The input stage costs the ViT **{fmt.rows(projection)}** parameters of patch projection {where}; "
-    f"a Conv2D(64, 3) on the same image costs **{fmt.rows(conv['parameters'])}**. "
+    f"a {anatomy.SCALE} on the same image costs **{fmt.rows(conv['parameters'])}**. "
     f"Total **{fmt.rows(sums['total'])}**, or **{fmt.rows(sums['without position'])}** without the position "
     f"embedding — the source article quotes {fmt.rows(VIT_PARAMS_QUOTED)} for the article's ViT, which is the total "
     f"*excluding* the embedding (its model, like ours, has {fmt.rows(VIT_PARAMS_QUOTED + POSITION_EMBEDDING_PARAMS)}). "

@@ -58,5 +58,5 @@ st.markdown(
 if error != 0:
     st.error(f"The round trip is not exact (max error {error:.2e}): vitcore.data.patches is broken.")
 
-with st.expander("The code (vitcore/patches.py)"):
+with st.expander(f"The code ({patches.__name__.replace('.', '/')}.py)"):  # named by the module shown: no drift
     st.code(inspect.getsource(patches.patchify), language="python")

@@ -11,8 +11,7 @@ generalized confidence intervals — with 2-4 levels a source's estimate is a di
 squares, for which Satterthwaite's interval is poor and a percentile bootstrap undercovers (0.85
 measured). For what pairing by one source alone removes from a Δ's variance, which needs both arms'
 covariances, a parametric bootstrap: both arms simulated jointly from the fitted model (each term a
-2x2 covariance), estimated again, the 2.5 and 97.5 percentiles. tests/test_noise.py measures the
-coverage on synthetic tables with known components. Only numpy, scipy and pandas.
+2x2 covariance), estimated again, the 2.5 and 97.5 percentiles (coverage: tests/test_noise.py). numpy, scipy, pandas.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from vitcore.config.numbers import percent
 from vitcore.config.run import SEED_FIELDS
 from vitcore.stats.estimates import MARGIN
 
@@ -269,8 +269,8 @@ def data_dominance(runs: pd.DataFrame, metric: str = "test_accuracy", draws: int
     return pd.DataFrame(rows, columns=["cell", "model", "train_rows", "design", "runs", "contrast", "ci_low", "ci_high"])
 
 
-def _pct(row, name: str = "share") -> str:  # '24% [-16%, 47%]'; a share that rounds to zero is 0%, never -0%
-    return "{} [{}, {}]".format(*(f"{x if abs(x) >= 0.005 else 0:.0%}" for x in row[[name, f"{name}_low", f"{name}_high"]]))
+def _pct(row, name: str = "share") -> str:  # '24% [-16%, 47%]' (numbers.percent: never '-0%')
+    return "{} [{}, {}]".format(*(percent(x) for x in row[[name, f"{name}_low", f"{name}_high"]]))
 
 
 def advice(components: pd.DataFrame, pairing_: pd.DataFrame, margin: float = MARGIN) -> list[str]:

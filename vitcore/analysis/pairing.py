@@ -20,6 +20,7 @@ import itertools
 import numpy as np
 import pandas as pd
 
+from vitcore.config.numbers import percent
 from vitcore.config.run import SEED_FIELDS, RunConfig
 from vitcore.stats.families import FLIP_FIELDS
 
@@ -80,15 +81,16 @@ def advice(table: pd.DataFrame) -> str:
     if removed.empty:
         return ("No committed comparison has 5 or more paired random seeds yet: pairing by the random seed costs "
                 "nothing, so pair anyway.")
-    q1, median, q3 = np.percentile(removed, [25, 50, 75])
+    q1, median, q3 = (percent(x) for x in np.percentile(removed, [25, 50, 75]))
     top, kept = table.iloc[0], table.dropna(subset=["removed"])
     pooled = 1 - (kept["sd_delta"] ** 2).sum() / (kept["sd_unpaired"] ** 2).sum()
     return (f"Over all {len(removed)} committed paired comparisons (single-switch changes and the ViT against its "
             f"convnet, each at one training size, {MIN_PAIRS}+ paired random seeds), pairing by the random seed "
-            f"removes a median **{median:.0%}** of an unpaired Δ's variance (quartiles {q1:.0%}–{q3:.0%}, range "
-            f"{removed.min():.0%} to {removed.max():.0%}); it removes more than half in {(removed > 0.5).sum()} of "
-            f"{len(removed)} and nothing or less in {(removed <= 0).sum()}. The most: {top['comparison']} at "
-            f"{top['train_rows']:,} rows, {top['removed']:.0%} over {top['n_pairs']} pairs; pooled over all of them "
-            f"(summed variances) {pooled:.0%}. One comparison's share is itself noisy (a ratio of two variances over "
-            "about 10 random seeds; a negative one is that noise), so read the spread, not one cell. Pairing costs "
-            "nothing — the same random seeds on both sides — so pair, and for a narrower interval add random seeds.")
+            f"removes a median **{median}** of an unpaired Δ's variance (quartiles {q1}–{q3}, range "
+            f"{percent(removed.min())} to {percent(removed.max())}); it removes more than half in "
+            f"{(removed > 0.5).sum()} of {len(removed)} and nothing or less in {(removed <= 0).sum()}. The most: "
+            f"{top['comparison']} at {top['train_rows']:,} rows, {percent(top['removed'])} over {top['n_pairs']} "
+            f"pairs; pooled over all of them (summed variances) {percent(pooled)}. One comparison's share is itself "
+            "noisy (a ratio of two variances over about 10 random seeds; a negative one is that noise), so read the "
+            "spread, not one cell. Pairing costs nothing — the same random seeds on both sides — so pair, and for a "
+            "narrower interval add random seeds.")

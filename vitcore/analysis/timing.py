@@ -19,6 +19,7 @@ from vitcore.config.run import RunConfig
 from vitcore.stats.seconds import (  # noqa: F401
     CONTEXTS,
     REFERENCE,
+    TIMED_PAIRS,
     context,
     group_text,
     one_group,
@@ -31,7 +32,7 @@ TIMING_STORE = environment.timing_path(environment.REPOSITORY_STORE)  # beside t
 QUIET_SHARE = 0.10  # a run of the timing set starts only when the machine's CPU is less busy than this
 
 
-def interleaved(configs: list[RunConfig], pairs: int = 10) -> list[RunConfig]:
+def interleaved(configs: list[RunConfig], pairs: int = TIMED_PAIRS) -> list[RunConfig]:
     """The timing set's order: random seed i of every config, the order reversed every other seed (A B, B A …),
     so a drift of the machine's speed falls on both sides alike."""
     if len(configs) < 2 or pairs < 2:
@@ -64,7 +65,8 @@ def wait_quiet(limit: float = QUIET_SHARE, most: float = 3600.0, poll: float = 1
     return True
 
 
-def bench_timing(configs: list[RunConfig], pairs: int = 10, store_path: Path = TIMING_STORE, progress=print) -> int:
+def bench_timing(configs: list[RunConfig], pairs: int = TIMED_PAIRS, store_path: Path = TIMING_STORE,
+                 progress=print) -> int:
     """Train the timing set (interleaved, one worker, each run on a quiet machine) into its own store; the runs'
     timing context is "reference". Returns how many runs were trained (a run already stored is kept).
     Its runs repeat the store's configs and random seeds at this machine's thread count, so their accuracies

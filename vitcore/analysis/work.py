@@ -1,10 +1,8 @@
-"""Counted work: multiply-adds (MACs) of one image's forward pass, exact from the config, no TensorFlow.
+"""Counted work as tables: one model's multiply-adds part by part, and the article's ViT at each patch size.
 
-The deterministic measure of compute — what the compute claims and the cost pages use instead of wall
-seconds, which depend on the machine's load. Counted: every multiply-add of a matrix product or a
-convolution (the layers vitcore.model.anatomy counts the parameters of). Not counted: element-wise work —
-norms, softmax, GELU, the shift of Shifted Patch Tokenization, pooling — a few percent at these sizes.
-FLOPs ≈ 2 × MACs. A training step costs about 3× the forward pass (forward + two backward products).
+The count itself (multiply-adds of one image's forward pass, exact from the config, no TensorFlow; what is
+counted and what is not) is vitcore.model.work's, re-exported here: the deterministic measure of compute the
+compute claims and the cost pages use instead of wall seconds, which depend on the machine's load.
 """
 
 from __future__ import annotations
@@ -13,49 +11,10 @@ import pandas as pd
 
 from vitcore.config import switches
 from vitcore.config.run import RunConfig
-from vitcore.data.fashion import NUM_CLASSES
-from vitcore.data.patches import SIDE, token_width
+from vitcore.model.work import convnet_macs, macs, training_macs, vit_macs  # noqa: F401 (the count, re-exported)
 
 COLUMNS = ["part", "formula", "macs"]
 BASE = RunConfig()  # the article's ViT: patch_work's reference and training size
-
-
-def vit_macs(cfg: RunConfig) -> dict[str, tuple[str, int]]:
-    """Part -> (formula, multiply-adds per image) of the ViT of cfg, with its total."""
-    n, s, w, m, d_in, k = cfg.tokens, cfg.sequence, cfg.width, cfg.mlp_dim, token_width(cfg), NUM_CLASSES
-    parts = {
-        "patch projection": (f"{n} tokens × {d_in} values × {w}", n * d_in * w),
-        "one block: q, k, v and output projections": (f"4 × {s} × {w}×{w}", 4 * s * w * w),
-        "one block: attention scores and weighted sum": (f"2 × {s}² × {w}", 2 * s * s * w),
-        "one block: MLP": (f"2 × {s} × {w}×{m}", 2 * s * w * m),
-        "classifier": (f"{w}×{k}", w * k),
-    }
-    per_block = sum(v for name, (_, v) in parts.items() if name.startswith("one block"))
-    total = parts["patch projection"][1] + cfg.depth * per_block + parts["classifier"][1]
-    parts["total"] = (f"{parts['patch projection'][1]:,} + {cfg.depth} × {per_block:,} + {parts['classifier'][1]:,} "
-                      "(projection + blocks + head)", total)
-    return parts
-
-
-def convnet_macs() -> dict[str, tuple[str, int]]:
-    """Part -> (formula, multiply-adds per image) of the article's convnet (3×3 valid convolutions, 2×2 pools)."""
-    one = SIDE - 2           # 26: conv1's output side
-    two = one // 2 - 2       # 11: after pool1 and conv2
-    three = two // 2 - 2     # 3: after pool2 and conv3
-    parts = {"conv1": (f"{one}² × 3×3×1×32", one * one * 9 * 32), "conv2": (f"{two}² × 3×3×32×64", two * two * 9 * 32 * 64),
-             "conv3": (f"{three}² × 3×3×64×64", three * three * 9 * 64 * 64), "dense": ("64×64", 64 * 64),
-             "classifier": (f"64×{NUM_CLASSES}", 64 * NUM_CLASSES)}
-    parts["total"] = (" + ".join(f"{v:,}" for _, v in parts.values()), sum(v for _, v in parts.values()))
-    return parts
-
-
-def macs(cfg: RunConfig) -> int:
-    """Multiply-adds of one image's forward pass through the model of cfg."""
-    if cfg.model == "vit":
-        return vit_macs(cfg)["total"][1]
-    if cfg.model == "convnet":
-        return convnet_macs()["total"][1]
-    raise ValueError(f"model must be 'vit' or 'convnet'; got {cfg.model!r}")
 
 
 def work_table(cfg: RunConfig) -> pd.DataFrame:
@@ -73,5 +32,5 @@ def patch_work(patches=switches.LEVELS["patch_size"], base: RunConfig | None = N
     for patch in patches:
         cfg = base.replace(patch_size=patch)
         rows.append({"patch_size": patch, "tokens": cfg.tokens, "macs": macs(cfg), "relative": macs(cfg) / reference,
-                     "training_macs": 3 * macs(cfg) * cfg.train_rows * cfg.epochs})
+                     "training_macs": training_macs(cfg)})
     return pd.DataFrame(rows)

@@ -19,6 +19,7 @@ from vitcore.config.numbers import (  # noqa: F401
     missing,
     number,
     p_value,
+    percent,
     rounded,
 )
 

@@ -196,6 +196,19 @@ def timing_basis(group: str) -> str:
     return ", ".join(words)
 
 
+def timed_as(group: str) -> str:
+    """Where a seconds figure was timed, in words a card can carry ('' for no group): the dedicated timing set by
+    its name, any other group by its basis and the load it ran under — never the raw 'v3/threads2/…' id."""
+    from vitcore.stats.seconds import REFERENCE, context, group_text
+
+    if not group:
+        return ""
+    if context(group) == REFERENCE:
+        return f"timed in {group_text(group)}"
+    load = f"; {group_text(group)}" if context(group) else ""  # a clean group's words say nothing new here
+    return f"timed one run after another, not interleaved ({timing_basis(group)}{load})"
+
+
 def timing_label(group: str) -> str:
     """A timing group in words, with what its context says about the load it ran under."""
     from vitcore.stats.seconds import group_text

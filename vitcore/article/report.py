@@ -24,7 +24,7 @@ from vitcore.stats import compare as engine
 from vitcore.stats import estimates as v
 from vitcore.stats import readings
 from vitcore.stats.estimates import MARGIN, paired_estimate, prediction_interval
-from vitcore.stats.seconds import reference_group, with_timing_set
+from vitcore.stats.seconds import NOTE_COLUMNS, reference_group, with_timing_set
 from vitcore.stats.summaries import runs_of, summarize
 from vitcore.stats.testset import TEST_COLUMNS, WITH_TEST
 from vitcore.store.runs import RunStore
@@ -90,7 +90,7 @@ def headline_deltas(runs: pd.DataFrame, margin: float = MARGIN, test_set=None, c
                          "seed_delta": seed.seed_value("vit", train_rows, row["metric"])
                          - seed.seed_value("convnet", train_rows, row["metric"])})
     columns = ["train_rows", "metric", "vit_mean", "convnet_mean", "mean_delta", "n_pairs", *v.JUDGEMENT_COLUMNS,
-               "timing_group", *TEST_COLUMNS, "pi_low", "pi_high", "seed_delta"]
+               "timing_group", *NOTE_COLUMNS, *TEST_COLUMNS, "pi_low", "pi_high", "seed_delta"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -113,7 +113,7 @@ def _words(better: str, worse: str, same: str) -> dict:
             v.SLIGHTLY_WORSE: f"{worse}, slightly (a real difference inside ±{{m}})",
             v.EQUIVALENT: f"{same} (within ±{{m}})", v.INCONCLUSIVE: "inconclusive: {k}",
             v.TOO_FEW: "too few random seeds to tell",
-            v.NOT_COMPARABLE: "not comparable: no timing group not timed under load holds 2 pairs"}
+            v.NOT_COMPARABLE: "not comparable: not timed as a design"}  # _say gives the row's own reason
 
 
 LEAD = _words("the ViT is better", "the convnet is better", "the two are equivalent")
@@ -122,6 +122,8 @@ SPEED = _words("the ViT is faster", "the ViT is slower", "the times are equivale
 
 
 def _say(words: dict, row, margin: float) -> str:
+    if row["verdict"] == v.NOT_COMPARABLE and isinstance(row.get("timing_note"), str) and row["timing_note"]:
+        return f"not comparable: {row['timing_note']}"  # vitcore.stats.seconds.timing_note
     text = words.get(row["verdict"], row["verdict"])
     needs = v.needs_text(row.get("seeds_needed", np.nan), int(row["n_pairs"]))
     return text.format(m=f"{row['margin']:g}", k=needs)

@@ -89,11 +89,10 @@ def _compare(args) -> int:
     out = writable_folder(args.out, "--out")
     files_in(out, COMPARE_FILES + FLIP_FILES, "--out")
     study = open_study(store)
-    runs = study.runs
-    for side, cfg in (("selection", selection), ("baseline", baseline)):
-        if not (runs["config_id"] == cfg.config_id).any():
-            raise UsageError(f"no stored runs for the {side}, {cfg.label()} at {cfg.train_rows:,} rows, in {store.root} "
-                             f"(`python -m vitcore sweep --list` shows what the grids train)")
+    try:
+        study.stored(selection, baseline)  # the library's refusal, in its words
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     # test accuracy's Δ with the test set's sampling, as on every page
     result = study.compare(selection, baseline, margin, confusions=study.confusions((selection, baseline)))
     how = f"paired over random seeds {', '.join(map(str, result.seeds))}" if result.paired else "UNPAIRED (Welch): the sides differ in train_rows"
@@ -107,7 +106,7 @@ def _compare(args) -> int:
         written = [out / Path(path).name for path in write(result, stage)]
         if study.test_set is not None and result.paired:
             written += [out / Path(path).name
-                        for path in _write_flips(store, runs, selection, baseline, study.test_set.labels, stage)]
+                        for path in _write_flips(store, study.runs, selection, baseline, study.test_set.labels, stage)]
     print("wrote " + ", ".join(clean(str(path)) for path in written))
     return 0
 

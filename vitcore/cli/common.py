@@ -16,6 +16,7 @@ from pathlib import Path
 
 from vitcore.config import numbers
 from vitcore.config.environment import store_path
+from vitcore.config.metrics import checked_margin as margin_rule
 from vitcore.data.regular import kind
 from vitcore.stats import estimates, plan, readings
 from vitcore.store.runs import RunStore
@@ -272,9 +273,10 @@ def verdict_line(row: dict) -> str:
 
 
 def checked_margin(margin: float) -> float:
-    if not 0 < margin < 1:
-        raise UsageError(f"--margin must be between 0 and 1 (exclusive), got {margin}")
-    return margin
+    try:
+        return margin_rule(margin)  # the library's one rule (vitcore.config.metrics), as a usage error
+    except ValueError as error:
+        raise UsageError(f"--{error}") from None
 
 
 def import_tensorflow_quietly() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from vitcore.cli.common import UsageError, add_store_flag, clean, usage, writable_folder
+from vitcore.cli.common import UsageError, add_store_flag, checked_margin, clean, usage, writable_folder
 from vitcore.cli.sweep import _rows_list, _seed_range
 
 
@@ -70,8 +70,7 @@ def _register(args) -> int:
     if args.cross:
         raise UsageError("a plan's questions are single-field changes of its base; leave out --cross "
                          "(crossed cells stay exploratory: sweep them with `sweep --vary ... --cross`)")
-    if not 0 < args.margin < 1:
-        raise UsageError(f"--margin must be between 0 and 1, got {args.margin}")
+    checked_margin(args.margin)
     store = RunStore(args.store)
     with usage():
         vary = [custom.parse_vary(text) for text in args.vary]

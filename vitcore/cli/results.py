@@ -18,6 +18,7 @@ from vitcore.cli.common import (
     writable_folder,
 )
 from vitcore.config import environment
+from vitcore.stats.estimates import TIMED_PAIRS
 
 REPORT_FILES = ("headline.csv", "headline_deltas.csv", "headline.md")
 
@@ -41,7 +42,8 @@ def add_parsers(sub) -> None:
     timing = sub.add_parser("bench-timing", help="the dedicated timing set: the article's ViT at patch 4, 7 and 14 "
                                                  "and its convnet, interleaved, each run on a quiet machine")
     add_store_flag(timing)  # the store whose timing set this is: the runs go into timing_runs/ beside it
-    timing.add_argument("--pairs", type=int, default=10, help="random seeds per config, at least 2")
+    timing.add_argument("--pairs", type=int, default=TIMED_PAIRS,
+                        help=f"random seeds per config, at least 2 (a seconds verdict needs {TIMED_PAIRS})")
     timing.set_defaults(handler=_bench_timing)
 
 

@@ -49,6 +49,12 @@ def number(value, places: int = 4, signed: bool = False) -> str:
     return f"{rounded(value, places):{'+' if signed else ''},.{places}f}"
 
 
+def percent(share) -> str:
+    """A share as a whole percentage, '24%', rounded as `rounded` rounds (a share that rounds to zero is '0%', never
+    '-0%'); '—' when missing."""
+    return MISSING if missing(share) else f"{rounded(100 * share, 0)}%"
+
+
 P_FLOOR = 1e-4  # a p-value below it reads '< 0.0001', never '0'
 
 

@@ -15,8 +15,9 @@ from vitcore.config.run import RunConfig
 from vitcore.data.fashion import NUM_CLASSES
 from vitcore.data.patches import token_width
 
-SEED_ROWS = ("patch projection", "position embedding", "one attention block", "one MLP block",
-             "Conv2D(64, 3) on 1 channel, for scale")
+SCALE = "Conv2D(64, 3)"  # the article's yardstick for the input stage, not a part of the ViT
+SCALE_ROW = f"{SCALE} on 1 channel, for scale"
+SEED_ROWS = ("patch projection", "position embedding", "one attention block", "one MLP block", SCALE_ROW)
 
 
 def formulas(cfg: RunConfig) -> dict[str, tuple[str, int]]:
@@ -39,7 +40,7 @@ def formulas(cfg: RunConfig) -> dict[str, tuple[str, int]]:
         "one MLP block": (f"{w}×{m} + {m} + {m}×{w} + {w}", w * m + m + m * w + w),
         "one block's norms": (norm_text, 2 * norm_each),
         "final norm + classifier": (f"{norm_each} + {w}×{k} + {k}", norm_each + w * k + k),
-        "Conv2D(64, 3) on 1 channel, for scale": ("3×3×1×64 + 64", 3 * 3 * 64 + 64),
+        SCALE_ROW: ("3×3×1×64 + 64", 3 * 3 * 64 + 64),
     }
     per_block = rows["one attention block"][1] + rows["one MLP block"][1] + rows["one block's norms"][1]
     front = rows["patch projection"][1] + rows["position embedding"][1] + rows["class token"][1]
@@ -56,7 +57,7 @@ CONVNET_LAYERS = {"conv1": ("3×3×1×32 + 32", 3 * 3 * 1 * 32 + 32), "conv2": (
                   "conv3": ("3×3×64×64 + 64", 3 * 3 * 64 * 64 + 64), "dense": ("64×64 + 64", 64 * 64 + 64),
                   "classifier": (f"64×{NUM_CLASSES} + {NUM_CLASSES}", 64 * NUM_CLASSES + NUM_CLASSES)}
 VIT_ROWS = ("patch projection", "position embedding", "class token", "one attention block", "one MLP block", "one block's norms",
-            "final norm + classifier", "Conv2D(64, 3) on 1 channel, for scale", "total")
+            "final norm + classifier", SCALE_ROW, "total")
 
 
 def breakdown(cfg: RunConfig) -> list[tuple[str, int]]:

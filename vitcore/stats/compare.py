@@ -4,8 +4,10 @@
 
 Pairs are runs with the same random seed *and* the same train_rows. When the two sides share no
 train_rows the comparison is unpaired (Welch) and says so (`paired` = False). For `seconds` only
-the pairs of one timing group count (the group with most pairs, named in `timing_group`; never
-pooled across groups); with fewer than two the verdict is "not comparable". Means beside a Δ are
+the pairs of one timing group count (the best basis, named in `timing_group`; never pooled across groups),
+and the Δ gets a verdict only when that group timed the two configs interleaved with 10 or more pairs, else
+"not comparable" with why in `timing_note`; `work_note` says when the two count the same work
+(vitcore.stats.seconds). Means beside a Δ are
 over the paired random seeds only. Each row carries both tests and the verdict (vitcore.stats.
 estimates.judge) in the comparison's family (vitcore.stats.families). Test accuracy's Δ includes the
 test set's own sampling when every pair kept its predictions (vitcore.stats.testset: `interval` says
@@ -27,7 +29,7 @@ from vitcore.stats.families import ALONE, Family, family_of, runs_of
 from vitcore.stats.records import Contrast, Measurement, judge_paired, long_pairs, paired_spread
 
 METRIC_COLUMNS = ["metric", "selection_mean", "baseline_mean", "n_pairs", "mean_delta", *JUDGEMENT_COLUMNS, "paired",
-                  "timing_group", *testset.TEST_COLUMNS, *readings.READING_COLUMNS,
+                  "timing_group", *seconds.NOTE_COLUMNS, *testset.TEST_COLUMNS, *readings.READING_COLUMNS,
                   "confirmation"]  # what the store's registered plans say beside it (filled by vitcore.study.Study)
 CLASS_COLUMNS = ["class", "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS]
 CONFUSION_COLUMNS = ["true", "predicted", "mean_delta", "ci_low", "ci_high", "n_pairs"]
@@ -49,7 +51,7 @@ def timing_group(pairs: pd.DataFrame) -> str:
     """The timing group the seconds Δ uses: the best basis (vitcore.stats.seconds.rank: the dedicated timing
     set, then clean groups) holding 2 or more pairs timed within it, then the most pairs (ties: the first by
     name). Groups timed under load nobody chose (replaced, overlapped, busy) never enter a timing comparison;
-    "" when no other group holds a pair (the Δ is then "not comparable")."""
+    "" when no other group holds a pair. Whether its Δ gets a verdict is seconds.timing_note's."""
     same = pairs[pairs["timing_group_baseline"] == pairs["timing_group_variant"]]
     counts = same["timing_group_baseline"].value_counts()
     counts = counts[[seconds.rank(g) < 2 for g in counts.index]]
@@ -108,16 +110,19 @@ def _paired(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, test_set
 
 
 def paired_delta(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, margin: float = MARGIN,
-                 family: Family = ALONE, test_set: testset.TestSet | None = None) -> Delta:
+                 family: Family = ALONE, test_set: testset.TestSet | None = None,
+                 configs: tuple[RunConfig, RunConfig] | None = None) -> Delta:
     """Pair runs by (train_rows, seed), take variant - baseline and judge it (both tests, adjusted in
-    `family`). Seconds with fewer than 2 pairs in one timing group are "not comparable". With the
+    `family`). Seconds not timed interleaved in 10 or more pairs are "not comparable" (seconds.timing_note);
+    `configs` (baseline, variant) lets a seconds row say when the two count the same work. With the
     store's `test_set`, test accuracy's interval and tests include the test set's sampling when every
     pair kept its predictions (testset.judged_estimate; the row's TEST_COLUMNS say which): every view
     of a comparison passes it, so the comparison has one verdict. A planned comparison's test accuracy is
     judged at the plan's looks on the last look's pairs only (plan.sequential; `pairs` holds those)."""
     pairs, group, estimate = _paired(baseline, variant, metric, test_set)
     est, verdict, test_columns, pairs = judge_paired(pairs, metric, margin, family, estimate)  # + size, borderline
-    row = {"metric": metric, "mean_delta": est.mean, "n_pairs": est.n, **verdict, "timing_group": group,
+    said = seconds.notes(metric, group, est.n, configs)
+    row = {"metric": metric, "mean_delta": est.mean, "n_pairs": est.n, **verdict, "timing_group": group, **said,
            **test_columns, **paired_spread(metric, pairs)}
     return Delta(metric, row, pairs)
 
@@ -139,8 +144,6 @@ class Comparison:
     def seeds(self) -> list[int]:
         """The random seeds actually paired (for any metric: a planned test accuracy's look may use fewer), sorted."""
         return sorted(int(s) for s in self.pairs["seed"].dropna().unique()) if self.paired and len(self.pairs) else []
-
-
 
 
 def _unpaired_side(frame: pd.DataFrame, group: str | None) -> pd.DataFrame:
@@ -176,18 +179,20 @@ def measure(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig, metri
     if contrast.paired:
         matched, group, estimate = _paired(base, sel, metric, test_set)
         est, test_columns = estimate(matched)
+        said = seconds.notes(metric, group, est.n, (selection, baseline))
         return Measurement(contrast, est, matched["variant"].mean(), matched["baseline"].mean(), group,
-                           metric != "seconds" or est.n >= 2, test_columns, paired_spread(metric, matched),
+                           not said["timing_note"], test_columns, paired_spread(metric, matched),
                            long_pairs(matched, metric), matched, estimate,
-                           {tuple(matched["seed"]): (est, test_columns)})  # a look on every pair: this one
+                           {tuple(matched["seed"]): (est, test_columns)}, **said)  # a look on every pair: this one
     group = _common_timing_group(sel, base) if metric == "seconds" else None
     a, b = _unpaired_side(sel, group), _unpaired_side(base, group)
     est = welch_estimate(a[metric], b[metric])
     both = pd.concat([a.assign(side="selection"), b.assign(side="baseline")])
     pairs = both[["side", "train_rows", "seed", "run_id", metric]].rename(columns={metric: "value"}).assign(metric=metric)
+    said = seconds.notes(metric, group or "", 0, (selection, baseline), paired=False)  # seconds: never a verdict
     return Measurement(contrast, est, a[metric].mean(), b[metric].mean(), group or "",
-                       metric != "seconds" or est.n >= 2, testset.seed_columns(est),
-                       readings.spread_of(metric, None, b[metric], a[metric], est.mean), pairs)
+                       not said["timing_note"], testset.seed_columns(est),
+                       readings.spread_of(metric, None, b[metric], a[metric], est.mean), pairs, **said)
 
 
 def measure_all(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None = None, metrics=METRICS,

@@ -49,7 +49,7 @@ GOOD, BAD = (BETTER, SLIGHTLY_BETTER), (WORSE, SLIGHTLY_WORSE)  # the user's dir
 PLAN_COMMANDS = ("`python -m vitcore plan register NAME --vary FIELD=LEVEL --rows N --seeds A-B`, then "
                  "`python -m vitcore sweep plan NAME`")
 NEW_LOOK = f"as a new look, not a continuation: {PLAN_COMMANDS}"
-
+TIMED_PAIRS = 10  # the fewest interleaved pairs a seconds verdict rests on (vitcore.stats.seconds.timing_note)
 # The one definition of each word (README "Verdicts", the Ablations and Claims legends, `--help`).
 DEFINITIONS = {
     "better / worse": "the difference test resolves the direction (adjusted p < 0.05) and the equivalence test "
@@ -70,7 +70,9 @@ DEFINITIONS = {
                     "the false-positive rate (at 0.05, 10 then 29 pairs: 8.9% simulated), so plan them "
                     f"({PLAN_COMMANDS}).",
     "too few seeds": "fewer than 2 pairs: one random seed measures no spread, so there is no test.",
-    "not comparable": "seconds where no timing group holds 2 pairs (runs timed differently are never mixed, and groups timed under load — replaced, overlapped, busy — never enter).",
+    "not comparable": f"seconds not timed as a design: a verdict needs {TIMED_PAIRS} or more pairs of two configs "
+                      "timed interleaved in one group (the timing set: A B, B A, on a quiet machine); runs a sweep "
+                      "timed one after another measure the machine's load too; groups timed under load never enter.",
 }
 MARGIN = 0.01  # equivalence margin for accuracies and the gap (sidebar, --margin)
 MARGIN_REASON = ("±0.01 accuracy is 100 of the 10,000 test images, about one standard deviation of a single run's "
@@ -264,11 +266,12 @@ def direction(metric: str, positive: bool, inside: bool) -> str:
 
 
 def judge(metric: str, est: Estimate, margin: float = MARGIN, family: str = ONE, size: int = 1,
-          comparable: bool = True, levels: tuple[float, float] | None = None) -> dict:
+          comparable: bool | None = None, levels: tuple[float, float] | None = None) -> dict:
     """Both tests on one estimate, Bonferroni-adjusted over the family's `size` comparisons (or at a planned
     look's nominal `levels`, vitcore.stats.plan: p_adj = p x 0.05 / level), and the verdict they give
-    together: JUDGEMENT_COLUMNS as a dict. `comparable` False gives "not comparable"."""
-    size = max(int(size), 1)
+    together: JUDGEMENT_COLUMNS as a dict. `comparable` False gives "not comparable" (None: seconds must show a
+    design, seconds.timing_note: a caller that forgets gives no seconds verdict, not one about the machine)."""
+    comparable, size = metric != "seconds" if comparable is None else comparable, max(int(size), 1)
     margin = margin_for(metric, margin)
     level, level_tost = levels or (ALPHA / size, ALPHA / size)
     low90, high90 = est.interval(0.90) if est.n >= 2 else (np.nan, np.nan)

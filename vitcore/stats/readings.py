@@ -166,7 +166,8 @@ def verdict_columns(metric: str, est: v.Estimate, judged: dict, test_columns: di
                 side = "above" if p < v.ALPHA else "below"
                 reasons.append(f"{name} {p:.3g} is near 0.05 ({side} it: {flipped})")
     for name, alt in alternatives(est, test_columns or {}).items():
-        other = v.judge(metric, alt, judged["margin"], judged["family"], judged["family_size"], levels=levels)
+        other = v.judge(metric, alt, judged["margin"], judged["family"], judged["family_size"], comparable=True,
+                        levels=levels)  # the same Δ read another way: comparable, as the verdict it checks was
         if other["verdict"] != verdict:
             reasons.append(f"with {name}: {other['verdict']} (p_adj {other['p_adj']:.3g}, "
                            f"p_tost_adj {other['p_tost_adj']:.3g})")

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Callable
 
 from vitcore.config.run import RunConfig
-from vitcore.stats import plan, plan_store, readings
+from vitcore.stats import plan, plan_store, readings, seconds
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, RESOLVED, Estimate, judge, margin_for
 from vitcore.stats.families import ALONE, Family
 from vitcore.stats.testset import TEST_COLUMNS
@@ -45,13 +45,15 @@ class Measurement:
     selection_mean: float
     baseline_mean: float
     timing_group: str = ""
-    comparable: bool = True  # False: seconds with fewer than 2 pairs in one timing group
+    comparable: bool = True  # False: seconds not timed interleaved in enough pairs (seconds.timing_note)
     test: dict = field(default_factory=dict, compare=False)
     spread: dict = field(default_factory=dict, compare=False)  # readings.SPREAD_COLUMNS: run sd, Δ/run sd, wins
     pairs: object = field(default=None, repr=False, compare=False)    # compare's long rows (a DataFrame)
     matched: object = field(default=None, repr=False, compare=False)  # pair_runs' frame (paired only)
     estimator: Callable | None = field(default=None, repr=False, compare=False)  # part -> (Estimate, test)
     looks: dict = field(default_factory=dict, repr=False, compare=False)  # a planned look's estimates, by seeds
+    timing_note: str = ""  # seconds: why the Δ gets no verdict (seconds.timing_note)
+    work_note: str = ""    # seconds: that the two configs count the same work (seconds.work_note)
 
     @property
     def n_pairs(self) -> int:
@@ -103,7 +105,9 @@ def judge_paired(pairs, metric: str, margin: float, family: Family, estimate) ->
         levels = plan.family_levels(family)[int(row["look"]) - 1] if row["look"] >= 1 else None
     else:
         (est, test), used = estimate(pairs), pairs
-        row = judge(metric, est, margin, family.name, family.size, comparable=metric != "seconds" or est.n >= 2)
+        group = pairs["timing_group_variant"].iloc[0] if len(pairs) and "timing_group_variant" in pairs.columns else ""
+        row = judge(metric, est, margin, family.name, family.size,
+                    comparable=metric != "seconds" or not seconds.timing_note(group, est.n))
         if owner is not None and metric == plan.METRIC:  # at another margin than its plan's: never a replay
             row["plan"] = plan.exploratory(owner, margin_for(metric, margin))
     row.update(readings.verdict_columns(metric, est, row, test, levels))
@@ -178,12 +182,13 @@ class Verdict:
         return self.measurement.estimate.mean
 
     def row(self) -> dict:
-        """metric, means, mean_delta, n_pairs, the judgement's columns, paired, timing_group and the test
-        columns: compare.METRIC_COLUMNS' values."""
+        """metric, means, mean_delta, n_pairs, the judgement's columns, paired, timing_group, the seconds' notes
+        and the test columns: compare.METRIC_COLUMNS' values."""
         m = self.measurement
         return {"metric": self.metric, "selection_mean": m.selection_mean, "baseline_mean": m.baseline_mean,
                 "n_pairs": m.n_pairs, "mean_delta": m.estimate.mean, **self.judgement.row(),
-                "paired": self.contrast.paired, "timing_group": m.timing_group, **m.test, **m.spread}
+                "paired": self.contrast.paired, "timing_group": m.timing_group, "timing_note": m.timing_note,
+                "work_note": m.work_note, **m.test, **m.spread}
 
     def record(self) -> dict:
         """A flat row for a long DataFrame (MLflow's search_runs shape): both configs' fields as

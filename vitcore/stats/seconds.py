@@ -7,14 +7,28 @@ load average exceeded the cores) — was timed under load nobody chose. The *ref
 runs is the dedicated timing set's ("reference", vitcore.analysis.timing) if there is one, else the clean
 group (no context) with the most runs, and a context group only when nothing else exists. Every view that
 shows a seconds mean, and every paired seconds Δ, takes its group from here.
+
+A seconds Δ gets a verdict only where its timing was a design (`timing_note`): TIMED_PAIRS or more pairs of the two
+configs timed interleaved in one group (the timing set's A B, B A order, each run on a quiet machine). Runs timed one
+after another by a sweep measure the machine's load as much as the model: 2 such pairs once read "better by 11 s"
+between configs of the same counted work. Where the counted work is the same (`work_note`), every view says so.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
+from vitcore.config.run import RunConfig
+from vitcore.model.work import macs
+from vitcore.stats.estimates import TIMED_PAIRS
+
 CONTEXTS = ("replaced", "overlapped", "busy")  # the suffixes of groups timed under load nobody chose
 REFERENCE = "reference"  # the dedicated timing set's context
+# The contexts of groups whose configs were timed interleaved, pair by pair (A B, B A, …): a drift of the machine's
+# speed falls on both sides alike. The timing set only today; a sweep that interleaves would record its own.
+INTERLEAVED = (REFERENCE,)
+NOTE_COLUMNS = ["timing_note", "work_note"]  # a seconds row's words: why no verdict; the counted work is the same
+TIMING_SET = "`python -m vitcore bench-timing`"  # the command that times the dedicated timing set
 
 
 def context(group: str) -> str:
@@ -77,3 +91,43 @@ def group_text(group: str) -> str:
             "": "timed without a known disturbance (load not recorded before this field existed)"}[context(group)]
 
 
+def interleaved(group: str) -> bool:
+    """Whether a timing group's runs were timed as a design: the configs alternated pair by pair (INTERLEAVED)."""
+    return context(group) in INTERLEAVED
+
+
+def timing_note(group: str, n_pairs: int, paired: bool = True) -> str:
+    """Why a seconds Δ over `n_pairs` pairs timed in `group` gets no verdict, in words ('' when it may: TIMED_PAIRS
+    or more pairs of a group timed interleaved). `paired` False: the two sides share no random seed."""
+    need = (f"a seconds verdict needs {TIMED_PAIRS} pairs timed interleaved on a quiet machine, as the timing set "
+            f"({TIMING_SET}) times its configs")
+    pairs = f"{n_pairs} pair{'s' if n_pairs != 1 else ''}"
+    if not paired:
+        return f"the two sides were trained at different rows, so no pair of runs was timed together; {need}"
+    if not group or n_pairs == 0:
+        return f"no pair of their runs was timed alike without load; {need}"
+    if not interleaved(group):
+        return f"its {pairs} {'were' if n_pairs != 1 else 'was'} timed one run after another, not interleaved; {need}"
+    if n_pairs < TIMED_PAIRS:
+        return f"only {pairs} timed interleaved; {need}"
+    return ""
+
+
+def work_note(selection: RunConfig, baseline: RunConfig) -> str:
+    """'the counted work is the same (…)' when both configs count the same multiply-adds per image (vitcore.model.work)
+    at the same rows and epochs, else '': their seconds Δ then measures work nobody counted (norms, softmax,
+    element-wise steps) or the machine, never a bigger model."""
+    if (macs(selection), selection.train_rows, selection.epochs) != (macs(baseline), baseline.train_rows,
+                                                                      baseline.epochs):
+        return ""
+    return (f"the counted work is the same ({macs(selection):,} multiply-adds per image, the same rows and epochs): "
+            "a seconds Δ between them is uncounted element-wise work or the machine")
+
+
+def notes(metric: str, group: str, n_pairs: int, configs: tuple[RunConfig, RunConfig] | None = None,
+          paired: bool = True) -> dict:
+    """NOTE_COLUMNS of one Δ over `n_pairs` pairs timed in `group`: for seconds, timing_note, and work_note when
+    the two `configs` are known; '' for every other metric."""
+    if metric != "seconds":
+        return dict.fromkeys(NOTE_COLUMNS, "")
+    return {"timing_note": timing_note(group, n_pairs, paired), "work_note": work_note(*configs) if configs else ""}

@@ -21,7 +21,7 @@ def single_cell(runs: pd.DataFrame, factor: str, level, train_rows: int, metric:
     ref = RunConfig(train_rows=train_rows)
     variant = ref.replace(**{factor: level})
     delta = paired_delta(runs_of(runs, ref), runs_of(runs, variant), metric, margin, family_of(runs, variant, ref),
-                         test_set)
+                         test_set, (ref, variant))
     return delta.row
 
 

@@ -51,11 +51,13 @@ REFERENCE = {name: getattr(RunConfig(), name) for name in SWITCHES}  # the artic
 FIXED = ("width", "depth", "heads", "mlp_dim", "epochs", "batch_size", "lr", "warmup_epochs")
 NON_FACTORS = tuple(name for name in switches.NAMES if name not in SWITCHES and name not in FIXED)
 CONFIG_COLUMNS = [name for name in RunConfig.__dataclass_fields__ if name != "seed"]
+NOTES = seconds.NOTE_COLUMNS  # a seconds row's words: why it has no verdict, and that the counted work is the same
 EFFECT_COLUMNS = ["factor", "level", "reference", "train_rows", "metric", "mean_delta", "n_pairs",
-                  *JUDGEMENT_COLUMNS, "cells", "timing_group", *TEST_COLUMNS, *READING_COLUMNS]
+                  *JUDGEMENT_COLUMNS, "cells", "timing_group", *NOTES, *TEST_COLUMNS, *READING_COLUMNS]
 INTERACTION_COLUMNS = ["factor", "level", "reference", "factor_b", "level_b", "reference_b", "train_rows", "metric",
-                       "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group", *TEST_COLUMNS, *READING_COLUMNS]
-FLIP_COLUMNS = ["switch", "from", "to", "metric", "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group",
+                       "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group", *NOTES, *TEST_COLUMNS,
+                       *READING_COLUMNS]
+FLIP_COLUMNS = ["switch", "from", "to", "metric", "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group", *NOTES,
                 *TEST_COLUMNS, *READING_COLUMNS, "variant_config_id", "confirmation"]
 
 
@@ -173,11 +175,12 @@ def _judged(frame: pd.DataFrame, estimates: list[tuple[Estimate, dict]], margin:
                 (f"{kind} at {rows:,} rows outside the default factorial (this contrast alone)", 1)
                 for rows, grid in zip(frame["train_rows"], declared)]
     judged = []
-    for metric, (est, columns), (name, size) in zip(frame["metric"], estimates, families):
-        verdict = judge(metric, est, margin, name, size)
-        judged.append({**verdict, **columns, **readings.verdict_columns(metric, est, verdict, columns)})
+    for metric, group, (est, columns), (name, size) in zip(frame["metric"], frame["timing_group"], estimates, families):
+        said = seconds.notes(metric, group, est.n)  # an effect averages cells: no two configs' counted work to say
+        verdict = judge(metric, est, margin, name, size, comparable=not said["timing_note"])
+        judged.append({**verdict, **said, **columns, **readings.verdict_columns(metric, est, verdict, columns)})
     return pd.concat([frame.reset_index(drop=True),
-                      pd.DataFrame(judged, columns=JUDGEMENT_COLUMNS + TEST_COLUMNS + READING_COLUMNS)], axis=1)
+                      pd.DataFrame(judged, columns=JUDGEMENT_COLUMNS + NOTES + TEST_COLUMNS + READING_COLUMNS)], axis=1)
 
 
 def _seconds_runs(vit: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
@@ -224,9 +227,9 @@ def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
     if not records:
         return pd.DataFrame(columns=EFFECT_COLUMNS)
     if pending:
-        keys = pd.DataFrame([records[k] for k, _, _ in pending])[["metric", "train_rows"]]
+        keys = pd.DataFrame([records[k] for k, _, _ in pending])[["metric", "train_rows", "timing_group"]]
         judged = _judged(keys, [est for _, est, _ in pending], margin, "main effects", [grid for *_, grid in pending])
-        columns = JUDGEMENT_COLUMNS + TEST_COLUMNS + READING_COLUMNS
+        columns = JUDGEMENT_COLUMNS + NOTES + TEST_COLUMNS + READING_COLUMNS
         for (k, _, _), verdict in zip(pending, judged[columns].to_dict("records")):
             records[k].update(verdict)
     return pd.DataFrame(records, columns=EFFECT_COLUMNS)
@@ -260,7 +263,7 @@ def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
                     estimates.append((est, columns))
                     declared.append(in_grid({factor_a: a, factor_b: b}))
     frame = pd.DataFrame(rows, columns=[c for c in INTERACTION_COLUMNS
-                                        if c not in JUDGEMENT_COLUMNS + TEST_COLUMNS + READING_COLUMNS])
+                                        if c not in JUDGEMENT_COLUMNS + NOTES + TEST_COLUMNS + READING_COLUMNS])
     if frame.empty:
         return pd.DataFrame(columns=INTERACTION_COLUMNS)
     return _judged(frame, estimates, margin, "interactions", declared)[INTERACTION_COLUMNS]
@@ -284,7 +287,7 @@ def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: fl
         family = family_of(runs, cfg, flipped)
         for metric in metrics:
             delta = paired_delta(runs_of(over[metric], cfg), runs_of(over[metric], flipped), metric, margin, family,
-                                 test_set)
+                                 test_set, (cfg, flipped))
             rows.append({"switch": switch, "from": getattr(cfg, switch), "to": level, **delta.row,
                          "variant_config_id": flipped.config_id})
     return pd.DataFrame(rows, columns=FLIP_COLUMNS).assign(confirmation="")  # the Study fills it

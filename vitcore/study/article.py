@@ -3,7 +3,9 @@ seed-noise split, each computed once per store state (and margin) from the Study
 
 A mixin of vitcore.study.Study (it uses the Study's `runs`, `compare` and `_cached`); results are the
 library's own (vitcore.article.claims, vitcore.article.report, vitcore.analysis.scaling, .noise), so they
-are the CLI's CSVs and the pages' tables. Frames are handed out as copies: a caller may change its own.
+are the CLI's CSVs and the pages' tables. Frames are handed out as copies: a caller may change its own. A margin
+outside (0, 1) is refused (config.metrics.checked_margin); a comparison the store holds no runs of reads "too few
+seeds" in these tables (`_lenient`), where a single verdict asked for would be refused.
 """
 
 from __future__ import annotations
@@ -12,25 +14,32 @@ from pathlib import Path
 
 import pandas as pd
 
+from vitcore.config.metrics import checked_margin
 from vitcore.stats.estimates import MARGIN, TALLY_MARGINS
 
 
 class ArticleViews:
+    def _lenient(self, selection, baseline, margin, metrics):
+        """Study.compare for an article table's rows: a claim or size without runs is a row, not an error."""
+        return self.compare(selection, baseline, margin, metrics, missing_ok=True)
+
     def claims(self, margin: float = MARGIN, data_size: bool = True) -> pd.DataFrame:
         """claims.csv (article.claims.claims_table): every claim judged from the cached measurements; the data-size
         and seed-noise rows (which no margin changes) computed once."""
         from vitcore.article import claims
 
+        margin = checked_margin(margin)
         return self._cached(("claims", margin, data_size), lambda: claims.claims_table(
             self.runs, margin, data_size=data_size, test_set=self.test_set, fixed=self._fixed_claims(),
-            compare=self.compare)).copy()
+            compare=self._lenient)).copy()
 
     def tally(self, margins=TALLY_MARGINS) -> pd.DataFrame:
         """The claims' one tally at each margin (article.claims.tally)."""
         from vitcore.article import claims
 
-        return self._cached(("tally", tuple(margins)), lambda: claims.tally(
-            self.runs, margins, test_set=self.test_set, compare=self.compare, fixed=self._fixed_claims())).copy()
+        margins = tuple(checked_margin(margin) for margin in margins)
+        return self._cached(("tally", margins), lambda: claims.tally(
+            self.runs, margins, test_set=self.test_set, compare=self._lenient, fixed=self._fixed_claims())).copy()
 
     def _fixed_claims(self) -> list[dict]:
         from vitcore.article import claims
@@ -48,9 +57,10 @@ class ArticleViews:
         """(article.report.headline, .headline_deltas, .headline_sentences): the article's ViT − convnet per size."""
         from vitcore.article import report
 
+        margin = checked_margin(margin)
         table, deltas, sentences = self._cached(("headline", margin), lambda: (
-            report.headline(self.runs, self.timing), report.headline_deltas(self.runs, margin, compare=self.compare),
-            report.headline_sentences(self.runs, margin, compare=self.compare)))
+            report.headline(self.runs, self.timing), report.headline_deltas(self.runs, margin, compare=self._lenient),
+            report.headline_sentences(self.runs, margin, compare=self._lenient)))
         return table.copy(), deltas.copy(), list(sentences)
 
     def headline_deltas(self, margin: float = MARGIN) -> pd.DataFrame:
@@ -61,15 +71,17 @@ class ArticleViews:
         """headline.csv, headline_deltas.csv and headline.md into `out` (article.report.write_report)."""
         from vitcore.article import report
 
-        return report.write_report(self.runs, out, self.test_set, compare=self.compare, timing=self.timing)
+        return report.write_report(self.runs, out, self.test_set, compare=self._lenient, timing=self.timing)
 
     def data_size(self, margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, str]:
         """The data-size curve: (scaling.curve, scaling.deltas, the crossover estimate's sentence and
         scaling.crossover's)."""
         from vitcore.analysis import scaling
 
+        margin = checked_margin(margin)
+
         def compute():
-            deltas = scaling.deltas(self.runs, margin, compare=self.compare)
+            deltas = scaling.deltas(self.runs, margin, compare=self._lenient)
             estimate = scaling.crossover_sentence(self._crossover())
             return scaling.curve(self.runs), deltas, f"{estimate} {scaling.crossover(deltas)}"
 
@@ -85,6 +97,8 @@ class ArticleViews:
     def noise(self, margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
         """(noise.csv's table, pairing.csv's table, the advice sentences): where the seed noise comes from."""
         from vitcore.analysis import noise
+
+        margin = checked_margin(margin)
 
         def compute():
             components, pairing = noise.noise_tables(self.runs, margin=margin)

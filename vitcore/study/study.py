@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from vitcore.config.environment import NO_STORE, store_path, timing_path
+from vitcore.config.metrics import checked, checked_margin
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import compare as engine
 from vitcore.stats.estimates import MARGIN, METRICS
@@ -141,9 +142,23 @@ class Study(ArticleViews):
         key = ("family", *sorted((a.config_id, b.config_id)))
         return self._cached(key, lambda: family_of(self.runs, a, b), keep=KEPT)
 
+    def stored(self, selection: RunConfig, baseline: RunConfig) -> None:
+        """ValueError when a side has no runs here (as the CLI's `compare`): not "too few seeds" but nothing run."""
+        for side, cfg in (("selection", selection), ("baseline", baseline)):
+            if runs_of(self.runs, cfg).empty:
+                where = f" in {self.store.root}" if self.store is not None else ""
+                raise ValueError(f"no runs of the {side}, {cfg.label()} at {cfg.train_rows:,} rows,{where} "
+                                 "(`python -m vitcore sweep --list` shows what the grids train)")
+
     def measurement(self, selection: RunConfig, baseline: RunConfig, metric: str) -> Measurement:
         """selection − baseline on `metric`, before any margin (stats.compare.measure), once; seconds see the
-        dedicated timing set too (`timing`: its interleaved pairs on a quiet machine are their best basis)."""
+        dedicated timing set too (`timing`: its interleaved pairs on a quiet machine are their best basis).
+        ValueError for a metric name no Δ is taken over (config.metrics.JUDGED) or a side with no runs."""
+        (metric,) = checked(metric)
+        self.stored(selection, baseline)
+        return self._measured(selection, baseline, metric)
+
+    def _measured(self, selection: RunConfig, baseline: RunConfig, metric: str) -> Measurement:
         key = ("measure", selection.config_id, baseline.config_id, metric)
         return self._cached(key, lambda: engine.measure(self.runs, selection, baseline, metric, self.family(
             selection, baseline), self.test_set, self.timing if metric == "seconds" else None), keep=KEPT)
@@ -151,22 +166,29 @@ class Study(ArticleViews):
     def verdict(self, selection: RunConfig, baseline: RunConfig | None = None, metric: str = "test_accuracy",
                 margin: float = MARGIN) -> Verdict:
         """One contrast on one metric judged at `margin` (records.Verdict), once per margin: a page that shows the
-        same verdicts on every run (the landing's forest plot, the flip table) judges them once."""
-        baseline = baseline or default_baseline(selection)
+        same verdicts on every run (the landing's forest plot, the flip table) judges them once. ValueError for a
+        bad metric or margin (config.metrics: the CLI's rules) or a side with no runs (`stored`)."""
+        baseline, margin, (metric,) = baseline or default_baseline(selection), checked_margin(margin), checked(metric)
+        self.stored(selection, baseline)
         key = ("verdict", selection.config_id, baseline.config_id, metric, margin)
-        return self._cached(key, lambda: self.measurement(selection, baseline, metric).judged(margin), keep=KEPT)
+        return self._cached(key, lambda: self._measured(selection, baseline, metric).judged(margin), keep=KEPT)
 
     def verdicts(self, pairs, metrics=METRICS, margin: float = MARGIN) -> Verdicts:
         """Every (selection, baseline) in `pairs` on every metric, judged at `margin`: .to_frame() for a DataFrame."""
+        metrics = checked(metrics)
         return Verdicts(self.verdict(sel, base, metric, margin) for sel, base in pairs for metric in metrics)
 
     # -- the views' tables -------------------------------------------------------------------------
     def compare(self, selection: RunConfig, baseline: RunConfig | None = None, margin: float = MARGIN,
-                metrics=METRICS, confusions: pd.DataFrame | None = None) -> engine.Comparison:
+                metrics=METRICS, confusions: pd.DataFrame | None = None, missing_ok: bool = False) -> engine.Comparison:
         """stats.compare.compare over the store, from the cached measurements; `confusions` (RunStore.confusions
-        format, at least these two configs' runs) adds the per-class and confusion-matrix Δs."""
-        baseline = baseline or default_baseline(selection)
-        measured = [self.measurement(selection, baseline, metric) for metric in metrics]
+        format, at least these two configs' runs) adds the per-class and confusion-matrix Δs. ValueError for a bad
+        metric or margin, or a side with no runs unless `missing_ok` (a page's selection not trained yet, an
+        article claim the store cannot judge: every Δ "too few seeds")."""
+        baseline, margin, metrics = baseline or default_baseline(selection), checked_margin(margin), checked(metrics)
+        if not missing_ok:
+            self.stored(selection, baseline)
+        measured = [self._measured(selection, baseline, metric) for metric in metrics]
         result = engine.judged(measured, margin, self.runs, confusions)
         result.metrics["confirmation"] = [self.confirmation(selection, baseline, metric, margin)
                                           for metric in result.metrics["metric"]]
@@ -197,6 +219,7 @@ class Study(ArticleViews):
         """summaries.flip_effects (cfg against each single-switch change of it) from the cached measurements."""
         from vitcore.stats.summaries import FLIP_COLUMNS
 
+        margin, metrics = checked_margin(margin), checked(metrics)
         if runs_of(self.runs, cfg).empty or cfg.model != "vit":
             return pd.DataFrame(columns=FLIP_COLUMNS)
         rows = []
@@ -211,15 +234,16 @@ class Study(ArticleViews):
 
     def main_effects(self, metrics=METRICS, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
         """summaries.main_effects over the factorial grid (`cells`: one of stats.percell.SUBSETS), once per margin."""
-        return self._effects("main", tuple(metrics), margin, cells).copy()
+        return self._effects("main", metrics, margin, cells).copy()
 
     def interactions(self, metrics=METRICS, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
         """summaries.interactions (two-way), once per margin."""
-        return self._effects("interactions", tuple(metrics), margin, cells).copy()
+        return self._effects("interactions", metrics, margin, cells).copy()
 
-    def _effects(self, kind: str, metrics: tuple, margin: float, cells: str) -> pd.DataFrame:
+    def _effects(self, kind: str, metrics, margin: float, cells: str) -> pd.DataFrame:
         from vitcore.stats import percell, summaries
 
+        metrics, margin = checked(metrics), checked_margin(margin)  # the public API's names and margin rule
         compute = summaries.main_effects if kind == "main" else summaries.interactions
         return self._cached((kind, metrics, margin, cells or percell.ALL), lambda: compute(
             percell.restrict(self.runs, cells or percell.ALL), metrics=metrics, margin=margin, test_set=self.test_set))
@@ -228,7 +252,7 @@ class Study(ArticleViews):
         """effects.csv: the main effects with each one's per-cell spread (stats.percell.effects_with_spread)."""
         from vitcore.stats import percell
 
-        cells = self._cached("cells", lambda: percell.cell_effects(self.runs, METRICS))
+        cells, margin = self._cached("cells", lambda: percell.cell_effects(self.runs, METRICS)), checked_margin(margin)
         return self._cached(("effects", margin), lambda: percell.with_spread(
             self._effects("main", tuple(METRICS), margin, ""), cells)).copy()
 
@@ -236,6 +260,7 @@ class Study(ArticleViews):
         """stats.percell.cell_effects: each effect (or interaction) in each cell of the other switches."""
         from vitcore.stats import percell
 
+        metrics = checked(metrics)
         return self._cached(("cell_effects", tuple(metrics), interactions, cells or percell.ALL), lambda: (
             percell.cell_effects(percell.restrict(self.runs, cells or percell.ALL), tuple(metrics), interactions)
         )).copy()

@@ -38,12 +38,14 @@ def verdict_text(row, margin: float = v.MARGIN, short: bool = False) -> str:
     """The verdict in words a card can carry, with its size against the margin and the borderline marker:
     'worse — beyond ±0.01', 'better — size undetermined (may be inside ±0.01)', 'equivalent — within ±0.01 ·
     borderline', 'inconclusive — needs 41 …'. `short`: the forest plot's line, which must fit a 400-px
-    screen ('better — size undetermined', 'inconclusive — 10 more random seeds as a new look'); the card says the rest."""
+    screen ('better — size undetermined', 'inconclusive — 10 more random seeds as a new look'); the card says the rest
+    (a seconds row's: why it is not comparable, and that the counted work is the same)."""
     verdict, limit = row["verdict"], f"±{number(v.margin_for(row['metric'], margin), 3)}"
     size = row.get("size")
     if verdict == v.INCONCLUSIVE and short:
         more = row.get("seeds_more")
-        text = (f"{verdict} — {int(more):,} more random seeds" if not missing(more) and np.isfinite(more)
+        text = (f"{verdict} — {int(more):,} more random seed{'' if int(more) == 1 else 's'}"
+                if not missing(more) and np.isfinite(more)
                 else f"{verdict} — at the plan's cap" if "cap" in needs(row) else verdict)
         if not missing(more) and np.isfinite(more) and not plan.planned(row):
             text += " as a new look"  # a fixed sample: never a continuation (estimates.NEW_LOOK; the card says how)
@@ -55,9 +57,23 @@ def verdict_text(row, margin: float = v.MARGIN, short: bool = False) -> str:
         text = f"{verdict} — beyond {limit}"
     elif verdict in v.BEYOND and size == readings.SIZE_OPEN:
         text = f"{verdict} — size undetermined" + ("" if short else f" (may be inside {limit})")
+    elif verdict == v.NOT_COMPARABLE and not short and _said(row, "timing_note"):
+        text = f"{verdict} — {row['timing_note']}"  # why: vitcore.stats.seconds.timing_note
     else:
         text = verdict
-    return text + (BORDERLINE if borderline(row) else "") + plan_marks(row, short)
+    return text + (BORDERLINE if borderline(row) else "") + work_mark(row, short) + plan_marks(row, short)
+
+
+def _said(row, column: str) -> bool:
+    return isinstance(row.get(column), str) and bool(row[column])
+
+
+def work_mark(row, short: bool = False) -> str:
+    """What a seconds verdict between configs of the same counted work adds, on every view ('' otherwise): a Δ in
+    seconds between them is not a bigger model's (vitcore.stats.seconds.work_note)."""
+    if not _said(row, "work_note"):
+        return ""
+    return " · same counted work" if short else f" · {row['work_note']}"
 
 
 def plan_marks(row, short: bool = False) -> str:

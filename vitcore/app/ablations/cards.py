@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from vitcore.app import fmt
+from vitcore.app import fmt, tables
 from vitcore.app.selection import cell_name
 from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
@@ -78,14 +78,16 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
         values, group = (seconds.one_group(seconds.with_timing_set(selected, timing)) if metric == "seconds"
                          else (selected, ""))
         values = values[metric]  # seconds: one timing group's runs, never a mean pooled across groups
-        if is_baseline or comparison is None or (row["paired"] and row["n_pairs"] == 0):
+        # seconds not timed as a design show the config's own time and why there is no Δ: a Δ between runs timed one
+        # after another is the machine's as much as the model's (vitcore.stats.seconds.timing_note)
+        untimed = comparison is not None and metric == "seconds" and row.get("verdict") == v.NOT_COMPARABLE
+        if is_baseline or comparison is None or (row["paired"] and row["n_pairs"] == 0) or untimed:
             card["value"] = fmt.number(values.mean(), places)
             lines = [fmt.spread(values.std(), len(values), places).replace("seeds", "random seeds")
-                     + (f" timed as {group} ({seconds.group_text(group)})" if group else "")]
+                     + (f" {tables.timed_as(group)}" if group else "")]
+            word, _, why = verdict_text(row, margin).partition(" — ") if untimed else ("", "", "")
             lines.append("this is the baseline: flip a switch to see a Δ" if is_baseline else
-                         f"{badge(v.NOT_COMPARABLE, v.NOT_COMPARABLE)} no pair of runs was timed alike without load "
-                         "(groups timed under load never enter)" if metric == "seconds" and comparison is not None
-                         and row.get("verdict") == v.NOT_COMPARABLE else
+                         f"{badge(word, word)} {why}".strip() if untimed else
                          f"{badge(v.TOO_FEW, v.TOO_FEW)} no baseline run shares a random seed")
         else:
             resolved = row["verdict"] in v.RESOLVED
@@ -95,7 +97,7 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
                         else "off", delta_arrow="auto" if resolved else "off")
             pairs = f"{int(row['n_pairs'])} pairs" if row["paired"] else "unpaired"
             if metric == "seconds" and row.get("timing_group"):
-                pairs += f" timed as {row['timing_group']}"
+                pairs += f" {tables.timed_as(row['timing_group'])}"
             word, _, detail = verdict_text(row, margin).partition(" — ")
             optimistic = " · optimistic (selected on this split)" if metric in v.OPTIMISTIC else ""
             lines = [f"{interval_text(row, places)} · {pairs}", f"{badge(row['verdict'], word)} {detail}".strip()
@@ -170,12 +172,14 @@ def header(comparison, cfg: RunConfig, baseline: RunConfig) -> str:
     seeds = comparison.seeds
     if not seeds:
         return f"{who}: no random seed has runs on both sides yet, so there is no paired Δ."
-    timed = comparison.metrics.set_index("metric").get("n_pairs", pd.Series(dtype=float)).get("seconds")
-    group = comparison.metrics.set_index("metric")["timing_group"].get("seconds", "")
-    extra = (f" Seconds use the {int(timed)} of them timed as {group} (never mixed)." if timed and timed < len(seeds)
-             else " No pair was timed alike without load, so seconds have no Δ (groups timed under load never "
-             "enter)." if timed is not None and not timed else "")
     rows = comparison.metrics.set_index("metric")
+    extra = ""
+    if "seconds" in rows.index:
+        secs = rows.loc["seconds"]
+        if secs["verdict"] == v.NOT_COMPARABLE:
+            extra = f" Seconds get no Δ: {secs['timing_note'] or 'not timed as a design'}."
+        elif secs["n_pairs"] != len(seeds):
+            extra = f" Seconds use {int(secs['n_pairs'])} pairs {tables.timed_as(secs['timing_group'])} (never mixed)."
     if "test_accuracy" in rows.index:
         test = rows.loc["test_accuracy"]
         if plan.planned(test) or str(test["plan"]).startswith("exploratory"):  # a look uses its own seeds only

@@ -110,7 +110,7 @@ def tally_text(tally: pd.DataFrame) -> str:
 
 def meaning(table: pd.DataFrame, margin: float) -> str:
     """What a verdict, direction and size mean here, and which correction applies."""
-    words = "; ".join(f"*{word}*: {text}" for word, text in DEFINITIONS.items())
+    words = " ".join(f"*{word}*: {text}" for word, text in DEFINITIONS.items())  # each ends in its own full stop
     directions = " ".join(f"*{word}*: {text}" for word, text in DIRECTION_DEFINITIONS.items())
     readings_text = " ".join(f"**{word.capitalize()}**: {text}" for word, text in readings.DEFINITIONS.items())
     return (

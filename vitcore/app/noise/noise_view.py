@@ -38,7 +38,7 @@ def survey_display(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"Δ": table["comparison"], "Rows": table["train_rows"].map(fmt.rows),
                          "Pairs": table["n_pairs"], "sd of the paired Δ": table["sd_delta"].map("{:.4f}".format),
                          "sd unpaired": table["sd_unpaired"].map("{:.4f}".format),
-                         "Pairing removes": table["removed"].map("{:.0%}".format)})
+                         "Pairing removes": table["removed"].map(fmt.percent)})
 
 
 def shares_chart(components: pd.DataFrame) -> list[alt.Chart]:
@@ -69,9 +69,9 @@ def display(components: pd.DataFrame) -> pd.DataFrame:
     """noise.csv's table as shown: shares in %, sd instead of variance."""
     return pd.DataFrame({
         "Cell": components["cell"], "Rows": components["train_rows"].map(fmt.rows), "Design": components["design"],
-        "Source": components["component"], "Share": components["share"].map("{:.0%}".format),
-        "95% interval": [f"[{low:.0%}, {high:.0%}]" for low, high in zip(components["share_low"],
-                                                                          components["share_high"], strict=True)],
+        "Source": components["component"], "Share": components["share"].map(fmt.percent),
+        "95% interval": [f"[{fmt.percent(low)}, {fmt.percent(high)}]" for low, high in zip(
+            components["share_low"], components["share_high"], strict=True)],
         "sd": components["variance"].pow(0.5).map("{:.4f}".format)})
 
 
@@ -80,8 +80,8 @@ def pairing_display(pairing: pd.DataFrame, margin: float) -> pd.DataFrame:
     return pd.DataFrame({
         "Δ": pairing["cell"], "Rows": pairing["train_rows"].map(fmt.rows), "Paired by": pairing["paired_by"],
         "sd of the Δ": pairing["variance"].clip(lower=0).pow(0.5).map("{:.4f}".format),
-        "Removes": pairing["removed"].map("{:.0%}".format),
-        "95% interval": [f"[{low:.0%}, {high:.0%}]" for low, high in zip(pairing["removed_low"],
-                                                                          pairing["removed_high"], strict=True)],
+        "Removes": pairing["removed"].map(fmt.percent),
+        "95% interval": [f"[{fmt.percent(low)}, {fmt.percent(high)}]" for low, high in zip(
+            pairing["removed_low"], pairing["removed_high"], strict=True)],
         f"Random seeds for ±{margin:g}": pairing["seeds_for_margin"].map(
             lambda n: "—" if fmt.missing(n) else f"{n:,.0f}")})
