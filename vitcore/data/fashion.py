@@ -261,22 +261,40 @@ def validation_indices() -> np.ndarray:
     return _stratified_pick(raw.y_train, VAL_ROWS, np.random.default_rng(SPLIT_SEED))
 
 
+def _scaled(images: np.ndarray) -> np.ndarray:
+    return images.astype(np.float32) / 255.0
+
+
+_HELD_OUT: list[tuple[Raw, tuple[np.ndarray, ...]]] = []  # (the raw data, what _held_out made of it): at most one
+
+
+def _held_out(raw: Raw) -> tuple[np.ndarray, ...]:
+    """What every run's split of `raw` shares, made once per process (a sweep worker trains many runs): the
+    pool the training rows are drawn from (the 55,000 rows not held out, sorted), the validation and test
+    images scaled, and their labels. Read-only: every Split of the process holds these very arrays. Made
+    again for another `raw` (load_raw's cache cleared: another data folder)."""
+    if _HELD_OUT and _HELD_OUT[0][0] is raw:
+        return _HELD_OUT[0][1]
+    val = validation_indices()
+    arrays = (np.setdiff1d(np.arange(len(raw.y_train)), val), _scaled(raw.x_train[val]),
+              raw.y_train[val].astype(np.int32), _scaled(raw.x_test), raw.y_test.astype(np.int32))
+    for array in arrays:
+        array.setflags(write=False)
+    _HELD_OUT[:] = [(raw, arrays)]
+    return arrays
+
+
 def load_split(train_rows: int, seed: int) -> Split:
-    """The run's data: `train_rows` stratified rows (by seed), the fixed validation and test sets."""
+    """The run's data: `train_rows` stratified rows (by seed), the fixed validation and test sets (shared,
+    read-only arrays: the same objects for every split of this process)."""
     prepared = _PREPARED.pop((train_rows, seed), None)
     if prepared is not None:
         return prepared
     raw = load_raw()
-    val = validation_indices()
-    pool = np.setdiff1d(np.arange(len(raw.y_train)), val)  # the other 55,000, sorted
+    pool, x_val, y_val, x_test, y_test = _held_out(raw)
     picked = pool[_stratified_pick(raw.y_train[pool], train_rows, np.random.default_rng(seed))]
-
-    def scale(images: np.ndarray) -> np.ndarray:
-        return images.astype(np.float32) / 255.0
-
-    return Split(scale(raw.x_train[picked]), raw.y_train[picked].astype(np.int32),
-                 scale(raw.x_train[val]), raw.y_train[val].astype(np.int32),
-                 scale(raw.x_test), raw.y_test.astype(np.int32), raw.source)
+    return Split(_scaled(raw.x_train[picked]), raw.y_train[picked].astype(np.int32), x_val, y_val, x_test, y_test,
+                 raw.source)
 
 
 def data_dir_problem(environ: Mapping[str, str] = os.environ) -> str | None:

@@ -33,8 +33,9 @@ Progress = Callable[[int, int, dict], None]  # (epoch, total epochs, metrics of 
 # (since issue 32) loaded from the persistent compile cache ("cached"); 3 = the same, with the epoch loop
 # lowered once (no TensorArrays), the data set decoded beside TensorFlow's import (issue 32): faster by code,
 # so its seconds never pool with version 2's; 4 = the same, traced without autograph, the run's split made
-# beside TensorFlow's import (issue 32).
-TIMING_VERSION = 4
+# beside TensorFlow's import (issue 32); 5 = the same, the validation and test sets scaled and turned into model
+# inputs once per process (a sweep worker's reused runs no longer make them again, issue 40): faster by code.
+TIMING_VERSION = 5
 
 
 def machine_load() -> float:
@@ -100,6 +101,20 @@ class Trainer:
         self.session = session or overlap.new_session()
         self.node: str | None = None  # on a Ray node: its kind (vitcore.run.cluster), part of the timing basis
         self._cell: tuple[str, keras.Model, Loop] | None = None  # (graph_id, model, loop): the last cell
+        self._inputs: tuple | None = None  # (key, the images, their model inputs): _held_out_inputs'
+
+    def _held_out_inputs(self, cfg: RunConfig, data) -> tuple[np.ndarray, np.ndarray]:
+        """The validation and test images as the model of cfg eats them (model_inputs), made once for all the
+        runs of this trainer that share them: load_split hands every run of a process the same read-only
+        arrays, and a cell's runs the same model inputs. Kept read-only too: no run can change another's."""
+        made = self._inputs
+        key = (cfg.model, cfg.patch_size, cfg.tokenizer)
+        if made is None or made[0] != key or made[1][0] is not data.x_val or made[1][1] is not data.x_test:
+            inputs = tuple(model_inputs(cfg, images) for images in (data.x_val, data.x_test))
+            for array in inputs:
+                array.setflags(write=False)
+            made = self._inputs = (key, (data.x_val, data.x_test), inputs)
+        return made[2]
 
     def train(self, cfg: RunConfig, store: RunStore, progress: Progress | None = None,
               save_weights: bool | None = None) -> Run:
@@ -138,7 +153,7 @@ class Trainer:
         started, cpu_started, load_started = time.perf_counter(), time.process_time(), machine_load()
         seeds = cfg.seeds  # data sample, initial weights, batch order: each the random seed unless set
         data = load_split(cfg.train_rows, seeds.data)
-        x_train, x_val, x_test = (model_inputs(cfg, x) for x in (data.x_train, data.x_val, data.x_test))
+        x_train, (x_val, x_test) = model_inputs(cfg, data.x_train), self._held_out_inputs(cfg, data)
         steps_per_epoch, _ = full_batches(len(x_train), cfg.batch_size)
 
         # Seeds Python's, NumPy's and TensorFlow's global generators too; nothing after this draws
@@ -146,7 +161,8 @@ class Trainer:
         keras.utils.set_random_seed(seeds.init)
         model = build_model(cfg)  # a fresh build draws this seed's initial weights
         reused = self._cell is not None and self._cell[0] == cfg.graph_id
-        before = compile_cache.entries(compile_cache.in_use())  # compiling writes (or rewrites) an entry; loading not
+        # Compiling writes (or rewrites) an entry of the persistent cache, loading not; a reused cell does neither.
+        before = None if reused else compile_cache.entries(compile_cache.in_use())
         if reused:
             _, compiled, loop = self._cell
             for target, source in zip(compiled.weights, model.weights, strict=True):
