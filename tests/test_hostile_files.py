@@ -23,6 +23,7 @@ from vitcore import cli
 from vitcore.config import environment
 from vitcore.config.run import RunConfig
 from vitcore.data import fashion
+from vitcore.data.folder import data_dir_problem
 from vitcore.run import overlap
 from vitcore.store.runs import RunStore
 
@@ -177,7 +178,7 @@ def test_hostile_test_labels_in_the_data_dir_are_refused_quickly_and_small(tmp_p
         try:
             with pytest.raises(fashion.DataError) as refused:
                 fashion.official_test_labels.__wrapped__()
-            assert fashion.data_dir_problem() is not None  # and the note says so
+            assert data_dir_problem() is not None  # and the note says so
             return str(refused.value), tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()

@@ -15,7 +15,6 @@ import os
 import struct
 import threading
 import zlib
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -218,13 +217,11 @@ def load_raw() -> Raw:
 
 def read_in_background(split: tuple[int, int] | None = None,
                        ready: threading.Event | None = None) -> threading.Thread | None:
-    """Start decoding the local data set (load_raw) in a daemon thread and return it, None without local
-    files (Keras' downloader would import Keras there). zlib and NumPy's copies run without the GIL, so
-    this uses the second core while the caller imports TensorFlow (README, "Speed"). With `split`
-    (train_rows, seed) the thread then makes that split, once `ready` is set (the caller has imported
-    scikit-learn: two threads never import it at once); the next load_split of it takes it (once).
-    Join the thread before the next load_raw or load_split. A failure is not kept: the caller's own
-    load_raw or load_split meets it again and raises it."""
+    """Decode the local data set (load_raw) in a daemon thread (None without local files: Keras' downloader
+    would import Keras there). zlib and NumPy run without the GIL: the second core works while the caller
+    imports TensorFlow (README, "Speed"). With `split` (train_rows, seed) the thread makes it once `ready` is
+    set (scikit-learn imported: never two imports at once); the next load_split takes it. Join it before
+    the next load_raw or load_split; a failure is not kept (the caller's own load meets and raises it)."""
     with contextlib.suppress(DataError):
         if local_folder() is not None:
             thread = threading.Thread(target=_read_quietly, args=(split, ready), name="vitcore-data", daemon=True)
@@ -265,28 +262,24 @@ def _scaled(images: np.ndarray) -> np.ndarray:
     return images.astype(np.float32) / 255.0
 
 
-_HELD_OUT: list[tuple[Raw, tuple[np.ndarray, ...]]] = []  # (the raw data, what _held_out made of it): at most one
+_HELD_OUT: list[tuple[Raw, tuple[np.ndarray, ...]]] = []  # [(raw, what _held_out made of it)]: at most one
 
 
 def _held_out(raw: Raw) -> tuple[np.ndarray, ...]:
-    """What every run's split of `raw` shares, made once per process (a sweep worker trains many runs): the
-    pool the training rows are drawn from (the 55,000 rows not held out, sorted), the validation and test
-    images scaled, and their labels. Read-only: every Split of the process holds these very arrays. Made
-    again for another `raw` (load_raw's cache cleared: another data folder)."""
-    if _HELD_OUT and _HELD_OUT[0][0] is raw:
-        return _HELD_OUT[0][1]
-    val = validation_indices()
-    arrays = (np.setdiff1d(np.arange(len(raw.y_train)), val), _scaled(raw.x_train[val]),
-              raw.y_train[val].astype(np.int32), _scaled(raw.x_test), raw.y_test.astype(np.int32))
-    for array in arrays:
-        array.setflags(write=False)
-    _HELD_OUT[:] = [(raw, arrays)]
-    return arrays
+    """The pool of training rows (the 55,000 not held out, sorted), the validation and test images scaled and
+    their labels: made once per `raw`, read-only, the very arrays every Split of a sweep worker's runs holds."""
+    if not (_HELD_OUT and _HELD_OUT[0][0] is raw):
+        val = validation_indices()
+        arrays = (np.setdiff1d(np.arange(len(raw.y_train)), val), _scaled(raw.x_train[val]),
+                  raw.y_train[val].astype(np.int32), _scaled(raw.x_test), raw.y_test.astype(np.int32))
+        for array in arrays:
+            array.setflags(write=False)
+        _HELD_OUT[:] = [(raw, arrays)]
+    return _HELD_OUT[0][1]
 
 
 def load_split(train_rows: int, seed: int) -> Split:
-    """The run's data: `train_rows` stratified rows (by seed), the fixed validation and test sets (shared,
-    read-only arrays: the same objects for every split of this process)."""
+    """The run's data: `train_rows` stratified rows (by seed), the fixed validation and test sets (_held_out's)."""
     prepared = _PREPARED.pop((train_rows, seed), None)
     if prepared is not None:
         return prepared
@@ -295,20 +288,3 @@ def load_split(train_rows: int, seed: int) -> Split:
     picked = pool[_stratified_pick(raw.y_train[pool], train_rows, np.random.default_rng(seed))]
     return Split(_scaled(raw.x_train[picked]), raw.y_train[picked].astype(np.int32), x_val, y_val, x_test, y_test,
                  raw.source)
-
-
-def data_dir_problem(environ: Mapping[str, str] = os.environ) -> str | None:
-    """Why VITCORE_DATA_DIR cannot be used (None when unset or usable): a folder holding the four IDX
-    files whose test labels are the official ones (the images are checked when first read)."""
-    folder = environ.get("VITCORE_DATA_DIR")
-    if folder is None:
-        return None
-    if not folder.strip():
-        return "VITCORE_DATA_DIR is empty (that would be the current folder): unset it, or name the data folder"
-    try:
-        official_test_labels.__wrapped__()  # not its per-process cache: this checks the folder now
-    except DataError as error:
-        return f"VITCORE_DATA_DIR does not hold Fashion-MNIST ({str(error).replace(folder, '$VITCORE_DATA_DIR')})"
-    except OSError as error:
-        return f"VITCORE_DATA_DIR is unreadable ({error.strerror})"
-    return None

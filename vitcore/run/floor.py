@@ -1,6 +1,6 @@
 """The floor of a run: its counted FLOPs at this machine's sustained float32 matmul rate.
 
-A run cannot take less wall time than its multiply-adds (vitcore.analysis.work, ×2 for FLOPs) at the
+A run cannot take less wall time than its multiply-adds (vitcore.model.work, ×2 for FLOPs) at the
 rate the box's cores multiply large float32 matrices; `× the floor` is a run's seconds over that. The
 rate is measured here, not looked up: the same process, the same threads, the same moment's load.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import time
 
-from vitcore.analysis.work import macs
 from vitcore.config.run import RunConfig, full_batches
+from vitcore.model.work import macs
 
 VAL_ROWS, TEST_ROWS = 5_000, 10_000  # vitcore.data.fashion's fixed validation set and the official test split
 

@@ -80,13 +80,21 @@ def plan_marks(row, short: bool = False) -> str:
     """What every view adds to a planned verdict: that it was decided on random seeds seen before its plan, and
     what a confirmation on fresh random seeds says ('' for neither)."""
     text = ""
-    if row.get("seen_before_plan") is True or isinstance(row.get("seen_before_plan"), np.bool_) and \
-            bool(row["seen_before_plan"]):
-        text += " · seen before the plan" if short else f" · {plan.SEEN}"
+    if seen(row):
+        text += SEEN_MARK if short else f" · {plan.SEEN}"
     said = row.get("confirmation")
-    if isinstance(said, str) and said:
-        text += f" · confirmation: {said.split(' (')[0] if short else said}"
+    if isinstance(said, str) and said and not short:  # `short` (the forest plot): its caption counts them
+        text += f" · confirmation: {said}"
     return text
+
+
+SEEN_MARK = " †"  # the forest plot's mark (it must fit 400 px) of a verdict decided on random seeds seen before its plan
+
+
+def seen(row) -> bool:
+    """Whether a planned verdict was decided on random seeds seen before its plan (the row's seen_before_plan)."""
+    flag = row.get("seen_before_plan")
+    return isinstance(flag, (bool, np.bool_)) and bool(flag)
 
 
 def readings_text(row, places: int) -> str | None:

@@ -15,7 +15,8 @@ from vitcore.app.ablations import cards, evidence, strips
 from vitcore.app.selection import DEFAULTS, INTERACTIONS_KEY, cell_name
 from vitcore.app.sidebar import painted  # noqa: F401 (the page asks here: is this the first paint?)
 from vitcore.config.run import RunConfig
-from vitcore.stats import percell, testset
+from vitcore.stats import percell, plan, testset
+from vitcore.study import words
 
 PICK_KEY = "variant_pick"
 GALLERY_LIMIT = 40  # images shown per direction (flips.csv has them all)
@@ -79,11 +80,26 @@ def variant_picker(cfg: RunConfig, metric: str, margin: float) -> None:
     click per variant."""
     frame = tables.flip_frame(state.flip_effects(cfg, margin), metric, margin)
     families = sorted(set(frame["family"]))
+    sizes = frame.drop_duplicates("family").set_index("family")["family_size"]
     st.caption(f"Dot: mean paired Δ; thin bar: its 95% interval, thick bar: its 90% interval, both simultaneous over "
-               f"the family (Bonferroni); band: ±margin. {charts.COLOUR_RULE} Family: "
-               + "; ".join(families) + f" (m = {int(frame['family_size'].max())}).")
+               f"the family (Bonferroni); band: ±margin. {charts.COLOUR_RULE} Families: "
+               + "; ".join(f"{name} (m = {int(sizes[name])})" for name in families) + "." + plan_caption(frame))
     st.pills("Select a variant", list(frame["option"]), key=PICK_KEY, on_change=_select_variant, args=(frame,),
              help="Moves that switch in the sidebar: the cards then compare the variant with this baseline.")
+
+
+def plan_caption(frame: pd.DataFrame) -> str:
+    """What the forest plot's short verdicts leave to the caption: the † of a verdict decided on random seeds seen
+    before its plan, and what a confirmation plan on fresh random seeds says of the planned ones."""
+    text = ""
+    if frame.apply(words.seen, axis=1).any():
+        text += f" †: {plan.SEEN} (the built-in plan was registered after random seeds 0–9 were trained)."
+    said = [str(c).split(" (")[0] for c in frame.get("confirmation", pd.Series(dtype=str)) if isinstance(c, str) and c]
+    if said:
+        counts = pd.Series(said).value_counts()
+        text += " Confirmation on fresh random seeds: " + ", ".join(f"{n} {word}" for word, n in counts.items()) + \
+            " (each in the flip table and on its card)."
+    return text
 
 
 def metric_cards(cards_: list[dict], comparison, selected: pd.DataFrame, is_baseline: bool,

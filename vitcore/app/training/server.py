@@ -19,7 +19,7 @@ ENVIRONMENT = ("VITCORE_THREADS", "VITCORE_MAX_TRAIN_MINUTES", "VITCORE_DATA_DIR
 @functools.lru_cache(maxsize=8)
 def _environment(values: tuple, store_path: str) -> tuple[float, tuple[str, ...]]:
     from vitcore.config import environment as checks
-    from vitcore.data.fashion import data_dir_problem
+    from vitcore.data.folder import data_dir_problem
 
     environ = {name: value for name, value in values if value is not None}
     try:
