@@ -211,3 +211,17 @@ def test_a_tiny_plan_registered_swept_and_shown_everywhere(tmp_path, monkeypatch
     assert not at.exception
     shown = " ".join(m.value for m in at.markdown)
     assert "plan tiny (random seeds 100-103)" in shown
+
+
+def test_the_slowest_chunk_goes_first_to_one_worker_and_the_cheapest_to_the_others():
+    """order.schedule (a plan sweep's lanes follow the same rule): with two workers, patch 2 starts at once on one
+    while the cheap cells go to the other; one worker keeps cheapest-first (a stopped sweep has the most cells)."""
+    from vitcore.run.order import chunks, cost, schedule
+
+    todo = sorted([RunConfig(train_rows=1000, seed=s, **extra) for s in range(10)
+                   for extra in ({}, {"patch_size": 2}, {"patch_size": 14})], key=cost)
+    tasks = chunks(todo)
+    assert schedule(tasks, 1) == tasks
+    order = schedule(tasks, 2)
+    assert order[0][0].patch_size == 2 and order[1][0].patch_size == 14  # the slowest first, the cheapest beside it
+    assert sorted(map(id, order)) == sorted(map(id, tasks))  # every chunk once

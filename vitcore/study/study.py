@@ -196,11 +196,13 @@ class Study(ArticleViews):
 
     def confirmation(self, selection: RunConfig, baseline: RunConfig, metric: str = "test_accuracy",
                      margin: float = MARGIN) -> str:
-        """What the registered plans that ask selection − baseline say of it, beside the verdict every view shows
-        ('' when none asks it on this metric at this margin): a confirmation's 'replicated', 'not replicated' or
-        'pending' with its own verdict, another plan's verdict or what it still needs (stats.plan_report)."""
-        from vitcore.stats import plan_report
+        """What the registered plans asking selection − baseline say beside every view's verdict ('' for none, on this
+        metric at this margin): a confirmation's replicated / not replicated / pending, else a plan's own verdict."""
+        from vitcore.stats import plan_report, plan_store
 
+        found = self._cached("plans_found", lambda: plan_store.load(self.store.root if self.store else None)[0])
+        if all(plan.name == plan_store.BUILTIN for plan in found):
+            return ""  # no registered plan but the built-in one, which judges the verdict itself: nothing to compute
         report = self.plan_report()
         plans = {plan.name: plan for plan in report.plans}
         words = []
