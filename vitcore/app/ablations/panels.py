@@ -48,8 +48,9 @@ def chart(key: tuple, build, width: str = "stretch") -> None:
 def forest_spec(cfg: RunConfig, metric: str, margin: float) -> dict:
     """The landing's forest plot (also built by ablations.warm.warm_caches at server start)."""
     frame = tables.flip_frame(state.flip_effects(cfg, margin), metric, margin)
-    title = (f"What flipping one switch of {cell_name(cfg)} does to {cards.title(metric).lower()} (paired over up "
-             f"to {int(frame['n_pairs'].max())} random seeds)")
+    most = frame["n_pairs"].max() if len(frame) else float("nan")  # no stored flip (your own study's sizes): no count
+    title = (f"What flipping one switch of {cell_name(cfg)} does to {cards.title(metric).lower()}"
+             + (f" (paired over up to {int(most)} random seeds)" if pd.notna(most) else ""))
     return spec(("forest", cfg, metric, margin), lambda: charts.forest(frame, metric, title))
 
 

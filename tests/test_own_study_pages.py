@@ -1,0 +1,42 @@
+"""Your own study at the README's size (issue 43): a store holding only a 300-row depth study renders every page,
+offers 300 rows in the sidebar, and the server's warm-up does not raise on it."""
+
+import pytest
+from fakes import write_run
+from streamlit.testing.v1 import AppTest
+from test_app_pages import APP, PAGES
+
+from vitcore.app import state
+from vitcore.app.sidebar import PAINTED
+from vitcore.config.run import RunConfig
+from vitcore.store.runs import RunStore
+
+
+@pytest.fixture
+def own_study(tmp_path, monkeypatch) -> RunStore:
+    store = RunStore(tmp_path / "own")
+    for seed in range(4):
+        for depth in (2, 1, 4):
+            write_run(store, RunConfig(train_rows=300, seed=seed, depth=depth), 0.70 - 0.01 * depth + 0.002 * seed)
+    monkeypatch.setattr(state, "STORE_PATH", str(store.root))
+    return store
+
+
+@pytest.mark.slow
+def test_every_page_renders_a_300_row_own_study(own_study):
+    for page in PAGES:
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.switch_page(page)
+        at.query_params.update({"train_rows": "300", "depth": "1"})
+        at.session_state[PAINTED] = True
+        at.run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+        rows = next(radio for radio in at.radio if radio.label == "Training rows")
+        assert "300" in rows.options and rows.value == 300, page  # selectable (shown as "300"), the URL's 300 taken
+
+
+@pytest.mark.slow
+def test_the_warm_up_does_not_raise_on_an_own_study(own_study):
+    from vitcore.app.ablations.warm import warm_caches
+
+    assert "flip and main effects" in warm_caches()  # the article's ViT at 4,000 rows has no run here
