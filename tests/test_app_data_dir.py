@@ -83,3 +83,5 @@ def test_flipped_images_render_under_the_one_note(corrupt_data, tmp_path):
     assert not at.exception, [e.message for e in at.exception]
     assert any(button.label == "flips.csv" for button in at.get("download_button")), notes(at)
     assert len(data_notes(at)) == 1, notes(at)
+    # post-norm at 1,000 rows lists images the shipped sample does not hold: they are counted, not drawn
+    assert any("not drawn: the shipped sample" in caption.value for caption in at.caption), notes(at)

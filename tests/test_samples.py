@@ -49,3 +49,9 @@ def test_the_test_split_is_kept_as_uint8_and_converted_row_by_row_to_the_same_nu
     rows = [9_999, 0, 12, 4_321]
     assert split.images_of(rows).dtype == np.float32 and np.array_equal(split.images_of(rows), whole[rows])
     assert np.array_equal(split.head(5), whole[:5]) and np.array_equal(split.image(12), whole[12])
+
+
+def test_holds_says_which_test_rows_the_sample_has():
+    sample = gallery(False)
+    inside, outside = int(sample.indices[0]), int(np.setdiff1d(np.arange(10_000), sample.indices)[0])
+    assert sample.holds([inside, outside, inside]).tolist() == [True, False, True]

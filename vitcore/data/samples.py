@@ -65,6 +65,10 @@ class Gallery:
         """(len(rows),) class ids at these official test indices, in that order."""
         return self.labels[[self._position(row) for row in rows]]
 
+    def holds(self, rows) -> np.ndarray:
+        """(len(rows),) bool: which of these official test indices this gallery has (the shipped sample has few)."""
+        return np.isin(np.asarray(rows, dtype=np.int64), self.indices)
+
     def _position(self, index: int) -> int:
         where = np.flatnonzero(self.indices == index)
         if not len(where):

@@ -215,8 +215,12 @@ def flipped_images(cfg: RunConfig, baseline: RunConfig, comparison, is_baseline:
         st.markdown(f"**{direction.capitalize()}**, beating random-seed noise: {fmt.rows(len(part))} images"
                     + (f" (the {GALLERY_LIMIT} smallest q shown)" if len(part) > GALLERY_LIMIT else ""))
         part = part.head(GALLERY_LIMIT)
-        if len(part):
-            st.image(list(gallery.images_of(part["image"])), width=84, clamp=True, caption=tables.flip_captions(part))
+        held = part[gallery.holds(part["image"])]
+        if len(held) < len(part):
+            st.caption(f"{fmt.rows(len(part) - len(held))} of these images are not drawn: the {gallery.source} "
+                       "holds only a few test images (flips.csv lists every one).")
+        if len(held):
+            st.image(list(gallery.images_of(held["image"])), width=84, clamp=True, caption=tables.flip_captions(held))
 
 
 def flip_table(cfg: RunConfig, metric: str, margin: float) -> None:
