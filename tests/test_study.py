@@ -120,6 +120,28 @@ def test_claims_at_three_margins_measure_once(fresh, crossover, monkeypatch):
     assert len(table) and len(calls) == once
 
 
+def test_effects_at_three_margins_measure_once(study, fresh, monkeypatch):
+    """Main effects and interactions are measured once (summaries.MeasuredEffects) and judged at each margin: no
+    contrast or one-cell comparison is measured again, and each margin's table is the uncached library's."""
+    from vitcore.stats import single
+
+    calls = []
+    for module, name in ((summaries, "_contrast"), (single, "measure")):
+        original = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _f=original, **kw: calls.append(a[1:4]) or _f(*a, **kw))
+    first = fresh.main_effects(margin=0.01), fresh.interactions(margin=0.01)
+    once = len(calls)
+    assert once > 0
+    for margin in (0.02, 0.005):
+        main, pairs = fresh.main_effects(margin=margin), fresh.interactions(margin=margin)
+        assert len(calls) == once
+        for table in (main, pairs):  # seconds keep their fixed ±1 s
+            assert (table.loc[table["metric"] == "test_accuracy", "margin"] == margin).all()
+    pd.testing.assert_frame_equal(main, summaries.main_effects(study.runs, margin=0.005, test_set=study.test_set))
+    pd.testing.assert_frame_equal(pairs, summaries.interactions(study.runs, margin=0.005, test_set=study.test_set))
+    assert not first[0]["verdict"].equals(main["verdict"])  # the margin was applied: some verdict moved
+
+
 def test_a_verdict_is_judged_once_per_margin(study, fresh, monkeypatch):
     """A page run asks for the same verdicts again (the forest plot, the flip table): judged once per margin."""
     from vitcore.stats.records import Measurement

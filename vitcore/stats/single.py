@@ -7,28 +7,34 @@ from __future__ import annotations
 import pandas as pd
 
 from vitcore.config.run import SWITCHES, RunConfig
-from vitcore.stats.compare import paired_delta
+from vitcore.stats.compare import measure
 from vitcore.stats.families import family_of, neighbours, runs_of
+from vitcore.stats.records import Measurement
 from vitcore.stats.testset import TestSet
 
 KEY = ["factor", "level", "reference", "train_rows", "metric"]  # the first columns of an effects.csv row
 
 
-def single_cell(runs: pd.DataFrame, factor: str, level, train_rows: int, metric: str, margin: float,
-                test_set: TestSet | None) -> dict:
+def single_measurement(runs: pd.DataFrame, factor: str, level, train_rows: int, metric: str,
+                       test_set: TestSet | None) -> Measurement:
     """A main effect measured in one cell only is the single-switch change of the article's ViT: its
-    row (numbers, family, verdict) is that comparison's, as on the forest plot and the cards."""
+    Measurement (before any margin), in that comparison's family, as on the forest plot and the cards."""
     ref = RunConfig(train_rows=train_rows)
     variant = ref.replace(**{factor: level})
-    delta = paired_delta(runs_of(runs, ref), runs_of(runs, variant), metric, margin, family_of(runs, variant, ref),
-                         test_set, (ref, variant))
-    return delta.row
+    return measure(runs, variant, ref, metric, family_of(runs, variant, ref), test_set)
 
 
-def one_field_effects(runs: pd.DataFrame, metrics, margin: float, test_set: TestSet | None) -> list[dict]:
+def single_cell(runs: pd.DataFrame, factor: str, level, train_rows: int, metric: str, margin: float,
+                test_set: TestSet | None) -> dict:
+    """single_measurement judged at `margin`: its row (numbers, family, verdict), as on the forest plot."""
+    return single_measurement(runs, factor, level, train_rows, metric, test_set).judged(margin).row()
+
+
+def one_field_effects(runs: pd.DataFrame, metrics, test_set: TestSet | None) -> list[tuple[dict, Measurement]]:
     """Every switch outside the factorial (the papers'; width, depth, ..., warm-up) changed alone around the
-    article's ViT at each train_rows stored: one-cell effects judged as the single-switch change they are
-    (single_cell), as on the forest plot. Your own `sweep --vary depth=1,2,4` lands here."""
+    article's ViT at each train_rows stored: (its effects.csv key, its single_measurement), one-cell effects
+    judged as the single-switch change they are, as on the forest plot. Your own `sweep --vary depth=1,2,4`
+    lands here."""
     records = []
     for train_rows in sorted(int(rows) for rows in runs["train_rows"].unique()) if len(runs) else []:
         ref = RunConfig(train_rows=train_rows)
@@ -37,6 +43,6 @@ def one_field_effects(runs: pd.DataFrame, metrics, margin: float, test_set: Test
                 continue
             for metric in metrics:
                 key = dict(zip(KEY, [factor, level, getattr(ref, factor), train_rows, metric]))
-                records.append({**key, **single_cell(runs, factor, level, train_rows, metric, margin, test_set),
-                                "cells": 1})
+                records.append(({**key, "cells": 1}, single_measurement(runs, factor, level, train_rows, metric,
+                                                                         test_set)))
     return records

@@ -23,6 +23,7 @@ from vitcore.config import switches
 from vitcore.config.run import LEVELS, SEED_FIELDS, SWITCHES, RunConfig
 from vitcore.stats import readings, seconds
 from vitcore.stats.compare import Delta, metric_runs, pair_runs, paired_delta  # noqa: F401 (the pairing, re-exported)
+from vitcore.stats.effect_families import MeasuredEffects, declared_size, in_grid  # noqa: F401 (re-exported)
 from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for the pages)
     BETTER,
     CONFIDENCE,
@@ -42,7 +43,7 @@ from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for 
 )
 from vitcore.stats.families import family_of, neighbours, runs_of  # noqa: F401 (re-exported)
 from vitcore.stats.readings import READING_COLUMNS
-from vitcore.stats.single import one_field_effects, single_cell
+from vitcore.stats.single import one_field_effects, single_measurement
 from vitcore.stats.testset import METRIC as PER_IMAGE
 from vitcore.stats.testset import TEST_COLUMNS, TestSet, seed_columns, with_differences
 
@@ -154,35 +155,6 @@ def _balanced(table: pd.DataFrame) -> pd.DataFrame:
     return by_seeds if by_seeds.size > by_cells.size else by_cells
 
 
-def declared_size(kind: str) -> int:
-    """m of the default factorial's main effects (each grid switch's other grid levels: 5 today) or of its
-    2-way interactions (products of those counts over switch pairs: 9), from the registry, not the store."""
-    others = [len(switches.SWITCH[name].grid) - 1 for name in SWITCHES]
-    return sum(others) if kind == "main effects" else sum(a * b for a, b in itertools.combinations(others, 2))
-
-
-def in_grid(levels: dict) -> bool:
-    """Whether every level of a contrast ({switch: level}) is one of its switch's grid levels."""
-    return all(level in switches.SWITCH[name].grid for name, level in levels.items())
-
-
-def _judged(frame: pd.DataFrame, estimates: list[tuple[Estimate, dict]], margin: float, kind: str,
-            declared: list[bool]) -> pd.DataFrame:
-    """Judge every row (both tests, the verdict) within its family: `kind` of one metric at one
-    train_rows ("main effects at 4,000 rows"), m = declared_size(kind) for the grid's contrasts
-    (`declared`), a contrast at a level outside the grid alone."""
-    families = [(f"{kind} at {rows:,} rows", declared_size(kind)) if grid else
-                (f"{kind} at {rows:,} rows outside the default factorial (this contrast alone)", 1)
-                for rows, grid in zip(frame["train_rows"], declared)]
-    judged = []
-    for metric, group, (est, columns), (name, size) in zip(frame["metric"], frame["timing_group"], estimates, families):
-        said = seconds.notes(metric, group, est.n)  # an effect averages cells: no two configs' counted work to say
-        verdict = judge(metric, est, margin, name, size, comparable=not said["timing_note"])
-        judged.append({**verdict, **said, **columns, **readings.verdict_columns(metric, est, verdict, columns)})
-    return pd.concat([frame.reset_index(drop=True),
-                      pd.DataFrame(judged, columns=JUDGEMENT_COLUMNS + NOTES + TEST_COLUMNS + READING_COLUMNS)], axis=1)
-
-
 def _seconds_runs(vit: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
     """For seconds, only the reference group of runs timed the same way enters a contrast (named;
     vitcore.stats.seconds: the largest clean group, not one timed under load)."""
@@ -191,9 +163,9 @@ def _seconds_runs(vit: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
     return seconds.one_group(vit)
 
 
-def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, test_set: TestSet | None = None
-                 ) -> pd.DataFrame:
-    """Each switch's non-reference level minus the reference level (the article's ViT), per train_rows.
+def measure_main_effects(runs: pd.DataFrame, metrics=METRICS, test_set: TestSet | None = None) -> MeasuredEffects:
+    """Each switch's non-reference level minus the reference level (the article's ViT), per train_rows, before
+    any margin (main_effects judges them).
 
     The delta is taken within each cell of the other three switches, at the same train_rows and
     random seed, then averaged over those cells within each seed; the t-interval is over seeds, so
@@ -201,10 +173,10 @@ def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
     where both levels were run count, so patch 2 (run only at the article's other switches, by the
     `tokens` grid) is an effect at the reference cell, not an average over the grid: `cells` says
     how many cells of the other switches entered, and a one-cell effect is judged as the
-    single-switch change it is (single_cell). The others are one family per metric and train_rows
+    single-switch change it is (single_measurement). The others are one family per metric and train_rows
     ("main effects at 4,000 rows"), Bonferroni-adjusted.
     """
-    vit, records, pending = factorial_runs(runs), [], []
+    vit, entries = factorial_runs(runs), []
     for factor in SWITCHES:
         ref = REFERENCE[factor]
         for level in LEVELS[factor]:
@@ -217,22 +189,19 @@ def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
                     cells = _cells(vit, factor, level, train_rows)
                     key = dict(zip(EFFECT_COLUMNS, [factor, level, ref, train_rows, metric]))
                     if cells == 1:
-                        records.append({**key, **single_cell(runs, factor, level, train_rows, metric, margin,
-                                                              test_set), "cells": 1})
+                        entries.append(({**key, "cells": 1}, single_measurement(runs, factor, level, train_rows,
+                                                                                metric, test_set), False))
                     else:
-                        pending.append((len(records), (est, columns), in_grid({factor: level})))
-                        records.append({**key, "mean_delta": est.mean, "n_pairs": est.n, "cells": cells,
-                                        "timing_group": group})
-    records += one_field_effects(runs, metrics, margin, test_set)
-    if not records:
-        return pd.DataFrame(columns=EFFECT_COLUMNS)
-    if pending:
-        keys = pd.DataFrame([records[k] for k, _, _ in pending])[["metric", "train_rows", "timing_group"]]
-        judged = _judged(keys, [est for _, est, _ in pending], margin, "main effects", [grid for *_, grid in pending])
-        columns = JUDGEMENT_COLUMNS + NOTES + TEST_COLUMNS + READING_COLUMNS
-        for (k, _, _), verdict in zip(pending, judged[columns].to_dict("records")):
-            records[k].update(verdict)
-    return pd.DataFrame(records, columns=EFFECT_COLUMNS)
+                        entries.append(({**key, "mean_delta": est.mean, "n_pairs": est.n, "cells": cells,
+                                         "timing_group": group}, (est, columns), in_grid({factor: level})))
+    entries += [(key, measured, False) for key, measured in one_field_effects(runs, metrics, test_set)]
+    return MeasuredEffects("main effects", tuple(EFFECT_COLUMNS), tuple(entries))
+
+
+def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, test_set: TestSet | None = None
+                 ) -> pd.DataFrame:
+    """measure_main_effects judged at `margin` (one row per effect, EFFECT_COLUMNS)."""
+    return measure_main_effects(runs, metrics, test_set).judged(margin)
 
 
 def _cells(vit: pd.DataFrame, factor: str, level, train_rows: int) -> int:
@@ -242,13 +211,12 @@ def _cells(vit: pd.DataFrame, factor: str, level, train_rows: int) -> int:
     return int(part.drop_duplicates(others).shape[0])
 
 
-def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, test_set: TestSet | None = None
-                 ) -> pd.DataFrame:
-    """2-way interactions: [Y(a, b) - Y(ref_a, b)] - [Y(a, ref_b) - Y(ref_a, ref_b)], a difference of
-    differences; unit and averaging as in main_effects, one family per metric and train_rows
-    ("interactions at 4,000 rows"). "better" means the pair does better together than their two
+def measure_interactions(runs: pd.DataFrame, metrics=METRICS, test_set: TestSet | None = None) -> MeasuredEffects:
+    """2-way interactions before any margin: [Y(a, b) - Y(ref_a, b)] - [Y(a, ref_b) - Y(ref_a, ref_b)], a
+    difference of differences; unit and averaging as in measure_main_effects, one family per metric and
+    train_rows ("interactions at 4,000 rows"). "better" means the pair does better together than their two
     main effects added up (in the metric's good direction)."""
-    vit, rows, estimates, declared = factorial_runs(runs), [], [], []
+    vit, entries = factorial_runs(runs), []
     for factor_a, factor_b in itertools.combinations(SWITCHES, 2):
         ref_a, ref_b = REFERENCE[factor_a], REFERENCE[factor_b]
         for a, b in itertools.product(LEVELS[factor_a], LEVELS[factor_b]):
@@ -259,14 +227,16 @@ def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
                 part, group = _seconds_runs(vit, metric)
                 for train_rows, (est, columns) in _contrast(part, weights, (factor_a, factor_b), metric,
                                                             test_set).items():
-                    rows.append([factor_a, a, ref_a, factor_b, b, ref_b, train_rows, metric, est.mean, est.n, group])
-                    estimates.append((est, columns))
-                    declared.append(in_grid({factor_a: a, factor_b: b}))
-    frame = pd.DataFrame(rows, columns=[c for c in INTERACTION_COLUMNS
-                                        if c not in JUDGEMENT_COLUMNS + NOTES + TEST_COLUMNS + READING_COLUMNS])
-    if frame.empty:
-        return pd.DataFrame(columns=INTERACTION_COLUMNS)
-    return _judged(frame, estimates, margin, "interactions", declared)[INTERACTION_COLUMNS]
+                    key = dict(zip(INTERACTION_COLUMNS, [factor_a, a, ref_a, factor_b, b, ref_b, train_rows, metric,
+                                                         est.mean, est.n]))
+                    entries.append(({**key, "timing_group": group}, (est, columns), in_grid({factor_a: a, factor_b: b})))
+    return MeasuredEffects("interactions", tuple(INTERACTION_COLUMNS), tuple(entries))
+
+
+def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, test_set: TestSet | None = None
+                 ) -> pd.DataFrame:
+    """measure_interactions judged at `margin` (one row per interaction, INTERACTION_COLUMNS)."""
+    return measure_interactions(runs, metrics, test_set).judged(margin)
 
 
 def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: float = MARGIN,

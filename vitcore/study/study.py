@@ -7,8 +7,8 @@
 
 A Study reads the store once (its valid runs' table, the test set's predictions on demand) and keeps
 every pairing, estimate and correction family it computes: a comparison is measured once
-(vitcore.stats.records.Measurement) and judged at each margin asked for, so the claims at three margins
-cost one set of estimates. Results are the library's own (stats.compare, summaries, percell,
+(vitcore.stats.records.Measurement; effects: summaries.MeasuredEffects) and judged at each margin asked for,
+so the claims or the effects at three margins cost one set of estimates. Results are the library's own (stats.compare, summaries, percell,
 article.claims, article.report) with the Study's caches passed in, so a number here is the number in
 the CLI's CSVs and on the pages. No Streamlit, no TensorFlow; safe to share between threads (a value
 computed twice by two threads at once is the same value).
@@ -235,20 +235,20 @@ class Study(ArticleViews):
         return pd.DataFrame(rows, columns=FLIP_COLUMNS)
 
     def main_effects(self, metrics=METRICS, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
-        """summaries.main_effects over the factorial grid (`cells`: one of stats.percell.SUBSETS), once per margin."""
+        """summaries.main_effects over the factorial grid (`cells`: one of stats.percell.SUBSETS), measured once."""
         return self._effects("main", metrics, margin, cells).copy()
 
     def interactions(self, metrics=METRICS, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
-        """summaries.interactions (two-way), once per margin."""
+        """summaries.interactions (two-way), measured once, judged once per margin."""
         return self._effects("interactions", metrics, margin, cells).copy()
 
     def _effects(self, kind: str, metrics, margin: float, cells: str) -> pd.DataFrame:
         from vitcore.stats import percell, summaries
-
-        metrics, margin = checked(metrics), checked_margin(margin)  # the public API's names and margin rule
-        compute = summaries.main_effects if kind == "main" else summaries.interactions
-        return self._cached((kind, metrics, margin, cells or percell.ALL), lambda: compute(
-            percell.restrict(self.runs, cells or percell.ALL), metrics=metrics, margin=margin, test_set=self.test_set))
+        metrics, margin, cells = checked(metrics), checked_margin(margin), cells or percell.ALL  # the API's rules
+        measure = summaries.measure_main_effects if kind == "main" else summaries.measure_interactions
+        measured = self._cached((f"{kind} measured", metrics, cells), lambda: measure(
+            percell.restrict(self.runs, cells), metrics=metrics, test_set=self.test_set))  # once, whatever the margin
+        return self._cached((kind, metrics, margin, cells), lambda: measured.judged(margin))
 
     def effects(self, margin: float = MARGIN) -> pd.DataFrame:
         """effects.csv: the main effects with each one's per-cell spread (stats.percell.effects_with_spread)."""
