@@ -119,6 +119,19 @@ class RunStore:
         contents = read_run(folder, run_id)
         return Run(run_id, contents.config, contents.summary, folder)
 
+    def predictions(self, run_id: str) -> np.ndarray | None:
+        """A listed run's predicted test classes (uint8, 10,000) read alone, or None if it keeps none: for
+        the test set's Δs, which need no other file of a run the scan already judged (load() would read and
+        parse all of them again, the weights too: 3 ms a run, 4 s over a store at every start). Bounded and
+        never through a link (files.read); a file changed since the scan gives BadRun or classes outside 0-9."""
+        folder = self.root / check_run_id(run_id)
+        if not os.path.lexists(folder / PREDICTIONS):
+            return None
+        values = files.predictions_array(files.read(folder, PREDICTIONS))
+        if values.size and values.max() >= NUM_CLASSES:
+            raise BadRun(f"{PREDICTIONS}: class {values.max()} outside 0-{NUM_CLASSES - 1}")
+        return values
+
     def get(self, cfg: RunConfig) -> Run | None:
         """The stored run of cfg if it is complete and valid, else None."""
         try:
