@@ -75,6 +75,20 @@ def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
     })
 
 
+def families_text(frame: pd.DataFrame) -> str:
+    """The Bonferroni families of a chart's rows, each with its m — the number of comparisons its correction counts
+    (a switch's other levels, trained or not) — and how many of them the chart draws when that is fewer: 'position
+    embedding (m = 2, 1 drawn); norm (m = 1)'. A suffix every family shares ('changes of ViT p7 … at 4,000 rows')
+    is said once, in front."""
+    sizes = frame.groupby("family", sort=False).agg(m=("family_size", "max"), drawn=("family", "size"))
+    names = list(sizes.index)
+    tails = {name.split(" changes of ", 1)[1] for name in names if " changes of " in name}
+    common = len(tails) == 1 and all(" changes of " in name for name in names)
+    parts = [f"{name.split(' changes of ')[0] if common else name} (m = {int(row.m)}"
+             + (f", {int(row.drawn)} drawn" if row.drawn < row.m else "") + ")" for name, row in sizes.iterrows()]
+    return (f"one per switch, its changes of {tails.pop()}: " if common else "") + "; ".join(parts)
+
+
 def reading_columns(part: pd.DataFrame) -> dict:
     """A table's columns for what every Δ reads beside its verdict (part: with_readings' frame): Size (against
     ±margin), Δ / run sd, Wins (paired random seeds, exact 95%), Borderline (what would flip it)."""
