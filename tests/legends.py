@@ -26,6 +26,7 @@ class Key:
     legend: dict | None  # None: legend=None (no legend)
     drawn: set = field(default_factory=set)
     mark: dict = field(default_factory=dict)
+    encoding: dict = field(default_factory=dict)  # every channel of its view
 
 
 def _mark(view: dict) -> dict:
@@ -63,7 +64,8 @@ def _walk(spec: dict, view: dict, data, transforms, keys: list, views: list) -> 
         scale = encoding.get("scale", {})
         found.append(Key(channel, encoding["field"], scale.get("domain"), scale.get("range"),
                          None if "legend" in encoding and encoding["legend"] is None else encoding.get("legend", {}),
-                         _values(spec, data, transforms, encoding["field"]), _mark(view)))
+                         _values(spec, data, transforms, encoding["field"]), _mark(view),
+                         view.get("encoding", {})))
     keys += found
     views.append(found)
 
@@ -112,10 +114,11 @@ def check(chart, expected: dict[str, list] | None = None) -> list[Key]:
             if key.channel in COLOUR_CHANNELS and key.range is not None:
                 assert len(key.range) == len(key.domain), (key.field, key.domain, key.range)
                 assert len(set(map(str, key.range))) == len(key.range), (key.field, key.range)
-        if key.channel == "shape":
-            filled = key.mark.get("filled") or key.mark.get("type") in ("circle", "square")
-            assert filled or key.legend.get("symbolStrokeColor") or key.legend.get("symbolFillColor"), \
-                f"{key.field}: a shape legend of hollow marks with no symbol colour draws no markers"
+        if key.channel == "shape":  # what Vega-Lite draws a shape key's symbols with (checked in Chromium)
+            assert "condition" not in key.encoding.get("fill", {}), \
+                f"{key.field}: beside a conditional fill, Vega-Lite strokes the shape key's symbols transparent"
+            coloured = key.mark.get("filled") or key.mark.get("color") or key.mark.get("stroke") or "color" in key.encoding
+            assert coloured or key.legend.get("symbolStrokeColor"), f"{key.field}: hollow key symbols with no colour"
     shown = [key for _, key in shown]
     for name, entries in (expected or {}).items():  # no explicit domain: the values drawn are the entries
         domains = {tuple(key.domain) if key.domain is not None else tuple(sorted(key.drawn)) for key in shown

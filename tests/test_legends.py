@@ -46,7 +46,7 @@ def test_main_effects_legend_shows_verdict_colours_and_marker_shapes(study):
         assert {tuple(key.domain) for key in colours} == {tuple(d for d in v.VERDICTS if d in set(part["verdict"]))}
         shapes = [key for key in shown if key.channel == "shape"]
         if set(part["basis"]) == {"averaged over the grid's cells", "one cell only"}:
-            assert shapes and shapes[0].legend["symbolStrokeColor"]
+            assert [key.mark["color"] for key in shapes] == [charts.SHAPE_KEY]  # drawn dark grey, hollow
 
 
 def fmt_rows(frame):

@@ -229,27 +229,30 @@ def effect_intervals(frame: pd.DataFrame, metric: str, title: str) -> list[alt.C
     (COLOUR_RULE), diamonds for single-cell effects; a dashed rule at 0. Each panel's keys list what it draws."""
     frame = with_readings(frame)[["effect", "rows", "train_rows", "basis", "mean_delta", *INTERVAL_COLUMNS, "n_pairs",
                                   "p_adj", "p_tost_adj", "family_size", "verdict", *READING_FIELDS]]
-    frame = frame.assign(filled=frame["verdict"])  # the dots' fill (_fill)
+    frame = frame.assign(filled=frame["verdict"], shape_of=frame["basis"])  # the dots' fill (_fill) and shape
     return [_effect_panel(frame[frame["rows"] == rows], metric, panel_title(title, rows)) for rows in panel_order(frame)]
 
 
 def _effect_panel(part: pd.DataFrame, metric: str, title: alt.Title) -> alt.Chart:
     places, scale = axis_format(metric), verdict_scale(metric, part["verdict"])
     colour = alt.Color("verdict:N", title="Verdict", scale=scale)
-    bases = ["averaged over the grid's cells", "one cell only"]  # a shape legend only when both occur
-    shape = alt.Shape("basis:N", title=None, scale=alt.Scale(domain=bases, range=["circle", "diamond"]),
-                      legend=alt.Legend(labelLimit=300, orient="top", columns=1, symbolStrokeColor=SHAPE_KEY,
-                                        symbolStrokeWidth=2, symbolFillColor="white")  # its own key, never beside the
-                      if set(bases) <= set(part["basis"]) else None)  # verdicts (off a phone's edge); drawn in dark grey
+    bases = alt.Scale(domain=["averaged over the grid's cells", "one cell only"], range=["circle", "diamond"])
     y, names = effect_rows(alt.Chart())
     base = alt.Chart().encode(y=y)
     x = alt.X("ci_adj_low:Q", title="Δ (95% and 90% intervals, simultaneous)",
               axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy"))
     tooltip = [*_tooltip("effect", places), "rows:N", "basis:N"]
     dots = base.mark_point(size=80, opacity=1, strokeWidth=2, yOffset=8).encode(
-        x="mean_delta:Q", color=colour, shape=shape, fill=_fill(scale), tooltip=tooltip)
+        x="mean_delta:Q", color=colour, shape=alt.Shape("shape_of:N", scale=bases, legend=None), fill=_fill(scale),
+        tooltip=tooltip)
     zero = alt.Chart().mark_rule(color="#adb5bd", strokeDash=[3, 3]).encode(x=alt.datum(0))
-    return alt.layer(zero, *_interval_layers(base, x, colour, tooltip, 8), dots, names, data=part).properties(
+    layers = [zero, *_interval_layers(base, x, colour, tooltip, 8), dots, names]
+    if set(bases.domain) <= set(part["basis"]):  # the shape key: only when both occur, a layer that draws nothing
+        layers.append(alt.Chart().transform_filter("false").mark_point(  # but the key (the dots' conditional fill
+            size=80, strokeWidth=2, color=SHAPE_KEY, fill="white", filled=False).encode(  # drew its symbols blank)
+            shape=alt.Shape("basis:N", title=None, scale=bases, legend=alt.Legend(labelLimit=300, orient="top",
+                                                                                  columns=1))))
+    return alt.layer(*layers, data=part).resolve_scale(shape="independent").properties(
         height=alt.Step(EFFECT_ROW), title=title).configure_legend(orient="bottom", columns=2)
 
 
