@@ -230,9 +230,11 @@ def flip_table(cfg: RunConfig, metric: str, margin: float) -> None:
     st.caption(f"Each row: this config with one switch changed, minus this config, paired by random seed at "
                f"{fmt.rows(cfg.train_rows)} rows. Each row is judged in the family of its single-switch change "
                "(named in the last column), Bonferroni-adjusted, as on the cards and the forest plot.")
-    st.dataframe(tables.flip_table(flips, metric, margin), hide_index=True, width="stretch",
-                 column_config={"Δ": st.column_config.NumberColumn(format=fmt.printf(metric, signed=True)),
-                                "Interval": st.column_config.TextColumn(width="large")})  # never cut at 1,400 px
+    table = tables.flip_table(flips, metric, margin)  # widths: the verdict and its interval inside a 400-px screen
+    config = {name: st.column_config.TextColumn(width=width) for name, width in tables.FLIP_WIDTHS.items()}
+    st.dataframe(table, hide_index=True, width="stretch", row_height=tables.ROW, column_config={
+        **config, "Δ": st.column_config.NumberColumn(format=fmt.printf(metric, signed=True), width=tables.FLIP_WIDTHS["Δ"]),
+        "Pairs": st.column_config.NumberColumn(width=tables.FLIP_WIDTHS["Pairs"])})
 
 
 def main_effects(metric: str, margin: float) -> None:
