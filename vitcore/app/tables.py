@@ -92,7 +92,7 @@ def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
 # px per column of flip_table (the Ablations page's Flip one switch); a row 66 px tall wraps three lines
 # (tables.ROW), so Change, Verdict and Interval fit a 400-px screen's 366-px frame and nothing of theirs is cut.
 FLIP_WIDTHS = {"Change": 108, "Verdict": 116, "Interval": 82, "Δ": 64, "Interval is": 220, "90% interval": 82,
-               "Pairs": 50, "p_adj": 72, "p_tost_adj": 80, "Verdict in full": 300, "Size": 100, "Δ / run sd": 80,
+               "Pairs": 50, "p_adj": 72, "p_tost_adj": 80, "Verdict in full": 560, "Size": 100, "Δ / run sd": 80,
                "Wins": 220, "Borderline": 220, "Family (Bonferroni)": 420}
 ROW = 66  # px: Streamlit wraps a cell's text only in rows taller than 4rem; three lines fit
 
