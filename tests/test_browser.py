@@ -293,3 +293,19 @@ def test_tables_show_the_verdict_and_its_interval_at_400_and_1400_px(server, bro
             finally:
                 page.close()
     assert not found, "\n".join(map(str, found))
+
+
+def test_no_chart_cuts_its_key_at_1400_px(server, browser):
+    """Issue 43: the attention page's key of the uniform line ('uniform head: 1/N = 0.0625') was cut at the
+    edge of its 240-px panel at 1,400 px; every chart text of the walkthrough pages inside its chart."""
+    found = {}
+    for path in ("attention", "vit_vs_convnet", "?norm=batch&view=Main+effects"):
+        page = open_page(browser, f"{server.url}/{path}")
+        try:
+            page.set_viewport_size({"width": 1400, "height": 1000})
+            page.wait_for_timeout(800)
+            if cut := [item for item in overflowing(page, 1400) if item["kind"] == "chart text"]:
+                found[path] = cut[:3]
+        finally:
+            page.close()
+    assert not found, found
