@@ -162,8 +162,8 @@ def _kept(name: str, compute) -> pd.DataFrame:
     mtime = store_mtime()
     found = _study(STORE_PATH, mtime)
     root = found.store.root if found.store is not None else None
-    return found._cached(("kept", name), lambda: shelf.kept(
-        root, root and shelf.state_key(root, mtime), name, lambda: compute(found))).copy()
+    return found._cached(("kept", name), lambda: shelf.kept(  # at most KEPT in memory: visitors pick many configs
+        root, root and shelf.state_key(root, mtime), name, lambda: compute(found)), keep=shelf.KEPT).copy()
 
 
 def main_effects(metric: str, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
