@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import ROOT
-from legends import check, conflicts
+from legends import check, conflicts, legends
 
 from vitcore.app import charts, fmt, tables
 from vitcore.app.ablations import strips
@@ -136,3 +136,17 @@ def test_token_cost_chart():
     curve = cost.with_n2_curve(bench)
     shown = check(charts.cost_chart(curve))
     assert [len(key.domain) for key in shown] == [2, 2]  # the measured points and the fitted curve
+
+
+def test_seed_noise_shares_draw_no_key_and_one_colour_per_source(study):
+    """The Seed noise page's bars name their source on the axis (no key); each source keeps one colour."""
+    from vitcore.app.noise import noise_view
+
+    components, _, _ = study.noise(v.MARGIN)
+    panels = noise_view.shares_chart(components)
+    assert panels
+    for panel in panels:
+        assert check(panel) == []  # no legend to be wrong
+        (key,) = [key for key in legends(panel) if key.field == "source"]
+        assert key.domain == [noise_view.NAMES[name] for name in noise_view.SHOWN] and len(set(key.range)) == len(key.range)
+        assert key.drawn <= set(key.domain)
