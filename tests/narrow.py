@@ -55,3 +55,43 @@ def overflowing(page, width: int) -> list[dict]:
     """The charts, tables and images of `page` (a Playwright page) drawn past `width` px, and the main
     area itself when it scrolls sideways: [] when everything fits."""
     return page.evaluate(_PROBE, width)
+
+
+# A data grid (st.dataframe) draws its cells on a canvas: what a test can read is its scroller (the frame's visible
+# width, the width of all its columns) and, from the same font, how wide each word of a cell is drawn.
+_GRID = """
+([header, words]) => {
+  for (const grid of document.querySelectorAll('[data-testid="stMain"] [data-testid="stDataFrame"]')) {
+    const heads = Array.from(grid.querySelectorAll('th, [role="columnheader"]')).map(t => t.textContent.trim());
+    if (!heads.includes(header)) continue;
+    const scroller = grid.querySelector('.dvn-scroller');
+    const pen = document.createElement('canvas').getContext('2d');
+    pen.font = `14px ${getComputedStyle(grid).fontFamily}`;
+    return {visible: scroller.clientWidth, columns: scroller.scrollWidth, left: scroller.scrollLeft,
+            words: Object.fromEntries(words.map(w => [w, pen.measureText(w).width])), space: pen.measureText(' ').width};
+  }
+  return null;
+}
+"""
+PADDING = 8 + 8 + 2  # a cell's horizontal padding (the grid's 8 px each side) and a pixel of rounding each side
+
+
+def grid(page, header: str, texts) -> dict | None:
+    """The data grid whose first columns include `header`: {visible: px of the frame, columns: px of all columns,
+    left: its sideways scroll, words: {word: px}, space: px} for every word of `texts`; None if there is none."""
+    words = sorted({word for text in texts for word in str(text).split()} | {str(t) for t in texts})
+    return page.evaluate(_GRID, [header, words])
+
+
+def lines(text: str, width: float, measured: dict) -> int:
+    """How many lines `text` takes in a cell `width` px wide, wrapped at spaces (a word wider than the cell: cut)."""
+    usable, count, line = width - PADDING, 1, 0.0
+    for word in str(text).split():
+        size = measured["words"][word]
+        if size > usable:
+            return 99  # one word wider than the cell: drawn cut whatever the row height
+        if line and line + measured["space"] + size > usable:
+            count, line = count + 1, size
+        else:
+            line = line + measured["space"] + size if line else size
+    return count

@@ -133,7 +133,7 @@ def test_metric_margin_and_view_come_from_the_url(app):
     assert at.button_group(key="metric").value == "gap" and at.button_group(key="margin").value == 0.05
     assert ":gray-badge[equivalent] within ±0.050" in card_text(at)
     (table,) = [frame.value for frame in at.dataframe]
-    assert list(table["Switch"]) == ["position embedding"]  # none → learned, the one stored flip
+    assert list(table["Change"]) == ["position embedding none → learned"]  # the one stored flip
     expected = stats.flip_effects(RunStore(state.STORE_PATH).table(), NONE, margin=0.05)
     assert table["Δ"].iloc[0] == pytest.approx(expected.loc[expected["metric"] == "gap", "mean_delta"].iloc[0])
 

@@ -102,15 +102,17 @@ def effects(cells):
 
 
 def test_main_effect_panels_have_their_own_x_scales_and_mark_single_cell_effects():
-    panels = [p.to_dict() for p in charts.effect_intervals(tables.effect_frame(effects([1, 12, 1, 12])),
-                                                           "test_accuracy", "Main")]
+    frame = effects([1, 12, 1, 12])
+    panels = [p.to_dict() for p in charts.effect_intervals(tables.effect_frame(frame), "test_accuracy", "Main")]
     assert [p["title"]["subtitle"] for p in panels] == ["1,000 rows", "4,000 rows"]  # a chart each: own x-scale
     assert all(p["title"]["text"] == ["Main"] and "width" not in p for p in panels)  # at the container's width
     dots = panels[0]["layer"][3]["encoding"]  # zero rule, 95% and 90% intervals, dots
-    assert dots["shape"]["scale"]["range"] == ["circle", "diamond"] and dots["shape"]["legend"] is not None
-    assert sorted(dots["color"]["scale"]["domain"]) == ["better", "inconclusive", "worse"]
+    key = panels[0]["layer"][-1]["encoding"]  # the shape key's layer (it draws no mark)
+    assert dots["shape"]["scale"]["range"] == key["shape"]["scale"]["range"] == ["circle", "diamond"]
+    assert key["shape"]["legend"] is not None
+    assert sorted(dots["color"]["scale"]["domain"]) == sorted(set(frame["verdict"][:2]))  # this panel's verdicts
     plain = charts.effect_intervals(tables.effect_frame(effects([12] * 4)), "test_accuracy", "Main")[0].to_dict()
-    assert plain["layer"][3]["encoding"]["shape"]["legend"] is None  # nothing to tell apart
+    assert len(plain["layer"]) == 5  # nothing to tell apart: no shape key
 
 
 def test_forest_and_class_bars_have_titles_and_the_verdict_in_words():

@@ -95,12 +95,14 @@ def test_training_is_off_by_default_on_community_cloud():
 def test_flip_table_is_one_metric_readable(store):
     flips = stats.flip_effects(store.table(), BASELINE)
     table = tables.flip_table(flips, "best_val_accuracy")  # fixed sample: judged on the pairs there are
-    assert list(table["Change"]) == ["pre → post"] and table.loc[0, "Verdict"].split(" — ")[0] == stats.WORSE
-    assert table.loc[0, "Size"] == "beyond" and table.loc[0, "Verdict"].endswith("beyond ±0.010")
-    assert table.loc[0, "Interval"].startswith("95% CI [-") and table.loc[0, "Switch"] == "norm placement"
+    assert list(table["Change"]) == ["norm placement pre → post"] and table.loc[0, "Verdict"] == stats.WORSE
+    assert table.loc[0, "Size"] == "beyond" and table.loc[0, "Verdict in full"].endswith("beyond ±0.010")
+    assert table.loc[0, "Interval"].startswith("[-") and table.loc[0, "Interval is"] == "95% CI"
     assert table.loc[0, "p_adj"] == fmt.p_value(flips.loc[flips["metric"] == "best_val_accuracy", "p_adj"].iloc[0])
+    assert list(table.columns[:3]) == ["Change", "Verdict", "Interval"]  # read first: inside a 400-px screen
     planned = tables.flip_table(flips, "test_accuracy")  # planned (vitcore.stats.plan): waits for its first look
-    assert planned.loc[0, "Verdict"].startswith("inconclusive") and "first look at 10" in planned.loc[0, "Verdict"]
+    assert planned.loc[0, "Verdict in full"].startswith("inconclusive")
+    assert "first look at 10" in planned.loc[0, "Verdict in full"]
 
 
 def test_slot_is_single_flight_and_reports_progress():

@@ -26,10 +26,10 @@ def test_headline_claim_is_written_from_the_seed_reference():
 def test_gap_frame_has_ours_only_where_run_and_the_article_only_where_quoted():
     runs = runs_table([run_row(RunConfig(seed=s), gap=0.10 + s / 100) for s in (0, 1, 2)])
     gaps = walk.gap_frame(report.headline(runs))
-    ours = gaps[gaps["source"] == "ours (mean ± sd, 3 random seeds)"]
-    assert ours[["model", "rows"]].values.tolist() == [["vit", "4,000"]]
+    ours = gaps[gaps["source"] == walk.OURS]
+    assert ours[["model", "rows", "seeds"]].values.tolist() == [["vit", "4,000", 3]]
     assert ours["mean"].iloc[0] == pytest.approx(0.11) and ours["high"].iloc[0] == pytest.approx(0.12)
-    quoted = gaps[gaps["source"] == "the source article (one random seed)"]
+    quoted = gaps[gaps["source"] == walk.ARTICLE]
     assert quoted[["model", "rows", "mean"]].values.tolist() == [["vit", "4,000", 0.1545], ["convnet", "4,000", 0.004]]
 
 

@@ -12,9 +12,11 @@ from urllib.parse import quote_plus
 
 import pytest
 from browsing import CHROMIUM, OUTSIDE, ROOT, chromium, open_page, settle, streamlit_server
-from narrow import overflowing
+from narrow import grid, lines, overflowing
 
-from vitcore.app import fmt, state, tables
+from vitcore.analysis import work
+from vitcore.app import fmt, results, state, tables
+from vitcore.app.claims import claims_view
 from vitcore.app.selection import BASELINE, VIEWS, seed_counts
 from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
@@ -76,7 +78,7 @@ def test_every_page_fits_a_400_px_screen(server, browser):
                 found[name] = overflow[:3]
         finally:
             page.close()
-    assert not found, found
+    assert not found, "\n".join(map(str, found))
 
 
 def test_a_shared_link_to_any_page_works_on_a_fresh_server(browser, tmp_path):
@@ -190,13 +192,13 @@ def test_claims_and_vit_vs_convnet_show_their_tables_and_charts(server, browser)
         assert page.locator('[data-testid="stException"]').count() == 0
         assert page.locator('[data-testid="stDataFrame"]').count() >= 2  # the claims, the runs behind one
         assert page.get_by_text("claims.csv").first.is_visible()
-        # At 1,400 px the grid draws (and lists for screen readers) only the columns in view: the eight that
-        # tell a row apart and the start of the next, so Runs ends inside the grid, uncut (issue 20)
+        # At 1,400 px the grid draws (and lists for screen readers) only the columns in view: the claim, what we
+        # found (verdict, its interval, direction), the comparison that tells apart rows whose claim reads alike
+        # (the seed-noise rows, issue 29), and the link to the runs, inside the grid (issue 20)
         shown = page.locator('[data-testid="stDataFrame"]').first.locator('[role="columnheader"]').all_inner_texts()
-        # the comparison second: it tells apart rows whose claim reads alike (the seed-noise rows, issue 29)
-        assert shown[:8] == ["Claim", "Δ = selection − baseline", "Rows", "Metric", "Δ", "Verdict", "Direction",
-                             "Runs"], shown
-        assert len(shown) > 8, shown
+        assert shown[:9] == ["Claim", "Verdict", "Interval", "Direction", "Δ = selection − baseline", "Rows", "Metric",
+                             "Δ", "Runs"], shown
+        assert sum(claims_view.WIDTHS[name] for name in shown[:9]) <= 938  # the grid's frame beside the sidebar
         origins = page.locator('[data-testid="stTable"]')  # each setting in full, wrapped inside the screen
         box = origins.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= 1400, box
@@ -251,3 +253,59 @@ def test_ablations_landing_a_flipped_switch_and_flipped_images(server, browser):
         assert gallery > 0 or page.get_by_text("cannot separate the switch").count() >= 1
     finally:
         page.close()
+
+
+def test_tables_show_the_verdict_and_its_interval_at_400_and_1400_px(server, browser):
+    """Issue 43 item 4: the Flip-one-switch table, the Claims table and Anatomy's counted work show what a row is
+    read by (the verdict and the interval it is read from; a part's count) inside a 400-px screen without a
+    sideways scroll, and no cell of those columns is cut at 400 or 1,400 px (its words wrapped into the lines its
+    row holds, measured with the grid's own font). The grid's columns are exactly the widths the page sets."""
+    flips = tables.flip_table(state.flip_effects(BASELINE.replace(norm="batch")), "test_accuracy")
+    flips["Δ"] = flips["Δ"].map(lambda d: f"{d:+.4f}")
+    claims = results.claims(state.margin({}))
+    macs = work.work_table(BASELINE).assign(macs=lambda f: f["macs"].map(fmt.rows))[["part", "macs", "formula"]]
+    cases = [("?norm=batch&view=Flip+one+switch", flips, tables.FLIP_WIDTHS, tables.ROW, ["Change", "Verdict", "Interval"]),
+             ("claims", claims_view.display(claims, claims_view.links(claims)), claims_view.WIDTHS, claims_view.ROW,
+              ["Claim", "Verdict", "Interval"]),
+             ("anatomy", macs.rename(columns={"macs": "multiply-adds"}), {"part": 170, "multiply-adds": 110, "formula": 420},
+              66, ["part", "multiply-adds"])]
+    found = []
+    for path, table, widths, row, first in cases:
+        holds = (row - 8) // 19  # lines of 14-px text a row this tall holds (66 px: 3, 88 px: 4)
+        wide = [*first, "Direction", "Verdict in full", "Interval is", "Interval in full"]  # uncut at 1,400 px too
+        texts = [value for name in wide if name in table for value in table[name]]
+        for width in (400, 1400):
+            page = open_page(browser, f"{server.url}/{path}", width=width)
+            try:
+                page.set_viewport_size({"width": width, "height": 1000})
+                page.wait_for_timeout(800)
+                drawn = grid(page, first[0], [*texts, *first])
+                assert drawn is not None, (path, width, "no grid")
+                total = sum(widths[name] for name in table.columns)  # a narrower table: its last column fills the frame
+                assert abs(drawn["columns"] - max(total, drawn["visible"])) <= 2, (path, width, drawn["columns"], total)
+                right = sum(widths[name] for name in first)  # where the last column read first ends
+                if right > drawn["visible"] or drawn["left"]:
+                    found.append((path, width, f"{first} end at {right} px, the frame shows {drawn['visible']}"))
+                for name in wide if width == 1400 else first:
+                    for text in table.get(name, []):
+                        if lines(text, widths[name], drawn) > holds:
+                            found.append((path, width, name, text))
+            finally:
+                page.close()
+    assert not found, "\n".join(map(str, found))
+
+
+def test_no_chart_cuts_its_key_at_1400_px(server, browser):
+    """Issue 43: the attention page's key of the uniform line ('uniform head: 1/N = 0.0625') was cut at the
+    edge of its 240-px panel at 1,400 px; every chart text of the walkthrough pages inside its chart."""
+    found = {}
+    for path in ("attention", "vit_vs_convnet", "?norm=batch&view=Main+effects"):
+        page = open_page(browser, f"{server.url}/{path}")
+        try:
+            page.set_viewport_size({"width": 1400, "height": 1000})
+            page.wait_for_timeout(800)
+            if cut := [item for item in overflowing(page, 1400) if item["kind"] == "chart text"]:
+                found[path] = cut[:3]
+        finally:
+            page.close()
+    assert not found, found

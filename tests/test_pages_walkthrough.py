@@ -141,7 +141,7 @@ def test_gap_whiskers_are_drawn_in_front_of_the_bars():
     from vitcore.app.walkthrough.walk_charts import gap_bars
 
     frame = pd.DataFrame({"model": ["vit", "convnet"], "rows": ["4,000"] * 2, "source": ["ours"] * 2,
-                          "mean": [0.12, 0.01], "low": [0.11, 0.005], "high": [0.13, 0.015]})
+                          "seeds": [3, 3], "mean": [0.12, 0.01], "low": [0.11, 0.005], "high": [0.13, 0.015]})
     spec = gap_bars(frame)[0].to_dict()["layer"]
     marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in spec]
     assert marks[0] == "bar" and "rule" in marks[1:]  # layered after the bars: on top

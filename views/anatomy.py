@@ -76,8 +76,10 @@ st.markdown(
 
 st.subheader("Counted work: multiply-adds per image")
 macs = work.work_table(cfg)
-st.dataframe(macs, hide_index=True, width="stretch", column_config={
-    "macs": st.column_config.NumberColumn("multiply-adds", format="localized")})
+st.dataframe(macs[["part", "macs", "formula"]], hide_index=True, width="stretch", row_height=66, column_config={  # the count
+    "part": st.column_config.TextColumn(width=170),  # beside its part, inside a 400-px screen; 66 px: two lines wrap
+    "macs": st.column_config.NumberColumn("multiply-adds", format="localized", width=110),
+    "formula": st.column_config.TextColumn(width=420)})
 st.caption(f"One image's forward pass, exact from the config (vitcore.analysis.work): every multiply-add of a matrix "
            f"product; norms, softmax and GELU not counted. The convnet: **{fmt.rows(work.macs(CONVNET))}**. This, "
            "not wall seconds, decides the compute claims (the Claims page) — seconds depend on the machine's load.")

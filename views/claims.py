@@ -28,21 +28,16 @@ st.markdown(claims_view.tally_text(results.claims_tally()))
 
 pairs = claims_view.configs(table)
 links = claims_view.links(table)
-ROW = 66  # px: Streamlit wraps a cell's text only in rows taller than 4rem; three lines fit
-st.dataframe(claims_view.display(table, links), hide_index=True, width="stretch", row_height=ROW,
-             height=ROW * len(table) + 38,
-             column_config={"Claim": st.column_config.TextColumn(pinned=True, width=200),
-                            "Sources": st.column_config.TextColumn(width=160, help="Who claims it (titles and "
-                                                                   "settings: Where each claim comes from, below)"),
-                            "Rows": st.column_config.TextColumn(width=60), "Metric": st.column_config.TextColumn(width=150),
-                            "Δ": st.column_config.TextColumn(width=70), "Verdict": st.column_config.TextColumn(width=92),
-                            "Direction": st.column_config.TextColumn(width=110),
-                            "Δ = selection − baseline": st.column_config.TextColumn(width=150),
-                            "p_adj": st.column_config.TextColumn(width=70),  # fmt.p_value: '< 0.0001', never '0'
-                            "p_tost_adj": st.column_config.TextColumn(width=80),
+text = {name: st.column_config.TextColumn(width=width) for name, width in claims_view.WIDTHS.items()}
+st.dataframe(claims_view.display(table, links), hide_index=True, width="stretch", row_height=claims_view.ROW,
+             height=claims_view.ROW * len(table) + 38,
+             column_config={**text, "Claim": st.column_config.TextColumn(pinned=True, width=claims_view.WIDTHS["Claim"]),
+                            "Sources": st.column_config.TextColumn(width=claims_view.WIDTHS["Sources"], help=(
+                                "Who claims it (titles and settings: Where each claim comes from, below)")),
+                            "Pairs": st.column_config.NumberColumn(width=claims_view.WIDTHS["Pairs"]),
                             "Runs": st.column_config.LinkColumn(
-                                "Runs", display_text="open", width=55, help="The Ablations page with the sidebar "
-                                "set to this row's selection and baseline: every Δ, curve and run")})
+                                "Runs", display_text="open", width=claims_view.WIDTHS["Runs"], help="The Ablations "
+                                "page with the sidebar set to this row's selection and baseline: every Δ, curve and run")})
 st.markdown(claims_view.meaning(table, margin))
 
 st.download_button("claims.csv", claims_view.csv_bytes(table), file_name="claims.csv", mime="text/csv",

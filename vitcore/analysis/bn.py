@@ -204,10 +204,15 @@ def explain(frame: pd.DataFrame) -> str:
         bad = part[part["collapsed"]]
         share = part["start_share"].iloc[0]
         lines.append(f"- **{rows:,} rows** ({part['bn_steps'].iloc[0]} steps, start values' share "
-                     f"0.99^{part['bn_steps'].iloc[0]} = {share:.3g}): {len(bad)} of {len(part)} runs collapsed; "
+                     f"0.99^{part['bn_steps'].iloc[0]} = {share:.3g}): {len(bad)} of {len(part)} diagnosed runs collapsed; "
                      f"{(part['test_accuracy'] < 0.5).sum()} below 0.5 test accuracy as stored, "
                      f"{(part['test_accuracy_recalibrated'] < 0.5).sum()} after recalibration. "
                      + _moves(part, "All runs") + ("; " + _moves(bad, "collapsed runs") if len(bad) else "") + ".")
+    seeds = sorted(int(seed) for seed in frame["seed"].unique())
+    lines.append(f"- The diagnosed runs: the {len(frame)} stored BatchNorm runs that kept their weights "
+                 f"({frame['label'].nunique()} configs, random seed{'s' if len(seeds) > 1 else ''} "
+                 f"{', '.join(map(str, seeds))}), not the random seeds of one config a card counts: another set, "
+                 "so the two counts of collapsed runs differ.")
     stored_ok = np.allclose(frame["test_accuracy_stored_weights"], frame["test_accuracy"], rtol=0, atol=1e-4)
     lines.append("- The stored weights " + ("reproduce every stored test accuracy" if stored_ok else
                  "do **not** reproduce every stored test accuracy (largest difference "

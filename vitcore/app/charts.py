@@ -176,11 +176,14 @@ def _tooltip(label: str, places: str) -> list:
 
 
 def _fill(scale: alt.Scale):
-    """The dot's fill (tables.SIZE_FILL): the verdict's colour when its interval lies beyond ±margin, else hollow."""
+    """The dot's fill (tables.SIZE_FILL): the verdict's colour when its interval lies beyond ±margin, else hollow.
+    From its own column (`filled`, a copy of the verdict): a fill on `verdict` itself with no legend made Vega-Lite
+    merge it with the colour's legend and drop both ("Conflicting legend property disable"): no verdict key."""
     return alt.condition(alt.FieldEqualPredicate(field="size", equal="beyond"),
-                         alt.Fill("verdict:N", scale=scale, legend=None), alt.value("white"))
+                         alt.Fill("filled:N", scale=scale, legend=None), alt.value("white"))
 
 
+SHAPE_KEY = "#1f2430"  # the shape key's symbols: a shape says where an effect comes from, not its verdict
 FOREST_ROW, FOREST_TITLE = 52, 48  # px per row (two lines of text, then the intervals); title characters per line
 
 
@@ -192,6 +195,7 @@ def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
     nothing leaves the screen at 400 px (issue 20)."""
     frame = with_readings(frame)[["label", "mean_delta", *INTERVAL_COLUMNS, "n_pairs", "p_adj", "p_tost_adj",
                                   "family_size", "margin", "verdict", "verdict_text", "verdict_short", *READING_FIELDS]]
+    frame = frame.assign(filled=frame["verdict"])  # the dots' fill (_fill)
     places = axis_format(metric)
     # a row (FOREST_ROW px): the change at -15, the verdict at 0, the intervals at +15 from the band's middle
     y = alt.Y("label:N", sort=None, title=None, axis=None, scale=alt.Scale(paddingInner=0, paddingOuter=0))
@@ -222,27 +226,34 @@ def effect_intervals(frame: pd.DataFrame, metric: str, title: str) -> list[alt.C
     """Dots at mean_delta with the two intervals of its verdict (simultaneous over its family) per
     `effect` (frame: tables.effect_frame), one panel (chart) per training size, each with its own x-scale
     and its container's width (side by side on a wide screen, stacked on a phone); colour by the verdict
-    (COLOUR_RULE), diamonds for single-cell effects; a dashed rule at 0."""
+    (COLOUR_RULE), diamonds for single-cell effects; a dashed rule at 0. Each panel's keys list what it draws."""
     frame = with_readings(frame)[["effect", "rows", "train_rows", "basis", "mean_delta", *INTERVAL_COLUMNS, "n_pairs",
                                   "p_adj", "p_tost_adj", "family_size", "verdict", *READING_FIELDS]]
-    places = axis_format(metric)
-    colour = alt.Color("verdict:N", title="Verdict", scale=verdict_scale(metric, frame["verdict"]))
-    bases = ["averaged over the grid's cells", "one cell only"]  # a shape legend only when both occur
-    shape = alt.Shape("basis:N", title=None, scale=alt.Scale(domain=bases, range=["circle", "diamond"]),
-                      legend=alt.Legend(labelLimit=300, orient="top", columns=1)  # a key of its own: never beside
-                      if set(bases) <= set(frame["basis"]) else None)                # the verdicts, off a phone's edge
+    frame = frame.assign(filled=frame["verdict"], shape_of=frame["basis"])  # the dots' fill (_fill) and shape
+    return [_effect_panel(frame[frame["rows"] == rows], metric, panel_title(title, rows)) for rows in panel_order(frame)]
+
+
+def _effect_panel(part: pd.DataFrame, metric: str, title: alt.Title) -> alt.Chart:
+    places, scale = axis_format(metric), verdict_scale(metric, part["verdict"])
+    colour = alt.Color("verdict:N", title="Verdict", scale=scale)
+    bases = alt.Scale(domain=["averaged over the grid's cells", "one cell only"], range=["circle", "diamond"])
     y, names = effect_rows(alt.Chart())
     base = alt.Chart().encode(y=y)
     x = alt.X("ci_adj_low:Q", title="Δ (95% and 90% intervals, simultaneous)",
               axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy"))
     tooltip = [*_tooltip("effect", places), "rows:N", "basis:N"]
     dots = base.mark_point(size=80, opacity=1, strokeWidth=2, yOffset=8).encode(
-        x="mean_delta:Q", color=colour, shape=shape, fill=_fill(verdict_scale(metric, frame["verdict"])), tooltip=tooltip)
+        x="mean_delta:Q", color=colour, shape=alt.Shape("shape_of:N", scale=bases, legend=None), fill=_fill(scale),
+        tooltip=tooltip)
     zero = alt.Chart().mark_rule(color="#adb5bd", strokeDash=[3, 3]).encode(x=alt.datum(0))
-    return [alt.layer(zero, *_interval_layers(base, x, colour, tooltip, 8), dots, names,
-                      data=frame[frame["rows"] == rows]).properties(
-        height=alt.Step(EFFECT_ROW), title=panel_title(title, rows)).configure_legend(orient="bottom", columns=2)
-        for rows in panel_order(frame)]
+    layers = [zero, *_interval_layers(base, x, colour, tooltip, 8), dots, names]
+    if set(bases.domain) <= set(part["basis"]):  # the shape key: only when both occur, a layer that draws nothing
+        layers.append(alt.Chart().transform_filter("false").mark_point(  # but the key (the dots' conditional fill
+            size=80, strokeWidth=2, color=SHAPE_KEY, fill="white", filled=False).encode(  # drew its symbols blank)
+            shape=alt.Shape("basis:N", title=None, scale=bases, legend=alt.Legend(labelLimit=300, orient="top",
+                                                                                  columns=1))))
+    return alt.layer(*layers, data=part).resolve_scale(shape="independent").properties(
+        height=alt.Step(EFFECT_ROW), title=title).configure_legend(orient="bottom", columns=2)
 
 
 # -- the walkthrough pages ------------------------------------------------------------------------

@@ -153,20 +153,34 @@ def export_csv(name: str) -> bytes:
     return _export_csv(name, STORE_PATH, store_mtime())
 
 
+def _kept(name: str, compute) -> pd.DataFrame:
+    """compute(study) once per store state, kept under the store (vitcore.study.shelf), so a restarted server
+    reads what the last one computed (the warm-up's flip and main effects: 4-6 CPU seconds on the committed
+    store) instead of computing it again; a copy a page may change."""
+    from vitcore.study import shelf
+
+    mtime = store_mtime()
+    found = _study(STORE_PATH, mtime)
+    root = found.store.root if found.store is not None else None
+    return found._cached(("kept", name), lambda: shelf.kept(  # at most KEPT in memory: visitors pick many configs
+        root, root and shelf.state_key(root, mtime), name, lambda: compute(found)), keep=shelf.KEPT).copy()
+
+
 def main_effects(metric: str, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
     """stats.main_effects of one metric over the stored factorial grid (the Study's, once per margin);
     `cells`: one of vitcore.stats.percell.SUBSETS (default all cells)."""
-    return study().main_effects((metric,), margin, cells)
+    return _kept(f"main {metric} {margin!r} {cells}", lambda found: found.main_effects((metric,), margin, cells))
 
 
 def interactions(metric: str, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
     """stats.interactions of one metric (the slow one: computed only when asked for)."""
-    return study().interactions((metric,), margin, cells)
+    return _kept(f"interactions {metric} {margin!r} {cells}",
+                 lambda found: found.interactions((metric,), margin, cells))
 
 
 def flip_effects(cfg: RunConfig, margin: float = MARGIN) -> pd.DataFrame:
     """stats.flip_effects of cfg over the store (the Study's measurements, judged at this margin)."""
-    return study().flip_effects(cfg, margin)
+    return _kept(f"flip {cfg.config_id} {margin!r}", lambda found: found.flip_effects(cfg, margin))
 
 
 # -- other committed files ----------------------------------------------------------------------

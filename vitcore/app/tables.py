@@ -13,8 +13,18 @@ from vitcore.app import fmt
 from vitcore.app.selection import BASELINE, cell_name
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import REGISTRY
+from vitcore.stats import plan
 from vitcore.stats.estimates import MARGIN
-from vitcore.study.words import borderline, interval_text, verdict_text
+from vitcore.study.words import (
+    SEEN_MARK,
+    borderline,
+    interval_kind,
+    marked,
+    seen,
+    verdict_interval,
+    verdict_text,
+    work_mark,
+)
 
 
 def curve_roles(selected: pd.DataFrame, base: pd.DataFrame, cfg: RunConfig,
@@ -57,22 +67,48 @@ def flip_frame(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
 
 
 def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.DataFrame:
-    """stats.flip_effects rows of one metric, readable: Switch, Change, Δ, the interval that goes with the
-    verdict (simultaneous over the family), Pairs, both adjusted p-values, Verdict, its readings, Family."""
+    """stats.flip_effects rows of one metric, readable, what a row is read by first (FLIP_WIDTHS: inside a 400-px
+    screen): Change, Verdict (the word and its marks), Interval (the one the verdict is read from), Δ; then which interval it is,
+    the 90% one, Pairs, both adjusted p-values, the verdict in full, its readings, Family."""
     part = with_readings(flip_frame(flips, metric, margin))
+    rows, places = part.to_dict("records"), fmt.digits(metric)
     return pd.DataFrame({
-        "Switch": part["switch"].map(lambda s: SWITCH_NAMES.get(s, s)),
-        "Change": [f"{a} → {b}" for a, b in zip(part["from"], part["to"])],
+        "Change": [f"{SWITCH_NAMES.get(s, s)} {a} → {b}" for s, a, b in zip(part["switch"], part["from"], part["to"])],
+        "Verdict": [marked(row) + work_mark(row, short=True) + (SEEN_MARK if seen(row) else "") for row in rows],
+        "Interval": [verdict_interval(row, places) if row["n_pairs"] >= 2 else "n/a (one seed)" for row in rows],
         "Δ": part["mean_delta"].astype(float),
-        "Interval": [interval_text(row, fmt.digits(metric)) if row["n_pairs"] >= 2 else "n/a (one seed)"
-                     for row in part.to_dict("records")],
+        "Interval is": [interval_kind(row) for row in rows],
+        "90% interval": [fmt.ci(row["ci90_adj_low" if plan.adjusted(row) else "ci90_low"],
+                                row["ci90_adj_high" if plan.adjusted(row) else "ci90_high"], places) for row in rows],
         "Pairs": part["n_pairs"].astype(int),
         "p_adj": part["p_adj"].map(fmt.p_value),  # '< 0.0001', never '0'
         "p_tost_adj": part["p_tost_adj"].map(fmt.p_value),
-        "Verdict": part["verdict_text"],
+        "Verdict in full": part["verdict_text"],
         **reading_columns(part),
         "Family (Bonferroni)": [f"{name} (m = {int(m)})" for name, m in zip(part["family"], part["family_size"])],
     })
+
+
+# px per column of flip_table (the Ablations page's Flip one switch); a row 66 px tall wraps three lines
+# (tables.ROW), so Change, Verdict and Interval fit a 400-px screen's 366-px frame and nothing of theirs is cut.
+FLIP_WIDTHS = {"Change": 108, "Verdict": 116, "Interval": 82, "Δ": 64, "Interval is": 220, "90% interval": 82,
+               "Pairs": 50, "p_adj": 72, "p_tost_adj": 80, "Verdict in full": 560, "Size": 100, "Δ / run sd": 80,
+               "Wins": 220, "Borderline": 220, "Family (Bonferroni)": 420}
+ROW = 66  # px: Streamlit wraps a cell's text only in rows taller than 4rem; three lines fit
+
+
+def families_text(frame: pd.DataFrame) -> str:
+    """The Bonferroni families of a chart's rows, each with its m — the number of comparisons its correction counts
+    (a switch's other levels, trained or not) — and how many of them the chart draws when that is fewer: 'position
+    embedding (m = 2, 1 drawn); norm (m = 1)'. A suffix every family shares ('changes of ViT p7 … at 4,000 rows')
+    is said once, in front."""
+    sizes = frame.groupby("family", sort=False).agg(m=("family_size", "max"), drawn=("family", "size"))
+    names = list(sizes.index)
+    tails = {name.split(" changes of ", 1)[1] for name in names if " changes of " in name}
+    common = len(tails) == 1 and all(" changes of " in name for name in names)
+    parts = [f"{name.split(' changes of ')[0] if common else name} (m = {int(row.m)}"
+             + (f", {int(row.drawn)} drawn" if row.drawn < row.m else "") + ")" for name, row in sizes.iterrows()]
+    return (f"one per switch, its changes of {tails.pop()}: " if common else "") + "; ".join(parts)
 
 
 def reading_columns(part: pd.DataFrame) -> dict:

@@ -35,6 +35,9 @@ def add_parsers(sub) -> None:
     add_store_flag(check)
     check.add_argument("--fix", action="store_true",
                        help="first remove unfinished writes (.tmp-*) that no writer holds and are over an hour old")
+    check.add_argument("--ship", action="store_true",
+                       help="then write verdicts.json: the valid runs by content, so a fresh clone of the repository "
+                            "need not judge them again (vitcore.store.shipped; read only in the repository's store)")
     check.set_defaults(handler=_check)
 
     export = sub.add_parser("export", help="write runs.csv, histories.csv, confusions.csv")
@@ -141,6 +144,16 @@ def _check(args) -> int:
     print(f"{missing:,} valid runs without predictions.npy (flips and the test set's sampling need them; "
           "`python -m vitcore sweep all --backfill-predictions` adds them)" if missing else
           "every valid run has its predictions.npy")
+    if args.ship:
+        from vitcore.store import shipped
+
+        try:
+            path = shipped.write(store.root, table["run_id"])
+        except OSError as error:
+            print(f"--ship: {clean(str(error))}")
+            return 1
+        print(f"{clean(str(path))}: {len(table):,} valid runs shipped by content"
+              + ("" if shipped.honoured(store.root) else " (read only in the repository's cached_runs/, not here)"))
     return 1 if problems else 0
 
 

@@ -250,7 +250,7 @@ def from_store(store) -> TestSet | None:
         from vitcore.store.files import BadRun
 
         try:
-            return store.load(run_id).predictions()
+            return store.predictions(run_id)  # a run of the judged table: its predictions.npy alone
         except (OSError, ValueError, BadRun):  # gone or changed since the table was read: left out
             return None
 

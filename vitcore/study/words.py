@@ -115,10 +115,10 @@ def flips_text(row) -> str | None:
     return f"borderline: {row['flips']}" if borderline(row) and isinstance(row.get("flips"), str) else None
 
 
-def interval_text(row, places: int) -> str:
-    """The interval that goes with the verdict: the 95% CI, simultaneous over the family when it has
-    more than one member (so it excludes 0 exactly when the verdict is resolved), and the 90% one
-    the equivalence test reads; over random seeds and test images where the verdict counts both."""
+def _interval(row) -> tuple[str, tuple, tuple]:
+    """(which interval goes with the verdict, its 95% (low, high), its 90% (low, high)): simultaneous over the family
+    when it has more than one member (so it excludes 0 exactly when the verdict is resolved), a planned row's
+    repeated CI at its look; over random seeds and test images where the verdict counts both."""
     size, adjusted = int(row.get("family_size", 1) or 1), plan.adjusted(row)
     low, high = (row["ci_adj_low"], row["ci_adj_high"]) if adjusted else (row["ci_low"], row["ci_high"])
     low90, high90 = (row["ci90_adj_low"], row["ci90_adj_high"]) if adjusted else (row["ci90_low"], row["ci90_high"])
@@ -128,8 +128,26 @@ def interval_text(row, places: int) -> str:
             else "95% CI (before the plan's first look)"
     if row.get("interval") == WITH_TEST:  # vitcore.stats.testset: the test set's sampling counted
         which += " over random seeds and test images"
+    return which, (low, high), (low90, high90)
+
+
+def interval_text(row, places: int) -> str:
+    """The interval that goes with the verdict (see _interval) in words, and the 90% one the equivalence test reads."""
+    which, (low, high), (low90, high90) = _interval(row)
     return (f"{which} {ci(low, high, places, none='no interval')} · 90% "
             f"{ci(low90, high90, places, none='n/a')}")
+
+
+def verdict_interval(row, places: int) -> str:
+    """Just the interval the verdict is read from, '[-0.0560, -0.0324]' (interval_text says which it is): what a
+    narrow table shows beside the verdict."""
+    _, (low, high), _ = _interval(row)
+    return ci(low, high, places, none="no interval")
+
+
+def interval_kind(row) -> str:
+    """Which interval verdict_interval gives ('95% CI, Bonferroni ×2 over random seeds and test images')."""
+    return _interval(row)[0]
 
 
 def tests_text(row) -> str:

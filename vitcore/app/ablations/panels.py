@@ -80,11 +80,9 @@ def variant_picker(cfg: RunConfig, metric: str, margin: float) -> None:
     """Under the landing's forest plot (from the first paint's second run on): how to read it, and one
     click per variant."""
     frame = tables.flip_frame(state.flip_effects(cfg, margin), metric, margin)
-    families = sorted(set(frame["family"]))
-    sizes = frame.drop_duplicates("family").set_index("family")["family_size"]
     st.caption(f"Dot: mean paired Δ; thin bar: its 95% interval, thick bar: its 90% interval, both simultaneous over "
-               f"the family (Bonferroni); band: ±margin. {charts.COLOUR_RULE} Families: "
-               + "; ".join(f"{name} (m = {int(sizes[name])})" for name in families) + "." + plan_caption(frame))
+               f"the family (Bonferroni); band: ±margin. {charts.COLOUR_RULE} Families (m: the comparisons its "
+               f"correction counts): {tables.families_text(frame)}." + plan_caption(frame))
     st.pills("Select a variant", list(frame["option"]), key=PICK_KEY, on_change=_select_variant, args=(frame,),
              help="Moves that switch in the sidebar: the cards then compare the variant with this baseline.")
 
@@ -177,7 +175,7 @@ def confusions(cfg: RunConfig, comparison, selected: pd.DataFrame, is_baseline: 
     st.caption(f"Left: the selection's row-normalised test rates, mean over its random seeds. Right and below: Δ "
                f"{paired}, per cell and per class (95% CIs, verdicts at margin ±{state.margin():g}); the Δ heatmap's "
                f"colour scale is fixed at ±{fmt.DELTA_LIMITS['confusion rate']:.2f} in every view (cells beyond are "
-               "clipped; their text gives the value).")
+               "clipped to its ends; a cell's tooltip gives its value).")
 
 
 def flipped_images(cfg: RunConfig, baseline: RunConfig, comparison, is_baseline: bool) -> None:
@@ -232,9 +230,11 @@ def flip_table(cfg: RunConfig, metric: str, margin: float) -> None:
     st.caption(f"Each row: this config with one switch changed, minus this config, paired by random seed at "
                f"{fmt.rows(cfg.train_rows)} rows. Each row is judged in the family of its single-switch change "
                "(named in the last column), Bonferroni-adjusted, as on the cards and the forest plot.")
-    st.dataframe(tables.flip_table(flips, metric, margin), hide_index=True, width="stretch",
-                 column_config={"Δ": st.column_config.NumberColumn(format=fmt.printf(metric, signed=True)),
-                                "Interval": st.column_config.TextColumn(width="large")})  # never cut at 1,400 px
+    table = tables.flip_table(flips, metric, margin)  # widths: the verdict and its interval inside a 400-px screen
+    config = {name: st.column_config.TextColumn(width=width) for name, width in tables.FLIP_WIDTHS.items()}
+    st.dataframe(table, hide_index=True, width="stretch", row_height=tables.ROW, column_config={
+        **config, "Δ": st.column_config.NumberColumn(format=fmt.printf(metric, signed=True), width=tables.FLIP_WIDTHS["Δ"]),
+        "Pairs": st.column_config.NumberColumn(width=tables.FLIP_WIDTHS["Pairs"])})
 
 
 def main_effects(metric: str, margin: float) -> None:
@@ -263,9 +263,7 @@ def main_effects(metric: str, margin: float) -> None:
               "predictions; `interval` in effects.csv)") if both else ""
     st.caption(f"Within each cell of the other switches, same training rows and random seed, then averaged per random "
                f"seed; the interval is over random seeds (up to {seeds}){images}, 95% simultaneous over the family "
-               "(Bonferroni): " + "; ".join(f"{name} (m = {int(m)})" for name, m in
-                                           shown.groupby("family")["family_size"].max().items())
-               + f". Each panel has its own x-scale. {charts.COLOUR_RULE}")
+               f"(Bonferroni): {tables.families_text(shown)}. Each panel has its own x-scale. {charts.COLOUR_RULE}")
     if note := tables.single_cell_note(shown):
         st.caption(note)
     _cell_strip(metric, shown, cells, False)

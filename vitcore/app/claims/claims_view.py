@@ -21,7 +21,7 @@ from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import readings
 from vitcore.stats.compare import compare
 from vitcore.stats.estimates import DEFINITIONS, MARGIN, MARGIN_REASON, OPTIMISTIC
-from vitcore.study.words import interval_text, marked
+from vitcore.study.words import interval_text, marked, verdict_interval
 
 BY_NAME = {claim.claim: claim for claim in CLAIMS}
 
@@ -59,31 +59,43 @@ def who(sources: str) -> str:
 
 
 def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
-    """One row per claim, train_rows and metric, what it says and what we found first — Claim, Sources (who),
-    Rows, Metric (optimistic ones say so), Δ, Verdict, Direction, Runs (a link to the Ablations page with both
-    configs): what fits a 1,400-px screen beside the sidebar — then Expected Δ, the interval that goes with
-    the verdict, both adjusted tests, Pairs, the readings (Size, Δ / run sd, Wins, Borderline) and Family.
-    Verdicts carry the borderline marker (cards.marked). Each source's setting, too long
-    for a table cell, is in `origins`."""
+    """One row per claim, train_rows and metric, what it says and what we found first — Claim, Verdict, the
+    Interval it is read from and Direction (WIDTHS: the first three inside a 400-px screen), then the comparison,
+    Rows, Metric (optimistic ones say so), Δ, Runs (a link to the Ablations page with both configs), Sources
+    (who), the mirror, the tally, Expected Δ, which interval it is and the 90% one, both adjusted tests, Pairs,
+    the readings (Size, Δ / run sd, Wins, Borderline) and Family. Verdicts carry the borderline marker
+    (cards.marked). Each source's setting, too long for a table cell, is in `origins`."""
     places = table["metric"].map(fmt.digits)
     metric = [fmt.title(m) + (" (optimistic)" if m in OPTIMISTIC else "") + ("" if role == DECIDES else
                                                                              " · not counted")
               for m, role in zip(table["metric"], table["role"])]
+    rows = table.to_dict("records")
+    paired = [row["n_pairs"] >= 2 and not fmt.missing(row["train_rows"]) for row in rows]
     return pd.DataFrame({
-        "Claim": table["claim"], "Δ = selection − baseline": table["comparison"],
+        "Claim": table["claim"], "Verdict": [marked(row) for row in rows],
+        "Interval": [verdict_interval(row, p) if ok else "exact (counted)" if row["metric"] == WORK else
+                     fmt.ci(row["ci_low"], row["ci_high"], p) for row, p, ok in zip(rows, places, paired)],
+        "Direction": table["direction"], "Δ = selection − baseline": table["comparison"],
         "Rows": [("any (counted)" if m == WORK else "the curve") if fmt.missing(r) else fmt.rows(r)
                  for r, m in zip(table["train_rows"], table["metric"])], "Metric": metric,
         "Δ": [fmt.delta(d, p) for d, p in zip(table["mean_delta"], places)],
-        "Verdict": [marked(row) for row in table.to_dict("records")],
-        "Direction": table["direction"], "Runs": links, "Sources": table["sources"].map(who),
+        "Runs": links, "Sources": table["sources"].map(who),
         "Mirrored claim": table["mirror"].fillna(""), "Tally": table["tally"], "Expected Δ": table["expected"],
-        "Interval": [interval_text(row, p) if row["n_pairs"] >= 2 and not fmt.missing(row["train_rows"]) else
-                     "exact (counted)" if row["metric"] == WORK else
-                     f"95% bootstrap {fmt.ci(row['ci_low'], row['ci_high'], p)}"
-                     for row, p in zip(table.to_dict("records"), places)],
+        "Interval in full": [interval_text(row, p) if ok else "exact (counted)" if row["metric"] == WORK else
+                             f"95% bootstrap {fmt.ci(row['ci_low'], row['ci_high'], p)}"
+                             for row, p, ok in zip(rows, places, paired)],
         "p_adj": table["p_adj"].map(fmt.p_value), "p_tost_adj": table["p_tost_adj"].map(fmt.p_value),  # never '0'
         "Pairs": table["n_pairs"].astype(int), **reading_columns(with_readings(table)),
         "Family": [f"{name} (m = {int(m)})" for name, m in zip(table["family"], table["family_size"])]})
+
+
+# px per column of `display` (views/claims.py); a row ROW px tall wraps four lines, so the claim, its verdict and
+# the interval it is read from fit a 400-px screen's 366-px frame, and at any width none of them is cut
+WIDTHS = {"Claim": 150, "Verdict": 96, "Interval": 80, "Direction": 104, "Δ = selection − baseline": 160, "Rows": 64,
+          "Metric": 140, "Δ": 80, "Runs": 55, "Sources": 180, "Mirrored claim": 220, "Tally": 220, "Expected Δ": 160,
+          "Interval in full": 300, "p_adj": 70, "p_tost_adj": 80, "Pairs": 50, "Size": 100, "Δ / run sd": 80,
+          "Wins": 220, "Borderline": 220, "Family": 320}
+ROW = 88  # px: Streamlit wraps a cell's text only in rows taller than 4rem; four lines fit
 
 
 def origins(table: pd.DataFrame) -> pd.DataFrame:

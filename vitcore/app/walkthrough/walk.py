@@ -104,20 +104,25 @@ def scaling_table(deltas: pd.DataFrame) -> pd.DataFrame:
                          "Pairs": deltas["n_pairs"].astype(int), "Verdict": deltas["verdict"]})
 
 
+OURS, ARTICLE = "ours (mean ± sd over random seeds)", "the source article (one random seed)"  # gap_frame's sources
+
+
 def gap_frame(headline: pd.DataFrame) -> pd.DataFrame:
     """Gap bars of report.headline(): ours (mean ± sd over random seeds) and the source article's one
-    random seed, per model and row count (columns: model, rows, source, mean, low, high)."""
+    random seed, per model and row count (columns: model, rows, source, seeds, mean, low, high). One
+    source name per kind, so a chart's legend has one entry (and one colour) per source; how many random
+    seeds each of our bars averages is in `seeds`."""
     bars = []
     for _, r in headline.iterrows():
         rows = fmt.rows(r["train_rows"])
         if r["n_seeds"]:
             sd = 0.0 if fmt.missing(r["gap_std"]) else r["gap_std"]
-            bars.append({"model": r["model"], "rows": rows, "source": f"ours (mean ± sd, {int(r['n_seeds'])} random seeds)",
+            bars.append({"model": r["model"], "rows": rows, "source": OURS, "seeds": int(r["n_seeds"]),
                          "mean": r["gap_mean"], "low": r["gap_mean"] - sd, "high": r["gap_mean"] + sd})
         if not fmt.missing(r["seed_gap"]):
-            bars.append({"model": r["model"], "rows": rows, "source": "the source article (one random seed)",
+            bars.append({"model": r["model"], "rows": rows, "source": ARTICLE, "seeds": 1,
                          "mean": r["seed_gap"], "low": r["seed_gap"], "high": r["seed_gap"]})
-    return pd.DataFrame(bars, columns=["model", "rows", "source", "mean", "low", "high"])
+    return pd.DataFrame(bars, columns=["model", "rows", "source", "seeds", "mean", "low", "high"])
 
 
 # -- timing --------------------------------------------------------------------------------------
