@@ -44,27 +44,13 @@ st.dataframe(
     hide_index=True,
     height=runs_view.table_height(len(shown)),
     column_order=list(dict.fromkeys([
-        "label", "train_rows", "seed", "test_accuracy", "best_val_accuracy", "best_epoch", "final_train_accuracy",
-        "final_val_accuracy", "gap", "test_loss", "params", "seconds", *[c for c in OPTIONAL if c in runs.columns],
+        "label", "train_rows", "seed", *runs_view.METRIC_ORDER, *[c for c in OPTIONAL if c in runs.columns],
         *SIDEBAR_KEYS, "run_id", "config_id", "has_weights"])),
     column_config={
         "label": st.column_config.TextColumn("Config", pinned=True),
         "train_rows": st.column_config.NumberColumn("Rows", format="localized"),
         "seed": st.column_config.NumberColumn("Random seed"),
-        "test_accuracy": st.column_config.NumberColumn("Test acc", format=fmt.printf("test_accuracy")),
-        "best_val_accuracy": st.column_config.NumberColumn(
-            "Best val acc (optimistic)", format=fmt.printf("best_val_accuracy"),
-            help="Highest validation accuracy over the epochs: selected on the validation split (optimistic)"),
-        "best_epoch": st.column_config.NumberColumn("Best epoch"),
-        "final_train_accuracy": st.column_config.NumberColumn("Final train acc",
-                                                              format=fmt.printf("final_train_accuracy")),
-        "final_val_accuracy": st.column_config.NumberColumn("Final val acc", format=fmt.printf("final_val_accuracy")),
-        "gap": st.column_config.NumberColumn("Gap", format=fmt.printf("gap"),
-                                             help="Final-epoch train accuracy minus final-epoch validation accuracy"),
-        "test_loss": st.column_config.NumberColumn("Test loss", format=fmt.printf("test_loss")),
-        "params": st.column_config.NumberColumn("Params", format=fmt.printf("params")),
-        "seconds": st.column_config.NumberColumn("Seconds", format=fmt.printf("seconds"),
-                                                 help="Compare only within one timing group"),
+        **{name: st.column_config.NumberColumn(**shown) for name, shown in runs_view.metric_columns().items()},
         "timing_group": st.column_config.TextColumn("Timing group", help="Runs whose seconds compare: same training "
                                                     "code, threads, concurrent workers and compile mode"),
         "collapsed": st.column_config.CheckboxColumn("Collapsed", help="Test accuracy < 0.2 while final train "

@@ -26,6 +26,7 @@ from vitcore.analysis.crossover import (  # noqa: F401 (re-exported)
     paired_curve,
     plain_interpolation,
 )
+from vitcore.config.metrics import known
 from vitcore.config.papers import PAPER_VARIANTS, SMALL_DATA_VARIANT
 from vitcore.config.run import ARTICLE_MODELS, RunConfig
 from vitcore.config.switches import MODEL_NAMES
@@ -33,7 +34,7 @@ from vitcore.stats import compare as engine
 from vitcore.stats.estimates import BAD, GOOD, MARGIN
 from vitcore.stats.summaries import summarize
 
-CURVE_METRICS = ("test_accuracy", "final_val_accuracy")
+CURVE_METRICS = known("test_accuracy", "final_val_accuracy")
 MODELS = {MODEL_NAMES[model]: cfg for model, cfg in ARTICLE_MODELS.items()}  # the article's two models, "ViT" first
 VARIANT = f"ViT + {SMALL_DATA_VARIANT}"  # the papers' small-data recipe on the article's ViT (the papers-scaling grid)
 CURVE_MODELS = {**MODELS, VARIANT: RunConfig(**PAPER_VARIANTS[SMALL_DATA_VARIANT])}

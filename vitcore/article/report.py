@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 
 from vitcore.article import seed_reference as seed
+from vitcore.config.metrics import known
+from vitcore.config.metrics import metric as entry
 from vitcore.config.numbers import digits, missing, number, p_value
 from vitcore.config.run import ARTICLE_MODELS
 from vitcore.stats import compare as engine
@@ -30,9 +32,11 @@ from vitcore.stats.testset import TEST_COLUMNS, WITH_TEST
 from vitcore.store.runs import RunStore
 
 MODELS = ARTICLE_MODELS  # the article's two models: "vit", "convnet"
-HEADLINE_METRICS = ("params", "best_val_accuracy", "final_train_accuracy", "gap", "seconds", "test_accuracy")
-SEED_METRICS = ("params", "best_val_accuracy", "final_train_accuracy", "gap", "seconds")
-DELTA_METRICS = ("test_accuracy", "best_val_accuracy", "final_val_accuracy", "gap", "seconds")
+# Which metrics the source article's table prints (its columns, in its order: seed_reference.SEED_TABLE), the
+# headline's (those and test accuracy) and the paired Δs'; each name checked against the metric registry.
+SEED_METRICS = known(*next(iter(seed.SEED_TABLE.values())))
+HEADLINE_METRICS = (*SEED_METRICS, *known("test_accuracy"))
+DELTA_METRICS = known("test_accuracy", "best_val_accuracy", "final_val_accuracy", "gap", "seconds")
 
 
 def headline(runs: pd.DataFrame, timing: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -212,7 +216,7 @@ def headline_markdown(runs: pd.DataFrame, test_set=None, compare=None, timing=No
                          for _, r in table.iterrows()]
         if metric not in SEED_METRICS:
             continue
-        if metric in v.OPTIMISTIC:
+        if entry(metric).optimistic:
             shown = shown.rename(columns={metric: f"{metric} (optimistic)"})
         quoted = table[f"seed_{metric}"]
         shown[f"{metric} (source article)"] = quoted.map(lambda v: "—" if math.isnan(v) else number(v, digits(metric)))

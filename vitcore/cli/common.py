@@ -14,7 +14,7 @@ import traceback
 import warnings
 from pathlib import Path
 
-from vitcore.config import numbers
+from vitcore.config import metrics, numbers
 from vitcore.config.environment import store_path
 from vitcore.config.metrics import checked_margin as margin_rule
 from vitcore.data.regular import kind
@@ -263,7 +263,7 @@ def verdict_line(row: dict) -> str:
         text += f" · borderline: {row['flips']}"
     if row.get("timing_group"):
         text += f" (timed as {row['timing_group']})"
-    if row["metric"] in estimates.OPTIMISTIC:
+    if metrics.metric(row["metric"]).optimistic:
         text += " (optimistic: selected on this split)"
     if plan.planned(row) or str(row.get("plan", "")).startswith("exploratory"):
         text += f"\n  {'':21} {row['plan']}"  # which plan judged it (or that this margin is not its plan's)

@@ -31,6 +31,7 @@ from datetime import datetime
 from functools import lru_cache
 
 from vitcore.config import switches
+from vitcore.config.metrics import known
 from vitcore.config.run import DEFAULTS, RunConfig
 from vitcore.store.timing import now_utc, trained_at
 from vitcore.store.upkeep import PLANS
@@ -40,7 +41,7 @@ FOLDER = PLANS                   # in a store
 SUMS = "SHA256SUMS"              # beside the plan files
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 MAX_BYTES = 1 << 20              # a plan file is a few KB; larger is refused unread
-METRICS = ("test_accuracy",)     # a plan's metric (the others of a planned comparison stay fixed-sample)
+METRICS = known("test_accuracy")  # a plan's metric (the others of a planned comparison stay fixed-sample)
 SPENDING = "kim-demets power"    # alpha * t^rho (vitcore.stats.plan.spent)
 FAMILY_RULE = "registry"         # one switch's registry levels against the base (vitcore.stats.families)
 

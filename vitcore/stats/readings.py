@@ -30,6 +30,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
+from vitcore.config.metrics import metric as entry
 from vitcore.stats import estimates as v
 
 SIZE_BEYOND, SIZE_INSIDE, SIZE_OPEN = "beyond", "inside", "undetermined"
@@ -100,7 +101,7 @@ def spread_columns(metric: str, deltas, sd: float, mean: float | None = None) ->
     out = {"run_sd": sd, "delta_sd": mean / sd if sd and np.isfinite(sd) else np.nan}
     if values is None or not len(values):
         return {**out, "wins": np.nan, "win_rate": np.nan, "win_low": np.nan, "win_high": np.nan}
-    good = values if v.HIGHER_IS_BETTER.get(metric, True) else -values
+    good = values if entry(metric).higher_is_better else -values
     won, tied, n = int((good > 0).sum()), int((good == 0).sum()), len(good)
     low, high = clopper_pearson(won, n)[0], clopper_pearson(won + tied, n)[1]
     return {**out, "wins": won + tied / 2, "win_rate": (won + tied / 2) / n, "win_low": low, "win_high": high}

@@ -150,7 +150,7 @@ class RunStore:
             if verdict is not None and verdict[0] is not None and verdict[0] == stamp(folder, is_dir):
                 if verdict[1] is None:
                     try:
-                        row = index.row_from_files(folder, run_id, verdict[0])
+                        row, verdict = index.row_from_files(folder, run_id, verdict)
                     except BadRun:
                         verdict = None  # changed within the stamp's resolution: judge it now
             else:

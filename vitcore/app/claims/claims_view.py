@@ -17,10 +17,11 @@ from vitcore.app.selection import BASELINE_KEY, DEFAULTS, FREE_KEYS, SIDEBAR_KEY
 from vitcore.app.tables import reading_columns, with_readings
 from vitcore.article.claims import CLAIMS, DECIDES, REGISTRY, SEED_NOISE, WORK, tally_of
 from vitcore.article.claims import DEFINITIONS as DIRECTION_DEFINITIONS
+from vitcore.config.metrics import metric as entry
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import readings
 from vitcore.stats.compare import compare
-from vitcore.stats.estimates import DEFINITIONS, MARGIN, MARGIN_REASON, OPTIMISTIC
+from vitcore.stats.estimates import DEFINITIONS, MARGIN, MARGIN_REASON
 from vitcore.study.words import interval_text, marked
 
 BY_NAME = {claim.claim: claim for claim in CLAIMS}
@@ -66,7 +67,7 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
     Verdicts carry the borderline marker (cards.marked). Each source's setting, too long
     for a table cell, is in `origins`."""
     places = table["metric"].map(fmt.digits)
-    metric = [fmt.title(m) + (" (optimistic)" if m in OPTIMISTIC else "") + ("" if role == DECIDES else
+    metric = [fmt.title(m) + (" (optimistic)" if entry(m).optimistic else "") + ("" if role == DECIDES else
                                                                              " · not counted")
               for m, role in zip(table["metric"], table["role"])]
     return pd.DataFrame({
