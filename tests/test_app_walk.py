@@ -9,7 +9,13 @@ from fakes import run_row
 
 from vitcore.app.claims import claims_view
 from vitcore.app.runs import runs_view
-from vitcore.app.selection import BASELINE_KEY, baseline_cells, resolve_baseline, selection_or_default
+from vitcore.app.selection import (
+    BASELINE_KEY,
+    baseline_cells,
+    current_choices,
+    resolve_baseline,
+    selection_or_default,
+)
 from vitcore.app.walkthrough import walk
 from vitcore.article.claims import CLAIMS
 from vitcore.config.run import RunConfig
@@ -74,7 +80,7 @@ def test_claim_links_select_both_configs_on_the_ablations_page():
     cells = baseline_cells(runs)
     for claim in CLAIMS:
         query = dict(parse_qsl(urlparse(claims_view.ablations_link(claim.selection, claim.baseline)).query))
-        state = {key: (int(v) if v.isdigit() else v) for key, v in query.items()}
+        state = {**current_choices({}, query), BASELINE_KEY: query.get(BASELINE_KEY)}  # the sidebar's URL reading
         cfg, note = selection_or_default(state)
         assert note is None and cfg.config_id == claim.selection.config_id, claim.claim
         assert resolve_baseline(state.get(BASELINE_KEY), cells, cfg).config_id == claim.baseline.config_id, claim.claim

@@ -226,7 +226,7 @@ def test_ablations_landing_a_flipped_switch_and_flipped_images(server, browser):
         assert page.locator('[data-testid="stException"]').count() == 0
         first = page.locator('[data-testid="stVegaLiteChart"], [data-testid="stMetric"]').first
         assert first.get_attribute("data-testid") == "stVegaLiteChart"  # the forest plot leads
-        assert page.locator('[data-testid="stMetric"]').count() == 5
+        assert page.locator('[data-testid="stMetric"]').count() == len(stats.METRICS)  # a card per compared metric
         picker = page.locator('[data-testid="stButtonGroup"]', has_text="Select a variant")  # pills: role radio
         picker.get_by_text("norm layer → batch", exact=True).click()
         page.get_by_text("against the baseline").first.wait_for(timeout=60_000)  # the flipped state's header

@@ -82,7 +82,8 @@ def test_from_dict_round_trip_and_unknown_keys():
     cfg = RunConfig(model="convnet", train_rows=1000)
     assert RunConfig.from_dict(cfg.identity()) == cfg
     with pytest.raises(ValueError, match="unknown config fields"):
-        RunConfig.from_dict({"dropout": 0.1})
+        RunConfig.from_dict({"no_such_field": 0.1})
+    assert "no_such_field" not in FIELD_NAMES
 
 
 def test_config_is_frozen():

@@ -1,5 +1,6 @@
 """Grids, resumability and both executors, with real (tiny) training runs."""
 
+import math
 import os
 import re
 
@@ -10,15 +11,19 @@ from conftest import run_cli
 from fakes import write_run
 
 from vitcore.config.run import RunConfig
+from vitcore.config.switches import REGISTRY
 from vitcore.run.sweep import chunks, grid, run_sweep
 from vitcore.store.runs import RunStore
 
 TINY = dict(train_rows=100, epochs=1)
 
 
+CELLS = math.prod(len(s.grid) for s in REGISTRY if s.grid)  # the default factorial's ViT cells (24)
+
+
 def test_grid_sizes_and_contents():
-    default = grid("default")
-    assert len(default) == 500 and len({c.config_id for c in default}) == 50
+    default = grid("default")  # every ViT cell and the convnet, at 2 row counts and random seeds 0-9
+    assert len(default) == (CELLS + 1) * 2 * 10 and len({c.config_id for c in default}) == (CELLS + 1) * 2
     assert sum(c.model == "convnet" for c in default) == 20
     assert {c.patch_size for c in default if c.model == "vit"} == {4, 7, 14}
     assert {(c.train_rows, c.seed) for c in default} == {(r, s) for r in (1000, 4000) for s in range(10)}
@@ -49,7 +54,7 @@ def test_grid_sizes_and_contents():
 
 def test_grid_slices():
     sliced = grid("default", seeds=(3, 4), rows=(1000,), model="vit")
-    assert len(sliced) == 48 and {(c.seed, c.train_rows, c.model) for c in sliced} == {
+    assert len(sliced) == CELLS * 2 and {(c.seed, c.train_rows, c.model) for c in sliced} == {
         (s, 1000, "vit") for s in (3, 4)}
 
 
