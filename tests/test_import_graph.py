@@ -136,3 +136,18 @@ def test_shared_app_modules_import_no_page():
 
 def test_no_import_cycles():
     assert cycles(graph()) == []
+
+
+PAGE_LAYERS = ("app", "study", "config")  # what a page (views/*.py) may import: the app, the Study, the shared facts
+
+
+def test_pages_import_the_app_and_the_study_not_the_layers_below():
+    """A page describes the UI: it reaches the library through vitcore.app (its helpers, and
+    vitcore.app.walkthrough.library for what the walkthrough shows) and the Study, never stats, analysis, data,
+    model, store or run directly (issue 42: 11 such imports in 6 pages)."""
+    modules = set(graph())
+    below = {f"{page.name}: {target}" for page in sorted((ROOT / "views").glob("*.py"))
+             for target in imports_of(page, modules | {f"vitcore.{layer}" for layer in RANK})
+             if layer(target) not in PAGE_LAYERS}
+    assert below == set()
+    assert imports_of(ROOT / "views" / "attention.py", modules) >= {"vitcore.app.walkthrough.library"}  # it can fail

@@ -4,12 +4,10 @@ imported; tests/test_anatomy.py checks every count against the Keras builder for
 
 import streamlit as st
 
-from vitcore.analysis import work
 from vitcore.app import fmt, state
-from vitcore.article.seed_reference import POSITION_EMBEDDING_PARAMS, VIT_PARAMS_QUOTED
+from vitcore.app.walkthrough.library import POSITION_EMBEDDING_PARAMS, VIT_PARAMS_QUOTED, anatomy, work
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import SWITCH
-from vitcore.model import anatomy
 
 CONVNET = RunConfig(model="convnet")
 

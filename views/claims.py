@@ -59,7 +59,7 @@ pick = st.selectbox("Claim", rows, key="claims_pick",
                                           f"· {fmt.title(table['metric'].iloc[i])}") if rows else None
 if pick is not None:
     (selection, baseline), metric = pairs[pick], table["metric"].iloc[pick]
-    behind = claims_view.runs_behind(state.load_runs(), selection, baseline, metric, margin)
+    behind = claims_view.runs_behind(state.study(), selection, baseline, metric, margin)
     st.markdown(f"Δ = **{table['comparison'].iloc[pick]}** at {fmt.rows(selection.train_rows)} rows, "
                 f"{fmt.title(metric).lower()}, over {len(behind)} paired random seed{'s' if len(behind) != 1 else ''} "
                 f"([open in Ablations]({links[pick]})).")

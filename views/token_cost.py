@@ -4,10 +4,9 @@ and the sweep's training seconds per patch size, within one timing group. Reads 
 
 import streamlit as st
 
-from vitcore.analysis import cost, timing, work
 from vitcore.app import fmt, layout, state, tables
 from vitcore.app.charts import cost_chart
-from vitcore.stats import seconds
+from vitcore.app.walkthrough.library import cost, seconds, timing, work
 
 st.title("Token count is the price")
 st.caption("The source article: self-attention compares every token with every other, so cost grows as N²; "

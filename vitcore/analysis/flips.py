@@ -163,6 +163,9 @@ def flip_report(paired: Paired, labels: np.ndarray) -> FlipReport:
     """The flip statistics of a comparison's prediction pairs (see the module docstring)."""
     labels = np.asarray(labels, dtype=np.int64)
     n = paired.n
+    if not n and paired.selection.shape[1] != len(labels):  # no run on either side kept its predictions
+        empty = np.zeros((0, len(labels)), dtype=np.int64)
+        paired = Paired(paired.keys, empty, empty, empty)
     sel_right, base_right = paired.selection == labels, paired.baseline == labels    # (pairs, images)
     wrong_new, right_new = ~sel_right & base_right, sel_right & ~base_right
     b, c = wrong_new.sum(axis=0), right_new.sum(axis=0)                              # (images,)

@@ -30,7 +30,7 @@ from vitcore.config.metrics import known
 from vitcore.config.papers import PAPER_VARIANTS, SMALL_DATA_VARIANT
 from vitcore.config.run import ARTICLE_MODELS, RunConfig
 from vitcore.config.switches import MODEL_NAMES
-from vitcore.stats import compare as engine
+from vitcore.stats.comparer import Comparer, or_uncached
 from vitcore.stats.estimates import BAD, GOOD, MARGIN
 from vitcore.stats.summaries import summarize
 
@@ -56,13 +56,12 @@ def curve(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns).sort_values(["metric", "model", "train_rows"], ignore_index=True)
 
 
-def deltas(runs: pd.DataFrame, margin: float = MARGIN, test_set=None, compare=None) -> pd.DataFrame:
+def deltas(runs: pd.DataFrame, margin: float = MARGIN, test_set=None, compare: Comparer | None = None) -> pd.DataFrame:
     """ViT - convnet per row count and metric, paired: train_rows, metric, mean_delta, ci_low,
     ci_high, n_pairs, verdict ("better" = the ViT is better), interval (what the interval covers:
     vitcore.stats.testset, with the store's `test_set` as on the cards). `compare(selection, baseline, margin,
     metrics)`: a cached engine instead (vitcore.study.Study.compare)."""
-    compare = compare or (lambda selection, baseline, margin, metrics: engine.compare(
-        runs, selection, baseline, margin, metrics=metrics, test_set=test_set))
+    compare = or_uncached(compare, runs, test_set)
     shared = sorted(set(curve(runs).query("model == 'ViT'")["train_rows"])
                     & set(curve(runs).query("model == 'convnet'")["train_rows"]))
     rows = []

@@ -22,9 +22,9 @@ from vitcore.config.metrics import known
 from vitcore.config.metrics import metric as entry
 from vitcore.config.numbers import digits, missing, number, p_value
 from vitcore.config.run import ARTICLE_MODELS
-from vitcore.stats import compare as engine
 from vitcore.stats import estimates as v
 from vitcore.stats import readings
+from vitcore.stats.comparer import Comparer, or_uncached
 from vitcore.stats.estimates import MARGIN, paired_estimate, prediction_interval
 from vitcore.stats.seconds import NOTE_COLUMNS, reference_group, with_timing_set
 from vitcore.stats.summaries import runs_of, summarize
@@ -73,15 +73,14 @@ def _seconds_in_one_group(own: pd.DataFrame) -> dict:
             "seconds_timing_group": group, "seconds_n": len(seconds)}
 
 
-def headline_deltas(runs: pd.DataFrame, margin: float = MARGIN, test_set=None, compare=None) -> pd.DataFrame:
+def headline_deltas(runs: pd.DataFrame, margin: float = MARGIN, test_set=None, compare: Comparer | None = None) -> pd.DataFrame:
     """Paired ViT - convnet per train_rows and metric (DELTA_METRICS), from the comparison engine:
     the two means over the paired random seeds, Δ, 95% CI, n_pairs, verdict ("better" = the ViT
     is better; for gap and seconds lower is better), the 95% prediction interval of one paired
     difference (pi_low, pi_high: where a single random seed's Δ should fall) and seed_delta, the
     source article's single-seed difference. `compare(selection, baseline, margin, metrics)`: a cached
     engine instead of stats.compare.compare (vitcore.study.Study.compare)."""
-    compare = compare or (lambda selection, baseline, margin, metrics: engine.compare(
-        runs, selection, baseline, margin, metrics=metrics, test_set=test_set))
+    compare = or_uncached(compare, runs, test_set)
     rows = []
     for train_rows in seed.TRAIN_ROWS:
         vit, convnet = (MODELS[m].replace(train_rows=train_rows) for m in ("vit", "convnet"))
@@ -145,7 +144,7 @@ def _single_seed(row) -> str:
             f"{'inside, an ordinary draw' if inside else 'outside, an unusual draw for this setup'}.")
 
 
-def headline_sentences(runs: pd.DataFrame, margin: float = MARGIN, test_set=None, compare=None) -> list[str]:
+def headline_sentences(runs: pd.DataFrame, margin: float = MARGIN, test_set=None, compare: Comparer | None = None) -> list[str]:
     """The conclusions, written from headline_deltas: per size, test accuracy (the headline), best
     validation accuracy (selected on the validation split, so optimistic), the gaps and time."""
     deltas = headline_deltas(runs, margin, test_set, compare).set_index(["train_rows", "metric"])
@@ -203,7 +202,7 @@ def _markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def headline_markdown(runs: pd.DataFrame, test_set=None, compare=None, timing=None) -> str:
+def headline_markdown(runs: pd.DataFrame, test_set=None, compare: Comparer | None = None, timing=None) -> str:
     """headline.md: the sentences, the table (ours: mean ± std over random seeds | source article: one seed), the Δs."""
     table, deltas = headline(runs, timing), headline_deltas(runs, test_set=test_set, compare=compare)
     shown = pd.DataFrame({"model": table["model"], "rows": table["train_rows"].map("{:,}".format),
@@ -252,7 +251,7 @@ def data_size_sentence(runs: pd.DataFrame, test_set=None) -> str:
     return scaling.crossover_sentence(scaling.crossover_estimate(runs, test_set=test_set)).replace("**", "")
 
 
-def write_report(runs: pd.DataFrame, out: Path, test_set=None, compare=None, timing=None) -> list[str]:
+def write_report(runs: pd.DataFrame, out: Path, test_set=None, compare: Comparer | None = None, timing=None) -> list[str]:
     """Write headline.csv, headline_deltas.csv and headline.md into the folder `out`; returns the sentences
     (the headline's, then the data-size curve's crossover estimate)."""
     crossing = data_size_sentence(runs, test_set)

@@ -104,23 +104,20 @@ def _compare(args) -> int:
             print(f"  {'':21} {line}")
     with staged(out) as stage:
         written = [out / Path(path).name for path in write(result, stage)]
-        if study.test_set is not None and result.paired:
-            written += [out / Path(path).name
-                        for path in _write_flips(store, study.runs, selection, baseline, study.test_set.labels, stage)]
+        if result.paired:
+            written += [out / Path(path).name for path in _write_flips(study, selection, baseline, stage)]
     print("wrote " + ", ".join(clean(str(path)) for path in written))
     return 0
 
 
-def _write_flips(store, runs, selection: RunConfig, baseline: RunConfig, labels, out) -> list:
-    """flips.csv (every image flipped in some pair, against its null) and flip_pairs.csv (McNemar per pair)."""
+def _write_flips(study, selection: RunConfig, baseline: RunConfig, out) -> list:
+    """flips.csv (every image flipped in some pair, against its null) and flip_pairs.csv (McNemar per pair), from
+    the Study's flip report (the Ablations page's): nothing without a test set or a pair that kept predictions."""
     from vitcore.analysis import flips
 
-    paired = flips.paired_predictions(lambda run_id: store.load(run_id).predictions(),
-                                      runs[runs["config_id"] == selection.config_id],
-                                      runs[runs["config_id"] == baseline.config_id])
-    if not paired.n:
+    report = study.flip_report(selection, baseline)
+    if report is None or not report.n_pairs:
         return []
-    report = flips.flip_report(paired, labels)
     report.images.to_csv(out / FLIP_FILES[0], index=False)
     report.pairs.to_csv(out / FLIP_FILES[1], index=False)
     print(flips.summary(report))
@@ -175,14 +172,12 @@ def _noise(args) -> int:
     store = existing_store(args.store)  # the store first: a bad --store leaves no output folder behind
     out = writable_folder(args.out, "--out")
     files_in(out, NOISE_FILES, "--out")
-    from vitcore.analysis import noise
-
-    components, pairing = noise.noise_tables(store.table(), margin=margin)
+    components, pairing, advice = open_study(store).noise(margin)  # the Seed noise page's tables
     if components.empty:
         raise UsageError(f"no crossed runs (2+ data, init and order seeds of one config) in {store.root}: "
                          f"`python -m vitcore sweep noise` trains them")
     components.to_csv(out / NOISE_FILES[0], index=False)
     pairing.to_csv(out / NOISE_FILES[1], index=False)
-    print("\n".join(noise.advice(components, pairing, margin)))
+    print("\n".join(advice))
     print("wrote " + ", ".join(clean(str(out / name)) for name in NOISE_FILES))
     return 0

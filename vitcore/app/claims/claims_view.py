@@ -20,8 +20,8 @@ from vitcore.article.claims import DEFINITIONS as DIRECTION_DEFINITIONS
 from vitcore.config.metrics import metric as entry
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import readings
-from vitcore.stats.compare import compare
 from vitcore.stats.estimates import DEFINITIONS, MARGIN, MARGIN_REASON
+from vitcore.study import Study
 from vitcore.study.words import interval_text, marked
 
 BY_NAME = {claim.claim: claim for claim in CLAIMS}
@@ -139,10 +139,11 @@ def ablations_link(selection: RunConfig, baseline: RunConfig) -> str:
     return "./?" + urlencode(params)
 
 
-def runs_behind(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig, metric: str,
+def runs_behind(study: Study, selection: RunConfig, baseline: RunConfig, metric: str,
                 margin: float) -> pd.DataFrame:
-    """The seed-by-seed pairs behind one claim's Δ: random seed, both run ids, both values, Δ."""
-    pairs = compare(runs, selection, baseline, margin, metrics=(metric,)).pairs
+    """The seed-by-seed pairs behind one claim's Δ (the Study's comparison, as the ledger's): random seed, both run
+    ids, both values, Δ."""
+    pairs = study.compare(selection, baseline, margin, metrics=(metric,), missing_ok=True).pairs
     if pairs.empty or "selection_run_id" not in pairs.columns:
         return pd.DataFrame(columns=["random seed", "selection run", "baseline run", "selection", "baseline", "Δ"])
     return pd.DataFrame({"random seed": pairs["seed"].astype(int), "selection run": pairs["selection_run_id"],

@@ -14,6 +14,7 @@ from vitcore.app.selection import LABELS, cell_name, config_of_row
 from vitcore.config.metrics import TABLE
 from vitcore.config.metrics import metric as entry
 from vitcore.config.run import DEFAULTS
+from vitcore.stats.estimates import MARGIN
 
 # Every field the sidebar selects by, and the random seed, as (table column, filter label); the integer
 # columns (patch size etc.; convnet rows: none) are the RunConfig fields with whole-number defaults.
@@ -114,12 +115,13 @@ def coverage(runs: pd.DataFrame) -> pd.DataFrame:
     return grid.rename_axis("cell").reset_index()
 
 
-def filtered_csv(name: str, frames: dict[str, pd.DataFrame], shown: pd.DataFrame, test_set=None) -> bytes:
+def filtered_csv(name: str, frames: dict[str, pd.DataFrame], shown: pd.DataFrame, test_set=None,
+                 margin: float = MARGIN) -> bytes:
     """One export restricted to the shown runs, in the CLI's format (runs/histories/confusions: the
-    export frame's rows of those run ids; effects.csv: main effects computed from the shown runs)."""
+    export frame's rows of those run ids; effects.csv: main effects computed from the shown runs, at `margin`)."""
     if name == "effects.csv":
         from vitcore.stats import percell
 
-        return percell.effects_with_spread(shown, test_set=test_set).to_csv(index=False).encode()
+        return percell.effects_with_spread(shown, margin=margin, test_set=test_set).to_csv(index=False).encode()
     frame = frames[name]
     return frame[frame["run_id"].isin(set(shown["run_id"]))].to_csv(index=False).encode()
