@@ -125,7 +125,9 @@ def test_one_click_selects_a_variant_and_the_cards_lead_with_verdicts(app):
 def test_sidebar_options_say_what_is_stored(app):
     at = app()
     assert list(at.radio(key="patch_size").proto.captions) == ["not trained", "not trained", "3 seeds", "not trained"]
-    assert list(at.radio(key="train_rows").proto.captions) == ["3 seeds", "not trained", "3 seeds", "not trained", "not trained"]  # … 16,000
+    # … 16,000
+    assert list(at.radio(key="train_rows").proto.captions) == ["3 seeds", "not trained", "3 seeds", "not trained",
+                                                               "not trained"]
     assert list(at.radio(key="model").proto.captions) == ["3 seeds", "not trained"]
 
 
@@ -141,7 +143,8 @@ def test_metric_margin_and_view_come_from_the_url(app):
 
 def test_inconclusive_cards_say_how_many_more_random_seeds(app):
     at = app({"pos_embedding": "none"})
-    assert ":orange-badge[inconclusive] needs" in card_text(at) and "paired random seeds for 80% power (" in card_text(at)
+    assert ":orange-badge[inconclusive] needs" in card_text(at)
+    assert "paired random seeds for 80% power (" in card_text(at)
 
 
 def test_a_baseline_at_other_rows_is_unpaired_and_says_so(app):

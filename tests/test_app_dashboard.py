@@ -1,6 +1,6 @@
 """vitcore.app's plain modules (selection: query checks and baselines; training: estimates and the
-slot; tables: the flip table; the metric cards are in test_app_cards) and the CSV downloads, on synthetic stores: fast, no
-Streamlit script runs, no TensorFlow."""
+slot; tables: the flip table; the metric cards are in test_app_cards) and the CSV downloads, on synthetic stores: fast,
+no Streamlit script runs, no TensorFlow."""
 
 import io
 import threading
@@ -82,7 +82,8 @@ def test_estimate_scales_similar_runs_by_rows_and_epochs(store):
     assert estimate_seconds(store.table().iloc[:0], RunConfig()) is None
 
 
-@pytest.mark.parametrize("value, allowed", [(None, True), ("1", True), ("0", False), ("off", False), (" False ", False)])
+@pytest.mark.parametrize("value, allowed",
+                         [(None, True), ("1", True), ("0", False), ("off", False), (" False ", False)])
 def test_training_switch(value, allowed):
     assert training_allowed({} if value is None else {"VITCORE_ALLOW_TRAINING": value}) is allowed
 

@@ -43,9 +43,9 @@ def test_best_val_accuracy_always_carries_its_caveat():
 
 
 def test_timing_groups_in_words():
-    assert walk.timing_basis("v2/threads1/workers2/reused") == ("training code v2 (one XLA launch per epoch), 1 intra-op "
-                                                                "thread, 2 concurrent training workers, compiled once, "
-                                                                "reused across random seeds")
+    assert walk.timing_basis("v2/threads1/workers2/reused") == ("training code v2 (one XLA launch per epoch), 1 "
+                                                                "intra-op thread, 2 concurrent training workers, "
+                                                                "compiled once, reused across random seeds")
     assert "v1" in walk.timing_basis("v1/legacy")
     assert walk.timing_basis("v2/threads1/workers1/cached").endswith("compiled program loaded from the persistent "
                                                                      "compile cache")

@@ -22,7 +22,8 @@ from vitcore.study import Study
 
 SHOTS = ROOT / "screenshots"
 # url path (st.Page's default: the file name) -> screenshot name
-PAGES = {"": "ablations", "claims": "claims", "plans": "plans", "noise": "noise", "runs": "runs", "patching": "patching",
+PAGES = {"": "ablations", "claims": "claims", "plans": "plans", "noise": "noise", "runs": "runs",
+         "patching": "patching",
          "anatomy": "anatomy", "token_cost": "token_cost", "attention": "attention", "vit_vs_convnet": "vit_vs_convnet"}
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} "

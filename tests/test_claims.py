@@ -25,7 +25,8 @@ STRADDLES = {"margin": 0.01, "ci_adj_low": 0.002, "ci_adj_high": 0.015, "p_value
     ("> 0", "better", 0.03, ROW, ("agrees", claims.BEYOND_MARGIN)),
     ("> 0", "worse", 0.03, ROW, ("agrees", claims.BEYOND_MARGIN)),          # gap: a positive Δ reads "worse"
     ("> 0", "slightly better", 0.004, INSIDE, (claims.SMALLER, claims.INSIDE_MARGIN)),  # real, smaller than the margin
-    ("> 0", "better", -0.03, ROW, ("disagrees", claims.BEYOND_MARGIN)), ("< 0", "higher", 0.02, ROW, ("disagrees", claims.BEYOND_MARGIN)),
+    ("> 0", "better", -0.03, ROW, ("disagrees", claims.BEYOND_MARGIN)),
+    ("< 0", "higher", 0.02, ROW, ("disagrees", claims.BEYOND_MARGIN)),
     ("> 0", "slightly worse", -0.004, INSIDE, ("disagrees", claims.INSIDE_MARGIN)),  # resolved against, if small
     # patch 4 − 7 at ±0.02: raw p 0.025 (one-sided 0.0125) once made it "agrees in direction"; the adjusted
     # difference test does not resolve its sign, so it is shown negligible, never "disagrees"
@@ -235,7 +236,8 @@ def test_the_data_size_row_is_the_crossover_estimate():
     row = claims.data_size_row(runs_table(rows))
     assert (row["verdict"], row["direction"], row["n_pairs"]) == ("lower", "disagrees", 25)
     assert row["mean_delta"] == pytest.approx(-0.015, abs=0.002) and row["ci_low"] < -0.015 < row["ci_high"] < 0
-    assert row["crossover_low"] < 4000 < row["crossover_high"] and row["crossover_rows"] == pytest.approx(4000, rel=0.05)
+    assert row["crossover_low"] < 4000 < row["crossover_high"] and row["crossover_rows"] == pytest.approx(4000,
+                                                                                                          rel=0.05)
     assert ("crosses zero between 2,000 and 4,000 rows" in row["setting"] or "crosses zero between 4,000 and 8,000 "
             "rows" in row["setting"] or "crosses zero at 4,000 rows" in row["setting"]) and np.isnan(row["train_rows"])
 

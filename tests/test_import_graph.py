@@ -117,8 +117,8 @@ def test_function_level_and_type_checking_imports_are_read(tmp_path):
     edges = graph()
     assert "vitcore.run.train" in edges["vitcore.cli.runs"]  # imported inside _run: training is lazy
     source = tmp_path / "m.py"
-    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from vitcore.store.runs import RunStore\n"
-                      "def f():\n    import vitcore.stats.compare\n")
+    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from vitcore.store.runs import "
+                      "RunStore\ndef f():\n    import vitcore.stats.compare\n")
     assert imports_of(source, set(edges)) == {"vitcore.store.runs", "vitcore.stats.compare"}
 
 

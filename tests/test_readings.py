@@ -27,7 +27,8 @@ def test_better_beyond_the_margin_and_better_of_undetermined_size_read_different
     assert (beyond["verdict"], small["verdict"], inside["verdict"]) == ("better", "better", "slightly better")
     assert [readings.size_word(r) for r in (beyond, small, inside)] == ["beyond", "undetermined", "inside"]
     assert readings.size_word({**judged([0.01]), "verdict": v.TOO_FEW}) == "undetermined"
-    texts = [cards.verdict_text({**r, "metric": "test_accuracy", "size": readings.size_word(r)}) for r in (beyond, small)]
+    texts = [cards.verdict_text({**r, "metric": "test_accuracy", "size": readings.size_word(r)}) for r in (beyond,
+                                                                                                           small)]
     assert texts[0] == "better — beyond ±0.010" and texts[1].startswith("better — size undetermined")
 
 
@@ -57,7 +58,8 @@ def test_borderline_names_what_would_flip_it():
     far = judged([0.031, 0.029, 0.033, 0.030, 0.032])
     assert not readings.verdict_columns("test_accuracy", v.paired_estimate([0.031, 0.029, 0.033, 0.030, 0.032]),
                                         far)["borderline"]
-    for deltas in ([0.031, 0.029, 0.033], [0.002, 0.0025, 0.0022, 0.0018], [0.0, 0.001, -0.001, 0.0005, 0.0], [0.05, -0.04]):
+    for deltas in ([0.031, 0.029, 0.033], [0.002, 0.0025, 0.0022, 0.0018], [0.0, 0.001, -0.001, 0.0005, 0.0],
+                   [0.05, -0.04]):
         row = judged(deltas)  # readings' rule (to say what a crossed threshold gives) is judge's own
         assert readings.word("test_accuracy", np.mean(deltas) > 0, row["p_adj"], row["p_tost_adj"]) == row["verdict"]
 

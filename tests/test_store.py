@@ -68,9 +68,11 @@ def write_with(store: RunStore, cfg: RunConfig, accuracy: float = 0.8, **summary
 
 
 @pytest.mark.parametrize("extra, group", [
-    ({"timing": {"code": 2, "threads": 1, "workers": 2, "compile": "reused"}, "threads": 1}, "v2/threads1/workers2/reused"),
+    ({"timing": {"code": 2, "threads": 1, "workers": 2, "compile": "reused"}, "threads": 1},
+     "v2/threads1/workers2/reused"),
     ({"threads": 2}, "v2/threads2/workers2/fresh"),
-    ({"timing": {"code": 2, "threads": 1, "workers": 1, "compile": "cached"}, "threads": 1}, "v2/threads1/workers1/cached"),
+    ({"timing": {"code": 2, "threads": 1, "workers": 1, "compile": "cached"}, "threads": 1},
+     "v2/threads1/workers1/cached"),
     ({}, "v1/legacy"),
 ])
 def test_timing_group_says_how_a_run_was_timed(store, extra, group):
@@ -324,7 +326,8 @@ class SlowWeights:
 
     def save_weights(self, path):  # the article's ViT's real weights file (committed, random seed 0), as validation
         # asks: exactly the config's layers and shapes. Copied byte by byte, slowly enough for a reader to look.
-        shutil.copyfile(Path(__file__).resolve().parents[1] / "cached_runs" / RunConfig().run_id / "model.weights.h5", path)
+        shutil.copyfile(Path(__file__).resolve().parents[1] / "cached_runs" / RunConfig().run_id / "model.weights.h5",
+                        path)
         time.sleep(0.3)
 
 

@@ -34,8 +34,10 @@ st.dataframe(claims_view.display(table, links), hide_index=True, width="stretch"
              column_config={"Claim": st.column_config.TextColumn(pinned=True, width=200),
                             "Sources": st.column_config.TextColumn(width=160, help="Who claims it (titles and "
                                                                    "settings: Where each claim comes from, below)"),
-                            "Rows": st.column_config.TextColumn(width=60), "Metric": st.column_config.TextColumn(width=150),
-                            "Δ": st.column_config.TextColumn(width=70), "Verdict": st.column_config.TextColumn(width=92),
+                            "Rows": st.column_config.TextColumn(width=60),
+                            "Metric": st.column_config.TextColumn(width=150),
+                            "Δ": st.column_config.TextColumn(width=70),
+                            "Verdict": st.column_config.TextColumn(width=92),
                             "Direction": st.column_config.TextColumn(width=110),
                             "Δ = selection − baseline": st.column_config.TextColumn(width=150),
                             "p_adj": st.column_config.TextColumn(width=70),  # fmt.p_value: '< 0.0001', never '0'

@@ -42,10 +42,12 @@ c.metric("max |rebuilt − original|", f"{error:.2e}")
 
 st.subheader("One image, three views")
 one, two, three = st.columns([1.1, 1.1, 1])
-one.image(framed(token_numbers(grid_picture(image, patch), patch)), caption=f"Pixels, with the {grid}×{grid} patch grid (tokens numbered "
+one.image(framed(token_numbers(grid_picture(image, patch), patch)),
+          caption=f"Pixels, with the {grid}×{grid} patch grid (tokens numbered "
           "row by row from the top left)", clamp=True)
 two.image(framed(tiles_picture(tokens[0], patch)), caption="The patches, as separate tiles", clamp=True)
-three.image(framed(matrix_picture(tokens[0])), caption=f"What the transformer receives: {tokens.shape[1]} tokens (rows) × "
+three.image(framed(matrix_picture(tokens[0])),
+            caption=f"What the transformer receives: {tokens.shape[1]} tokens (rows) × "
             f"{tokens.shape[2]} values", clamp=True)
 
 st.markdown(

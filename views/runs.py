@@ -78,8 +78,10 @@ for name in state.EXPORTS:  # one row per file: its name, then the shown and the
     file, filtered, full = st.columns([1, 2, 2], vertical_alignment="center")
     file.markdown(f"`{name}`")
     empty = shown.empty or (name == "effects.csv" and no_effects is not None)
-    filtered.download_button(f"shown ({fmt.rows(len(shown))} runs)", lambda name=name: downloads.filtered_export_csv(name, ids, margin),
-                             file_name=name.replace(".csv", "_shown.csv"), mime="text/csv", icon=":material/filter_alt:",
+    filtered.download_button(f"shown ({fmt.rows(len(shown))} runs)",
+                             lambda name=name: downloads.filtered_export_csv(name, ids, margin),
+                             file_name=name.replace(".csv", "_shown.csv"), mime="text/csv",
+                             icon=":material/filter_alt:",
                              on_click="ignore", key=f"download_shown_{name}", disabled=empty, width="stretch",
                              help=no_effects if name == "effects.csv" and no_effects else None)
     full.download_button(f"all ({fmt.rows(len(runs))} runs)", lambda name=name: state.export_csv(name, margin),

@@ -43,7 +43,8 @@ st.caption("Exact from the config (vitcore.analysis.work; the layer by layer cou
 st.subheader("Measured: one attention layer's forward time")
 bench = state.attention_bench()
 if bench is None:
-    st.info("No measurements yet: run `python -m vitcore bench-attention` (writes vitcore/analysis/attention_cost.csv).")
+    st.info("No measurements yet: run `python -m vitcore bench-attention` "
+            "(writes vitcore/analysis/attention_cost.csv).")
 else:
     layout.chart(cost_chart(cost.with_n2_curve(bench)))
     shown = bench[["tokens", "attention_entries", "median_ms", "min_ms", "max_ms", "repeats"]]

@@ -233,8 +233,8 @@ def summary(report: FlipReport) -> str:
     text = f"{n} pairs with predictions. {counts[0].upper()}{counts[1:]}."
     if report.seed_null_pairs:
         text += (f" Random-seed noise alone: the baseline against itself lists {report.seed_null[BROKEN]:,} / "
-                 f"{report.seed_null[FIXED]:,} by the same rule over {report.seed_null_pairs} disjoint random-seed pairs,"
-                 f" about {report.seed_null_expected:,.0f} per direction expected at {n} pairs.")
+                 f"{report.seed_null[FIXED]:,} by the same rule over {report.seed_null_pairs} disjoint random-seed "
+                 f"pairs, about {report.seed_null_expected:,.0f} per direction expected at {n} pairs.")
     if not report.enough:
         return (text + f" With fewer than {MIN_PAIRS} pairs no image's flips can be told apart from random-seed "
                 f"noise (the smallest possible p-value is {2 / 2 ** n if n else 1:.2f}), so no image is ranked.")

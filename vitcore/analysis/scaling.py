@@ -49,7 +49,8 @@ def curve(runs: pd.DataFrame) -> pd.DataFrame:
             {base.replace(train_rows=int(r)).config_id for r in runs["train_rows"].unique()})]
         for _, cell in summarize(part, CURVE_METRICS).iterrows():
             for metric in CURVE_METRICS:
-                rows.append({"model": name, "train_rows": int(cell["train_rows"]), "metric": metric, "n": int(cell["n"]),
+                rows.append({"model": name, "train_rows": int(cell["train_rows"]), "metric": metric,
+                             "n": int(cell["n"]),
                              "mean": cell[f"{metric}_mean"], "sd": cell[f"{metric}_std"],
                              "ci_low": cell[f"{metric}_ci_low"], "ci_high": cell[f"{metric}_ci_high"]})
     columns = ["model", "train_rows", "metric", "n", "mean", "sd", "ci_low", "ci_high"]
@@ -79,8 +80,8 @@ def crossover(frame: pd.DataFrame, metric: str = "test_accuracy") -> str:
     part = frame[frame["metric"] == metric].sort_values("train_rows")
     if part.empty:
         return "No row count has paired runs of both models yet."
-    described = "; ".join(f"{r.train_rows:,} rows: Δ {r.mean_delta:+.4f} [{r.ci_low:+.4f}, {r.ci_high:+.4f}], {r.verdict} "
-                          f"({r.n_pairs} pairs)" for r in part.itertuples())
+    described = "; ".join(f"{r.train_rows:,} rows: Δ {r.mean_delta:+.4f} [{r.ci_low:+.4f}, {r.ci_high:+.4f}], "
+                          f"{r.verdict} ({r.n_pairs} pairs)" for r in part.itertuples())
     ahead = part[part["verdict"].isin(GOOD)]["train_rows"].tolist()  # resolved, "slightly" included
     behind = part[part["verdict"].isin(BAD)]["train_rows"].tolist()
     if ahead and behind:
@@ -94,7 +95,8 @@ def crossover(frame: pd.DataFrame, metric: str = "test_accuracy") -> str:
     hint = (" The means change sign, but the intervals do not resolve where." if sign_changes.any() else "")
     who = "the ViT leads" if ahead else ("the convnet leads" if behind else "neither model leads resolvably")
     where = f" (resolved at {', '.join(f'{r:,}' for r in (ahead or behind))} rows)" if ahead or behind else ""
-    return f"No resolved change of sign from {part['train_rows'].min():,} to {part['train_rows'].max():,} rows: {who}{where}.{hint} {described}."
+    return (f"No resolved change of sign from {part['train_rows'].min():,} to {part['train_rows'].max():,} rows: "
+            f"{who}{where}.{hint} {described}.")
 
 
 def crossover_estimate(runs: pd.DataFrame, first: RunConfig = MODELS["ViT"], second: RunConfig = MODELS["convnet"],

@@ -237,7 +237,8 @@ def effect_intervals(frame: pd.DataFrame, metric: str, title: str) -> list[alt.C
               axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy"))
     tooltip = [*_tooltip("effect", places), "rows:N", "basis:N"]
     dots = base.mark_point(size=80, opacity=1, strokeWidth=2, yOffset=8).encode(
-        x="mean_delta:Q", color=colour, shape=shape, fill=_fill(verdict_scale(metric, frame["verdict"])), tooltip=tooltip)
+        x="mean_delta:Q", color=colour, shape=shape, fill=_fill(verdict_scale(metric, frame["verdict"])),
+        tooltip=tooltip)
     zero = alt.Chart().mark_rule(color="#adb5bd", strokeDash=[3, 3]).encode(x=alt.datum(0))
     return [alt.layer(zero, *_interval_layers(base, x, colour, tooltip, 8), dots, names,
                       data=frame[frame["rows"] == rows]).properties(

@@ -146,7 +146,8 @@ def counted_row(claim: Claim) -> dict:
     return {**row, "mirror": "", "tally": COUNTED}
 
 
-def evaluated(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, test_set=None, compare: Comparer | None = None
+def evaluated(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, test_set=None,
+              compare: Comparer | None = None
               ) -> list[tuple[dict, Claim, RunConfig, RunConfig]]:
     """(row, claim, selection, baseline) for every run-decided claim at every train_rows where both configs
     have runs, each of its metrics judged by vitcore.stats.compare (with the store's `test_set`, as the

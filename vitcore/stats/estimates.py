@@ -22,6 +22,7 @@ from scipy import stats
 
 from vitcore.config.metrics import COMPARED, NONE, REGISTRY
 from vitcore.config.metrics import metric as entry
+from vitcore.stats import assurance
 
 METRICS = COMPARED  # every view's metrics (vitcore.config.metrics names them once)
 # Views of the metric registry (vitcore.config.metrics): the good direction of the verdict words (final train
@@ -221,8 +222,6 @@ def seeds_needed(est: Estimate, margin: float, size: int = 1, most: int = 100_00
     resolving (a settled equivalence is settled). The estimate's `floor` (the test set's sampling) stays
     whatever n is, so a Δ smaller than it can is never settled (inf). NaN without a spread; inf beyond
     `most`; never at or below the n already there (an undecided Δ needs more)."""
-    from vitcore.stats import assurance
-
     if est.n < 2 or not np.isfinite(est.scale) or est.scale <= 0 or not np.isfinite(est.mean):
         return np.nan
     df0 = est.n - 1 if est.paired else est.df  # the observed sd's degrees of freedom

@@ -153,7 +153,8 @@ def _words(changes: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in changes.items())
 
 
-def questions_of(vary: list[tuple[str, tuple]], rows: tuple[int, ...], base: dict | None = None) -> tuple[Question, ...]:
+def questions_of(vary: list[tuple[str, tuple]], rows: tuple[int, ...], base: dict | None = None) -> tuple[Question,
+                                                                                                          ...]:
     """The questions of `sweep --vary`'s words: each field's levels other than the base's, one at a time, at
     every train_rows (rows outer, as the grids order them); PlanError for a field the ViT has not or a
     level RunConfig refuses."""
@@ -210,7 +211,8 @@ def parse(text: str, sha256: str = "") -> Plan:
     try:
         caps = tuple((c["field"], c["level"], int(c["cap"])) for c in data["caps"])
         plan = Plan(name=str(data["name"]), registered_at=str(data["registered_at"]), first_seed=int(seeds["first"]),
-                    questions=tuple(_question(q) for q in data["questions"]), looks=tuple(int(n) for n in data["looks"]),
+                    questions=tuple(_question(q) for q in data["questions"]),
+                    looks=tuple(int(n) for n in data["looks"]),
                     caps=caps, margin=float(data["margin"]), alpha=float(data["alpha"]),
                     rho=float(data["spending"]["rho"]), metric=data["metric"], confirms=data["confirms"],
                     note=str(data["note"]),

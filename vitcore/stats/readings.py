@@ -32,6 +32,7 @@ from scipy import stats
 
 from vitcore.config.metrics import metric as entry
 from vitcore.stats import estimates as v
+from vitcore.stats.testset import seeds_only, with_floor
 
 SIZE_BEYOND, SIZE_INSIDE, SIZE_OPEN = "beyond", "inside", "undetermined"
 SIZES = (SIZE_BEYOND, SIZE_INSIDE, SIZE_OPEN)
@@ -130,8 +131,6 @@ def alternatives(est: v.Estimate, test_columns: dict) -> dict[str, v.Estimate]:
     """The estimate under each other model of the test set (testset's checks), where the row has them: the
     images as a simple random sample, the Satterthwaite df, and, when the verdict's interval has a test-image
     term, the random seeds alone (patch 4 vs 7 at 1,000 rows is undecided at the plan's cap only because of it)."""
-    from vitcore.stats.testset import seeds_only, with_floor
-
     out = {}
     srs, df = test_columns.get("test_se_srs", np.nan), test_columns.get("df_satterthwaite", np.nan)
     if srs is not None and np.isfinite(srs):

@@ -8,10 +8,10 @@ row, read from the run's own file) instead of validating 40,000 files. The file 
 header with the versions, the data the predictions were compared with, and a keyed checksum
 (HMAC-SHA256) of the second line, the verdicts. The key lives outside the store, readable by this
 user only (KEY_FILE; a process that cannot keep one uses its own), so whoever can write the store
-but not read the key cannot forge a verdict: a recomputed plain checksum no longer passes. It is read like a run file (vitcore.store.files: bounded, never a link or a
-FIFO); an edited, damaged or wrong-shaped index or entry is discarded and judged again from the run
-folders, never trusted. A link, FIFO or device at its name is never opened nor replaced: `check` names
-it and the store stays unindexed until it is removed. Safe to delete; never committed.
+but not read the key cannot forge a verdict: a recomputed plain checksum no longer passes. It is read like a run file
+(vitcore.store.files: bounded, never a link or a FIFO); an edited, damaged or wrong-shaped index or entry is discarded
+and judged again from the run folders, never trusted. A link, FIFO or device at its name is never opened nor replaced:
+`check` names it and the store stays unindexed until it is removed. Safe to delete; never committed.
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ import numpy as np
 
 from vitcore.config.metrics import DERIVED, TABLE
 from vitcore.config.run import SCHEMA_VERSION, SEED_FIELDS, TRAINING_VERSION, RunConfig
+from vitcore.data.fashion import SHIPPED_TEST_LABELS, DataError, shipped_test_labels
 from vitcore.data.regular import Refused, kind, replace
+from vitcore.data.samples import CHECK_PATH
 from vitcore.store import derived
 from vitcore.store.files import PREDICTIONS, BadRun, OutOfMemory, json_object, read_bounded
 from vitcore.store.timing import busy, timing_group  # noqa: F401 (re-exported: where they lived)
@@ -118,7 +120,8 @@ def row_from_files(folder: Path, run_id: str, verdict: Verdict) -> tuple[list, V
         raise BadRun(f"summary.json changed ({error})") from None
 
 
-def judge(folder: Path, run_id: str, labels: np.ndarray | None = None, is_dir: bool = True) -> tuple[Verdict, list | None]:
+def judge(folder: Path, run_id: str, labels: np.ndarray | None = None,
+          is_dir: bool = True) -> tuple[Verdict, list | None]:
     """Validate one run folder now, in full: (its verdict, its table() row or None). Every caller
     (scan, check) judges alike, so the index cannot make a run valid or invalid on its own:
     predictions.npy is compared cell by cell with the official test labels (`labels`, default the
@@ -137,8 +140,6 @@ def judge(folder: Path, run_id: str, labels: np.ndarray | None = None, is_dir: b
 
 
 def _labels() -> np.ndarray | None:
-    from vitcore.data.fashion import DataError, shipped_test_labels
-
     try:
         return shipped_test_labels()
     except DataError:  # a damaged install: counts are still checked against confusion.csv
@@ -149,8 +150,8 @@ def well_formed(verdict) -> bool:
     """A verdict as write() writes it: [stamp str or None, reason str or None] (and a valid run's derived values)."""
     if isinstance(verdict, list) and len(verdict) == 3 and verdict[1] is None and derived.well_formed(verdict[2]):
         verdict = verdict[:2]
-    return (isinstance(verdict, list) and len(verdict) == 2 and all(v is None or isinstance(v, str) for v in verdict)
-            and (verdict[0] is None or len(verdict[0]) < ENTRY_BYTES) and (verdict[1] is None or len(verdict[1]) < ENTRY_BYTES))
+    return (isinstance(verdict, list) and len(verdict) == 2
+            and all(v is None or (isinstance(v, str) and len(v) < ENTRY_BYTES) for v in verdict))
 
 
 def _key_file() -> Path:
@@ -186,9 +187,6 @@ def _checksum(body: bytes) -> str:
 def data_stamp() -> str:
     """What the verdicts were judged with: the shipped test labels and check images (their sizes
     and mtimes). When they change, every verdict is judged again."""
-    from vitcore.data.fashion import SHIPPED_TEST_LABELS
-    from vitcore.data.samples import CHECK_PATH
-
     try:
         return "|".join(f"{path.name}:{path.stat().st_size}:{path.stat().st_mtime_ns}"
                         for path in (SHIPPED_TEST_LABELS, CHECK_PATH))

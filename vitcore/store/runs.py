@@ -180,7 +180,7 @@ class RunStore:
         return [run for run, _ in self._each(lambda run: None)]
 
     def _each(self, read, run_ids=None) -> list[tuple[Run, object]]:
-        """(run, read(run)) of every valid run (or of `run_ids`); one changed or gone since is warned about, left out."""
+        """(run, read(run)) of every valid run (or of `run_ids`); one changed or gone since: warned about, left out."""
         found = []
         for run_id in self.table()["run_id"] if run_ids is None else run_ids:
             try:
@@ -197,9 +197,12 @@ class RunStore:
         read = self._each(lambda run: (run.history(), run.confusion()), run_ids)
         histories = [history.assign(run_id=run.run_id) for run, (history, _) in read] or [
             pd.DataFrame(columns=["run_id", *HISTORY_COLUMNS])]
-        confusions = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted, "count": confusion.ravel()})
-                      for run, (_, confusion) in read] or [pd.DataFrame(columns=["run_id", "true", "predicted", "count"])]
-        return pd.concat(histories, ignore_index=True)[["run_id", *HISTORY_COLUMNS]], pd.concat(confusions, ignore_index=True)
+        confusions = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted,
+                                    "count": confusion.ravel()})
+                      for run, (_,
+                                confusion) in read] or [pd.DataFrame(columns=["run_id", "true", "predicted", "count"])]
+        return pd.concat(histories, ignore_index=True)[["run_id", *HISTORY_COLUMNS]], pd.concat(confusions,
+                                                                                                ignore_index=True)
 
     def histories(self) -> pd.DataFrame:
         """Long format: run_id + HISTORY_COLUMNS, one row per valid run and epoch."""

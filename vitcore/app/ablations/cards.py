@@ -185,8 +185,8 @@ def header(comparison, cfg: RunConfig, baseline: RunConfig) -> str:
 
 CORRECTION = ("**Multiplicity.** Every comparison belongs to one correction family, the same on every view "
               "(the card, the forest plot, the flip table, the claims, `compare`): a single-switch change belongs to "
-              "that switch's other levels against the config nearer the article's ViT (from the registry, never from what "
-              "is stored); main effects and interactions are one family per metric and training size (the default "
+              "that switch's other levels against the config nearer the article's ViT (from the registry, never from "
+              "what is stored); main effects and interactions are one family per metric and training size (the default "
               "grid's); anything else is one comparison. Both tests are **Bonferroni-adjusted** within the family "
               "(p_adj, p_tost_adj) and the intervals shown are the matching simultaneous ones, so an interval excludes "
               "0 exactly when the verdict is resolved. The single-switch test-accuracy questions of the article's ViT "
@@ -209,5 +209,5 @@ def definitions(margin: float = v.MARGIN) -> str:
     metrics = "\n".join(f"- **{title(m)}**: {text}" for m, text in HELP.items())
     verdict_lines = "\n".join(f"- **{word}**: {text}" for word, text in
                               [*v.DEFINITIONS.items(), *readings.DEFINITIONS.items()])
-    return (f"{metrics}\n- {DELTA}\n\n**Verdicts** (margin now ±{margin:g}; {v.MARGIN_REASON}):\n{verdict_lines}\n\n{CORRECTION}\n\n"
-            f"{SPLITS}")
+    return (f"{metrics}\n- {DELTA}\n\n**Verdicts** (margin now ±{margin:g}; "
+            f"{v.MARGIN_REASON}):\n{verdict_lines}\n\n{CORRECTION}\n\n{SPLITS}")

@@ -1,6 +1,6 @@
 """The Claims page's frames: vitcore.article.claims.claims_table as shown, its CSV (the CLI's bytes), the tally
-at three margins, what a verdict, direction and size mean, and the runs behind each claim (a link to the Ablations page with both configs set,
-and the seed-by-seed pairs).
+at three margins, what a verdict, direction and size mean, and the runs behind each claim (a link to the Ablations page
+with both configs set, and the seed-by-seed pairs).
 
 No Streamlit: tests/test_app_claims.py checks these directly.
 """

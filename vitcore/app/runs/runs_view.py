@@ -14,14 +14,17 @@ from vitcore.app.selection import LABELS, cell_name, config_of_row
 from vitcore.config.metrics import TABLE
 from vitcore.config.metrics import metric as entry
 from vitcore.config.run import DEFAULTS
+from vitcore.stats import percell
 from vitcore.stats.estimates import MARGIN
 
 # Every field the sidebar selects by, and the random seed, as (table column, filter label); the integer
 # columns (patch size etc.; convnet rows: none) are the RunConfig fields with whole-number defaults.
 FILTERS = {**LABELS, "seed": "Random seed"}
-INTEGER_COLUMNS = (*(name for name, value in DEFAULTS.items() if isinstance(value, int) and not isinstance(value, bool)),
+INTEGER_COLUMNS = (*(name for name, value in DEFAULTS.items() if isinstance(value, int) and not isinstance(value,
+                                                                                                           bool)),
                    *(name for name in TABLE if entry(name).digits == 0))
-METRIC_ORDER = ("test_accuracy", *(name for name in TABLE if name != "test_accuracy"))  # the headline, then the registry's
+# the headline, then the registry's
+METRIC_ORDER = ("test_accuracy", *(name for name in TABLE if name != "test_accuracy"))
 NOT_APPLICABLE = "n/a"  # a ViT switch on a convnet row
 
 
@@ -120,8 +123,6 @@ def filtered_csv(name: str, frames: dict[str, pd.DataFrame], shown: pd.DataFrame
     """One export restricted to the shown runs, in the CLI's format (runs/histories/confusions: the
     export frame's rows of those run ids; effects.csv: main effects computed from the shown runs, at `margin`)."""
     if name == "effects.csv":
-        from vitcore.stats import percell
-
         return percell.effects_with_spread(shown, margin=margin, test_set=test_set).to_csv(index=False).encode()
     frame = frames[name]
     return frame[frame["run_id"].isin(set(shown["run_id"]))].to_csv(index=False).encode()

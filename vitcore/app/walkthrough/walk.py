@@ -72,8 +72,8 @@ def single_seed_sentences(deltas: pd.DataFrame) -> list[str]:
     for r in deltas[deltas["metric"].isin(SINGLE_SEED_METRICS) & deltas["seed_delta"].notna()].itertuples():
         what = "best-val lead" if r.metric == "best_val_accuracy" else "gap difference"
         if fmt.missing(r.pi_low):
-            sentences.append(f"At {fmt.rows(r.train_rows)} rows the source article's {what} of {fmt.delta(r.seed_delta)} "
-                             "cannot be placed yet: too few paired random seeds.")
+            sentences.append(f"At {fmt.rows(r.train_rows)} rows the source article's {what} of "
+                             f"{fmt.delta(r.seed_delta)} cannot be placed yet: too few paired random seeds.")
             continue
         verdict = _where(r).split(":")[0]
         meaning = ("so its one run is consistent with ours" if verdict == "inside" else
@@ -115,7 +115,8 @@ def gap_frame(headline: pd.DataFrame) -> pd.DataFrame:
         rows = fmt.rows(r["train_rows"])
         if r["n_seeds"]:
             sd = 0.0 if fmt.missing(r["gap_std"]) else r["gap_std"]
-            bars.append({"model": r["model"], "rows": rows, "source": f"ours (mean ± sd, {int(r['n_seeds'])} random seeds)",
+            bars.append({"model": r["model"], "rows": rows,
+                         "source": f"ours (mean ± sd, {int(r['n_seeds'])} random seeds)",
                          "mean": r["gap_mean"], "low": r["gap_mean"] - sd, "high": r["gap_mean"] + sd})
         if not fmt.missing(r["seed_gap"]):
             bars.append({"model": r["model"], "rows": rows, "source": "the source article (one random seed)",

@@ -3,7 +3,8 @@ list of panels (one chart each, at its container's width: vitcore.app.layout.sid
 
 Pure functions from vitcore.app.walkthrough.walk frames to charts (no Streamlit). Colours follow vitcore.app.fmt:
 the ViT in the selection blue, the convnet (the comparison's baseline) in the baseline grey;
-reference lines orange; verdicts as on every Δ chart (vitcore.app.charts.verdict_scale). Whiskers are layered after the bars, so they are drawn in front of them.
+reference lines orange; verdicts as on every Δ chart (vitcore.app.charts.verdict_scale). Whiskers are layered after the
+bars, so they are drawn in front of them.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def data_size_curve(frame: pd.DataFrame) -> list[alt.Chart]:
     mean ± sd over random seeds as a band, one panel per metric (test, final val)."""
     base = alt.Chart().encode(x=_log_rows(frame))
     band = base.mark_area(opacity=0.18).encode(y=alt.Y("low:Q", title="Accuracy", scale=alt.Scale(zero=False)),
-                                               y2="high:Q", color=alt.Color("model:N", scale=MODELS, title=None, legend=LEGEND))
+                                               y2="high:Q",
+                                               color=alt.Color("model:N", scale=MODELS, title=None, legend=LEGEND))
     line = base.mark_line(point=alt.OverlayMarkDef(size=40)).encode(
         y="mean:Q", color=alt.Color("model:N", scale=MODELS, title=None, legend=LEGEND),
         tooltip=["model:N", alt.Tooltip("train_rows:Q", format=",d", title="rows"), "panel:N",
@@ -89,7 +91,8 @@ def gap_bars(frame: pd.DataFrame) -> list[alt.Chart]:
     bars = alt.Chart().mark_bar().encode(
         x=x, xOffset=alt.XOffset("source:N", sort=sources),
         y=alt.Y("mean:Q", title="final train − final val accuracy", scale=_shared(frame, "low", "high", 0.05)),
-        color=alt.Color("source:N", sort=sources, scale=alt.Scale(domain=sources, range=[SELECTION, BASELINE][:len(sources)]),
+        color=alt.Color("source:N", sort=sources,
+                        scale=alt.Scale(domain=sources, range=[SELECTION, BASELINE][:len(sources)]),
                         legend=alt.Legend(orient="top", title=None, labelLimit=300, columns=1)),
         tooltip=["model:N", "source:N", alt.Tooltip("mean:Q", format="+.4f"), alt.Tooltip("low:Q", format="+.4f"),
                  alt.Tooltip("high:Q", format="+.4f")])
@@ -98,7 +101,8 @@ def gap_bars(frame: pd.DataFrame) -> list[alt.Chart]:
     whiskers = spread.mark_rule(color="black", strokeWidth=2).encode(y="low:Q", y2="high:Q")
     caps = [spread.mark_tick(color="black", thickness=2, size=10).encode(y=f"{end}:Q") for end in ("low", "high")]
     return [alt.layer(bars, whiskers, *caps, data=frame[frame["rows"] == rows]).properties(
-        height=260, title=f"{rows} training rows") for rows in sorted(frame["rows"].unique(), key=lambda r: int(r.replace(",", "")))]
+        height=260, title=f"{rows} training rows") for rows in sorted(frame["rows"].unique(),
+                                                                      key=lambda r: int(r.replace(",", "")))]
 
 
 def spread_bars(table: pd.DataFrame, uniform: float) -> list[alt.Chart]:
@@ -116,7 +120,8 @@ def spread_bars(table: pd.DataFrame, uniform: float) -> list[alt.Chart]:
             tooltip=["label:N", "head:N", "model:N", alt.Tooltip("spread:Q", format=".4f")])
         rule = base.mark_rule(color=GUIDE).encode(  # a one-entry legend says what the dashed line is
             y="mean(uniform):Q", strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(range=[[5, 3]]),
-                                                           legend=alt.Legend(orient="bottom", title=None, labelLimit=300)))
+                                                           legend=alt.Legend(orient="bottom", title=None,
+                                                                             labelLimit=300)))
         line = rule.transform_calculate(line=f"'uniform head: 1/N = {uniform:.4f}'")  # short: a panel may be narrow
         panels.append(alt.layer(bars, line).properties(height=200, title=label).configure_legend(columns=1))
     return panels
