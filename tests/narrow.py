@@ -20,8 +20,9 @@ _PROBE = """
   };
   const kinds = [
     ['chart', '[data-testid="stVegaLiteChart"] svg.marks, [data-testid="stVegaLiteChart"] canvas', false],
-    ['table', '[data-testid="stDataFrame"], [data-testid="stTable"] table, [data-testid="stMarkdownContainer"] table',
-    true], ['image', '[data-testid="stImage"] img, [data-testid="stFullScreenFrame"] img', false],
+    ['table', '[data-testid="stDataFrame"], [data-testid="stTable"] table, ' +
+              '[data-testid="stMarkdownContainer"] table', true],
+    ['image', '[data-testid="stImage"] img, [data-testid="stFullScreenFrame"] img', false],
   ];
   for (const [kind, selector, mayScroll] of kinds) {
     for (const el of main.querySelectorAll(selector)) {

@@ -135,8 +135,8 @@ def test_claims_on_synthetic_runs():
     row = _row(table, "the ViT beats the convnet", 1000, "test_accuracy")  # test accuracy decides
     vit, convnet = (runs[(runs.model == m) & (runs.train_rows == 1000)].sort_values("seed") for m in ("vit", "convnet"))
     assert row.mean_delta == pytest.approx(np.mean(vit.test_accuracy.to_numpy() - convnet.test_accuracy.to_numpy()))
-    assert (row.verdict, row.direction, row.n_pairs, row.role, row.tally) == ("better", "agrees", 5, claims.DECIDES,
-                                                                             claims.COUNTED)
+    assert (row.verdict, row.direction, row.n_pairs, row.role, row.tally) == (
+        "better", "agrees", 5, claims.DECIDES, claims.COUNTED)
     assert row.mirror.startswith("CNNs beat ViTs on small data") and row.mirror.endswith(": disagrees")
     best = _row(table, "the ViT beats the convnet", 1000, "best_val_accuracy")  # beside, never counted
     assert best.role == claims.BESIDE and best.tally.startswith("not counted") and best.mirror == ""
@@ -236,8 +236,8 @@ def test_the_data_size_row_is_the_crossover_estimate():
     row = claims.data_size_row(runs_table(rows))
     assert (row["verdict"], row["direction"], row["n_pairs"]) == ("lower", "disagrees", 25)
     assert row["mean_delta"] == pytest.approx(-0.015, abs=0.002) and row["ci_low"] < -0.015 < row["ci_high"] < 0
-    assert row["crossover_low"] < 4000 < row["crossover_high"] and row["crossover_rows"] == pytest.approx(4000,
-                                                                                                          rel=0.05)
+    assert row["crossover_low"] < 4000 < row["crossover_high"]
+    assert row["crossover_rows"] == pytest.approx(4000, rel=0.05)
     assert ("crosses zero between 2,000 and 4,000 rows" in row["setting"] or "crosses zero between 4,000 and 8,000 "
             "rows" in row["setting"] or "crosses zero at 4,000 rows" in row["setting"]) and np.isnan(row["train_rows"])
 

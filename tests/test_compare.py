@@ -129,11 +129,11 @@ def test_verdicts(deltas, verdict):
         assert judged["seeds_needed"] > len(deltas) and judged["seeds_more"] == judged["seeds_needed"] - len(deltas)
     else:
         assert math.isnan(judged["seeds_needed"])
-    flipped = {verdicts.BETTER: verdicts.BETTER, verdicts.SLIGHTLY_BETTER: verdicts.SLIGHTLY_BETTER}.get(verdict,
-                                                                                                         verdict)
+    flipped = {verdicts.BETTER: verdicts.BETTER,
+               verdicts.SLIGHTLY_BETTER: verdicts.SLIGHTLY_BETTER}.get(verdict, verdict)
     assert verdicts.judge("gap", verdicts.paired_estimate([-d for d in deltas]))["verdict"] == flipped  # lower gap
-    neutral = {verdicts.BETTER: verdicts.HIGHER, verdicts.SLIGHTLY_BETTER: verdicts.SLIGHTLY_HIGHER}.get(verdict,
-                                                                                                         verdict)
+    neutral = {verdicts.BETTER: verdicts.HIGHER,
+               verdicts.SLIGHTLY_BETTER: verdicts.SLIGHTLY_HIGHER}.get(verdict, verdict)
     assert verdicts.judge("final_train_accuracy", est)["verdict"] == neutral
 
 

@@ -11,10 +11,10 @@ from vitcore.config.switches import REGISTRY
 
 def test_defaults_are_the_articles_vit():
     cfg = RunConfig()
-    assert (cfg.model, cfg.pos_embedding, cfg.norm_placement, cfg.norm, cfg.patch_size) == ("vit", "learned", "pre",
-                                                                                            "layer", 7)
-    assert (cfg.width, cfg.depth, cfg.heads, cfg.mlp_dim, cfg.epochs, cfg.batch_size, cfg.lr) == (64, 2, 4, 128, 15, 64,
-                                                                                                  1e-3)
+    assert (cfg.model, cfg.pos_embedding, cfg.norm_placement, cfg.norm, cfg.patch_size) == (
+        "vit", "learned", "pre", "layer", 7)
+    assert (cfg.width, cfg.depth, cfg.heads, cfg.mlp_dim, cfg.epochs, cfg.batch_size, cfg.lr) == (
+        64, 2, 4, 128, 15, 64, 1e-3)
     assert cfg.tokens == 16
 
 

@@ -73,12 +73,12 @@ for argv in (["compare", "--norm-placement", "post", "--train-rows", str(BASELIN
     assert code in (0, None), (argv, code)
 import pandas as pd
 row = pd.read_csv(folder / "compare" / "metrics.csv").set_index("metric").loc["macro_f1"]
-out["compare_row"] = {k: (round(float(row[k]), 6) if k != "verdict" else row[k]) for k in ("mean_delta", "margin",
-"verdict")} effects = pd.read_csv(folder / "effects.csv")
+out["compare_row"] = {k: (round(float(row[k]), 6) if k != "verdict" else row[k])
+                      for k in ("mean_delta", "margin", "verdict")}
+effects = pd.read_csv(folder / "effects.csv")
 effect = effects[(effects["metric"] == "macro_f1") & (effects["factor"] == "norm_placement")]
-out["effects_rows"] = [{"verdict": r.verdict, "margin": round(float(r.margin), 6), "delta": round(float(r.mean_delta),
-6)}
-                       for r in effect.itertuples()]
+out["effects_rows"] = [{"verdict": r.verdict, "margin": round(float(r.margin), 6),
+                        "delta": round(float(r.mean_delta), 6)} for r in effect.itertuples()]
 try:
     estimates.judge("macro_f2", estimates.paired_estimate([0.1, 0.2, 0.3]))
     out["unknown"] = ""

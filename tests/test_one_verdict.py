@@ -137,8 +137,8 @@ def check(csv_row: pd.Series, deltas: np.ndarray, size: int) -> None:
 
 
 def paired_deltas(runs, selection: RunConfig, baseline: RunConfig, metric: str) -> np.ndarray:
-    a, b = (runs[runs["config_id"] == c.config_id].set_index(["train_rows", "seed"])[metric] for c in (selection,
-                                                                                                       baseline))
+    a, b = (runs[runs["config_id"] == c.config_id].set_index(["train_rows", "seed"])[metric]
+            for c in (selection, baseline))
     both = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").sort_index()
     return (both["a"] - both["b"]).to_numpy()
 
@@ -156,8 +156,8 @@ def test_the_csvs_carry_both_tests_recomputed_with_scipy(runs, tmp_path, capsys)
     table = pd.read_csv(tmp_path / "claims.csv")
     vit_convnet = table[(table["claim"] == "the ViT beats the convnet")].head(2)  # the article's two models: m = 1
     for row in vit_convnet.to_dict("records"):
-        selection, baseline = (cfg.replace(train_rows=int(row["train_rows"])) for cfg in (RunConfig(),
-                                                                                          RunConfig(model="convnet")))
+        selection, baseline = (cfg.replace(train_rows=int(row["train_rows"]))
+                               for cfg in (RunConfig(), RunConfig(model="convnet")))
         check(pd.Series(row), paired_deltas(runs, selection, baseline, row["metric"]), 1)
     bn = table[(table["claim"].str.startswith("BatchNorm")) & (table["train_rows"] == 4000)].iloc[0]
     check(bn, paired_deltas(runs, RunConfig(norm="batch"), RunConfig(), "test_accuracy"),

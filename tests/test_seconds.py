@@ -107,8 +107,8 @@ def own_two_groups(tmp_path, monkeypatch) -> tuple[RunStore, list[float]]:
 
 def _shown(at: AppTest) -> tuple[str, list[float]]:
     """Every text and every number a page shows."""
-    text = [e.value for kind in ("markdown", "caption", "info", "warning", "success", "text") for e in getattr(at,
-                                                                                                               kind)]
+    text = [e.value for kind in ("markdown", "caption", "info", "warning", "success", "text")
+            for e in getattr(at, kind)]
     text += [f"{m.label} {m.value} {m.delta}" for m in at.metric]
     numbers = []
     for frame in [d.value for d in at.dataframe] + [t.value for t in at.table]:

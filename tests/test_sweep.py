@@ -29,8 +29,8 @@ def test_grid_sizes_and_contents():
     assert {(c.train_rows, c.seed) for c in default} == {(r, s) for r in (1000, 4000) for s in range(10)}
     tokens, warmup = grid("tokens"), grid("warmup")
     assert {c.tokens for c in tokens} == {196, 49, 16, 4}
-    assert {(c.train_rows, c.seed) for c in tokens if c.patch_size == 2} == {(r, s) for r in (1000,
-                                                                                              4000) for s in range(5)}
+    assert {(c.train_rows, c.seed) for c in tokens if c.patch_size == 2} == {
+        (r, s) for r in (1000, 4000) for s in range(5)}
     assert len(warmup) == 40 and {(c.norm_placement, c.warmup_epochs) for c in warmup} == {
         ("pre", 0), ("pre", 2), ("post", 0), ("post", 2)}
     headline, scaling = grid("headline"), grid("scaling")
@@ -147,8 +147,8 @@ def test_local_pool_trains_then_resumes(tmp_path, monkeypatch):
     assert sorted(r["run_id"] for r in results) == sorted(c.run_id for c in configs)
     assert store.check() == [] and len(store.table()) == 2
     # (a "/busy" suffix records the machine's load while the test ran: vitcore.store.index.busy)
-    assert [group.removesuffix("/busy").split("/")[2:] for group in store.table()["timing_group"]] == [["workers2",
-                                                                                                        "fresh"]] * 2
+    groups = [group.removesuffix("/busy").split("/")[2:] for group in store.table()["timing_group"]]
+    assert groups == [["workers2", "fresh"]] * 2
     assert run_sweep(configs, store, workers=2) == []  # everything stored: nothing to do
 
 

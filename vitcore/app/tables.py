@@ -101,8 +101,8 @@ def effect_frame(effects: pd.DataFrame, interaction: bool = False) -> pd.DataFra
     single = cells == 1
     label = label.where(~single, label + " · one cell")
     basis = cells.map(lambda n: "one cell only" if n == 1 else "averaged over the grid's cells")
-    levels = {c: effects[c].astype(str) for c in ("level", "reference", "level_b",
-                                                  "reference_b") if c in effects.columns}
+    names = ("level", "reference", "level_b", "reference_b")
+    levels = {c: effects[c].astype(str) for c in names if c in effects.columns}
     # levels as text: patch sizes (int) beside norm names (str) are one column a chart's Arrow data cannot hold
     return effects.assign(effect=label, basis=basis, rows=effects["train_rows"].map(lambda r: f"{fmt.rows(r)} rows"),
                           **levels)

@@ -160,8 +160,8 @@ def changed_verdicts(everything: pd.DataFrame, subset: pd.DataFrame) -> pd.DataF
     # the interval the verdict was judged on: simultaneous over its family where the frames carry it
     adjusted = {"ci_adj_low": "ci_low", "ci_adj_high": "ci_high"}
     if set(adjusted) <= set(everything.columns) & set(subset.columns):
-        everything, subset = (f.drop(columns=["ci_low", "ci_high"]).rename(columns=adjusted) for f in (everything,
-                                                                                                       subset))
+        everything, subset = (f.drop(columns=["ci_low", "ci_high"]).rename(columns=adjusted)
+                              for f in (everything, subset))
     left = everything.assign(_key=everything[key].astype(str).agg("|".join, axis=1))
     right = subset.assign(_key=subset[key].astype(str).agg("|".join, axis=1))[["_key", *values]]
     both = left[[*key, "_key", *values]].merge(right, on="_key", suffixes=("_all", "_subset"))

@@ -153,8 +153,8 @@ def _words(changes: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in changes.items())
 
 
-def questions_of(vary: list[tuple[str, tuple]], rows: tuple[int, ...], base: dict | None = None) -> tuple[Question,
-                                                                                                          ...]:
+def questions_of(vary: list[tuple[str, tuple]], rows: tuple[int, ...],
+                 base: dict | None = None) -> tuple[Question, ...]:
     """The questions of `sweep --vary`'s words: each field's levels other than the base's, one at a time, at
     every train_rows (rows outer, as the grids order them); PlanError for a field the ViT has not or a
     level RunConfig refuses."""

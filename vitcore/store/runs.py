@@ -201,8 +201,8 @@ class RunStore:
                                     "count": confusion.ravel()})
                       for run, (_,
                                 confusion) in read] or [pd.DataFrame(columns=["run_id", "true", "predicted", "count"])]
-        return pd.concat(histories, ignore_index=True)[["run_id", *HISTORY_COLUMNS]], pd.concat(confusions,
-                                                                                                ignore_index=True)
+        history = pd.concat(histories, ignore_index=True)[["run_id", *HISTORY_COLUMNS]]
+        return history, pd.concat(confusions, ignore_index=True)
 
     def histories(self) -> pd.DataFrame:
         """Long format: run_id + HISTORY_COLUMNS, one row per valid run and epoch."""

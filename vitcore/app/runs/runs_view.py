@@ -20,8 +20,7 @@ from vitcore.stats.estimates import MARGIN
 # Every field the sidebar selects by, and the random seed, as (table column, filter label); the integer
 # columns (patch size etc.; convnet rows: none) are the RunConfig fields with whole-number defaults.
 FILTERS = {**LABELS, "seed": "Random seed"}
-INTEGER_COLUMNS = (*(name for name, value in DEFAULTS.items() if isinstance(value, int) and not isinstance(value,
-                                                                                                           bool)),
+INTEGER_COLUMNS = (*(name for name, value in DEFAULTS.items() if type(value) is int),
                    *(name for name in TABLE if entry(name).digits == 0))
 # the headline, then the registry's
 METRIC_ORDER = ("test_accuracy", *(name for name in TABLE if name != "test_accuracy"))

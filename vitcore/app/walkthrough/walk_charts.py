@@ -119,9 +119,8 @@ def spread_bars(table: pd.DataFrame, uniform: float) -> list[alt.Chart]:
                             legend=alt.Legend(orient="top", title=None)),
             tooltip=["label:N", "head:N", "model:N", alt.Tooltip("spread:Q", format=".4f")])
         rule = base.mark_rule(color=GUIDE).encode(  # a one-entry legend says what the dashed line is
-            y="mean(uniform):Q", strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(range=[[5, 3]]),
-                                                           legend=alt.Legend(orient="bottom", title=None,
-                                                                             labelLimit=300)))
+            y="mean(uniform):Q", strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(range=[[5, 3]]), legend=alt.Legend(
+                orient="bottom", title=None, labelLimit=300)))
         line = rule.transform_calculate(line=f"'uniform head: 1/N = {uniform:.4f}'")  # short: a panel may be narrow
         panels.append(alt.layer(bars, line).properties(height=200, title=label).configure_legend(columns=1))
     return panels
