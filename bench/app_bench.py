@@ -19,9 +19,9 @@ Measures, on fresh `streamlit run streamlit_app.py` servers with training off:
      and to its cards) and a flipped switch (time to the cards). Goal: <= 1.5x the trivial page.
 
   6. server CPU (issue 20): one pass over every page (10 views: the 9 pages, the Seed noise page
-     included, and a flipped switch) on a fresh server with the shipped .streamlit/config.toml (file watcher off) against the same with the watcher on, servers one after
-     the other in rounds, median of 3. Goal: <= 0.5x. Run it from a checkout with its .venv inside (the
-     README's first command), where the watcher has the most to walk.
+     included, and a flipped switch) on a fresh server with the shipped .streamlit/config.toml (file watcher off)
+     against the same with the watcher on, servers one after the other in rounds, median of 3. Goal: <= 0.5x. Run it
+     from a checkout with its .venv inside (the README's first command), where the watcher has the most to walk.
 
     python bench/app_bench.py --paint    # only 5 (about a minute)
     python bench/app_bench.py --cpu      # only 6 (about five minutes)
@@ -30,21 +30,15 @@ Measures, on fresh `streamlit run streamlit_app.py` servers with training off:
 
 from __future__ import annotations
 
-import contextlib
 import os
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import psutil
+from served import ALL_PAGES, ARGS, CHROMIUM, ROOT, served, tensorflow_loaded, warm_line
 
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 COLD = """
 import time
 from streamlit.testing.v1 import AppTest
@@ -80,50 +74,6 @@ st.metric("A number", 1)
 """
 
 
-@contextlib.contextmanager
-def served(log: Path, script: str = "streamlit_app.py", watcher: str | None = "none"):
-    """(process, url) of a fresh `streamlit run script` (output to `log`), stopped on exit; `watcher`
-    overrides server.fileWatcherType (None: the shipped .streamlit/config.toml decides)."""
-    process, url = start_server(log, script, watcher)
-    try:
-        yield process, url
-    finally:
-        process.terminate()
-        process.wait(10)
-
-
-def start_server(log: Path, script: str = "streamlit_app.py", watcher: str | None = "none") -> tuple[subprocess.Popen, str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         *(["--server.fileWatcherType", watcher] if watcher else [])],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "VITCORE_ALLOW_TRAINING": "0"},
-        stdout=log.open("w"), stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
-            return process, url
-        except OSError:
-            time.sleep(0.3)
-    process.kill()
-    raise RuntimeError("streamlit did not start")
-
-
-def warm_line(log: Path, timeout: float = 120) -> str:
-    """The server's "caches warm" line, once its start-up warm-up has printed it."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        lines = [line for line in log.read_text().splitlines() if "vitcore: caches warm" in line]
-        if lines:
-            return lines[0]
-        time.sleep(0.2)
-    raise RuntimeError(f"no warm-up line in {log}")
-
-
 CARDS = '[data-testid="stMetric"]'
 CHART = '[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg'  # a chart drawn, not its box
 
@@ -139,9 +89,6 @@ def browser_render_seconds(browser, url: str, selector: str = CARDS) -> float:
     return seconds
 
 
-ALL_PAGES = ("", "claims", "noise", "runs", "patching", "anatomy", "token_cost", "attention", "vit_vs_convnet")
-
-
 def view_pages(browser, url: str, paths=("", "runs"), server: psutil.Process | None = None) -> dict[str, float]:
     """Open each page in turn (one tab, as a visitor clicking through); the server's RSS in MB after each."""
     page = browser.new_page()
@@ -154,10 +101,6 @@ def view_pages(browser, url: str, paths=("", "runs"), server: psutil.Process | N
             rss[path or "ablations"] = server.memory_info().rss / 2**20
     page.close()
     return rss
-
-
-def tensorflow_loaded(server: psutil.Process) -> bool:
-    return any("tensorflow" in (m.path or "") for m in server.memory_maps())
 
 
 def first_paint(browser, folder: Path, rounds: int = 5) -> None:
@@ -210,8 +153,8 @@ def server_cpu(browser, folder: Path, rounds: int = 3) -> None:
                 cpu[name].append(cpu_seconds(server))
             overflows[name] += log.read_text().count("queue overflow")
     shipped, watched = (statistics.median(cpu[name]) for name in setups)
-    print(f"server CPU, start + one pass over {len(ALL_PAGES) + 1} views, median of {rounds} (load average {os.getloadavg()[0]:.1f}, "
-          f"checkout {ROOT}, .venv inside: {(ROOT / '.venv').is_dir()}):")
+    print(f"server CPU, start + one pass over {len(ALL_PAGES) + 1} views, median of {rounds} (load average "
+          f"{os.getloadavg()[0]:.1f}, checkout {ROOT}, .venv inside: {(ROOT / '.venv').is_dir()}):")
     for name in setups:
         print(f"  {name}: {statistics.median(cpu[name]):.1f} s ("
               + ", ".join(f"{value:.1f}" for value in cpu[name]) + f"); 'queue overflow' log lines: {overflows[name]}")

@@ -29,8 +29,8 @@ import urllib.request
 from pathlib import Path
 
 import psutil
-from app_bench import ROOT, warm_line
 from memory_bench import CROWD, PeakRSS
+from served import ROOT, warm_line
 
 
 def start(root: Path, log: Path) -> tuple[subprocess.Popen, str]:
@@ -108,7 +108,8 @@ def visitor(url: str, path: str, leave: threading.Event, settled_at: dict, key: 
             elif kind == "page_info_changed":
                 query = msg.page_info_changed.query_string
             elif kind == "auto_rerun":
-                timers[msg.auto_rerun.fragment_id] = (msg.auto_rerun.interval, time.monotonic() + msg.auto_rerun.interval)
+                timers[msg.auto_rerun.fragment_id] = (msg.auto_rerun.interval,
+                                                      time.monotonic() + msg.auto_rerun.interval)
             elif kind == "new_session":  # a full run starts: the frontend drops its timers, the run sets its own
                 timers.clear()
             elif kind == "stop_auto_rerun":
@@ -164,7 +165,8 @@ def main() -> int:
             got = run(root, Path(folder), visitors)
             print(f"round {index + 1} {root}: before {got['base']:.0f} MB, peak {got['peak']:.0f} MB, "
                   f"all settled {got['held']:.0f} MB, 10 s after they left {got['after']:.0f} MB; last visitor "
-                  f"settled after {got['seconds']:.0f} s; load {got['load'][0]:.1f} -> {got['load'][1]:.1f}", flush=True)
+                  f"settled after {got['seconds']:.0f} s; load {got['load'][0]:.1f} -> {got['load'][1]:.1f}",
+                  flush=True)
             if index == 0:
                 print(f"  extension packages mapped before any visitor: {', '.join(got['libs'])}", flush=True)
     return 0

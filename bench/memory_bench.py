@@ -19,7 +19,7 @@ import urllib.request
 from pathlib import Path
 
 import psutil
-from app_bench import ALL_PAGES, ROOT, served, tensorflow_loaded
+from served import ALL_PAGES, ROOT, served, tensorflow_loaded
 
 
 @contextlib.contextmanager
@@ -55,7 +55,8 @@ ATTENTION_URLS = [  # 13 attention views with stored weights, the two patch-2 on
     "attention?norm=batch"]
 # Issue 28's 30 visitors: 15 attention views, every page, and the heavy views of the Ablations page.
 CROWD = [*ATTENTION_URLS, "attention?patch_size=4&norm=batch", "attention?pos_embedding=none", *ALL_PAGES, "noise",
-         "?norm=batch", "?patch_size=4", "?norm_placement=post", "?pos_embedding=none", "?patch_size=14", "?model=convnet"]
+         "?norm=batch", "?patch_size=4", "?norm_placement=post", "?pos_embedding=none", "?patch_size=14",
+         "?model=convnet"]
 
 
 class PeakRSS:
@@ -119,8 +120,8 @@ def memory(browser, folder: Path) -> None:
         page.get_by_text("Training this config").first.wait_for(state="detached", timeout=1_800_000)
         settled(page)
         stored = [entry.name for entry in store.iterdir() if len(entry.name) == 12]
-        print(f"server RSS after a training from the app ({len(stored)} run stored, {time.perf_counter() - start:.0f} s): "
-              f"{mb(server):.0f} MB (goal 400 MB); TensorFlow loaded in the server: {tensorflow_loaded(server)}")
+        print(f"server RSS after a training from the app ({len(stored)} run stored, {time.perf_counter() - start:.0f} "
+              f"s): {mb(server):.0f} MB (goal 400 MB); TensorFlow loaded in the server: {tensorflow_loaded(server)}")
         page.close()
     crowd(browser, folder, _flag("--visitors", len(CROWD)))
     churn(browser, folder, _flag("--changes", 500))
@@ -170,7 +171,8 @@ def churn(browser, folder: Path, changes: int = 500) -> None:
                 settled(page)
             rss.append(server.memory_info().rss / 2**20)
             if (change + 1) % max(10, changes // 20) == 0 or change + 1 == changes:
-                print(f"  after {change + 1} store changes: RSS {rss[-1]:.0f} MB (peak so far {peak.peak:.0f} MB)", flush=True)
+                print(f"  after {change + 1} store changes: RSS {rss[-1]:.0f} MB (peak so far {peak.peak:.0f} MB)",
+                      flush=True)
         print(f"server RSS after {changes} store changes: {rss[-1]:.0f} MB (goal 400 MB; first {rss[0]:.0f} MB, "
               f"peak {peak.peak:.0f} MB)")
         peak.running = False

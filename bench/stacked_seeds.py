@@ -235,7 +235,8 @@ def main() -> None:
     args = parser.parse_args()
     threads = configure_tensorflow()
     cfgs = [RunConfig(train_rows=args.rows, epochs=args.epochs, seed=s) for s in args.seeds]
-    print(json.dumps({"threads": threads, "rows": args.rows, "epochs": args.epochs, "seeds": args.seeds, "mode": args.mode,
+    print(json.dumps({"threads": threads, "rows": args.rows, "epochs": args.epochs, "seeds": args.seeds,
+                      "mode": args.mode,
                       "load": os.getloadavg()}))
 
     start = time.perf_counter()

@@ -138,7 +138,8 @@ def page_store_copy(tmp_path_factory, committed_table) -> tuple[Path, int]:
     times have settled by the time a test asks for page_store (see there)."""
     from stores import PAGE_CONFIGS, copy_store, page_runs
 
-    root = copy_store(tmp_path_factory.mktemp("page_store") / "store", keep=page_runs(committed_table, configs=PAGE_CONFIGS))
+    root = copy_store(tmp_path_factory.mktemp("page_store") / "store",
+                      keep=page_runs(committed_table, configs=PAGE_CONFIGS))
     return root, time.time_ns()
 
 

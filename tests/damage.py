@@ -90,7 +90,8 @@ RUN_DAMAGE = {
     "config.json garbage": (lambda p: (p / "config.json").write_text('{"garbage": '), "config.json unreadable"),
     "symlinked file": (lambda p: _symlink(p, "confusion.csv", "/etc/passwd"), "confusion.csv is a symbolic link"),
     "subfolder": (lambda p: (p / "extra").mkdir(), "extra is not a plain file"),
-    "predictions short": (lambda p: np.save(p / "predictions.npy", np.zeros(9_999, np.uint8)), "predictions.npy: must be"),
+    "predictions short": (lambda p: np.save(p / "predictions.npy", np.zeros(9_999, np.uint8)),
+                          "predictions.npy: must be"),
     "weights flag": (lambda p: _summary(p, has_weights=not (p / "model.weights.h5").exists()), "model.weights.h5 is"),
 }
 

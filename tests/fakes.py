@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from vitcore.config.metrics import DERIVED, METRIC, TABLE
 from vitcore.config.run import FIELD_NAMES, VIT_FIELDS, RunConfig
 from vitcore.data.fashion import CLASS_NAMES
 from vitcore.model import anatomy
-from vitcore.store.runs import HISTORY_COLUMNS, METRICS, RunStore
+from vitcore.store.runs import HISTORY_COLUMNS, RunStore
 from vitcore.store.timing import now_utc
 
 CLASSES = len(CLASS_NAMES)
@@ -74,19 +75,29 @@ def write_run(store: RunStore, cfg: RunConfig, accuracy: float = 0.8, **options)
     return store.save(cfg, history(cfg, summary), confusion(accuracy), summary)
 
 
+def derived(cfg: RunConfig, summary: dict) -> dict:
+    """The registry's derived metrics (vitcore.config.metrics.DERIVED) of the run `write_run` would store:
+    each metric's own function of its file (`confusion(test accuracy)`, `history(cfg, summary)`)."""
+    files = {"confusion.csv": lambda: confusion(summary["test_accuracy"]),
+             "history.csv": lambda: pd.DataFrame(history(cfg, summary), columns=HISTORY_COLUMNS)}
+    return {name: float(METRIC[name].derive(files[METRIC[name].source]())) for name in DERIVED}
+
+
 def run_row(cfg: RunConfig, **overrides) -> dict:
     """A row shaped like RunStore.table() for cfg, without a store: ids, label, config fields (None
-    where they do not apply to the model), `metrics(cfg)` with any metric overridden by name."""
+    where they do not apply to the model), `metrics(cfg)` with any metric overridden by name, and the
+    derived metrics of those (unless overridden too)."""
     fields = cfg.identity()
     row = {"run_id": cfg.run_id, "config_id": cfg.config_id, "label": cfg.label()}
     row.update({name: fields.get(name) for name in FIELD_NAMES})
-    row.update({**metrics(cfg), **overrides, "has_weights": False})
+    summary = {**metrics(cfg), **overrides}
+    row.update({**summary, **derived(cfg, summary), **overrides, "has_weights": False})
     return row
 
 
 def runs_table(rows: list[dict]) -> pd.DataFrame:
     """run_row()s as a frame with RunStore.table()'s columns and dtypes (ViT-only fields as objects)."""
-    frame = pd.DataFrame(rows, columns=["run_id", "config_id", "label", *FIELD_NAMES, *METRICS, "has_weights"])
+    frame = pd.DataFrame(rows, columns=["run_id", "config_id", "label", *FIELD_NAMES, *TABLE, "has_weights"])
     for name in VIT_FIELDS:
         frame[name] = frame[name].astype(object)
     return frame

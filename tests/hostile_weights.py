@@ -40,7 +40,8 @@ def external_fifo(run: Path) -> None:
     """The classifier's bias stored in an HDF5 external file that is a FIFO: a reader blocks forever."""
     fifo = outside(run, "fifo")
     os.mkfifo(fifo)
-    edit(run, "classifier", 1, lambda f, p, v: f.create_dataset(p, shape=v.shape, dtype="f4", external=[(str(fifo), 0, v.nbytes)]))
+    edit(run, "classifier", 1, lambda f, p,
+         v: f.create_dataset(p, shape=v.shape, dtype="f4", external=[(str(fifo), 0, v.nbytes)]))
 
 
 def external_zero(run: Path) -> None:

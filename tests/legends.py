@@ -84,7 +84,8 @@ def conflicts(chart) -> list[str]:
     found = []
     for one in chart if isinstance(chart, list) else [chart]:
         spec = one.to_dict()
-        independent = {channel for channel, how in spec.get("resolve", {}).get("scale", {}).items() if how == "independent"}
+        scales = spec.get("resolve", {}).get("scale", {})
+        independent = {channel for channel, how in scales.items() if how == "independent"}
         keys: list[Key] = []
         _walk(spec, spec, None, [], keys, [])
         for key in keys:
@@ -117,7 +118,8 @@ def check(chart, expected: dict[str, list] | None = None) -> list[Key]:
         if key.channel == "shape":  # what Vega-Lite draws a shape key's symbols with (checked in Chromium)
             assert "condition" not in key.encoding.get("fill", {}), \
                 f"{key.field}: beside a conditional fill, Vega-Lite strokes the shape key's symbols transparent"
-            coloured = key.mark.get("filled") or key.mark.get("color") or key.mark.get("stroke") or "color" in key.encoding
+            coloured = (key.mark.get("filled") or key.mark.get("color") or key.mark.get("stroke")
+                        or "color" in key.encoding)
             assert coloured or key.legend.get("symbolStrokeColor"), f"{key.field}: hollow key symbols with no colour"
     shown = [key for _, key in shown]
     for name, entries in (expected or {}).items():  # no explicit domain: the values drawn are the entries

@@ -20,7 +20,8 @@ _PROBE = """
   };
   const kinds = [
     ['chart', '[data-testid="stVegaLiteChart"] svg.marks, [data-testid="stVegaLiteChart"] canvas', false],
-    ['table', '[data-testid="stDataFrame"], [data-testid="stTable"] table, [data-testid="stMarkdownContainer"] table', true],
+    ['table', '[data-testid="stDataFrame"], [data-testid="stTable"] table, ' +
+              '[data-testid="stMarkdownContainer"] table', true],
     ['image', '[data-testid="stImage"] img, [data-testid="stFullScreenFrame"] img', false],
   ];
   for (const [kind, selector, mayScroll] of kinds) {
@@ -68,7 +69,8 @@ _GRID = """
     const pen = document.createElement('canvas').getContext('2d');
     pen.font = `14px ${getComputedStyle(grid).fontFamily}`;
     return {visible: scroller.clientWidth, columns: scroller.scrollWidth, left: scroller.scrollLeft,
-            words: Object.fromEntries(words.map(w => [w, pen.measureText(w).width])), space: pen.measureText(' ').width};
+            words: Object.fromEntries(words.map(w => [w, pen.measureText(w).width])),
+            space: pen.measureText(' ').width};
   }
   return null;
 }

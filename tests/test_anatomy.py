@@ -39,7 +39,8 @@ def test_the_papers_switches_on_the_count():
     assert effects.loc[("pos_embedding", "sincos"), "Δ parameters"] == -1_024  # a fixed table replaces the learned one
     assert effects.loc[("pooling", "cls"), "Δ parameters"] == 64                 # one token of width 64
     assert effects.loc[("self_attention", "lsa"), "Δ parameters"] == 2 * 4       # a temperature per head and block
-    assert effects.loc[("tokenizer", "shifted"), "Δ parameters"] == 2 * 245 + 4 * 49 * 64  # LayerNorm(245), 5x projection
+    # LayerNorm(245), 5x projection
+    assert effects.loc[("tokenizer", "shifted"), "Δ parameters"] == 2 * 245 + 4 * 49 * 64
     rows = dict(anatomy.breakdown(RunConfig(tokenizer="shifted", self_attention="lsa")))
     assert (rows["patch projection"], rows["one attention block"], rows["total"]) == (16_234, 16_644, 84_988)
 

@@ -23,6 +23,7 @@ from vitcore.app import fmt, state
 from vitcore.app.ablations import evidence
 from vitcore.app.selection import BASELINE, CHOICES, cell_name
 from vitcore.app.sidebar import PAINTED
+from vitcore.config.metrics import COMPARED
 from vitcore.data.fashion import official_test_labels
 from vitcore.data.samples import local_data_available
 from vitcore.stats import summaries as stats
@@ -124,7 +125,9 @@ def test_one_click_selects_a_variant_and_the_cards_lead_with_verdicts(app):
 def test_sidebar_options_say_what_is_stored(app):
     at = app()
     assert list(at.radio(key="patch_size").proto.captions) == ["not trained", "not trained", "3 seeds", "not trained"]
-    assert list(at.radio(key="train_rows").proto.captions) == ["3 seeds", "not trained", "3 seeds", "not trained", "not trained"]  # … 16,000
+    # … 16,000
+    assert list(at.radio(key="train_rows").proto.captions) == ["3 seeds", "not trained", "3 seeds", "not trained",
+                                                               "not trained"]
     assert list(at.radio(key="model").proto.captions) == ["3 seeds", "not trained"]
 
 
@@ -140,7 +143,8 @@ def test_metric_margin_and_view_come_from_the_url(app):
 
 def test_inconclusive_cards_say_how_many_more_random_seeds(app):
     at = app({"pos_embedding": "none"})
-    assert ":orange-badge[inconclusive] needs" in card_text(at) and "paired random seeds for 80% power (" in card_text(at)
+    assert ":orange-badge[inconclusive] needs" in card_text(at)
+    assert "paired random seeds for 80% power (" in card_text(at)
 
 
 def test_a_baseline_at_other_rows_is_unpaired_and_says_so(app):
@@ -200,7 +204,7 @@ def test_main_effects_view_and_interactions_toggle(app):
 
 def test_a_first_visit_paints_the_cards_before_the_sidebar_and_any_chart(app):
     at = app({"norm_placement": "post"}, painted=False)
-    assert len(at.metric) == 5 and not at.get("vega_lite_chart") and not at.tabs and not at.radio
+    assert len(at.metric) == len(COMPARED) and not at.get("vega_lite_chart") and not at.tabs and not at.radio
     assert at.metric[0].value == f"{np.mean(ACCURACY[POST]):.4f}"  # the URL's selection, before the sidebar
     at.session_state[PAINTED] = True  # what the sidebar fragment's timed rerun does
     at.run()
@@ -213,7 +217,7 @@ def test_a_first_visit_to_the_landing_paints_its_forest_plot_first(app):
     assert not at.metric and not at.radio  # the cards and the sidebar follow on the next run
     at.session_state[PAINTED] = True
     at.run()
-    assert len(at.metric) == 5
+    assert len(at.metric) == len(COMPARED)
 
 
 

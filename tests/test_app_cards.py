@@ -49,11 +49,13 @@ def test_cards_show_means_over_the_paired_seeds_and_the_verdict_in_their_own_tex
     assert "95% CI (before the plan's first look) [-0.0" in text and "3 pairs" in text
     assert ":orange-badge[inconclusive] first look at 10 paired random seeds (7 more)" in text
     assert f"baseline {np.mean(BASE_ACC[:3]):.4f} (same random seeds)" in text  # not over seed 3's 0.70 too
-    val = "\n".join(by_metric(cards.metric_cards(comparison, stats.runs_of(table, POST), stats.runs_of(table, BASELINE)))[
+    val = "\n".join(by_metric(cards.metric_cards(comparison, stats.runs_of(table, POST),
+                                                 stats.runs_of(table, BASELINE)))[
         "best_val_accuracy"]["lines"])  # fixed sample: judged now, in its family of one (norm placement: 2 levels)
     assert "95% CI [-0.0" in val and ":red-badge[worse]" in val and "p " in val and "p_tost " in val
     none = compare.compare(table, NONE, BASELINE)  # position embedding's family: none and sincos, m = 2
-    none_val = "\n".join(by_metric(cards.metric_cards(none, stats.runs_of(table, NONE), stats.runs_of(table, BASELINE)))[
+    none_val = "\n".join(by_metric(cards.metric_cards(none, stats.runs_of(table, NONE),
+                                                      stats.runs_of(table, BASELINE)))[
         "best_val_accuracy"]["lines"])
     assert "95% CI, Bonferroni ×2 [" in none_val and "p_adj" in none_val and "p_tost_adj" in none_val
     assert by_metric(cards.metric_cards(comparison, stats.runs_of(table, POST), stats.runs_of(table, BASELINE)))[

@@ -120,7 +120,8 @@ def test_forest_and_class_bars_have_titles_and_the_verdict_in_words():
                    metric="test_accuracy")
     spec = charts.forest(tables.flip_frame(flips, "test_accuracy"), "test_accuracy", "What flipping does").to_dict()
     assert spec["title"]["text"] == ["What flipping does"]
-    texts = {layer["encoding"]["text"]["field"]: layer["mark"] for layer in spec["layer"] if "text" in layer["encoding"]}
+    texts = {layer["encoding"]["text"]["field"]: layer["mark"]
+             for layer in spec["layer"] if "text" in layer["encoding"]}
     assert set(texts) == {"label", "verdict_short"}  # the change and its verdict, on two lines of each row
     assert all(mark["limit"] == {"expr": "width"} for mark in texts.values())  # cut to the chart, never off screen
     assert "width" not in spec and spec["height"] == {"step": charts.FOREST_ROW}  # the container's width

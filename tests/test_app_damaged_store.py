@@ -79,7 +79,8 @@ def test_every_page_renders_on_a_damaged_store_and_says_what_it_skipped(damaged,
 def page_title(page: str) -> str:
     """The st.title a page renders (its first, read from the file)."""
     tree = ast.parse((ROOT / page).read_text())
-    call = next(node for node in ast.walk(tree) if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "title")
+    call = next(node for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "title")
     return call.args[0].value
 
 

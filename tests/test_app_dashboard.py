@@ -1,7 +1,8 @@
 """vitcore.app's plain modules (selection: query checks and baselines; training: estimates and the
-slot; tables: the flip table; the metric cards are in test_app_cards) and the CSV downloads, on synthetic stores: fast, no
-Streamlit script runs, no TensorFlow."""
+slot; tables: the flip table; the metric cards are in test_app_cards) and the CSV downloads, on synthetic stores: fast,
+no Streamlit script runs, no TensorFlow."""
 
+import io
 import threading
 
 import numpy as np
@@ -81,7 +82,8 @@ def test_estimate_scales_similar_runs_by_rows_and_epochs(store):
     assert estimate_seconds(store.table().iloc[:0], RunConfig()) is None
 
 
-@pytest.mark.parametrize("value, allowed", [(None, True), ("1", True), ("0", False), ("off", False), (" False ", False)])
+@pytest.mark.parametrize("value, allowed",
+                         [(None, True), ("1", True), ("0", False), ("off", False), (" False ", False)])
 def test_training_switch(value, allowed):
     assert training_allowed({} if value is None else {"VITCORE_ALLOW_TRAINING": value}) is allowed
 
@@ -158,3 +160,16 @@ def test_downloads_are_the_cli_bytes(store, tmp_path, monkeypatch):
     assert len(pd.read_csv(tmp_path / "effects.csv")) > 0
     with pytest.raises(ValueError):
         state.export_csv("../secrets.csv")
+
+
+def test_effects_downloads_follow_the_sidebars_margin(store, tmp_path, monkeypatch):
+    """Before: the Runs page wrote effects.csv (full and shown) at ±0.01 whatever margin the sidebar said."""
+    from vitcore.app.runs import downloads
+
+    monkeypatch.setattr(state, "STORE_PATH", str(store.root))
+    out = tmp_path / "effects.csv"
+    assert cli.main(["effects", "--margin", "0.02", "--store", str(store.root), "--out", str(out)]) == 0
+    assert state.export_csv("effects.csv", 0.02) == out.read_bytes() != state.export_csv("effects.csv")
+    every = state.study().runs["run_id"]
+    shown = pd.read_csv(io.BytesIO(downloads.filtered_export_csv("effects.csv", every, 0.02)))
+    assert set(shown["margin"]) >= {0.02} and shown.equals(pd.read_csv(out))

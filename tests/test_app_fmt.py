@@ -37,7 +37,13 @@ def test_metric_digits_titles_and_column_formats():
     assert fmt.metric(71_946, "params") == "71,946" and fmt.number(NAN) == fmt.MISSING
     assert fmt.printf("test_accuracy") == "%.4f" and fmt.printf("gap") == "%+.4f"
     assert fmt.printf("seconds", signed=True) == "%+.1f" and fmt.printf("params") == "localized"
-    assert fmt.title("best_val_accuracy") == "Best val accuracy" and fmt.title("other") == "other"
+    assert fmt.title("best_val_accuracy") == "Best val accuracy"
+
+
+@pytest.mark.parametrize("ask", [fmt.title, fmt.digits, fmt.printf, lambda name: fmt.metric(0.5, name)])
+def test_a_metric_the_registry_does_not_know_raises(ask):  # never a silent default format or title
+    with pytest.raises(ValueError, match="unknown metric 'other'"):
+        ask("other")
 
 
 def test_counts_times_and_missing():

@@ -128,7 +128,8 @@ def test_arrow_uses_malloc_keeps_arrows_results():
             "before = pc.sum(pa.array(range(10**6))).as_py(), pa.default_memory_pool().backend_name\n"
             "from vitcore.app.memory import arrow_uses_malloc\n"
             "ok = arrow_uses_malloc()\n"
-            "print(before[1], ok, pa.default_memory_pool().backend_name, pc.sum(pa.array(range(10**6))).as_py() == before[0])\n")
+            "print(before[1], ok, pa.default_memory_pool().backend_name, pc.sum(pa.array(range(10**6))).as_py() == "
+            "before[0])\n")
     from conftest import ROOT
 
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -31,7 +31,8 @@ from vitcore.store.runs import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
-PAGES = ["views/ablations.py", "views/claims.py", "views/plans.py", "views/noise.py", "views/runs.py", "views/patching.py",
+PAGES = ["views/ablations.py", "views/claims.py", "views/plans.py", "views/noise.py", "views/runs.py",
+         "views/patching.py",
          "views/anatomy.py", "views/token_cost.py", "views/attention.py", "views/vit_vs_convnet.py"]
 # One flip per sidebar switch, each a config the committed sweep holds at 3 seeds (and page_store too).
 FLIPS = [("model", "convnet"), ("pos_embedding", "none"), ("norm_placement", "post"), ("norm", "batch"),
@@ -136,7 +137,8 @@ def test_invalid_query_value_falls_back_with_a_visible_note(table, query, key):
 
 def test_uncached_config_offers_training_with_an_estimate(table, monkeypatch):
     monkeypatch.delenv("VITCORE_ALLOW_TRAINING", raising=False)
-    monkeypatch.setenv("VITCORE_MAX_TRAIN_MINUTES", "1440")  # the offer itself, not the per-click budget (a day: the most allowed)
+    # the offer itself, not the per-click budget (a day: the most allowed)
+    monkeypatch.setenv("VITCORE_MAX_TRAIN_MINUTES", "1440")
     at = app(uncached(table))
     assert not at.exception and not at.metric
     assert any("no stored runs yet" in warning.value for warning in at.warning)
@@ -194,8 +196,8 @@ import sys
 from streamlit.testing.v1 import AppTest
 from vitcore.app.ablations.warm import warm_caches
 steps = warm_caches()  # what streamlit_app.py's start-up hook runs
-assert list(steps) == ["imports", "runs table and metric cards", "curves and confusions", "flip and main effects"], steps
-for page, query in (("views/ablations.py", {}), ("views/ablations.py", {"patch_size": "2", "train_rows": "8000"}),
+assert list(steps) == ["imports", "runs table and metric cards", "curves and confusions", "flip and main effects"],
+steps for page, query in (("views/ablations.py", {}), ("views/ablations.py", {"patch_size": "2", "train_rows": "8000"}),
                     *((f"views/{name}.py", {}) for name in ("runs", "claims", "patching", "anatomy", "token_cost",
                                                              "attention", "vit_vs_convnet"))):
     at = AppTest.from_file(%r, default_timeout=120)

@@ -9,7 +9,13 @@ from fakes import run_row
 
 from vitcore.app.claims import claims_view
 from vitcore.app.runs import runs_view
-from vitcore.app.selection import BASELINE_KEY, baseline_cells, resolve_baseline, selection_or_default
+from vitcore.app.selection import (
+    BASELINE_KEY,
+    baseline_cells,
+    current_choices,
+    resolve_baseline,
+    selection_or_default,
+)
 from vitcore.app.walkthrough import walk
 from vitcore.article.claims import CLAIMS
 from vitcore.config.run import RunConfig
@@ -37,9 +43,9 @@ def test_best_val_accuracy_always_carries_its_caveat():
 
 
 def test_timing_groups_in_words():
-    assert walk.timing_basis("v2/threads1/workers2/reused") == ("training code v2 (one XLA launch per epoch), 1 intra-op "
-                                                                "thread, 2 concurrent training workers, compiled once, "
-                                                                "reused across random seeds")
+    assert walk.timing_basis("v2/threads1/workers2/reused") == ("training code v2 (one XLA launch per epoch), 1 "
+                                                                "intra-op thread, 2 concurrent training workers, "
+                                                                "compiled once, reused across random seeds")
     assert "v1" in walk.timing_basis("v1/legacy")
     assert walk.timing_basis("v2/threads1/workers1/cached").endswith("compiled program loaded from the persistent "
                                                                      "compile cache")
@@ -74,7 +80,7 @@ def test_claim_links_select_both_configs_on_the_ablations_page():
     cells = baseline_cells(runs)
     for claim in CLAIMS:
         query = dict(parse_qsl(urlparse(claims_view.ablations_link(claim.selection, claim.baseline)).query))
-        state = {key: (int(v) if v.isdigit() else v) for key, v in query.items()}
+        state = {**current_choices({}, query), BASELINE_KEY: query.get(BASELINE_KEY)}  # the sidebar's URL reading
         cfg, note = selection_or_default(state)
         assert note is None and cfg.config_id == claim.selection.config_id, claim.claim
         assert resolve_baseline(state.get(BASELINE_KEY), cells, cfg).config_id == claim.baseline.config_id, claim.claim

@@ -92,7 +92,8 @@ def _frame(recalibrated: float, debiased: float) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("recalibrated, debiased, words", [
-    (0.70, 0.68, ["moving statistics, not the weights", "+0.580", "most of the damage", "1 of 2 diagnosed runs collapsed",
+    (0.70, 0.68, ["moving statistics, not the weights", "+0.580", "most of the damage",
+                  "1 of 2 diagnosed runs collapsed",
                         "the 2 stored BatchNorm runs that kept their weights (2 configs, random seed 0)"]),
     (0.70, 0.15, ["moving statistics, not the weights", "little of the damage"]),
     (0.13, 0.13, ["Not the moving statistics", "+0.010"]),

@@ -24,7 +24,8 @@ from vitcore.study import Study
 
 SHOTS = ROOT / "screenshots"
 # url path (st.Page's default: the file name) -> screenshot name
-PAGES = {"": "ablations", "claims": "claims", "plans": "plans", "noise": "noise", "runs": "runs", "patching": "patching",
+PAGES = {"": "ablations", "claims": "claims", "plans": "plans", "noise": "noise", "runs": "runs",
+         "patching": "patching",
          "anatomy": "anatomy", "token_cost": "token_cost", "attention": "attention", "vit_vs_convnet": "vit_vs_convnet"}
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} "
@@ -228,7 +229,7 @@ def test_ablations_landing_a_flipped_switch_and_flipped_images(server, browser):
         assert page.locator('[data-testid="stException"]').count() == 0
         first = page.locator('[data-testid="stVegaLiteChart"], [data-testid="stMetric"]').first
         assert first.get_attribute("data-testid") == "stVegaLiteChart"  # the forest plot leads
-        assert page.locator('[data-testid="stMetric"]').count() == 5
+        assert page.locator('[data-testid="stMetric"]').count() == len(stats.METRICS)  # a card per compared metric
         picker = page.locator('[data-testid="stButtonGroup"]', has_text="Select a variant")  # pills: role radio
         picker.get_by_text("norm layer → batch", exact=True).click()
         page.get_by_text("against the baseline").first.wait_for(timeout=60_000)  # the flipped state's header
@@ -264,10 +265,12 @@ def test_tables_show_the_verdict_and_its_interval_at_400_and_1400_px(server, bro
     flips["Δ"] = flips["Δ"].map(lambda d: f"{d:+.4f}")
     claims = results.claims(state.margin({}))
     macs = work.work_table(BASELINE).assign(macs=lambda f: f["macs"].map(fmt.rows))[["part", "macs", "formula"]]
-    cases = [("?norm=batch&view=Flip+one+switch", flips, tables.FLIP_WIDTHS, tables.ROW, ["Change", "Verdict", "Interval"]),
+    cases = [("?norm=batch&view=Flip+one+switch", flips, tables.FLIP_WIDTHS, tables.ROW,
+              ["Change", "Verdict", "Interval"]),
              ("claims", claims_view.display(claims, claims_view.links(claims)), claims_view.WIDTHS, claims_view.ROW,
               ["Claim", "Verdict", "Interval"]),
-             ("anatomy", macs.rename(columns={"macs": "multiply-adds"}), {"part": 170, "multiply-adds": 110, "formula": 420},
+             ("anatomy", macs.rename(columns={"macs": "multiply-adds"}),
+              {"part": 170, "multiply-adds": 110, "formula": 420},
               66, ["part", "multiply-adds"])]
     found = []
     for path, table, widths, row, first in cases:

@@ -25,7 +25,8 @@ STRADDLES = {"margin": 0.01, "ci_adj_low": 0.002, "ci_adj_high": 0.015, "p_value
     ("> 0", "better", 0.03, ROW, ("agrees", claims.BEYOND_MARGIN)),
     ("> 0", "worse", 0.03, ROW, ("agrees", claims.BEYOND_MARGIN)),          # gap: a positive Δ reads "worse"
     ("> 0", "slightly better", 0.004, INSIDE, (claims.SMALLER, claims.INSIDE_MARGIN)),  # real, smaller than the margin
-    ("> 0", "better", -0.03, ROW, ("disagrees", claims.BEYOND_MARGIN)), ("< 0", "higher", 0.02, ROW, ("disagrees", claims.BEYOND_MARGIN)),
+    ("> 0", "better", -0.03, ROW, ("disagrees", claims.BEYOND_MARGIN)),
+    ("< 0", "higher", 0.02, ROW, ("disagrees", claims.BEYOND_MARGIN)),
     ("> 0", "slightly worse", -0.004, INSIDE, ("disagrees", claims.INSIDE_MARGIN)),  # resolved against, if small
     # patch 4 − 7 at ±0.02: raw p 0.025 (one-sided 0.0125) once made it "agrees in direction"; the adjusted
     # difference test does not resolve its sign, so it is shown negligible, never "disagrees"
@@ -134,8 +135,8 @@ def test_claims_on_synthetic_runs():
     row = _row(table, "the ViT beats the convnet", 1000, "test_accuracy")  # test accuracy decides
     vit, convnet = (runs[(runs.model == m) & (runs.train_rows == 1000)].sort_values("seed") for m in ("vit", "convnet"))
     assert row.mean_delta == pytest.approx(np.mean(vit.test_accuracy.to_numpy() - convnet.test_accuracy.to_numpy()))
-    assert (row.verdict, row.direction, row.n_pairs, row.role, row.tally) == ("better", "agrees", 5, claims.DECIDES,
-                                                                             claims.COUNTED)
+    assert (row.verdict, row.direction, row.n_pairs, row.role, row.tally) == (
+        "better", "agrees", 5, claims.DECIDES, claims.COUNTED)
     assert row.mirror.startswith("CNNs beat ViTs on small data") and row.mirror.endswith(": disagrees")
     best = _row(table, "the ViT beats the convnet", 1000, "best_val_accuracy")  # beside, never counted
     assert best.role == claims.BESIDE and best.tally.startswith("not counted") and best.mirror == ""
@@ -235,7 +236,8 @@ def test_the_data_size_row_is_the_crossover_estimate():
     row = claims.data_size_row(runs_table(rows))
     assert (row["verdict"], row["direction"], row["n_pairs"]) == ("lower", "disagrees", 25)
     assert row["mean_delta"] == pytest.approx(-0.015, abs=0.002) and row["ci_low"] < -0.015 < row["ci_high"] < 0
-    assert row["crossover_low"] < 4000 < row["crossover_high"] and row["crossover_rows"] == pytest.approx(4000, rel=0.05)
+    assert row["crossover_low"] < 4000 < row["crossover_high"]
+    assert row["crossover_rows"] == pytest.approx(4000, rel=0.05)
     assert ("crosses zero between 2,000 and 4,000 rows" in row["setting"] or "crosses zero between 4,000 and 8,000 "
             "rows" in row["setting"] or "crosses zero at 4,000 rows" in row["setting"]) and np.isnan(row["train_rows"])
 

@@ -21,7 +21,8 @@ def no_work(monkeypatch):
     def started(*args, **kwargs):
         raise AssertionError("work started before the path was checked")
 
-    monkeypatch.setitem(sys.modules, "vitcore.run.train", types.SimpleNamespace(train=started, configure_tensorflow=started))
+    monkeypatch.setitem(sys.modules, "vitcore.run.train",
+                        types.SimpleNamespace(train=started, configure_tensorflow=started))
     monkeypatch.setattr(cost, "bench_attention", started)
 
 

@@ -27,13 +27,15 @@ def filled(store):
 
 def test_compare_writes_the_three_tables(filled, tmp_path, capsys):
     out = tmp_path / "out"
-    assert main(["compare", "--norm", "batch", "--train-rows", "1000", "--store", str(filled.root), "--out", str(out)]) == 0
+    assert main(["compare", "--norm", "batch", "--train-rows", "1000", "--store", str(filled.root), "--out",
+                 str(out)]) == 0
     metrics = pd.read_csv(out / "metrics.csv")
     assert list(metrics.columns) == METRIC_COLUMNS
     assert (metrics["n_pairs_with_test"] == 0).all()  # no run kept predictions: no interval over test images
     acc = metrics.set_index("metric").loc["test_accuracy"]
     assert acc["n_pairs"] == 4 and bool(acc["paired"]) and acc["verdict"] == "inconclusive"  # planned: 4 of 10
-    assert acc["look"] == 0 and acc["looks_planned"] == 4 and acc["plan"].startswith("planned (builtin): first look at 10")
+    assert acc["look"] == 0 and acc["looks_planned"] == 4
+    assert acc["plan"].startswith("planned (builtin): first look at 10")
     val = metrics.set_index("metric").loc["best_val_accuracy"]
     assert val["verdict"] == "worse" and val["plan"] == "fixed sample (not in the plan)"  # judged on all 4 pairs
     assert acc["mean_delta"] == pytest.approx(-0.10 + 0.0015, abs=1e-3)
@@ -77,7 +79,8 @@ def test_claims_and_effects_take_a_margin(filled, tmp_path, capsys):
     assert main(["claims", "--store", str(filled.root), "--out", str(tmp_path / "claims.csv")]) == 0
     claims = pd.read_csv(tmp_path / "claims.csv")
     assert set(claims["direction"]) <= set(article_claims.DIRECTIONS) and len(claims) >= 1  # rows with runs
-    assert {"p_value", "p_tost", "p_adj", "p_tost_adj", "family", "ci90_low", "ci_adj_high", "size"} <= set(claims.columns)
+    assert {"p_value", "p_tost", "p_adj", "p_tost_adj", "family", "ci90_low", "ci_adj_high",
+            "size"} <= set(claims.columns)
     assert "margin ±0.005" in capsys.readouterr().out  # the tally at three margins
     assert main(["effects", "--store", str(filled.root), "--out", str(tmp_path / "e.csv"), "--margin", "0.5"]) == 0
     effects = pd.read_csv(tmp_path / "e.csv")
@@ -101,7 +104,8 @@ def test_compare_with_predictions_adds_the_test_set_interval_and_flips_csv(store
             wrong = np.where(hard, rng.random(len(labels)) < 0.5, rng.random(len(labels)) < 0.05 + extra)
             write_predicted_run(store, cfg.replace(seed=seed), labels, np.where(wrong, (labels + 1) % 10, labels))
     out = tmp_path / "out"
-    assert main(["compare", "--norm", "batch", "--train-rows", "1000", "--store", str(store.root), "--out", str(out)]) == 0
+    assert main(["compare", "--norm", "batch", "--train-rows", "1000", "--store", str(store.root), "--out",
+                 str(out)]) == 0
     metrics = pd.read_csv(out / "metrics.csv").set_index("metric")
     acc = metrics.loc["test_accuracy"]
     assert acc["n_pairs_with_test"] == 4 and acc["interval"] == testset.WITH_TEST

@@ -16,7 +16,8 @@ CELL = RunConfig(train_rows=300, epochs=2)
 
 
 def rendered(cfg: RunConfig, accuracy: float = 0.8, **timing) -> dict[str, bytes]:
-    summary = {**metrics(cfg, accuracy), "timing": {"code": 2, "threads": 2, "workers": 1, "compile": "fresh", **timing}}
+    summary = {**metrics(cfg, accuracy),
+               "timing": {"code": 2, "threads": 2, "workers": 1, "compile": "fresh", **timing}}
     return writer.render(cfg, history(cfg, summary), confusion(accuracy), summary)
 
 
@@ -33,7 +34,8 @@ def test_put_writes_the_bytes_save_writes(tmp_path):
     lambda files: {**files, "../escape.json": b"{}"},           # a name outside the run's files
     lambda files: {**files, "history.csv": "text, not bytes"},
     lambda files: {k: v for k, v in files.items() if k != "history.csv"},
-    lambda files: {**files, "summary.json": files["summary.json"].replace(b'"test_accuracy": 0.8', b'"test_accuracy": 2')},
+    lambda files: {**files,
+                   "summary.json": files["summary.json"].replace(b'"test_accuracy": 0.8', b'"test_accuracy": 2')},
     lambda files: rendered(CELL.replace(seed=9)),               # another run's files
 ])
 def test_put_refuses_files_that_are_not_a_valid_run_and_leaves_nothing(tmp_path, damage):

@@ -9,6 +9,7 @@ from fakes import run_row, runs_table
 from scipy import stats as sp
 
 from vitcore.config.run import RunConfig
+from vitcore.config.switches import REGISTRY
 from vitcore.stats import compare
 from vitcore.stats import estimates as verdicts
 from vitcore.stats import summaries as stats
@@ -74,11 +75,13 @@ def test_means_beside_a_delta_are_over_the_paired_seeds_only(world):
 
 def test_other_train_rows_is_unpaired_and_says_so(world):
     runs, _, _ = world
-    other = runs_table([run_row(BASE.replace(train_rows=4000, seed=s), test_accuracy=0.8 + 0.004 * s ** 1.5) for s in range(4)])
+    other = runs_table([run_row(BASE.replace(train_rows=4000, seed=s),
+                                test_accuracy=0.8 + 0.004 * s ** 1.5) for s in range(4)])
     result = compare.compare(pd.concat([runs, other.assign(timing_group="g1")]), SEL, BASE.replace(train_rows=4000))
     row = result.metrics.set_index("metric").loc["test_accuracy"]
     assert not row["paired"] and row["n_pairs"] == 0
-    welch = sp.ttest_ind(runs[runs["config_id"] == SEL.config_id]["test_accuracy"], other["test_accuracy"], equal_var=False)
+    welch = sp.ttest_ind(runs[runs["config_id"] == SEL.config_id]["test_accuracy"], other["test_accuracy"],
+                         equal_var=False)
     assert row["p_value"] == pytest.approx(welch.pvalue)
 
 
@@ -126,9 +129,11 @@ def test_verdicts(deltas, verdict):
         assert judged["seeds_needed"] > len(deltas) and judged["seeds_more"] == judged["seeds_needed"] - len(deltas)
     else:
         assert math.isnan(judged["seeds_needed"])
-    flipped = {verdicts.BETTER: verdicts.BETTER, verdicts.SLIGHTLY_BETTER: verdicts.SLIGHTLY_BETTER}.get(verdict, verdict)
+    flipped = {verdicts.BETTER: verdicts.BETTER,
+               verdicts.SLIGHTLY_BETTER: verdicts.SLIGHTLY_BETTER}.get(verdict, verdict)
     assert verdicts.judge("gap", verdicts.paired_estimate([-d for d in deltas]))["verdict"] == flipped  # lower gap
-    neutral = {verdicts.BETTER: verdicts.HIGHER, verdicts.SLIGHTLY_BETTER: verdicts.SLIGHTLY_HIGHER}.get(verdict, verdict)
+    neutral = {verdicts.BETTER: verdicts.HIGHER,
+               verdicts.SLIGHTLY_BETTER: verdicts.SLIGHTLY_HIGHER}.get(verdict, verdict)
     assert verdicts.judge("final_train_accuracy", est)["verdict"] == neutral
 
 
@@ -155,9 +160,11 @@ def test_main_effects_are_one_bonferroni_family_per_metric_and_rows():
                 acc = 0.75 + (0.03 if norm == "batch" else 0) - (0.01 if patch == 4 else 0) + rng.normal(0, 0.01)
                 rows.append(run_row(cfg, test_accuracy=acc))
     effects = stats.main_effects(runs_table(rows), metrics=("test_accuracy",))
-    assert len(effects) == 3  # norm batch, patch 4, patch 14: stored, of the grid's 5 declared main effects
-    assert set(effects["family"]) == {"main effects at 1,000 rows"} and set(effects["family_size"]) == {5}
-    assert effects["p_adj"].tolist() == pytest.approx([min(1, 5 * p) for p in effects["p_value"]])
+    # the grid's main effects (5: its levels off the reference)
+    declared = sum(len(s.grid) - 1 for s in REGISTRY if s.grid)
+    assert len(effects) == 3  # norm batch, patch 4, patch 14: stored, of the grid's declared main effects
+    assert set(effects["family"]) == {"main effects at 1,000 rows"} and set(effects["family_size"]) == {declared}
+    assert effects["p_adj"].tolist() == pytest.approx([min(1, declared * p) for p in effects["p_value"]])
     for _, row in effects.iterrows():  # a direction only where the adjusted p allows it
         resolved = row["verdict"] in verdicts.RESOLVED
         assert resolved == (row["p_adj"] < 0.05)

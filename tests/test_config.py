@@ -11,8 +11,10 @@ from vitcore.config.switches import REGISTRY
 
 def test_defaults_are_the_articles_vit():
     cfg = RunConfig()
-    assert (cfg.model, cfg.pos_embedding, cfg.norm_placement, cfg.norm, cfg.patch_size) == ("vit", "learned", "pre", "layer", 7)
-    assert (cfg.width, cfg.depth, cfg.heads, cfg.mlp_dim, cfg.epochs, cfg.batch_size, cfg.lr) == (64, 2, 4, 128, 15, 64, 1e-3)
+    assert (cfg.model, cfg.pos_embedding, cfg.norm_placement, cfg.norm, cfg.patch_size) == (
+        "vit", "learned", "pre", "layer", 7)
+    assert (cfg.width, cfg.depth, cfg.heads, cfg.mlp_dim, cfg.epochs, cfg.batch_size, cfg.lr) == (
+        64, 2, 4, 128, 15, 64, 1e-3)
     assert cfg.tokens == 16
 
 
@@ -40,7 +42,8 @@ def test_the_papers_switches_get_their_own_run_ids_and_labels_and_leave_the_stor
     variants = [RunConfig(pos_embedding="sincos"), RunConfig(pooling="cls"), RunConfig(tokenizer="shifted"),
                 RunConfig(self_attention="lsa"), RunConfig(tokenizer="shifted", self_attention="lsa")]
     assert len({cfg.run_id for cfg in variants} | {RunConfig().run_id}) == 6
-    assert [cfg.label() for cfg in variants] == ["ViT p7 pre-LN sincos", "ViT p7 pre-LN pos cls", "ViT p7 pre-LN pos SPT",
+    assert [cfg.label() for cfg in variants] == ["ViT p7 pre-LN sincos", "ViT p7 pre-LN pos cls",
+                                                 "ViT p7 pre-LN pos SPT",
                                                  "ViT p7 pre-LN pos LSA", "ViT p7 pre-LN pos SPT LSA"]
     assert RunConfig(pooling="cls").sequence == 17 and RunConfig().sequence == 16
 
@@ -82,7 +85,8 @@ def test_from_dict_round_trip_and_unknown_keys():
     cfg = RunConfig(model="convnet", train_rows=1000)
     assert RunConfig.from_dict(cfg.identity()) == cfg
     with pytest.raises(ValueError, match="unknown config fields"):
-        RunConfig.from_dict({"dropout": 0.1})
+        RunConfig.from_dict({"no_such_field": 0.1})
+    assert "no_such_field" not in FIELD_NAMES
 
 
 def test_config_is_frozen():

@@ -80,5 +80,6 @@ def test_sweep_vary_dry_run_lists_the_grid(tmp_path):
     done = run_cli("sweep", "--vary", "depth=1,2,4", "--vary", "width=32,64,128", "--seeds", "0-9",
                    "--rows", "1000,4000", "--store", str(tmp_path / "store"), "--dry-run")
     assert done.returncode == 0, done.stderr
-    assert "your grid (one at a time, around the article's ViT): 5 configs x 2 row counts x 10 random seeds" in done.stdout
+    grid = "your grid (one at a time, around the article's ViT): 5 configs x 2 row counts x 10 random seeds"
+    assert grid in done.stdout
     assert "grid custom: 100 runs, 0 in" in done.stdout

@@ -156,7 +156,8 @@ def test_crossover_estimate_finds_a_planted_crossing_with_its_interval():
             if below < above else f"at **{below:,} rows**, a measured size" in text)
     # the same function answers for any pair of configs and any table: the convnet against the ViT flips the sign
     flipped = scaling.crossover_estimate(runs, RunConfig(model="convnet"), RunConfig(), reps=50)
-    assert flipped.rows == pytest.approx(estimate.rows) and flipped.per_doubling == pytest.approx(-estimate.per_doubling)
+    assert flipped.rows == pytest.approx(estimate.rows)
+    assert flipped.per_doubling == pytest.approx(-estimate.per_doubling)
 
 
 def test_the_crossing_is_said_between_the_measured_sizes_that_bracket_it():

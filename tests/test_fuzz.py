@@ -89,7 +89,8 @@ def test_every_reader_skips_them_within_the_memory_goal(hostile, tmp_path):
     store, expected, valid = hostile
     (tmp_path / "out").mkdir()
     with pytest.warns(StoreWarning) as said:  # each skipped run is reported (a StoreWarning per reader)
-        code, memory, seconds = peak(lambda: cli.main(["export", "--store", str(store), "--out", str(tmp_path / "out")]))
+        code, memory, seconds = peak(lambda: cli.main(["export", "--store", str(store), "--out",
+                                                       str(tmp_path / "out")]))
     print(f"export: {seconds:.2f} s, peak {memory / 2**20:.0f} MB")
     assert code == 0 and memory < MEMORY_GOAL
     assert set(expected) <= {run_id for run_id in expected for w in said if run_id in str(w.message)}

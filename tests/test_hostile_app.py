@@ -115,7 +115,8 @@ def test_every_app_cache_is_bounded():
             for decorator in getattr(item, "decorator_list", []):
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator
                 if ast.unparse(target) in ("st.cache_data", "st.cache_resource") and not (
-                        isinstance(decorator, ast.Call) and {k.arg for k in decorator.keywords} & {"max_entries", "ttl"}):
+                        isinstance(decorator, ast.Call)
+                        and {k.arg for k in decorator.keywords} & {"max_entries", "ttl"}):
                     unbounded.append(f"{path.relative_to(ROOT)}:{item.name}")
     assert unbounded == []
 

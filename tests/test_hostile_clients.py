@@ -21,7 +21,8 @@ URL_QUERY = "/?train_rows=1000"  # any config: the scratch store is empty, so ev
 @pytest.fixture
 def server(tmp_path):
     with streamlit_server(tmp_path / "streamlit.log", VITCORE_ALLOW_TRAINING="1", VITCORE_STORE=str(tmp_path / "store"),
-                          VITCORE_MAX_TRAIN_MINUTES="3") as (process, url):  # the test cancels; the budget is the backstop
+                          # the test cancels; the budget is the backstop
+                          VITCORE_MAX_TRAIN_MINUTES="3") as (process, url):
         yield process, url, tmp_path / "store"
 
 

@@ -127,7 +127,8 @@ def test_fifos_named_like_debris_never_block_check(tmp_path, capsys, argv):
     assert seconds < QUICK and code == 1
     out = capsys.readouterr().out
     assert {".tmp-x", ".index-x"} <= {line.split(":")[0] for line in out.splitlines()}
-    assert out.count("not a file or folder (never opened") == 2 and all(stat.S_ISFIFO(os.lstat(f).st_mode) for f in fifos)
+    assert out.count("not a file or folder (never opened") == 2
+    assert all(stat.S_ISFIFO(os.lstat(f).st_mode) for f in fifos)
 
 
 def test_a_fifo_named_like_a_training_marker_never_blocks_a_training(tmp_path):
@@ -203,7 +204,8 @@ def debris_files(folder: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("argv", [["check", "--fix", "--store", ""], ["check", "--store", " "],
-                                  ["export", "--store", "", "--out", "OUT"], ["effects", "--store", "", "--out", "OUT/e.csv"]])
+                                  ["export", "--store", "", "--out", "OUT"],
+                                  ["effects", "--store", "", "--out", "OUT/e.csv"]])
 def test_an_empty_store_is_refused_never_the_current_folder(tmp_path, monkeypatch, capsys, argv):
     """Before: `check --fix --store ""` deleted the current folder's files named like debris."""
     monkeypatch.chdir(tmp_path)

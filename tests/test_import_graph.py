@@ -117,8 +117,8 @@ def test_function_level_and_type_checking_imports_are_read(tmp_path):
     edges = graph()
     assert "vitcore.run.train" in edges["vitcore.cli.runs"]  # imported inside _run: training is lazy
     source = tmp_path / "m.py"
-    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from vitcore.store.runs import RunStore\n"
-                      "def f():\n    import vitcore.stats.compare\n")
+    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from vitcore.store.runs import "
+                      "RunStore\ndef f():\n    import vitcore.stats.compare\n")
     assert imports_of(source, set(edges)) == {"vitcore.store.runs", "vitcore.stats.compare"}
 
 
@@ -136,3 +136,18 @@ def test_shared_app_modules_import_no_page():
 
 def test_no_import_cycles():
     assert cycles(graph()) == []
+
+
+PAGE_LAYERS = ("app", "study", "config")  # what a page (views/*.py) may import: the app, the Study, the shared facts
+
+
+def test_pages_import_the_app_and_the_study_not_the_layers_below():
+    """A page describes the UI: it reaches the library through vitcore.app (its helpers, and
+    vitcore.app.walkthrough.library for what the walkthrough shows) and the Study, never stats, analysis, data,
+    model, store or run directly (issue 42: 11 such imports in 6 pages)."""
+    modules = set(graph())
+    below = {f"{page.name}: {target}" for page in sorted((ROOT / "views").glob("*.py"))
+             for target in imports_of(page, modules | {f"vitcore.{layer}" for layer in RANK})
+             if layer(target) not in PAGE_LAYERS}
+    assert below == set()
+    assert imports_of(ROOT / "views" / "attention.py", modules) >= {"vitcore.app.walkthrough.library"}  # it can fail

@@ -8,11 +8,15 @@ from conftest import ROOT
 
 pytestmark = pytest.mark.slow  # fresh interpreters: a clean sys.modules to look at
 
-LIGHT = ["vitcore", "vitcore.config.run", "vitcore.store.runs", "vitcore.stats.summaries", "vitcore.article.report", "vitcore.data.patches",
-         "vitcore.data.fashion", "vitcore.cli", "vitcore.run.sweep", "vitcore.analysis.cost", "vitcore.app.state", "vitcore.app.selection",
+LIGHT = ["vitcore", "vitcore.config.run", "vitcore.store.runs", "vitcore.stats.summaries", "vitcore.article.report",
+         "vitcore.data.patches",
+         "vitcore.data.fashion", "vitcore.cli", "vitcore.run.sweep", "vitcore.analysis.cost", "vitcore.app.state",
+         "vitcore.app.selection",
          "vitcore.app.tables", "vitcore.app.training.slot", "vitcore.app.sidebar", "vitcore.app.training.train_panel",
-         "vitcore.app.charts", "vitcore.app.walkthrough.probes", "vitcore.model.anatomy", "vitcore.analysis.attention", "vitcore.model.numpy_vit",
-         "vitcore.app.results", "vitcore.app.walkthrough.walk", "vitcore.app.walkthrough.walk_charts", "vitcore.app.runs.runs_view",
+         "vitcore.app.charts", "vitcore.app.walkthrough.probes", "vitcore.model.anatomy", "vitcore.analysis.attention",
+         "vitcore.model.numpy_vit",
+         "vitcore.app.results", "vitcore.app.walkthrough.walk", "vitcore.app.walkthrough.walk_charts",
+         "vitcore.app.runs.runs_view",
          "vitcore.app.claims.claims_view", "vitcore.study", "vitcore.study.words"]
 
 

@@ -148,5 +148,6 @@ def test_seed_noise_shares_draw_no_key_and_one_colour_per_source(study):
     for panel in panels:
         assert check(panel) == []  # no legend to be wrong
         (key,) = [key for key in legends(panel) if key.field == "source"]
-        assert key.domain == [noise_view.NAMES[name] for name in noise_view.SHOWN] and len(set(key.range)) == len(key.range)
+        assert key.domain == [noise_view.NAMES[name] for name in noise_view.SHOWN]
+        assert len(set(key.range)) == len(key.range)
         assert key.drawn <= set(key.domain)

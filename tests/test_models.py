@@ -91,7 +91,8 @@ def test_paper_variants_build_run_and_round_trip_through_their_config(changes):
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
     assert scores[0].shape == (3, cfg.heads, cfg.sequence, cfg.sequence)
     names = {layer.name for layer in model.layers}
-    assert ("class_token" in names) == (cfg.pooling == "cls") and ("patch_norm" in names) == (cfg.tokenizer == "shifted")
+    assert ("class_token" in names) == (cfg.pooling == "cls")
+    assert ("patch_norm" in names) == (cfg.tokenizer == "shifted")
     clone = keras.Model.from_config(model.get_config())  # every custom layer rebuilt from get_config
     clone.set_weights(model.get_weights())
     np.testing.assert_allclose(np.asarray(clone(tokens, training=False)[0]), probs, atol=1e-6)

@@ -2,8 +2,8 @@
 class since issue 27) reaches every layer.
 
 The vitcore package is copied to a temporary folder, one `Switch` (dropout 0.0 / 0.1, crossed in the
-default grid) is appended to the copy's registry and its field to the copy's RunConfig, and a fresh process importing the copy shows that
-RunConfig, run labels, the URL check, the sidebar (drawn by Streamlit's AppTest), the effect names
+default grid) is appended to the copy's registry and its field to the copy's RunConfig, and a fresh process importing
+the copy shows that RunConfig, run labels, the URL check, the sidebar (drawn by Streamlit's AppTest), the effect names
 and the statistics' effects, the sweep grid, the anatomy's flips and the Attention page's matching
 all pick it up, while every committed run keeps its id.
 """

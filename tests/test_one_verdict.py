@@ -21,7 +21,8 @@ from vitcore.stats import plan, seconds, summaries, testset
 from vitcore.stats.compare import compare
 from vitcore.store.runs import RunStore
 
-MIRROR = {v.BETTER: v.WORSE, v.SLIGHTLY_BETTER: v.SLIGHTLY_WORSE, v.HIGHER: v.LOWER, v.SLIGHTLY_HIGHER: v.SLIGHTLY_LOWER}
+MIRROR = {v.BETTER: v.WORSE, v.SLIGHTLY_BETTER: v.SLIGHTLY_WORSE, v.HIGHER: v.LOWER,
+          v.SLIGHTLY_HIGHER: v.SLIGHTLY_LOWER}
 MIRROR.update({b: a for a, b in MIRROR.items()})
 SHARED = ["verdict", "family", "family_size", "p_adj", "p_tost_adj", "n_pairs", "interval", "size", "borderline"]
 EXACT = ("family", "interval", "size", "borderline")  # words and flags: equal, not approximately
@@ -136,7 +137,8 @@ def check(csv_row: pd.Series, deltas: np.ndarray, size: int) -> None:
 
 
 def paired_deltas(runs, selection: RunConfig, baseline: RunConfig, metric: str) -> np.ndarray:
-    a, b = (runs[runs["config_id"] == c.config_id].set_index(["train_rows", "seed"])[metric] for c in (selection, baseline))
+    a, b = (runs[runs["config_id"] == c.config_id].set_index(["train_rows", "seed"])[metric]
+            for c in (selection, baseline))
     both = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").sort_index()
     return (both["a"] - both["b"]).to_numpy()
 
@@ -154,7 +156,8 @@ def test_the_csvs_carry_both_tests_recomputed_with_scipy(runs, tmp_path, capsys)
     table = pd.read_csv(tmp_path / "claims.csv")
     vit_convnet = table[(table["claim"] == "the ViT beats the convnet")].head(2)  # the article's two models: m = 1
     for row in vit_convnet.to_dict("records"):
-        selection, baseline = (cfg.replace(train_rows=int(row["train_rows"])) for cfg in (RunConfig(), RunConfig(model="convnet")))
+        selection, baseline = (cfg.replace(train_rows=int(row["train_rows"]))
+                               for cfg in (RunConfig(), RunConfig(model="convnet")))
         check(pd.Series(row), paired_deltas(runs, selection, baseline, row["metric"]), 1)
     bn = table[(table["claim"].str.startswith("BatchNorm")) & (table["train_rows"] == 4000)].iloc[0]
     check(bn, paired_deltas(runs, RunConfig(norm="batch"), RunConfig(), "test_accuracy"),
@@ -163,7 +166,8 @@ def test_the_csvs_carry_both_tests_recomputed_with_scipy(runs, tmp_path, capsys)
     assert main(["effects", "--out", str(tmp_path / "effects.csv")]) == 0
     effects = pd.read_csv(tmp_path / "effects.csv")
     vit = summaries.factorial_runs(runs)
-    for factor, level, rows in (("norm", "batch", 4000), ("pos_embedding", "none", 1000), ("norm_placement", "post", 4000)):
+    for factor, level, rows in (("norm", "batch", 4000), ("pos_embedding", "none", 1000),
+                                ("norm_placement", "post", 4000)):
         row = effects[(effects["factor"] == factor) & (effects["level"] == level) & (effects["train_rows"] == rows)
                       & (effects["metric"] == "test_accuracy")].iloc[0]
         part = vit[vit["train_rows"] == rows]
@@ -181,7 +185,8 @@ def test_no_seconds_figure_mixes_timing_groups(runs):
     # report: the headline's seconds come from one named group
     for row in report.headline(runs).to_dict("records"):
         if row["seconds_n"]:
-            cfg = (RunConfig() if row["model"] == "vit" else RunConfig(model="convnet")).replace(train_rows=row["train_rows"])
+            cfg = RunConfig() if row["model"] == "vit" else RunConfig(model="convnet")
+            cfg = cfg.replace(train_rows=row["train_rows"])
             own = runs[(runs["config_id"] == cfg.config_id) & (runs["timing_group"] == row["seconds_timing_group"])]
             assert row["seconds_mean"] == pytest.approx(own["seconds"].mean()) and len(own) == row["seconds_n"]
     # compare (cards, report deltas, claims): every pair behind a seconds Δ is timed in the row's group

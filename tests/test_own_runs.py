@@ -146,7 +146,8 @@ def test_the_readme_own_ablation_runs(tmp_path):
             assert "ViT p7 pre-LN pos depth 4 (300 rows) − ViT p7 pre-LN pos (300 rows)" in done.stdout
         else:  # effects.csv: each one-field change, judged as on the forest plot
             effects = pd.read_csv(args[args.index("--out") + 1])
-            assert {(f, str(v)) for f, v in zip(effects["factor"], effects["level"])} == {("depth", "4"), ("width", "32")}
+            levels = {(f, str(v)) for f, v in zip(effects["factor"], effects["level"])}
+            assert levels == {("depth", "4"), ("width", "32")}
     table = RunStore(env["VITCORE_STORE"]).table()
     assert set(table["label"]) == {"ViT p7 pre-LN pos", "ViT p7 pre-LN pos depth 4", "ViT p7 pre-LN pos width 32"}
     choices = store_choices(table)

@@ -27,7 +27,8 @@ def test_better_beyond_the_margin_and_better_of_undetermined_size_read_different
     assert (beyond["verdict"], small["verdict"], inside["verdict"]) == ("better", "better", "slightly better")
     assert [readings.size_word(r) for r in (beyond, small, inside)] == ["beyond", "undetermined", "inside"]
     assert readings.size_word({**judged([0.01]), "verdict": v.TOO_FEW}) == "undetermined"
-    texts = [cards.verdict_text({**r, "metric": "test_accuracy", "size": readings.size_word(r)}) for r in (beyond, small)]
+    texts = [cards.verdict_text({**r, "metric": "test_accuracy", "size": readings.size_word(r)})
+             for r in (beyond, small)]
     assert texts[0] == "better — beyond ±0.010" and texts[1].startswith("better — size undetermined")
 
 
@@ -51,13 +52,14 @@ NEAR = [0.012, -0.003, 0.02, -0.006, 0.016, 0.003, 0.01, 0.001]
 def test_borderline_names_what_would_flip_it():
     near = judged(NEAR)  # p 0.083: within a factor of 2 of 0.05
     assert 0.05 < near["p_adj"] < 0.10 and near["verdict"] == v.INCONCLUSIVE
-    out = readings.verdict_columns("test_accuracy", v.paired_estimate([0.012, 0.0, 0.02, -0.004, 0.016, 0.003, 0.01,
-                                                                        0.001]), near)
+    deltas = [0.012, 0.0, 0.02, -0.004, 0.016, 0.003, 0.01, 0.001]
+    out = readings.verdict_columns("test_accuracy", v.paired_estimate(deltas), near)
     assert out["borderline"] and "(below it: better)" in out["flips"]
     far = judged([0.031, 0.029, 0.033, 0.030, 0.032])
     assert not readings.verdict_columns("test_accuracy", v.paired_estimate([0.031, 0.029, 0.033, 0.030, 0.032]),
                                         far)["borderline"]
-    for deltas in ([0.031, 0.029, 0.033], [0.002, 0.0025, 0.0022, 0.0018], [0.0, 0.001, -0.001, 0.0005, 0.0], [0.05, -0.04]):
+    for deltas in ([0.031, 0.029, 0.033], [0.002, 0.0025, 0.0022, 0.0018], [0.0, 0.001, -0.001, 0.0005, 0.0],
+                   [0.05, -0.04]):
         row = judged(deltas)  # readings' rule (to say what a crossed threshold gives) is judge's own
         assert readings.word("test_accuracy", np.mean(deltas) > 0, row["p_adj"], row["p_tost_adj"]) == row["verdict"]
 
@@ -169,6 +171,6 @@ def test_lsa_at_1000_rows_says_its_interval_is_over_random_seeds_alone(committed
     row = compare(runs, base.replace(self_attention="lsa"), base, metrics=("test_accuracy",),
                   test_set=tests).metrics.iloc[0].to_dict()
     assert row["test_se"] == 0.0 and row["n_pairs_with_test"] >= 10
-    assert row["interval"] == testset.SEEDS_ONLY and (row["ci_low"], row["ci_high"]) == (row["ci_low_seeds"],
-                                                                                        row["ci_high_seeds"])
+    assert row["interval"] == testset.SEEDS_ONLY
+    assert (row["ci_low"], row["ci_high"]) == (row["ci_low_seeds"], row["ci_high_seeds"])
     assert testset.sentence(row).startswith("The test images add no measurable variance")

@@ -43,7 +43,8 @@ def test_the_test_split_is_kept_as_uint8_and_converted_row_by_row_to_the_same_nu
     finally:
         tracemalloc.stop()
     assert split.source.startswith("test split") and split.pixels.dtype == np.uint8 and len(split.pixels) == 10_000
-    assert held < 1.2 * split.pixels.nbytes, f"{held / 2**20:.0f} MB held for {split.pixels.nbytes / 2**20:.1f} MB of pixels"
+    assert held < 1.2 * split.pixels.nbytes, (f"{held / 2**20:.0f} MB held for "
+                                              f"{split.pixels.nbytes / 2**20:.1f} MB of pixels")
     whole = split.pixels.astype(np.float32)
     whole /= 255.0  # the float32 copy the server used to keep
     rows = [9_999, 0, 12, 4_321]

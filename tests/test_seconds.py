@@ -107,7 +107,8 @@ def own_two_groups(tmp_path, monkeypatch) -> tuple[RunStore, list[float]]:
 
 def _shown(at: AppTest) -> tuple[str, list[float]]:
     """Every text and every number a page shows."""
-    text = [e.value for kind in ("markdown", "caption", "info", "warning", "success", "text") for e in getattr(at, kind)]
+    text = [e.value for kind in ("markdown", "caption", "info", "warning", "success", "text")
+            for e in getattr(at, kind)]
     text += [f"{m.label} {m.value} {m.delta}" for m in at.metric]
     numbers = []
     for frame in [d.value for d in at.dataframe] + [t.value for t in at.table]:
@@ -147,7 +148,8 @@ def test_no_card_and_no_csv_shows_a_seconds_mean_pooled_across_timing_groups(two
     assert not at.exception and "against the baseline **ViT" in _shown(at)[0]
     assert _pooled_in(*_shown(at), pooled) == []
     out = tmp_path / "out"
-    for name, command in (("report", ["report"]), ("effects", ["effects", "--out", str(out / "effects" / "effects.csv")]),
+    for name, command in (("report", ["report"]),
+                          ("effects", ["effects", "--out", str(out / "effects" / "effects.csv")]),
                           ("claims", ["claims", "--out", str(out / "claims" / "claims.csv")]),
                           ("compare", ["compare", "--model", "convnet"]), ("export", ["export"])):
         args = command + ([] if "--out" in command else ["--out", str(out / name)]) + ["--store", str(store.root)]

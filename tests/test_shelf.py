@@ -92,7 +92,8 @@ def test_a_kept_file_that_is_not_this_states_own_is_ignored(tmp_path, damage):
         os.symlink(target, path)
     elif damage == "not json":
         path.write_bytes(b"\x00" * 100)
-    key, name = (KEY.replace("a", "b"), "flips") if damage == "other key" else (KEY, "other" if damage == "other name" else "flips")
+    key, name = ((KEY.replace("a", "b"), "flips") if damage == "other key" else
+                 (KEY, "other" if damage == "other name" else "flips"))
     assert shelf.get(tmp_path, key, name) is None
     assert shelf.kept(tmp_path, key, name, lambda: frame.assign(mean_delta=0.1))["mean_delta"].tolist() == [0.1]
 

@@ -37,7 +37,8 @@ def judged(monkeypatch):
     """The run ids judged in full (index.judge) during a test."""
     calls = []
     judge = index.judge
-    monkeypatch.setattr(index, "judge", lambda folder, run_id, *a, **kw: calls.append(run_id) or judge(folder, run_id, *a, **kw))
+    monkeypatch.setattr(index, "judge",
+                        lambda folder, run_id, *a, **kw: calls.append(run_id) or judge(folder, run_id, *a, **kw))
     return calls
 
 

@@ -24,7 +24,8 @@ def factorial(effect=lambda cfg: 0.0, seeds=(0, 1, 2), rows=(1000, 4000), sd=0.0
     rng = np.random.default_rng(rng_seed)
     out = []
     configs = [RunConfig(pos_embedding=p, norm_placement=q, norm=n, patch_size=s)
-               for p, q, n, s in itertools.product(("learned", "none"), ("pre", "post"), ("layer", "batch"), (4, 7, 14))]
+               for p, q, n, s in itertools.product(("learned", "none"), ("pre", "post"), ("layer", "batch"),
+                                                   (4, 7, 14))]
     for cfg, train_rows, seed in itertools.product([*configs, RunConfig(model="convnet")], rows, seeds):
         cfg = cfg.replace(train_rows=train_rows, seed=seed)
         value = BASE + effect(cfg) + 0.01 * seed + rng.normal(0, sd)
@@ -104,7 +105,8 @@ def test_summarize_intervals_and_convnet_row():
     convnet = summary[summary["model"] == "convnet"].iloc[0]
     values = runs[runs["model"] == "convnet"]["test_accuracy"]
     low, high = scipy_stats.t.interval(0.95, 2, loc=values.mean(), scale=values.sem())
-    assert convnet["test_accuracy_ci_low"] == pytest.approx(low) and convnet["test_accuracy_ci_high"] == pytest.approx(high)
+    assert convnet["test_accuracy_ci_low"] == pytest.approx(low)
+    assert convnet["test_accuracy_ci_high"] == pytest.approx(high)
     lone = summary[summary["n"] == 1].iloc[0]
     assert np.isnan(lone["test_accuracy_ci_low"]) and np.isnan(lone["test_accuracy_std"])
     assert {"label", "config_id", "patch_size", "test_accuracy_mean", "seconds_ci_high"} <= set(summary.columns)
@@ -141,7 +143,8 @@ def test_interaction_is_found_where_planted():
     inter = stats.interactions(runs)
     acc = inter[inter["metric"] == "test_accuracy"].set_index(["factor", "level", "factor_b", "level_b", "train_rows"])
     assert acc.loc[("pos_embedding", "none", "norm_placement", "post", 4000), "verdict"] == "worse"
-    assert acc.loc[("pos_embedding", "none", "norm_placement", "post", 4000), "mean_delta"] == pytest.approx(-0.06, abs=0.01)
+    both = acc.loc[("pos_embedding", "none", "norm_placement", "post", 4000), "mean_delta"]
+    assert both == pytest.approx(-0.06, abs=0.01)
     others = acc.sort_index().drop(index=("pos_embedding", "none", "norm_placement", "post"))
     assert len(others) == 16 and (others["mean_delta"].abs() < 0.01).all()
 

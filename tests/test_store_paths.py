@@ -250,7 +250,8 @@ def test_an_index_that_is_not_a_regular_file_is_never_opened_or_replaced(store, 
     table = soon(lambda: store.table(), [path])
     problems = dict(soon(lambda: store.check(), [path]))
     assert len(table) == 1 and list(problems) == [index.NAME]
-    assert problems[index.NAME].startswith(f"is {regular.kind(planted[0])}, not a regular file: never opened or replaced")
+    kind = regular.kind(planted[0])
+    assert problems[index.NAME].startswith(f"is {kind}, not a regular file: never opened or replaced")
     assert identity(path) == planted and opened(opens, path) == [] and outside.snapshot() == before
     assert not [name for name in os.listdir(store.root) if name.startswith(index.INDEX_TEMP_PREFIX)]
 
@@ -303,7 +304,8 @@ def test_registering_a_plan_follows_and_opens_nothing_planted(store, outside, op
         (store.root / plans.FOLDER).mkdir()
     path = plant(store.root / name, kind, outside)
     planted, before = identity(path), outside.snapshot()
-    error = attempt(lambda: plan_store.register(store.root, dataclasses.replace(plan_store.builtin(), name="mine")), [path])
+    error = attempt(lambda: plan_store.register(store.root, dataclasses.replace(plan_store.builtin(), name="mine")),
+                    [path])
     assert isinstance(error, (plans.PlanError, OSError)), error
     assert identity(path) == planted and opened(opens, path) == [] and outside.snapshot() == before
     if name != plans.FOLDER:

@@ -1,5 +1,6 @@
 """Grids, resumability and both executors, with real (tiny) training runs."""
 
+import math
 import os
 import re
 
@@ -10,21 +11,26 @@ from conftest import run_cli
 from fakes import write_run
 
 from vitcore.config.run import RunConfig
+from vitcore.config.switches import REGISTRY
 from vitcore.run.sweep import chunks, grid, run_sweep
 from vitcore.store.runs import RunStore
 
 TINY = dict(train_rows=100, epochs=1)
 
 
+CELLS = math.prod(len(s.grid) for s in REGISTRY if s.grid)  # the default factorial's ViT cells (24)
+
+
 def test_grid_sizes_and_contents():
-    default = grid("default")
-    assert len(default) == 500 and len({c.config_id for c in default}) == 50
+    default = grid("default")  # every ViT cell and the convnet, at 2 row counts and random seeds 0-9
+    assert len(default) == (CELLS + 1) * 2 * 10 and len({c.config_id for c in default}) == (CELLS + 1) * 2
     assert sum(c.model == "convnet" for c in default) == 20
     assert {c.patch_size for c in default if c.model == "vit"} == {4, 7, 14}
     assert {(c.train_rows, c.seed) for c in default} == {(r, s) for r in (1000, 4000) for s in range(10)}
     tokens, warmup = grid("tokens"), grid("warmup")
     assert {c.tokens for c in tokens} == {196, 49, 16, 4}
-    assert {(c.train_rows, c.seed) for c in tokens if c.patch_size == 2} == {(r, s) for r in (1000, 4000) for s in range(5)}
+    assert {(c.train_rows, c.seed) for c in tokens if c.patch_size == 2} == {
+        (r, s) for r in (1000, 4000) for s in range(5)}
     assert len(warmup) == 40 and {(c.norm_placement, c.warmup_epochs) for c in warmup} == {
         ("pre", 0), ("pre", 2), ("post", 0), ("post", 2)}
     headline, scaling = grid("headline"), grid("scaling")
@@ -41,7 +47,7 @@ def test_grid_sizes_and_contents():
     assert {c.label() for c in papers_scaling} == {"ViT p7 pre-LN pos SPT LSA"} and len(papers_scaling) == 30
     curve = {c.train_rows for c in papers_scaling} | {c.train_rows for c in papers if c.tokenizer == "shifted"}
     assert curve == {c.train_rows for c in scaling}  # with "papers": the data-size grid's every size
-    everything = set(default) | set(tokens) | set(warmup) | set(headline) | set(scaling) | set(papers) | set(papers_scaling)
+    everything = set().union(default, tokens, warmup, headline, scaling, papers, papers_scaling)
     assert len(grid("all")) == len(everything)
     with pytest.raises(ValueError, match="unknown grid"):
         grid("huge")
@@ -49,7 +55,7 @@ def test_grid_sizes_and_contents():
 
 def test_grid_slices():
     sliced = grid("default", seeds=(3, 4), rows=(1000,), model="vit")
-    assert len(sliced) == 48 and {(c.seed, c.train_rows, c.model) for c in sliced} == {
+    assert len(sliced) == CELLS * 2 and {(c.seed, c.train_rows, c.model) for c in sliced} == {
         (s, 1000, "vit") for s in (3, 4)}
 
 
@@ -75,7 +81,8 @@ def test_list_and_dry_run(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("cell", [RunConfig(train_rows=300, epochs=2),
                                   RunConfig(train_rows=300, epochs=2, norm="batch", norm_placement="post"),
-                                  RunConfig(model="convnet", train_rows=300, epochs=2)], ids=["vit", "bn-vit", "convnet"])
+                                  RunConfig(model="convnet", train_rows=300, epochs=2)],
+                         ids=["vit", "bn-vit", "convnet"])
 def test_sweep_worker_matches_a_fresh_run_bit_for_bit(cell, tmp_path):
     """The worker trains seed 0 then seed 1 of one cell, reusing the compiled graph for seed 1;
     `python -m vitcore run` trains seed 1 in a fresh process at the same thread count (1), loading the
@@ -124,7 +131,8 @@ def test_backfill_replaces_an_unreproducible_run_and_logs_its_old_numbers(tmp_pa
     assert list(log["run_id"]) == [invented.run_id]
     assert log["old_test_accuracy"][0] == old["test_accuracy"]
     assert log["new_test_accuracy"][0] == run.summary["test_accuracy"]
-    assert store.table()["timing_group"].iloc[0].removesuffix("/busy").endswith("/replaced")  # its seconds are not its cell's
+    # its seconds are not its cell's
+    assert store.table()["timing_group"].iloc[0].removesuffix("/busy").endswith("/replaced")
     assert store.check() == [] and run_sweep([invented], store, backfill=True, replace=True) == []
 
 
@@ -139,7 +147,8 @@ def test_local_pool_trains_then_resumes(tmp_path, monkeypatch):
     assert sorted(r["run_id"] for r in results) == sorted(c.run_id for c in configs)
     assert store.check() == [] and len(store.table()) == 2
     # (a "/busy" suffix records the machine's load while the test ran: vitcore.store.index.busy)
-    assert [group.removesuffix("/busy").split("/")[2:] for group in store.table()["timing_group"]] == [["workers2", "fresh"]] * 2
+    groups = [group.removesuffix("/busy").split("/")[2:] for group in store.table()["timing_group"]]
+    assert groups == [["workers2", "fresh"]] * 2
     assert run_sweep(configs, store, workers=2) == []  # everything stored: nothing to do
 
 

@@ -42,7 +42,8 @@ def test_same_config_in_two_fresh_processes_gives_identical_history(tiny_store, 
 @pytest.mark.slow
 def test_cached_run_is_returned_without_training(tiny_store):
     before = (tiny_store.root / TINY.run_id / "summary.json").stat().st_mtime_ns
-    done = run_cli("run", "--train-rows", str(TINY.train_rows), "--epochs", str(TINY.epochs), "--store", str(tiny_store.root))
+    done = run_cli("run", "--train-rows", str(TINY.train_rows), "--epochs", str(TINY.epochs), "--store",
+                   str(tiny_store.root))
     assert done.returncode == 0 and "cached:" in done.stdout
     assert "tensorflow" not in done.stderr.lower()  # the cached path never imports TensorFlow
     assert (tiny_store.root / TINY.run_id / "summary.json").stat().st_mtime_ns == before

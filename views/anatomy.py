@@ -4,12 +4,10 @@ imported; tests/test_anatomy.py checks every count against the Keras builder for
 
 import streamlit as st
 
-from vitcore.analysis import work
 from vitcore.app import fmt, state
-from vitcore.article.seed_reference import POSITION_EMBEDDING_PARAMS, VIT_PARAMS_QUOTED
+from vitcore.app.walkthrough.library import POSITION_EMBEDDING_PARAMS, VIT_PARAMS_QUOTED, anatomy, work
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import SWITCH
-from vitcore.model import anatomy
 
 CONVNET = RunConfig(model="convnet")
 
@@ -76,7 +74,8 @@ st.markdown(
 
 st.subheader("Counted work: multiply-adds per image")
 macs = work.work_table(cfg)
-st.dataframe(macs[["part", "macs", "formula"]], hide_index=True, width="stretch", row_height=66, column_config={  # the count
+st.dataframe(macs[["part", "macs", "formula"]], hide_index=True, width="stretch", row_height=66,
+             column_config={  # the count
     "part": st.column_config.TextColumn(width=170),  # beside its part, inside a 400-px screen; 66 px: two lines wrap
     "macs": st.column_config.NumberColumn("multiply-adds", format="localized", width=110),
     "formula": st.column_config.TextColumn(width=420)})

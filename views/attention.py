@@ -4,15 +4,14 @@ sketch. The weights run through vitcore.model.numpy_vit (NumPy + h5py): this pag
 
 import streamlit as st
 
-from vitcore.analysis import attention as A
 from vitcore.app import layout, state
 from vitcore.app.walkthrough import probes, walk
+from vitcore.app.walkthrough.library import CLASS_NAMES, SEED_ROWS
+from vitcore.app.walkthrough.library import attention as A
 from vitcore.app.walkthrough.pictures import attention_picture, colour_key
 from vitcore.app.walkthrough.sketch import render_sketch
 from vitcore.app.walkthrough.walk_charts import spread_bars
 from vitcore.config.run import POS_EMBEDDINGS, RunConfig
-from vitcore.data.fashion import CLASS_NAMES
-from vitcore.data.samples import SEED_ROWS
 
 st.title("What the attention heads did")
 st.caption("The source article claims: heads are mostly diffuse (spreads 0.15–0.29 against a uniform 0.0625) "
@@ -57,8 +56,8 @@ row_labels = images.labels_of(rows)
 
 st.subheader(f"Attention scores: (rows, heads, queries, keys) = {scores.shape}")
 st.markdown(f"Accuracy of this run on the first {len(scan):,} test rows: "
-            f"**{(scanned.predicted == labels).mean():.4f}**. Each query's {N} weights sum to 1; a head that ignored content and position would put "
-            f"**{1 / N:.4f}** on every patch.")
+            f"**{(scanned.predicted == labels).mean():.4f}**. Each query's {N} weights sum to 1; a head that ignored "
+            f"content and position would put **{1 / N:.4f}** on every patch.")
 table = A.prediction_table(trained.probs, row_labels, rows, scores)
 st.dataframe(table, hide_index=True, width="stretch", column_config={
     c: st.column_config.NumberColumn(format="%.4f") for c in table.columns if "spread" in c or c == "confidence"})
@@ -87,12 +86,14 @@ grids = {name: [A.key_map(m.scores[position, head], query, skip) for head in ran
          for name, m in models.items()}
 vmax = max(max(float(grid.max()) for grid in maps) for maps in grids.values())  # one scale for every map
 st.image(colour_key(vmax, 1 / N), width=360, caption=f"Colour key, shared by all {sum(map(len, grids.values()))} maps: "
-         f"white = weight 0, full red = {vmax:.3f} (the largest weight in any); black tick: the uniform 1/N = {1 / N:.4f}.")
+         f"white = weight 0, full red = {vmax:.3f} (the largest weight in any); black tick: the uniform 1/N = "
+         f"{1 / N:.4f}.")
 outline = None if query is None or query < skip else query - skip
 for name, model in models.items():
     st.caption(f"{name}: {CLASS_NAMES[row_labels[position]]} → {CLASS_NAMES[model.predicted[position]]}")
     for head, (col, grid) in enumerate(zip(st.columns(len(grids[name])), grids[name])):
-        col.image(attention_picture(images.image(row), grid, vmax, outline), caption=f"head {head}: max {grid.max():.3f}",
+        col.image(attention_picture(images.image(row), grid, vmax, outline),
+                  caption=f"head {head}: max {grid.max():.3f}",
                   clamp=True)
 
 st.subheader("Right and confidently wrong")

@@ -31,13 +31,15 @@ links = claims_view.links(table)
 text = {name: st.column_config.TextColumn(width=width) for name, width in claims_view.WIDTHS.items()}
 st.dataframe(claims_view.display(table, links), hide_index=True, width="stretch", row_height=claims_view.ROW,
              height=claims_view.ROW * len(table) + 38,
-             column_config={**text, "Claim": st.column_config.TextColumn(pinned=True, width=claims_view.WIDTHS["Claim"]),
+             column_config={**text,
+                            "Claim": st.column_config.TextColumn(pinned=True, width=claims_view.WIDTHS["Claim"]),
                             "Sources": st.column_config.TextColumn(width=claims_view.WIDTHS["Sources"], help=(
                                 "Who claims it (titles and settings: Where each claim comes from, below)")),
                             "Pairs": st.column_config.NumberColumn(width=claims_view.WIDTHS["Pairs"]),
                             "Runs": st.column_config.LinkColumn(
-                                "Runs", display_text="open", width=claims_view.WIDTHS["Runs"], help="The Ablations "
-                                "page with the sidebar set to this row's selection and baseline: every Δ, curve and run")})
+                                "Runs", display_text="open", width=claims_view.WIDTHS["Runs"], help=(
+                                    "The Ablations page with the sidebar set to this row's selection and baseline: "
+                                    "every Δ, curve and run"))})
 st.markdown(claims_view.meaning(table, margin))
 
 st.download_button("claims.csv", claims_view.csv_bytes(table), file_name="claims.csv", mime="text/csv",
@@ -54,7 +56,7 @@ pick = st.selectbox("Claim", rows, key="claims_pick",
                                           f"· {fmt.title(table['metric'].iloc[i])}") if rows else None
 if pick is not None:
     (selection, baseline), metric = pairs[pick], table["metric"].iloc[pick]
-    behind = claims_view.runs_behind(state.load_runs(), selection, baseline, metric, margin)
+    behind = claims_view.runs_behind(state.study(), selection, baseline, metric, margin)
     st.markdown(f"Δ = **{table['comparison'].iloc[pick]}** at {fmt.rows(selection.train_rows)} rows, "
                 f"{fmt.title(metric).lower()}, over {len(behind)} paired random seed{'s' if len(behind) != 1 else ''} "
                 f"([open in Ablations]({links[pick]})).")

@@ -7,9 +7,8 @@ import numpy as np
 import streamlit as st
 
 from vitcore.app import fmt, state
+from vitcore.app.walkthrough.library import CLASS_NAMES, patches
 from vitcore.app.walkthrough.pictures import framed, grid_picture, matrix_picture, tiles_picture, token_numbers
-from vitcore.data import patches
-from vitcore.data.fashion import CLASS_NAMES
 
 st.title("Patching is a reshape")
 st.caption("The source article: 28×28 → 16 tokens of 49 values, lossless (max |rebuilt − original| = "
@@ -43,10 +42,12 @@ c.metric("max |rebuilt − original|", f"{error:.2e}")
 
 st.subheader("One image, three views")
 one, two, three = st.columns([1.1, 1.1, 1])
-one.image(framed(token_numbers(grid_picture(image, patch), patch)), caption=f"Pixels, with the {grid}×{grid} patch grid (tokens numbered "
+one.image(framed(token_numbers(grid_picture(image, patch), patch)),
+          caption=f"Pixels, with the {grid}×{grid} patch grid (tokens numbered "
           "row by row from the top left)", clamp=True)
 two.image(framed(tiles_picture(tokens[0], patch)), caption="The patches, as separate tiles", clamp=True)
-three.image(framed(matrix_picture(tokens[0])), caption=f"What the transformer receives: {tokens.shape[1]} tokens (rows) × "
+three.image(framed(matrix_picture(tokens[0])),
+            caption=f"What the transformer receives: {tokens.shape[1]} tokens (rows) × "
             f"{tokens.shape[2]} values", clamp=True)
 
 st.markdown(

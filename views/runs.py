@@ -5,8 +5,7 @@ import streamlit as st
 
 from vitcore.app import fmt, state
 from vitcore.app.runs import downloads, runs_view
-from vitcore.app.selection import SIDEBAR_KEYS, cell_name
-from vitcore.stats import summaries as stats
+from vitcore.app.selection import SIDEBAR_KEYS, cell_name, runs_of
 
 SIDEBAR, ALL = "The sidebar's selection", "All runs, filtered here"
 OPTIONAL = ("has_predictions", "timing_group", "collapsed")  # newer store columns, shown when present
@@ -25,7 +24,7 @@ scope = st.radio("Show", (SIDEBAR, ALL), horizontal=True, key="runs_scope",
                  help="The sidebar's selection: every random seed of the config the sidebar selects. All runs: the "
                       "whole store, narrowed by the filters below (the sidebar is then ignored).")
 if scope == SIDEBAR:
-    shown = stats.runs_of(runs, cfg)
+    shown = runs_of(runs, cfg)
     described = (f"every random seed of the sidebar's selection, {cell_name(cfg)}; pick *{ALL}* to see the whole "
                  "store and filter it")
 else:
@@ -44,27 +43,13 @@ st.dataframe(
     hide_index=True,
     height=runs_view.table_height(len(shown)),
     column_order=list(dict.fromkeys([
-        "label", "train_rows", "seed", "test_accuracy", "best_val_accuracy", "best_epoch", "final_train_accuracy",
-        "final_val_accuracy", "gap", "test_loss", "params", "seconds", *[c for c in OPTIONAL if c in runs.columns],
+        "label", "train_rows", "seed", *runs_view.METRIC_ORDER, *[c for c in OPTIONAL if c in runs.columns],
         *SIDEBAR_KEYS, "run_id", "config_id", "has_weights"])),
     column_config={
         "label": st.column_config.TextColumn("Config", pinned=True),
         "train_rows": st.column_config.NumberColumn("Rows", format="localized"),
         "seed": st.column_config.NumberColumn("Random seed"),
-        "test_accuracy": st.column_config.NumberColumn("Test acc", format=fmt.printf("test_accuracy")),
-        "best_val_accuracy": st.column_config.NumberColumn(
-            "Best val acc (optimistic)", format=fmt.printf("best_val_accuracy"),
-            help="Highest validation accuracy over the epochs: selected on the validation split (optimistic)"),
-        "best_epoch": st.column_config.NumberColumn("Best epoch"),
-        "final_train_accuracy": st.column_config.NumberColumn("Final train acc",
-                                                              format=fmt.printf("final_train_accuracy")),
-        "final_val_accuracy": st.column_config.NumberColumn("Final val acc", format=fmt.printf("final_val_accuracy")),
-        "gap": st.column_config.NumberColumn("Gap", format=fmt.printf("gap"),
-                                             help="Final-epoch train accuracy minus final-epoch validation accuracy"),
-        "test_loss": st.column_config.NumberColumn("Test loss", format=fmt.printf("test_loss")),
-        "params": st.column_config.NumberColumn("Params", format=fmt.printf("params")),
-        "seconds": st.column_config.NumberColumn("Seconds", format=fmt.printf("seconds"),
-                                                 help="Compare only within one timing group"),
+        **{name: st.column_config.NumberColumn(**shown) for name, shown in runs_view.metric_columns().items()},
         "timing_group": st.column_config.TextColumn("Timing group", help="Runs whose seconds compare: same training "
                                                     "code, threads, concurrent workers and compile mode"),
         "collapsed": st.column_config.CheckboxColumn("Collapsed", help="Test accuracy < 0.2 while final train "
@@ -82,20 +67,24 @@ st.caption("Over the whole store, whatever is shown above: 0 means not trained y
            "to train it).")
 
 st.subheader("Downloads")
+margin = state.margin()  # the sidebar's: effects.csv's verdicts are judged at it
 st.caption("Full: the same bytes as `python -m vitcore export --out DIR` (runs, histories, confusions) and "
-           "`python -m vitcore effects` (main effects paired by random seed). Shown: the same files restricted to the "
-           f"{fmt.rows(len(shown))} runs shown above (effects.csv: main effects computed from them).")
+           f"`python -m vitcore effects --margin {margin:g}` (main effects paired by random seed, judged at the "
+           f"sidebar's ±{margin:g}). Shown: the same files restricted to the {fmt.rows(len(shown))} runs shown above "
+           "(effects.csv: main effects computed from them).")
 ids = tuple(shown["run_id"])
 no_effects = runs_view.effects_note(shown)
 for name in state.EXPORTS:  # one row per file: its name, then the shown and the full download
     file, filtered, full = st.columns([1, 2, 2], vertical_alignment="center")
     file.markdown(f"`{name}`")
     empty = shown.empty or (name == "effects.csv" and no_effects is not None)
-    filtered.download_button(f"shown ({fmt.rows(len(shown))} runs)", lambda name=name: downloads.filtered_export_csv(name, ids),
-                             file_name=name.replace(".csv", "_shown.csv"), mime="text/csv", icon=":material/filter_alt:",
+    filtered.download_button(f"shown ({fmt.rows(len(shown))} runs)",
+                             lambda name=name: downloads.filtered_export_csv(name, ids, margin),
+                             file_name=name.replace(".csv", "_shown.csv"), mime="text/csv",
+                             icon=":material/filter_alt:",
                              on_click="ignore", key=f"download_shown_{name}", disabled=empty, width="stretch",
                              help=no_effects if name == "effects.csv" and no_effects else None)
-    full.download_button(f"all ({fmt.rows(len(runs))} runs)", lambda name=name: state.export_csv(name),
+    full.download_button(f"all ({fmt.rows(len(runs))} runs)", lambda name=name: state.export_csv(name, margin),
                          file_name=name, mime="text/csv", icon=":material/download:", on_click="ignore",
                          key=f"download_{name}", width="stretch")
 if no_effects:

@@ -4,10 +4,9 @@ and the sweep's training seconds per patch size, within one timing group. Reads 
 
 import streamlit as st
 
-from vitcore.analysis import cost, timing, work
 from vitcore.app import fmt, layout, state, tables
 from vitcore.app.charts import cost_chart
-from vitcore.stats import seconds
+from vitcore.app.walkthrough.library import cost, seconds, timing, work
 
 st.title("Token count is the price")
 st.caption("The source article: self-attention compares every token with every other, so cost grows as N²; "
@@ -44,7 +43,8 @@ st.caption("Exact from the config (vitcore.analysis.work; the layer by layer cou
 st.subheader("Measured: one attention layer's forward time")
 bench = state.attention_bench()
 if bench is None:
-    st.info("No measurements yet: run `python -m vitcore bench-attention` (writes vitcore/analysis/attention_cost.csv).")
+    st.info("No measurements yet: run `python -m vitcore bench-attention` "
+            "(writes vitcore/analysis/attention_cost.csv).")
 else:
     layout.chart(cost_chart(cost.with_n2_curve(bench)))
     shown = bench[["tokens", "attention_entries", "median_ms", "min_ms", "max_ms", "repeats"]]

@@ -56,14 +56,16 @@ def __dir__() -> list[str]:
 # Modules of earlier versions, moved when the package became layers: old path -> where it lives now.
 MOVED = {
     "vitcore.anatomy": "vitcore.model.anatomy", "vitcore.attention": "vitcore.analysis.attention",
-    "vitcore.bench": "vitcore.run.bench", "vitcore.bn": "vitcore.analysis.bn", "vitcore.claims": "vitcore.article.claims",
+    "vitcore.bench": "vitcore.run.bench", "vitcore.bn": "vitcore.analysis.bn",
+    "vitcore.claims": "vitcore.article.claims",
     "vitcore.compare": "vitcore.stats.compare", "vitcore.cost": "vitcore.analysis.cost",
     "vitcore.flips": "vitcore.analysis.flips", "vitcore.index": "vitcore.store.index",
     "vitcore.models": "vitcore.model.build", "vitcore.numpy_vit": "vitcore.model.numpy_vit",
     "vitcore.patches": "vitcore.data.patches", "vitcore.report": "vitcore.article.report",
     "vitcore.samples": "vitcore.data.samples", "vitcore.scaling": "vitcore.analysis.scaling",
     "vitcore.seed_reference": "vitcore.article.seed_reference", "vitcore.spawn": "vitcore.run.spawn",
-    "vitcore.sweep": "vitcore.run.sweep", "vitcore.train": "vitcore.run.train", "vitcore.upkeep": "vitcore.store.upkeep",
+    "vitcore.sweep": "vitcore.run.sweep", "vitcore.train": "vitcore.run.train",
+    "vitcore.upkeep": "vitcore.store.upkeep",
     "vitcore.validate": "vitcore.store.validate", "vitcore.verdicts": "vitcore.stats.estimates",
 }
 

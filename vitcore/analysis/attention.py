@@ -21,6 +21,7 @@ from vitcore.config.run import RunConfig
 from vitcore.config.switches import SELECTED
 from vitcore.data.fashion import CLASS_NAMES
 from vitcore.data.patches import model_inputs, patchify
+from vitcore.store.weights import checked
 
 BATCH = 500
 
@@ -51,8 +52,6 @@ def numpy_model(cfg: RunConfig, weights_path: str | Path | None = None, init_see
         return NumpyViT(cfg, random_weights(cfg, init_seed))
     # A run's weights file, read bounded and parsed once, checked as a store check does (vitcore.store.weights.
     # checked: BadRun otherwise), never by following a link.
-    from vitcore.store.weights import checked
-
     path = Path(weights_path)
     return NumpyViT(cfg, checked(path.parent, cfg)[1])
 
@@ -275,6 +274,7 @@ def spread_frame(labels: list[str], trained: np.ndarray, control: np.ndarray) ->
     for name, scores in (("trained", trained), ("random init", control)):
         spreads = head_spread(scores)
         rows, heads = np.indices(spreads.shape)
-        frames.append(pd.DataFrame({"label": np.asarray(labels)[rows.ravel()], "head": [f"head {h}" for h in heads.ravel()],
+        frames.append(pd.DataFrame({"label": np.asarray(labels)[rows.ravel()],
+                                    "head": [f"head {h}" for h in heads.ravel()],
                                     "model": name, "spread": spreads.ravel()}))
     return pd.concat(frames, ignore_index=True)

@@ -33,10 +33,13 @@ import numpy as np
 import pandas as pd
 
 from vitcore.config.run import RunConfig, full_batches
+from vitcore.data.fashion import load_split
+from vitcore.data.patches import model_inputs
 from vitcore.store.index import collapsed
 from vitcore.store.runs import Run, RunStore
 
-BN_CSV = Path(__file__).resolve().parent / "bn.csv"  # committed with the package, so the view-only dashboard can show it
+# committed with the package, so the view-only dashboard can show it
+BN_CSV = Path(__file__).resolve().parent / "bn.csv"
 COLUMNS = ["run_id", "label", "patch_size", "train_rows", "seed", "test_accuracy", "test_accuracy_stored_weights",
            "test_accuracy_debiased", "test_accuracy_recalibrated", "final_train_accuracy", "collapsed",
            "bn_steps", "start_share", "first_bn_variance", "first_bn_sd_ratio"]
@@ -133,9 +136,6 @@ def load_model(run: Run):
 
 def diagnose_run(run: Run) -> dict:
     """One row of the diagnosis (COLUMNS) for one stored BatchNorm run with weights."""
-    from vitcore.data.fashion import load_split
-    from vitcore.data.patches import model_inputs
-
     cfg = run.config
     data = load_split(cfg.train_rows, cfg.seed)
     x_train, x_test = model_inputs(cfg, data.x_train), model_inputs(cfg, data.x_test)
@@ -204,7 +204,8 @@ def explain(frame: pd.DataFrame) -> str:
         bad = part[part["collapsed"]]
         share = part["start_share"].iloc[0]
         lines.append(f"- **{rows:,} rows** ({part['bn_steps'].iloc[0]} steps, start values' share "
-                     f"0.99^{part['bn_steps'].iloc[0]} = {share:.3g}): {len(bad)} of {len(part)} diagnosed runs collapsed; "
+                     f"0.99^{part['bn_steps'].iloc[0]} = {share:.3g}): {len(bad)} of {len(part)} diagnosed runs "
+                     "collapsed; "
                      f"{(part['test_accuracy'] < 0.5).sum()} below 0.5 test accuracy as stored, "
                      f"{(part['test_accuracy_recalibrated'] < 0.5).sum()} after recalibration. "
                      + _moves(part, "All runs") + ("; " + _moves(bad, "collapsed runs") if len(bad) else "") + ".")

@@ -18,7 +18,8 @@ import pandas as pd
 from vitcore.config.papers import PAPER_VARIANTS
 from vitcore.config.run import SEED_FIELDS, RunConfig
 from vitcore.config.switches import LEVELS
-from vitcore.data.patches import SIDE
+from vitcore.data.patches import SIDE, token_width
+from vitcore.model.anatomy import total
 
 BENCH_CSV = Path(__file__).resolve().parent / "attention_cost.csv"  # shipped with the package (pyproject package-data)
 BASE_TOKENS = 16  # the article's ViT: 28x28 in 7x7 patches
@@ -176,9 +177,6 @@ def variant_cost_table() -> pd.DataFrame:
     """What each paper's change costs the article's ViT, computed: variant, label, tokens (the sequence the
     attention sees: a class token is one more), attention entries per head and block, relative (to the
     article's 16 tokens), values per token (the patch projection's input: SPT's is 5 × patch²), parameters."""
-    from vitcore.data.patches import token_width
-    from vitcore.model.anatomy import total
-
     rows = []
     for name, changes in {"the article's ViT": {}, **PAPER_VARIANTS}.items():
         cfg = RunConfig(**changes)

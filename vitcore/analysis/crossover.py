@@ -59,7 +59,8 @@ class Crossover:
     @property
     def inside(self) -> bool:
         """The estimate lies within the measured row counts."""
-        return bool(self.row_counts) and np.isfinite(self.rows) and min(self.row_counts) <= self.rows <= max(self.row_counts)
+        counts = self.row_counts
+        return bool(counts) and np.isfinite(self.rows) and min(counts) <= self.rows <= max(counts)
 
     @property
     def spread(self) -> tuple[float, float]:
@@ -185,7 +186,8 @@ def crossover_estimate(runs: pd.DataFrame, first: RunConfig, second: RunConfig, 
                      image_diffs is not None, left_out, chi2, p)
 
 
-def plain_interpolation(runs: pd.DataFrame, first: RunConfig, second: RunConfig, metric: str = "test_accuracy") -> float:
+def plain_interpolation(runs: pd.DataFrame, first: RunConfig, second: RunConfig,
+                        metric: str = "test_accuracy") -> float:
     """The crossing of the straight interpolation in log(rows) between the two row counts whose mean Δs
     bracket the first sign change (NaN when the means never change sign)."""
     curve = paired_curve(runs, first, second, metric)

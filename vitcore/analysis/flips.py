@@ -163,6 +163,9 @@ def flip_report(paired: Paired, labels: np.ndarray) -> FlipReport:
     """The flip statistics of a comparison's prediction pairs (see the module docstring)."""
     labels = np.asarray(labels, dtype=np.int64)
     n = paired.n
+    if not n and paired.selection.shape[1] != len(labels):  # no run on either side kept its predictions
+        empty = np.zeros((0, len(labels)), dtype=np.int64)
+        paired = Paired(paired.keys, empty, empty, empty)
     sel_right, base_right = paired.selection == labels, paired.baseline == labels    # (pairs, images)
     wrong_new, right_new = ~sel_right & base_right, sel_right & ~base_right
     b, c = wrong_new.sum(axis=0), right_new.sum(axis=0)                              # (images,)
@@ -230,8 +233,8 @@ def summary(report: FlipReport) -> str:
     text = f"{n} pairs with predictions. {counts[0].upper()}{counts[1:]}."
     if report.seed_null_pairs:
         text += (f" Random-seed noise alone: the baseline against itself lists {report.seed_null[BROKEN]:,} / "
-                 f"{report.seed_null[FIXED]:,} by the same rule over {report.seed_null_pairs} disjoint random-seed pairs,"
-                 f" about {report.seed_null_expected:,.0f} per direction expected at {n} pairs.")
+                 f"{report.seed_null[FIXED]:,} by the same rule over {report.seed_null_pairs} disjoint random-seed "
+                 f"pairs, about {report.seed_null_expected:,.0f} per direction expected at {n} pairs.")
     if not report.enough:
         return (text + f" With fewer than {MIN_PAIRS} pairs no image's flips can be told apart from random-seed "
                 f"noise (the smallest possible p-value is {2 / 2 ** n if n else 1:.2f}), so no image is ranked.")

@@ -242,7 +242,7 @@ def noise_tables(runs: pd.DataFrame, metric: str = "test_accuracy", draws: int =
         a, b = balanced(both, (f"{metric}_a", f"{metric}_b"))
         if min(a.shape) < 2:
             continue
-        label, rows = f"Δ {base_label(first['label'])} − {base_label(base[0].iloc[0]['label'])}", int(first["train_rows"])
+        label, rows = f"Δ {base_label(first['label'])} − {base_label(base[0].iloc[0]['label'])}", int(first.train_rows)
         tables.append(decompose(b - a, draws).assign(cell=label, model="vit", train_rows=rows, design=_design(a),
                                                      runs=2 * a.size))
         pairs.append(pairing(a, b, draws, margin=margin).assign(cell=label, train_rows=rows, design=_design(a)))
@@ -257,16 +257,16 @@ def _design(y: np.ndarray) -> str:
 def data_dominance(runs: pd.DataFrame, metric: str = "test_accuracy", draws: int = DRAWS) -> pd.DataFrame:
     """Per crossed cell (no Δ): largest_source — is the data sample the largest source when each is
     varied alone? cell, model, train_rows, design, runs, contrast, ci_low, ci_high."""
-    rows = []
+    rows, columns = [], ["cell", "model", "train_rows", "design", "runs", "contrast", "ci_low", "ci_high"]
     for _, part in crossed_runs(runs, metric).groupby("cell", sort=False):
         [y] = balanced(part, (metric,))
         if min(y.shape) < 2:
             continue
         first = part.iloc[0]
         contrast, low, high = largest_source(y, draws)
-        rows.append({"cell": base_label(first["label"]), "model": first["model"], "train_rows": int(first["train_rows"]),
+        rows.append({"cell": base_label(first["label"]), "model": first["model"], "train_rows": int(first.train_rows),
                      "design": _design(y), "runs": y.size, "contrast": contrast, "ci_low": low, "ci_high": high})
-    return pd.DataFrame(rows, columns=["cell", "model", "train_rows", "design", "runs", "contrast", "ci_low", "ci_high"])
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _pct(row, name: str = "share") -> str:  # '24% [-16%, 47%]' (numbers.percent: never '-0%')
@@ -283,18 +283,18 @@ def advice(components: pd.DataFrame, pairing_: pd.DataFrame, margin: float = MAR
         alone = ", ".join(f"{np.sqrt(part.loc[name, 'variance']):.4f}" for name in ALONE)
         shown = part.loc[[*SOURCES, INTERACTIONS], "share"].sum()  # each shown share is clipped at 0
         over = f"; a negative estimate shows as 0%, so these four add up to {shown:.0%}" if shown > 1.005 else ""
-        lines.append(f"{cell} at {rows:,} rows ({part['design'].iloc[0]}): the data sample gives {_pct(part.loc['data'])} "
-                     f"of {what}, the initialisation {_pct(part.loc['init'])}, the batch order "
-                     f"{_pct(part.loc['order'])}, their interactions {_pct(part.loc[INTERACTIONS])} "
+        lines.append(f"{cell} at {rows:,} rows ({part['design'].iloc[0]}): the data sample gives "
+                     f"{_pct(part.loc['data'])} of {what}, the initialisation {_pct(part.loc['init'])}, the batch "
+                     f"order {_pct(part.loc['order'])}, their interactions {_pct(part.loc[INTERACTIONS])} "
                      f"(sd {np.sqrt(part.loc[TOTAL, 'variance']):.4f}{over}); each varied alone, the other two fixed, "
                      f"they give an sd of {alone}.")
     for (cell, rows), part in pairing_.groupby(["cell", "train_rows"], sort=False):
         part = part.set_index("paired_by")
         seed = part.iloc[-1]
-        needed = seed["seeds_for_margin"]
+        needed, removed = seed["seeds_for_margin"], {source: _pct(part.loc[source], "removed") for source in SOURCES}
         seeds = f"{needed:.0f} random seeds give" if np.isfinite(needed) else "no number of random seeds gives"
-        lines.append(f"{cell} at {rows:,} rows: pairing by the data sample alone removes {_pct(part.loc['data'], 'removed')} of "
-                     f"the unpaired Δ's variance, by the initialisation alone {_pct(part.loc['init'], 'removed')}, by the batch "
-                     f"order alone {_pct(part.loc['order'], 'removed')}; pairing by the random seed (all three, as this app "
-                     f"pairs) removes {_pct(seed, 'removed')}, and then {seeds} a 95% interval of ±{margin:g}.")
+        lines.append(f"{cell} at {rows:,} rows: pairing by the data sample alone removes {removed['data']} of the "
+                     f"unpaired Δ's variance, by the initialisation alone {removed['init']}, by the batch order alone "
+                     f"{removed['order']}; pairing by the random seed (all three, as this app pairs) removes "
+                     f"{_pct(seed, 'removed')}, and then {seeds} a 95% interval of ±{margin:g}.")
     return lines

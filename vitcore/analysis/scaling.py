@@ -26,14 +26,15 @@ from vitcore.analysis.crossover import (  # noqa: F401 (re-exported)
     paired_curve,
     plain_interpolation,
 )
+from vitcore.config.metrics import known
 from vitcore.config.papers import PAPER_VARIANTS, SMALL_DATA_VARIANT
 from vitcore.config.run import ARTICLE_MODELS, RunConfig
 from vitcore.config.switches import MODEL_NAMES
-from vitcore.stats import compare as engine
+from vitcore.stats.comparer import Comparer, or_uncached
 from vitcore.stats.estimates import BAD, GOOD, MARGIN
 from vitcore.stats.summaries import summarize
 
-CURVE_METRICS = ("test_accuracy", "final_val_accuracy")
+CURVE_METRICS = known("test_accuracy", "final_val_accuracy")
 MODELS = {MODEL_NAMES[model]: cfg for model, cfg in ARTICLE_MODELS.items()}  # the article's two models, "ViT" first
 VARIANT = f"ViT + {SMALL_DATA_VARIANT}"  # the papers' small-data recipe on the article's ViT (the papers-scaling grid)
 CURVE_MODELS = {**MODELS, VARIANT: RunConfig(**PAPER_VARIANTS[SMALL_DATA_VARIANT])}
@@ -48,20 +49,20 @@ def curve(runs: pd.DataFrame) -> pd.DataFrame:
             {base.replace(train_rows=int(r)).config_id for r in runs["train_rows"].unique()})]
         for _, cell in summarize(part, CURVE_METRICS).iterrows():
             for metric in CURVE_METRICS:
-                rows.append({"model": name, "train_rows": int(cell["train_rows"]), "metric": metric, "n": int(cell["n"]),
+                rows.append({"model": name, "train_rows": int(cell["train_rows"]), "metric": metric,
+                             "n": int(cell["n"]),
                              "mean": cell[f"{metric}_mean"], "sd": cell[f"{metric}_std"],
                              "ci_low": cell[f"{metric}_ci_low"], "ci_high": cell[f"{metric}_ci_high"]})
     columns = ["model", "train_rows", "metric", "n", "mean", "sd", "ci_low", "ci_high"]
     return pd.DataFrame(rows, columns=columns).sort_values(["metric", "model", "train_rows"], ignore_index=True)
 
 
-def deltas(runs: pd.DataFrame, margin: float = MARGIN, test_set=None, compare=None) -> pd.DataFrame:
+def deltas(runs: pd.DataFrame, margin: float = MARGIN, test_set=None, compare: Comparer | None = None) -> pd.DataFrame:
     """ViT - convnet per row count and metric, paired: train_rows, metric, mean_delta, ci_low,
     ci_high, n_pairs, verdict ("better" = the ViT is better), interval (what the interval covers:
     vitcore.stats.testset, with the store's `test_set` as on the cards). `compare(selection, baseline, margin,
     metrics)`: a cached engine instead (vitcore.study.Study.compare)."""
-    compare = compare or (lambda selection, baseline, margin, metrics: engine.compare(
-        runs, selection, baseline, margin, metrics=metrics, test_set=test_set))
+    compare = or_uncached(compare, runs, test_set)
     shared = sorted(set(curve(runs).query("model == 'ViT'")["train_rows"])
                     & set(curve(runs).query("model == 'convnet'")["train_rows"]))
     rows = []
@@ -79,8 +80,8 @@ def crossover(frame: pd.DataFrame, metric: str = "test_accuracy") -> str:
     part = frame[frame["metric"] == metric].sort_values("train_rows")
     if part.empty:
         return "No row count has paired runs of both models yet."
-    described = "; ".join(f"{r.train_rows:,} rows: Δ {r.mean_delta:+.4f} [{r.ci_low:+.4f}, {r.ci_high:+.4f}], {r.verdict} "
-                          f"({r.n_pairs} pairs)" for r in part.itertuples())
+    described = "; ".join(f"{r.train_rows:,} rows: Δ {r.mean_delta:+.4f} [{r.ci_low:+.4f}, {r.ci_high:+.4f}], "
+                          f"{r.verdict} ({r.n_pairs} pairs)" for r in part.itertuples())
     ahead = part[part["verdict"].isin(GOOD)]["train_rows"].tolist()  # resolved, "slightly" included
     behind = part[part["verdict"].isin(BAD)]["train_rows"].tolist()
     if ahead and behind:
@@ -94,7 +95,8 @@ def crossover(frame: pd.DataFrame, metric: str = "test_accuracy") -> str:
     hint = (" The means change sign, but the intervals do not resolve where." if sign_changes.any() else "")
     who = "the ViT leads" if ahead else ("the convnet leads" if behind else "neither model leads resolvably")
     where = f" (resolved at {', '.join(f'{r:,}' for r in (ahead or behind))} rows)" if ahead or behind else ""
-    return f"No resolved change of sign from {part['train_rows'].min():,} to {part['train_rows'].max():,} rows: {who}{where}.{hint} {described}."
+    return (f"No resolved change of sign from {part['train_rows'].min():,} to {part['train_rows'].max():,} rows: "
+            f"{who}{where}.{hint} {described}.")
 
 
 def crossover_estimate(runs: pd.DataFrame, first: RunConfig = MODELS["ViT"], second: RunConfig = MODELS["convnet"],

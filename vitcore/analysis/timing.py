@@ -52,7 +52,8 @@ def cpu_share(seconds: float = 3.0) -> float:
     return psutil.cpu_percent(interval=seconds) / 100
 
 
-def wait_quiet(limit: float = QUIET_SHARE, most: float = 3600.0, poll: float = 15.0, busy=None, sleep=time.sleep) -> bool:
+def wait_quiet(limit: float = QUIET_SHARE, most: float = 3600.0, poll: float = 15.0, busy=None,
+               sleep=time.sleep) -> bool:
     """Wait until the machine's CPU is less busy than `limit` (True) or `most` seconds passed (False). Unlike
     the load average, which decays over minutes after this process's own last run, this sees only current work."""
     busy = busy or cpu_share

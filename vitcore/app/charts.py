@@ -230,7 +230,8 @@ def effect_intervals(frame: pd.DataFrame, metric: str, title: str) -> list[alt.C
     frame = with_readings(frame)[["effect", "rows", "train_rows", "basis", "mean_delta", *INTERVAL_COLUMNS, "n_pairs",
                                   "p_adj", "p_tost_adj", "family_size", "verdict", *READING_FIELDS]]
     frame = frame.assign(filled=frame["verdict"], shape_of=frame["basis"])  # the dots' fill (_fill) and shape
-    return [_effect_panel(frame[frame["rows"] == rows], metric, panel_title(title, rows)) for rows in panel_order(frame)]
+    return [_effect_panel(frame[frame["rows"] == rows], metric, panel_title(title, rows))
+            for rows in panel_order(frame)]
 
 
 def _effect_panel(part: pd.DataFrame, metric: str, title: alt.Title) -> alt.Chart:

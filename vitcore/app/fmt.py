@@ -8,6 +8,8 @@ baseline grey, orange guides). Plain strings, no Streamlit: tests/test_app_fmt.p
 
 from __future__ import annotations
 
+from vitcore.config.metrics import REGISTRY
+from vitcore.config.metrics import metric as metric_entry
 from vitcore.config.numbers import (  # noqa: F401
     DIGITS,
     MISSING,
@@ -23,16 +25,14 @@ from vitcore.config.numbers import (  # noqa: F401
     rounded,
 )
 
-TITLES = {"test_accuracy": "Test accuracy", "best_val_accuracy": "Best val accuracy",
-          "final_train_accuracy": "Final train accuracy", "gap": "Gap (train − val)", "seconds": "Seconds",
-          "params": "Parameters", "macs_per_image": "Multiply-adds per image",
-          "test_accuracy_sd": "Test accuracy sd (a difference of sds)"}
+TITLES = {m.name: m.title for m in REGISTRY}  # the metric registry's (vitcore.config.metrics)
 SELECTION, BASELINE = "#3b5bdb", "#868e96"  # every chart: the selection blue, the baseline grey
 GUIDE = "#e8590c"  # orange: reference lines (uniform 1/N) and the patch grid
 
 
 def title(name: str) -> str:
-    return TITLES.get(name, name)
+    """A metric's title: 'Test accuracy' (ValueError for a name the metric registry does not know)."""
+    return metric_entry(name).title
 
 
 def mean_sd(mean: float, std: float, places: int = 4) -> str:
@@ -82,7 +82,7 @@ def printf(name: str, signed: bool | None = None) -> str:
     places = digits(name)
     if places == 0:
         return "localized"
-    sign = "+" if (name in SIGNED if signed is None else signed) else ""
+    sign = "+" if (metric_entry(name).signed if signed is None else signed) else ""
     return f"%{sign}.{places}f"
 
 

@@ -15,7 +15,7 @@ from vitcore.config.run import DEFAULTS as FIELD_DEFAULTS
 from vitcore.config.run import MODELS, SEED_FIELDS, VIT_FIELDS, RunConfig, article_model, default_baseline
 from vitcore.run.sweep import GRID_ROWS
 from vitcore.stats.estimates import MARGIN
-from vitcore.stats.summaries import METRICS
+from vitcore.stats.summaries import METRICS, runs_of  # noqa: F401 (runs_of: the pages' one way to a config's runs)
 
 # The sidebar's choices per widget key (== RunConfig field, switches.SELECTED). Values appear in the
 # URL as str(value). The switches' levels come from the registry; train_rows offers every row count

@@ -1,7 +1,7 @@
 """What the pages show, as plain rows, frames and sentences built from library results.
 
-The statistics come from vitcore.stats.summaries / vitcore.article.report / vitcore.analysis.cost; this module only picks,
-labels and formats them (through vitcore.app.fmt). No Streamlit and no TensorFlow, so the pages
+The statistics come from vitcore.stats.summaries / vitcore.article.report / vitcore.analysis.cost; this module only
+picks, labels and formats them (through vitcore.app.fmt). No Streamlit and no TensorFlow, so the pages
 stay a description of the UI and this is unit-tested directly.
 """
 
@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import pandas as pd
 
+from vitcore.analysis import cost
+from vitcore.analysis.flips import BROKEN
 from vitcore.app import fmt
 from vitcore.app.selection import BASELINE, cell_name
+from vitcore.article import seed_reference as article
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import REGISTRY
 from vitcore.stats import plan
 from vitcore.stats.estimates import MARGIN
+from vitcore.stats.seconds import REFERENCE, context, group_text
 from vitcore.study.words import (
     SEEN_MARK,
     borderline,
@@ -68,8 +72,8 @@ def flip_frame(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
 
 def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.DataFrame:
     """stats.flip_effects rows of one metric, readable, what a row is read by first (FLIP_WIDTHS: inside a 400-px
-    screen): Change, Verdict (the word and its marks), Interval (the one the verdict is read from), Δ; then which interval it is,
-    the 90% one, Pairs, both adjusted p-values, the verdict in full, its readings, Family."""
+    screen): Change, Verdict (the word and its marks), Interval (the one the verdict is read from), Δ; then which
+    interval it is, the 90% one, Pairs, both adjusted p-values, the verdict in full, its readings, Family."""
     part = with_readings(flip_frame(flips, metric, margin))
     rows, places = part.to_dict("records"), fmt.digits(metric)
     return pd.DataFrame({
@@ -133,7 +137,8 @@ def effect_frame(effects: pd.DataFrame, interaction: bool = False) -> pd.DataFra
     single = cells == 1
     label = label.where(~single, label + " · one cell")
     basis = cells.map(lambda n: "one cell only" if n == 1 else "averaged over the grid's cells")
-    levels = {c: effects[c].astype(str) for c in ("level", "reference", "level_b", "reference_b") if c in effects.columns}
+    names = ("level", "reference", "level_b", "reference_b")
+    levels = {c: effects[c].astype(str) for c in names if c in effects.columns}
     # levels as text: patch sizes (int) beside norm names (str) are one column a chart's Arrow data cannot hold
     return effects.assign(effect=label, basis=basis, rows=effects["train_rows"].map(lambda r: f"{fmt.rows(r)} rows"),
                           **levels)
@@ -152,8 +157,6 @@ def single_cell_note(effects: pd.DataFrame) -> str | None:
 def flip_captions(flips: pd.DataFrame) -> list[str]:
     """Gallery captions for vitcore.analysis.flips.flip_report images: '#1234 Shirt → T-shirt/top · 9/10 pairs ·
     q 0.003' (true class → the class the wrong side chose; pairs flipped that way of the pairs)."""
-    from vitcore.analysis.flips import BROKEN
-
     return [f"#{image} {true} → {predicted} · {wrong if way == BROKEN else right}/{n} pairs · q {q:.3f}"
             for image, true, predicted, way, wrong, right, n, q in
             flips[["image", "true_name", "predicted_name", "direction", "newly_wrong", "newly_right", "n_pairs",
@@ -163,14 +166,13 @@ def flip_captions(flips: pd.DataFrame) -> list[str]:
 def mcnemar_table(pairs: pd.DataFrame) -> pd.DataFrame:
     """flips.flip_report's per-pair McNemar counts, readable: Rows, Random seed, Newly wrong, Newly right, p."""
     return pd.DataFrame({"Rows": pairs["train_rows"].map(fmt.rows), "Random seed": pairs["seed"].astype(int),
-                         "Newly wrong": pairs["newly_wrong"].map(fmt.rows), "Newly right": pairs["newly_right"].map(fmt.rows),
+                         "Newly wrong": pairs["newly_wrong"].map(fmt.rows),
+                         "Newly right": pairs["newly_right"].map(fmt.rows),
                          "p (McNemar)": pairs["p_value"].map(fmt.p_value)})
 
 
 def headline_claim() -> str:
     """The source article's headline, written from vitcore.article.seed_reference (never typed twice)."""
-    from vitcore.article import seed_reference as article
-
     def quoted(model: str, metric: str, rows: tuple[int, ...], signed: bool = False) -> str:
         return " / ".join(fmt.number(article.seed_value(model, r, metric), signed=signed) for r in rows)
 
@@ -193,8 +195,6 @@ def cost_table(table: pd.DataFrame) -> pd.DataFrame:
 
 def bench_sentences(bench: pd.DataFrame) -> list[str]:
     """What vitcore/analysis/attention_cost.csv says: the setup, the 16 -> 196 token ratio, the N² fit and slope."""
-    from vitcore.analysis import cost
-
     a, b, r2 = cost.quadratic_fit(bench["tokens"], bench["median_ms"])
     slope = cost.loglog_slope(bench["tokens"], bench["median_ms"])
     by_tokens = bench.set_index("tokens")["median_ms"]
@@ -235,8 +235,6 @@ def timing_basis(group: str) -> str:
 def timed_as(group: str) -> str:
     """Where a seconds figure was timed, in words a card can carry ('' for no group): the dedicated timing set by
     its name, any other group by its basis and the load it ran under — never the raw 'v3/threads2/…' id."""
-    from vitcore.stats.seconds import REFERENCE, context, group_text
-
     if not group:
         return ""
     if context(group) == REFERENCE:
@@ -247,8 +245,6 @@ def timed_as(group: str) -> str:
 
 def timing_label(group: str) -> str:
     """A timing group in words, with what its context says about the load it ran under."""
-    from vitcore.stats.seconds import group_text
-
     return f"{timing_basis(group)} — {group_text(group)}"
 
 
@@ -265,9 +261,9 @@ def relative_seconds(grid: pd.DataFrame, reference: int = BASELINE.patch_size) -
                            f"{fmt.times(part.loc[p, 'mean_seconds'] / part.loc[reference, 'mean_seconds'])}"
                            for p in part.index if p != reference)
         timed = f" (timed as {group[0]})" if group and group[0] else ""
-        sentences.append(f"At {fmt.rows(train_rows)} rows, {int(epochs)} epochs{timed}, training time relative to patch "
-                         f"{reference}: {ratios}. Whole-model training also pays for the MLP and projections, which "
-                         "grow linearly in N, so it grows more slowly than the attention layer alone.")
+        sentences.append(f"At {fmt.rows(train_rows)} rows, {int(epochs)} epochs{timed}, training time relative to "
+                         f"patch {reference}: {ratios}. Whole-model training also pays for the MLP and projections, "
+                         "which grow linearly in N, so it grows more slowly than the attention layer alone.")
     return sentences
 
 

@@ -42,9 +42,9 @@ from vitcore.article.sources import (  # noqa: F401
     Claim,
 )
 from vitcore.config.run import RunConfig
-from vitcore.stats import compare as engine
 from vitcore.stats import estimates as v
 from vitcore.stats import readings
+from vitcore.stats.comparer import Comparer, or_uncached
 from vitcore.stats.testset import TEST_COLUMNS
 
 COLUMNS = ["claim", "sources", "setting", "comparison", "train_rows", "metric", "role", "expected", "mean_delta",
@@ -146,14 +146,14 @@ def counted_row(claim: Claim) -> dict:
     return {**row, "mirror": "", "tally": COUNTED}
 
 
-def evaluated(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, test_set=None, compare=None
+def evaluated(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, test_set=None,
+              compare: Comparer | None = None
               ) -> list[tuple[dict, Claim, RunConfig, RunConfig]]:
     """(row, claim, selection, baseline) for every run-decided claim at every train_rows where both configs
     have runs, each of its metrics judged by vitcore.stats.compare (with the store's `test_set`, as the
     comparison's card is). Claims decided by counted work are `counted_row`s, not here. `compare(selection,
     baseline, margin, metrics)`: a cached engine instead (vitcore.study.Study.compare: measured once)."""
-    compare = compare or (lambda selection, baseline, margin, metrics: engine.compare(
-        runs, selection, baseline, margin, metrics=metrics, test_set=test_set))
+    compare = or_uncached(compare, runs, test_set)
     present = set(runs["config_id"]) if len(runs) else set()
     out = []
     for claim in (c for c in claims if not c.counted):
@@ -251,7 +251,7 @@ def fixed_rows(runs: pd.DataFrame, test_set=None, crossover=None) -> list[dict]:
 
 
 def claims_table(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, data_size: bool = True,
-                 test_set=None, fixed: list[dict] | None = None, compare=None) -> pd.DataFrame:
+                 test_set=None, fixed: list[dict] | None = None, compare: Comparer | None = None) -> pd.DataFrame:
     """Every ledger row (COLUMNS): each run-decided claim at each train_rows and metric, computed with
     vitcore.stats.compare on `runs` (RunStore.table()); each claim decided by counted work (counted_row);
     then (`data_size`) the data-size row and the seed-noise rows (`fixed`, computed once for several margins:
@@ -272,7 +272,7 @@ def tally_of(table: pd.DataFrame) -> dict:
             "not_counted": int((~counted).sum())}
 
 
-def tally(runs: pd.DataFrame, margins=v.TALLY_MARGINS, claims=CLAIMS, test_set=None, compare=None,
+def tally(runs: pd.DataFrame, margins=v.TALLY_MARGINS, claims=CLAIMS, test_set=None, compare: Comparer | None = None,
           fixed: list[dict] | None = None) -> pd.DataFrame:
     """`tally_of` the whole ledger (claims_table with its data-size and seed-noise rows) at each margin:
     margin, one column per direction word, counted, not_counted. `compare`, `fixed`: a Study's caches."""

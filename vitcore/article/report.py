@@ -18,11 +18,13 @@ import numpy as np
 import pandas as pd
 
 from vitcore.article import seed_reference as seed
+from vitcore.config.metrics import known
+from vitcore.config.metrics import metric as entry
 from vitcore.config.numbers import digits, missing, number, p_value
 from vitcore.config.run import ARTICLE_MODELS
-from vitcore.stats import compare as engine
 from vitcore.stats import estimates as v
 from vitcore.stats import readings
+from vitcore.stats.comparer import Comparer, or_uncached
 from vitcore.stats.estimates import MARGIN, paired_estimate, prediction_interval
 from vitcore.stats.seconds import NOTE_COLUMNS, reference_group, with_timing_set
 from vitcore.stats.summaries import runs_of, summarize
@@ -30,9 +32,11 @@ from vitcore.stats.testset import TEST_COLUMNS, WITH_TEST
 from vitcore.store.runs import RunStore
 
 MODELS = ARTICLE_MODELS  # the article's two models: "vit", "convnet"
-HEADLINE_METRICS = ("params", "best_val_accuracy", "final_train_accuracy", "gap", "seconds", "test_accuracy")
-SEED_METRICS = ("params", "best_val_accuracy", "final_train_accuracy", "gap", "seconds")
-DELTA_METRICS = ("test_accuracy", "best_val_accuracy", "final_val_accuracy", "gap", "seconds")
+# Which metrics the source article's table prints (its columns, in its order: seed_reference.SEED_TABLE), the
+# headline's (those and test accuracy) and the paired Δs'; each name checked against the metric registry.
+SEED_METRICS = known(*next(iter(seed.SEED_TABLE.values())))
+HEADLINE_METRICS = (*SEED_METRICS, *known("test_accuracy"))
+DELTA_METRICS = known("test_accuracy", "best_val_accuracy", "final_val_accuracy", "gap", "seconds")
 
 
 def headline(runs: pd.DataFrame, timing: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -69,15 +73,15 @@ def _seconds_in_one_group(own: pd.DataFrame) -> dict:
             "seconds_timing_group": group, "seconds_n": len(seconds)}
 
 
-def headline_deltas(runs: pd.DataFrame, margin: float = MARGIN, test_set=None, compare=None) -> pd.DataFrame:
+def headline_deltas(runs: pd.DataFrame, margin: float = MARGIN, test_set=None,
+                    compare: Comparer | None = None) -> pd.DataFrame:
     """Paired ViT - convnet per train_rows and metric (DELTA_METRICS), from the comparison engine:
     the two means over the paired random seeds, Δ, 95% CI, n_pairs, verdict ("better" = the ViT
     is better; for gap and seconds lower is better), the 95% prediction interval of one paired
     difference (pi_low, pi_high: where a single random seed's Δ should fall) and seed_delta, the
     source article's single-seed difference. `compare(selection, baseline, margin, metrics)`: a cached
     engine instead of stats.compare.compare (vitcore.study.Study.compare)."""
-    compare = compare or (lambda selection, baseline, margin, metrics: engine.compare(
-        runs, selection, baseline, margin, metrics=metrics, test_set=test_set))
+    compare = or_uncached(compare, runs, test_set)
     rows = []
     for train_rows in seed.TRAIN_ROWS:
         vit, convnet = (MODELS[m].replace(train_rows=train_rows) for m in ("vit", "convnet"))
@@ -109,7 +113,8 @@ def _seeds(n: int) -> str:
 
 def _words(better: str, worse: str, same: str) -> dict:
     """Verdict -> words from the ViT's side ({m}: the margin, {k}: the seeds needed)."""
-    return {v.BETTER: better, v.WORSE: worse, v.SLIGHTLY_BETTER: f"{better}, slightly (a real difference inside ±{{m}})",
+    return {v.BETTER: better, v.WORSE: worse,
+            v.SLIGHTLY_BETTER: f"{better}, slightly (a real difference inside ±{{m}})",
             v.SLIGHTLY_WORSE: f"{worse}, slightly (a real difference inside ±{{m}})",
             v.EQUIVALENT: f"{same} (within ±{{m}})", v.INCONCLUSIVE: "inconclusive: {k}",
             v.TOO_FEW: "too few random seeds to tell",
@@ -134,14 +139,17 @@ def _single_seed(row) -> str:
     if math.isnan(row["seed_delta"]):
         return ""
     if math.isnan(row["pi_low"]):
-        return f" The source article's Δ from one random seed was {row['seed_delta']:+.4f}; too few random seeds to place it."
+        return (f" The source article's Δ from one random seed was {row['seed_delta']:+.4f}; too few random seeds to "
+                "place it.")
     inside = row["pi_low"] <= row["seed_delta"] <= row["pi_high"]
-    return (f" The source article's Δ from one random seed of {row['seed_delta']:+.4f} is a single draw, so its yardstick is where one "
-            f"paired random seed's Δ falls 95% of the time, {row['pi_low']:+.4f} to {row['pi_high']:+.4f}: it lies "
+    return (f" The source article's Δ from one random seed of {row['seed_delta']:+.4f} is a single draw, so its "
+            f"yardstick is where one paired random seed's Δ falls 95% of the time, {row['pi_low']:+.4f} to "
+            f"{row['pi_high']:+.4f}: it lies "
             f"{'inside, an ordinary draw' if inside else 'outside, an unusual draw for this setup'}.")
 
 
-def headline_sentences(runs: pd.DataFrame, margin: float = MARGIN, test_set=None, compare=None) -> list[str]:
+def headline_sentences(runs: pd.DataFrame, margin: float = MARGIN, test_set=None,
+                       compare: Comparer | None = None) -> list[str]:
     """The conclusions, written from headline_deltas: per size, test accuracy (the headline), best
     validation accuracy (selected on the validation split, so optimistic), the gaps and time."""
     deltas = headline_deltas(runs, margin, test_set, compare).set_index(["train_rows", "metric"])
@@ -150,23 +158,25 @@ def headline_sentences(runs: pd.DataFrame, margin: float = MARGIN, test_set=None
         test = deltas.loc[(train_rows, "test_accuracy")]
         if test["n_pairs"] == 0:
             quoted = deltas.loc[(train_rows, "best_val_accuracy"), "seed_delta"]
-            sentences.append(f"At {train_rows:,} rows there are no paired runs of the article's ViT and convnet, so the "
-                             f"source article's single-seed lead of {number(quoted, 4, True)} (best validation accuracy) is not "
-                             f"re-measured.")
+            sentences.append(f"At {train_rows:,} rows there are no paired runs of the article's ViT and convnet, so "
+                             f"the source article's single-seed lead of {number(quoted, 4, True)} (best validation "
+                             "accuracy) is not re-measured.")
             continue
         sentences.append(f"At {train_rows:,} rows, test accuracy over {_seeds(test['n_pairs'])}: ViT "
-                         f"{number(test['vit_mean'])}, convnet {number(test['convnet_mean'])}, Δ {number(test['mean_delta'], 4, True)} "
-                         f"({_ci(test)}): {_say(LEAD, test, margin)}.")
+                         f"{number(test['vit_mean'])}, convnet {number(test['convnet_mean'])}, Δ "
+                         f"{number(test['mean_delta'], 4, True)} ({_ci(test)}): {_say(LEAD, test, margin)}.")
         val = deltas.loc[(train_rows, "best_val_accuracy")]
         sentences.append(f"Best validation accuracy (the maximum over 15 epochs on the split it reports: optimistic): "
-                         f"Δ {number(val['mean_delta'], 4, True)} ({_ci(val)}), {_say(LEAD, val, margin)}.{_single_seed(val)}")
+                         f"Δ {number(val['mean_delta'], 4, True)} ({_ci(val)}), "
+                         f"{_say(LEAD, val, margin)}.{_single_seed(val)}")
         gap = deltas.loc[(train_rows, "gap")]
         sentences.append(f"The train-val gap: ViT {number(gap['vit_mean'], 4, True)}, convnet "
-                         f"{number(gap['convnet_mean'], 4, True)}, Δ {number(gap['mean_delta'], 4, True)} ({_ci(gap)}): "
-                         f"{_say(OVERFIT, gap, margin)}.")
+                         f"{number(gap['convnet_mean'], 4, True)}, Δ {number(gap['mean_delta'], 4, True)} "
+                         f"({_ci(gap)}): {_say(OVERFIT, gap, margin)}.")
         secs = deltas.loc[(train_rows, "seconds")]
-        sentences.append(f"Wall time, within one timing group ({secs['timing_group'] or 'none'}, {secs['n_pairs']} pairs): "
-                         f"Δ {number(secs['mean_delta'], 1, True)}{'' if missing(secs['mean_delta']) else ' s'} "
+        unit = "" if missing(secs["mean_delta"]) else " s"
+        sentences.append(f"Wall time, within one timing group ({secs['timing_group'] or 'none'}, {secs['n_pairs']} "
+                         f"pairs): Δ {number(secs['mean_delta'], 1, True)}{unit} "
                          f"({_ci(secs, 1)}): {_say(SPEED, secs, margin)}; times depend on the machine and its load.")
     return sentences
 
@@ -199,7 +209,7 @@ def _markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def headline_markdown(runs: pd.DataFrame, test_set=None, compare=None, timing=None) -> str:
+def headline_markdown(runs: pd.DataFrame, test_set=None, compare: Comparer | None = None, timing=None) -> str:
     """headline.md: the sentences, the table (ours: mean ± std over random seeds | source article: one seed), the Δs."""
     table, deltas = headline(runs, timing), headline_deltas(runs, test_set=test_set, compare=compare)
     shown = pd.DataFrame({"model": table["model"], "rows": table["train_rows"].map("{:,}".format),
@@ -212,7 +222,7 @@ def headline_markdown(runs: pd.DataFrame, test_set=None, compare=None, timing=No
                          for _, r in table.iterrows()]
         if metric not in SEED_METRICS:
             continue
-        if metric in v.OPTIMISTIC:
+        if entry(metric).optimistic:
             shown = shown.rename(columns={metric: f"{metric} (optimistic)"})
         quoted = table[f"seed_{metric}"]
         shown[f"{metric} (source article)"] = quoted.map(lambda v: "—" if math.isnan(v) else number(v, digits(metric)))
@@ -220,13 +230,15 @@ def headline_markdown(runs: pd.DataFrame, test_set=None, compare=None, timing=No
         rows=deltas["train_rows"].map("{:,}".format),
         delta=[number(r['mean_delta'], digits(r['metric']), True) for _, r in deltas.iterrows()],
         ci=[_ci(r, digits(r["metric"])).replace("95% CI ", "") for _, r in deltas.iterrows()],
-    p=[p_value(r["p_value"]) for _, r in deltas.iterrows()], p_tost=[p_value(r["p_tost"]) for _, r in deltas.iterrows()],
+        p=[p_value(r["p_value"]) for _, r in deltas.iterrows()],
+        p_tost=[p_value(r["p_tost"]) for _, r in deltas.iterrows()],
         source_article=[number(r['seed_delta'], digits(r['metric']), True) if not math.isnan(r["seed_delta"]) else "—"
                    for _, r in deltas.iterrows()],
     )[["rows", "metric", "delta", "ci", "p", "p_tost", "n_pairs", "verdict", "timing_group", "source_article"]]
     parts = ["# The source article's headline, re-measured", "",
              *[f"- {sentence}" for sentence in headline_sentences(runs, test_set=test_set, compare=compare)], "",
-             "## ViT vs convnet (ours: mean ± std over random seeds; source article: one seed)", "", _markdown(shown), "",
+             "## ViT vs convnet (ours: mean ± std over random seeds; source article: one seed)", "", _markdown(shown),
+             "",
              "## Paired ViT − convnet (pairs share train_rows and random seed; 95% t-interval over random seeds)", "",
              _markdown(delta_shown), "",
              "Verdicts, from the ViT's side (the ViT vs its convnet at one size is one comparison: no correction; "
@@ -248,7 +260,8 @@ def data_size_sentence(runs: pd.DataFrame, test_set=None) -> str:
     return scaling.crossover_sentence(scaling.crossover_estimate(runs, test_set=test_set)).replace("**", "")
 
 
-def write_report(runs: pd.DataFrame, out: Path, test_set=None, compare=None, timing=None) -> list[str]:
+def write_report(runs: pd.DataFrame, out: Path, test_set=None, compare: Comparer | None = None,
+                 timing=None) -> list[str]:
     """Write headline.csv, headline_deltas.csv and headline.md into the folder `out`; returns the sentences
     (the headline's, then the data-size curve's crossover estimate)."""
     crossing = data_size_sentence(runs, test_set)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from vitcore.analysis import bn, flips
 from vitcore.cli.common import (
     UsageError,
     add_io_flags,
@@ -26,6 +27,7 @@ from vitcore.cli.common import (
 from vitcore.cli.runs import add_config_flags, config_from_args, field_type
 from vitcore.config import numbers
 from vitcore.config.run import RunConfig, default_baseline
+from vitcore.stats import estimates, testset
 
 COMPARE_FILES = ("metrics.csv", "pairs.csv", "classes.csv", "confusion_delta.csv")
 FLIP_FILES = ("flips.csv", "flip_pairs.csv")  # when runs of both sides kept predictions.npy
@@ -33,8 +35,8 @@ FLIP_FILES = ("flips.csv", "flip_pairs.csv")  # when runs of both sides kept pre
 
 def add_parsers(sub) -> None:
     compare = judging_parser(sub, "compare", help="paired Δs of one config (RunConfig flags) against a baseline: "
-                                                  "metrics.csv, classes.csv, confusion_delta.csv, pairs.csv (+ flips.csv, "
-                                                  "flip_pairs.csv when runs kept their predictions)")
+                                                  "metrics.csv, classes.csv, confusion_delta.csv, pairs.csv (+ "
+                                                  "flips.csv, flip_pairs.csv when runs kept their predictions)")
     add_config_flags(compare)
     compare.add_argument("--baseline", default="", metavar="FIELD=VALUE,...",
                          help="the baseline as changes to the article's ViT at the selection's train_rows "
@@ -79,7 +81,6 @@ def parse_baseline(text: str, selection: RunConfig) -> RunConfig:
 
 
 def _compare(args) -> int:
-    from vitcore.stats import testset
     from vitcore.stats.compare import write
 
     margin = checked_margin(args.margin)
@@ -95,8 +96,10 @@ def _compare(args) -> int:
         raise UsageError(str(error)) from None
     # test accuracy's Δ with the test set's sampling, as on every page
     result = study.compare(selection, baseline, margin, confusions=study.confusions((selection, baseline)))
-    how = f"paired over random seeds {', '.join(map(str, result.seeds))}" if result.paired else "UNPAIRED (Welch): the sides differ in train_rows"
-    print(f"{selection.label()} ({selection.train_rows:,} rows) − {baseline.label()} ({baseline.train_rows:,} rows), {how}")
+    how = (f"paired over random seeds {', '.join(map(str, result.seeds))}" if result.paired
+           else "UNPAIRED (Welch): the sides differ in train_rows")
+    print(f"{selection.label()} ({selection.train_rows:,} rows) − {baseline.label()} "
+          f"({baseline.train_rows:,} rows), {how}")
     print(f"verdicts: {result.family.caption()}")
     for row in result.metrics.to_dict("records"):
         print("  " + verdict_line(row))
@@ -104,23 +107,18 @@ def _compare(args) -> int:
             print(f"  {'':21} {line}")
     with staged(out) as stage:
         written = [out / Path(path).name for path in write(result, stage)]
-        if study.test_set is not None and result.paired:
-            written += [out / Path(path).name
-                        for path in _write_flips(store, study.runs, selection, baseline, study.test_set.labels, stage)]
+        if result.paired:
+            written += [out / Path(path).name for path in _write_flips(study, selection, baseline, stage)]
     print("wrote " + ", ".join(clean(str(path)) for path in written))
     return 0
 
 
-def _write_flips(store, runs, selection: RunConfig, baseline: RunConfig, labels, out) -> list:
-    """flips.csv (every image flipped in some pair, against its null) and flip_pairs.csv (McNemar per pair)."""
-    from vitcore.analysis import flips
-
-    paired = flips.paired_predictions(lambda run_id: store.load(run_id).predictions(),
-                                      runs[runs["config_id"] == selection.config_id],
-                                      runs[runs["config_id"] == baseline.config_id])
-    if not paired.n:
+def _write_flips(study, selection: RunConfig, baseline: RunConfig, out) -> list:
+    """flips.csv (every image flipped in some pair, against its null) and flip_pairs.csv (McNemar per pair), from
+    the Study's flip report (the Ablations page's): nothing without a test set or a pair that kept predictions."""
+    report = study.flip_report(selection, baseline)
+    if report is None or not report.n_pairs:
         return []
-    report = flips.flip_report(paired, labels)
     report.images.to_csv(out / FLIP_FILES[0], index=False)
     report.pairs.to_csv(out / FLIP_FILES[1], index=False)
     print(flips.summary(report))
@@ -129,8 +127,6 @@ def _write_flips(store, runs, selection: RunConfig, baseline: RunConfig, labels,
 
 def _claims(args) -> int:
     from vitcore.article import claims
-    from vitcore.stats import estimates
-
     margin = checked_margin(args.margin)
     store = existing_store(args.store)
     out = writable_file(args.out, "--out", "claims.csv")
@@ -144,7 +140,8 @@ def _claims(args) -> int:
           "comparison's family (as on the Ablations page)")
     margins = sorted({margin, *estimates.TALLY_MARGINS})
     for row in study.tally(margins).to_dict("records"):  # the same estimates, judged at each margin
-        print("  margin " + claims.tally_line(row, row["margin"]) + ("  (this file)" if row["margin"] == margin else ""))
+        print("  margin " + claims.tally_line(row,
+                                              row["margin"]) + ("  (this file)" if row["margin"] == margin else ""))
     print(f"  why ±{estimates.MARGIN:g}: {estimates.MARGIN_REASON}")
     return 0
 
@@ -153,8 +150,6 @@ def _diagnose_bn(args) -> int:
     store = existing_store(args.store)
     out = writable_folder(args.out, "--out")
     files_in(out, ("bn.csv",), "--out")
-    from vitcore.analysis import bn
-
     if not bn.bn_runs(store):
         raise UsageError(f"no BatchNorm ViT runs with weights in {store.root} (weights are kept for random seed 0)")
     frame = bn.diagnose_bn(store, progress=lambda done, total, row: print(
@@ -175,14 +170,12 @@ def _noise(args) -> int:
     store = existing_store(args.store)  # the store first: a bad --store leaves no output folder behind
     out = writable_folder(args.out, "--out")
     files_in(out, NOISE_FILES, "--out")
-    from vitcore.analysis import noise
-
-    components, pairing = noise.noise_tables(store.table(), margin=margin)
+    components, pairing, advice = open_study(store).noise(margin)  # the Seed noise page's tables
     if components.empty:
         raise UsageError(f"no crossed runs (2+ data, init and order seeds of one config) in {store.root}: "
                          f"`python -m vitcore sweep noise` trains them")
     components.to_csv(out / NOISE_FILES[0], index=False)
     pairing.to_csv(out / NOISE_FILES[1], index=False)
-    print("\n".join(noise.advice(components, pairing, margin)))
+    print("\n".join(advice))
     print("wrote " + ", ".join(clean(str(out / name)) for name in NOISE_FILES))
     return 0

@@ -14,12 +14,13 @@ import traceback
 import warnings
 from pathlib import Path
 
-from vitcore.config import numbers
+from vitcore.config import metrics, numbers
 from vitcore.config.environment import store_path
 from vitcore.config.metrics import checked_margin as margin_rule
 from vitcore.data.regular import kind
 from vitcore.stats import estimates, plan, readings
 from vitcore.store.runs import RunStore
+from vitcore.study import Study
 
 VERDICTS_EPILOG = ("verdicts (both tests on every Δ, adjusted within its family):\n"
                    + estimates.definitions_text(bullet="  ") + "\nbeside every verdict:\n"
@@ -58,8 +59,6 @@ def existing_store(path: str) -> RunStore:
 def open_study(store: RunStore):
     """The vitcore.study.Study of a store that existing_store() accepted: every analysis a command prints or
     writes comes from it (one read of the store, each estimate computed once)."""
-    from vitcore.study import Study
-
     return Study.open(store.root)
 
 
@@ -108,7 +107,7 @@ def _special(path: Path) -> str | None:
 def _refuse_special(path: Path, flag: str) -> None:
     """An output never replaces a device, FIFO or socket (as root, `--out /dev/null` would destroy it)."""
     if found := _special(path):
-        raise UsageError(f"{flag} {_shown(path)} is {found}, not a regular file; give a file path (nothing was written)")
+        raise UsageError(f"{flag} {_shown(path)} is {found}, not a regular file; give a file path (nothing written)")
 
 
 def _shown(path: str | Path) -> str:
@@ -207,7 +206,8 @@ STORE_HELP = "run store folder (default: $VITCORE_STORE, else the repository's c
 
 def judging_parser(sub, name: str, help: str):
     """A subcommand that gives verdicts: --margin sets them, and its --help ends with what each one means."""
-    parser = sub.add_parser(name, help=help, epilog=VERDICTS_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = sub.add_parser(name, help=help, epilog=VERDICTS_EPILOG,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     add_margin_flag(parser)
     return parser
 
@@ -238,7 +238,7 @@ def add_io_flags(parser, out: str | None = None) -> None:
 
 
 def add_margin_flag(parser) -> None:
-    """--margin: the equivalence margin of the verdicts (vitcore.stats.estimates), shared by every command that judges."""
+    """--margin: the verdicts' equivalence margin (vitcore.stats.estimates), shared by every command that judges."""
     parser.add_argument("--margin", type=float, default=0.01,
                         help="equivalence margin for accuracies and the gap, 0 to 1 exclusive (default 0.01)")
 
@@ -250,11 +250,11 @@ def verdict_line(row: dict) -> str:
     adjusted, planned = plan.adjusted(row), plan.planned(row) and plan.adjusted(row)
     low, high = (row["ci_adj_low"], row["ci_adj_high"]) if adjusted else (row["ci_low"], row["ci_high"])
     p, p_tost = (row["p_adj"], row["p_tost_adj"]) if adjusted else (row["p_value"], row["p_tost"])
-    which = f"RCI look {int(row['look'])}/{int(row['looks_planned'])}" if planned else f"95% ×{int(row['family_size'])}" if adjusted else "95%"
+    which = (f"RCI look {int(row['look'])}/{int(row['looks_planned'])}" if planned
+             else f"95% ×{int(row['family_size'])}" if adjusted else "95%")
     text = (f"{row['metric']:21} Δ {numbers.delta(row['mean_delta'], places)} {which} {numbers.ci(low, high, places)}  "
             f"{'p_adj' if adjusted else 'p'} {numbers.p_value(p)}  {'p_tost_adj' if adjusted else 'p_tost'} "
-            f"{numbers.p_value(p_tost)}  "
-            f"n={row['n_pairs']}  {row['verdict']}")
+            f"{numbers.p_value(p_tost)}  n={row['n_pairs']}  {row['verdict']}")
     if row["verdict"] == estimates.INCONCLUSIVE:
         text += f", {plan.needs(row)}"
     elif row.get("size") in ("beyond", "undetermined") and row["verdict"] in estimates.BEYOND:
@@ -263,7 +263,7 @@ def verdict_line(row: dict) -> str:
         text += f" · borderline: {row['flips']}"
     if row.get("timing_group"):
         text += f" (timed as {row['timing_group']})"
-    if row["metric"] in estimates.OPTIMISTIC:
+    if metrics.metric(row["metric"]).optimistic:
         text += " (optimistic: selected on this split)"
     if plan.planned(row) or str(row.get("plan", "")).startswith("exploratory"):
         text += f"\n  {'':21} {row['plan']}"  # which plan judged it (or that this margin is not its plan's)

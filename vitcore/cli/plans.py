@@ -9,8 +9,21 @@ from __future__ import annotations
 import argparse
 import sys
 
-from vitcore.cli.common import UsageError, add_store_flag, checked_margin, clean, usage, writable_folder
+from vitcore.cli.common import (
+    UsageError,
+    add_store_flag,
+    checked_margin,
+    clean,
+    existing_store,
+    open_study,
+    staged,
+    usage,
+    writable_folder,
+)
 from vitcore.cli.sweep import _rows_list, _seed_range
+from vitcore.run import custom
+from vitcore.stats import plan_store, plans
+from vitcore.store.runs import RunStore
 
 
 def add_parsers(sub) -> None:
@@ -52,8 +65,6 @@ def _looks(text: str) -> tuple[int, ...]:
 
 
 def _cap(text: str) -> tuple[str, object, int]:
-    from vitcore.run import custom
-
     left, _, cap = text.rpartition(":")
     try:
         field, levels = custom.parse_vary(left, "--cap")
@@ -63,10 +74,6 @@ def _cap(text: str) -> tuple[str, object, int]:
 
 
 def _register(args) -> int:
-    from vitcore.run import custom
-    from vitcore.stats import plan_store, plans
-    from vitcore.store.runs import RunStore
-
     if args.cross:
         raise UsageError("a plan's questions are single-field changes of its base; leave out --cross "
                          "(crossed cells stay exploratory: sweep them with `sweep --vary ... --cross`)")
@@ -89,8 +96,6 @@ def _register(args) -> int:
 
 
 def _plans(args) -> int:
-    from vitcore.cli.common import existing_store, open_study, staged
-
     report = open_study(existing_store(args.store)).plan_report()
     for problem in report.problems:
         print(f"warning: {clean(problem)}", file=sys.stderr)

@@ -1,7 +1,9 @@
-"""What the store's runs say: `effects`, `report`; the attention-cost benchmark `bench-attention` and the timing set `bench-timing`."""
+"""What the store's runs say: `effects`, `report`; the attention-cost benchmark `bench-attention` and the timing
+set `bench-timing`."""
 
 from __future__ import annotations
 
+from vitcore.analysis import cost, timing
 from vitcore.analysis.cost import BENCH_CSV
 from vitcore.cli.common import (
     UsageError,
@@ -18,6 +20,7 @@ from vitcore.cli.common import (
     writable_folder,
 )
 from vitcore.config import environment
+from vitcore.config.run import ARTICLE_MODELS
 from vitcore.stats.estimates import TIMED_PAIRS
 
 REPORT_FILES = ("headline.csv", "headline_deltas.csv", "headline.md")
@@ -29,7 +32,8 @@ def add_parsers(sub) -> None:
     add_io_flags(effects, out="effects.csv")
     effects.set_defaults(handler=_effects)
 
-    report = sub.add_parser("report", help="the source article's headline table re-measured: headline.csv + headline.md")
+    report = sub.add_parser("report",
+                            help="the source article's headline table re-measured: headline.csv + headline.md")
     add_io_flags(report)
     report.set_defaults(handler=_report)
 
@@ -69,8 +73,8 @@ def _effects(args) -> int:
     with staged(out.parent) as stage:
         effects.to_csv(stage / out.name, index=False)
     counts = effects["verdict"].value_counts()
-    print(f"{clean(str(out))}: {len(effects):,} main effects from {len(study.runs):,} runs (both tests Bonferroni-adjusted within "
-          "each family: " + "; ".join(f"{name}, m = {int(m)}" for name, m in
+    print(f"{clean(str(out))}: {len(effects):,} main effects from {len(study.runs):,} runs (both tests "
+          "Bonferroni-adjusted within each family: " + "; ".join(f"{name}, m = {int(m)}" for name, m in
                                       effects.groupby("family")["family_size"].max().items()) + "): "
           + ", ".join(f"{counts[v]} {v}" for v in stats.VERDICTS if v in counts))
     return 0
@@ -91,9 +95,6 @@ def _report(args) -> int:
 def _bench_timing(args) -> int:
     if args.pairs < 2:
         raise UsageError("--pairs must be at least 2")
-    from vitcore.analysis import timing
-    from vitcore.config.run import ARTICLE_MODELS
-
     vit = ARTICLE_MODELS["vit"]
     configs = [vit, vit.replace(patch_size=4), vit.replace(patch_size=14), ARTICLE_MODELS["convnet"]]
     folder = environment.timing_path(args.store)
@@ -109,7 +110,6 @@ def _bench_attention(args) -> int:
     if args.repeats < 1:
         raise UsageError("--repeats must be at least 1")
     out = writable_file(args.out, "--out", "attention_cost.csv")  # before the benchmark, not after it
-    from vitcore.analysis import cost
     from vitcore.run.train import configure_tensorflow
 
     configure_tensorflow()

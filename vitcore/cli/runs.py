@@ -20,6 +20,9 @@ from vitcore.cli.common import (
 )
 from vitcore.config import switches
 from vitcore.config.run import MODELS, RANGES, SEED_FIELDS, RunConfig
+from vitcore.data.fashion import read_in_background
+from vitcore.run import bench, startup
+from vitcore.stats import plan_store
 from vitcore.store.runs import RunStore
 
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv")
@@ -69,7 +72,8 @@ def add_config_flags(parser) -> None:
         text = f"{allowed}{notes.get(field.name, '')}".lstrip("; ")
         parser.add_argument("--" + field.name.replace("_", "-"), dest=field.name, type=field_type(field.name),
                             default=default, choices=choices.get(field.name),
-                            help=f"{text + ', ' if text else ''}default {'the random seed' if default is None else default}")
+                            help=f"{text + ', ' if text else ''}default "
+                                 f"{'the random seed' if default is None else default}")
 
 
 def field_type(name: str) -> type:
@@ -90,9 +94,6 @@ def _run(args) -> int:
     cached = store.get(cfg)
     if cached is None:
         writable_folder(store.root, "--store")  # before training, not after it
-        from vitcore.data.fashion import read_in_background
-        from vitcore.run import startup
-
         # The data set decodes and the run's split is made on the other core while TensorFlow imports.
         ready = threading.Event()
         reading = read_in_background((cfg.train_rows, cfg.seeds.data), ready)
@@ -107,7 +108,8 @@ def _run(args) -> int:
         if reading is not None:
             reading.join()
 
-        print(f"training {cfg.label()} ({cfg.train_rows:,} rows, seed {cfg.seed}) -> {clean(str(store.root / cfg.run_id))}")
+        print(f"training {cfg.label()} ({cfg.train_rows:,} rows, seed {cfg.seed}) -> "
+              f"{clean(str(store.root / cfg.run_id))}")
         with tqdm(total=cfg.epochs, unit="epoch", file=sys.stdout) as bar:
             def progress(epoch, total, row):
                 bar.set_postfix(loss=f"{row['loss']:.4f}", acc=f"{row['accuracy']:.4f}",
@@ -126,8 +128,6 @@ def _run(args) -> int:
 
 
 def _check(args) -> int:
-    from vitcore.stats import plan_store
-
     store = existing_store(args.store)
     if args.fix:
         with usage():  # a folder that is not a store: nothing removed
@@ -171,8 +171,6 @@ def _export(args) -> int:
 
 
 def _bench(args) -> int:
-    from vitcore.run import bench
-
     if args.repeats < 1:
         raise UsageError("--repeats must be at least 1")
     if args.what == "table":

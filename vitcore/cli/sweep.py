@@ -125,8 +125,8 @@ def _sweep(args) -> int:
         raise UsageError("--replace-unreproducible only goes with --backfill-predictions")
     todo = sweep.missing_predictions(configs, store) if backfill else sweep.pending(configs, store)
     what = "to backfill with predictions" if backfill else "to train"
-    print(f"grid {args.grid}: {len(configs)} runs, {len(configs) - len(sweep.pending(configs, store))} in {clean(str(store.root))}, "
-          f"{len(todo)} {what}")
+    print(f"grid {args.grid}: {len(configs)} runs, {len(configs) - len(sweep.pending(configs, store))} in "
+          f"{clean(str(store.root))}, {len(todo)} {what}")
     if args.dry_run:
         for cfg in todo:
             print(f"  {cfg.run_id}  {cfg.label():28} rows {cfg.train_rows:>6,}  seed {cfg.seed}")
@@ -174,7 +174,8 @@ def _sweep(args) -> int:
     if args.grid == sweep.PLAN and results and not failed and not backfill:
         return _sweep(args)  # the next looks, judged on the runs just stored: until decided or at the cap
     for result in failed:
-        print(clean(f"failed: run {result['run_id']} {json.dumps(result['config'], sort_keys=True)}: {result['error']}"))
+        config = json.dumps(result["config"], sort_keys=True)
+        print(clean(f"failed: run {result['run_id']} {config}: {result['error']}"))
     if failed:
         print(f"{len(failed)} runs failed (listed above with their configs); rerun the sweep to retry them")
     return 1 if failed else 0

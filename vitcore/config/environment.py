@@ -12,9 +12,9 @@
 An empty VITCORE_STORE or VITCORE_DATA_DIR is refused (Path("") is the current folder), and so is any
 other spelling of VITCORE_ALLOW_TRAINING (`flase` must not mean "on").
 
-`problems()` (and vitcore.data.folder.data_dir_problem, which reads the folder) says, one line each, what is wrong: the CLI exits with code 2 before any work, the app
-shows a note and turns training off. The lines name the variable and never a path, since the app
-shows them to visitors.
+`problems()` (and vitcore.data.folder.data_dir_problem, which reads the folder) says, one line each, what is wrong: the
+CLI exits with code 2 before any work, the app shows a note and turns training off. The lines name the variable and
+never a path, since the app shows them to visitors.
 """
 
 from __future__ import annotations
@@ -111,7 +111,8 @@ def store_value(environ: Mapping[str, str] = os.environ) -> None:
     """ValueError when VITCORE_STORE is set but empty (it would be the current folder)."""
     value = environ.get("VITCORE_STORE")
     if value is not None and not value.strip():
-        raise ValueError("VITCORE_STORE is empty (that would be the current folder): unset it, or name the store folder")
+        raise ValueError("VITCORE_STORE is empty (that would be the current folder): unset it, or name the store "
+                         "folder")
 
 
 def store_problem(path: str) -> str | None:
@@ -134,7 +135,8 @@ def data_dir_value(environ: Mapping[str, str] = os.environ) -> None:
     holds Fashion-MNIST is the data layer's to check (vitcore.data.folder.data_dir_problem)."""
     value = environ.get("VITCORE_DATA_DIR")
     if value is not None and not value.strip():
-        raise ValueError("VITCORE_DATA_DIR is empty (that would be the current folder): unset it, or name the data folder")
+        raise ValueError("VITCORE_DATA_DIR is empty (that would be the current folder): unset it, or name the data "
+                         "folder")
 
 
 def problems(environ: Mapping[str, str] = os.environ, store: str | None = None, data: bool = True,

@@ -1,19 +1,137 @@
-"""The metric names, once: what a run stores and what the statistics compare; and the margin's one rule.
+"""The metric registry: every metric described once, and the margin's one rule.
+
+A metric is one frozen `Metric`: its name (the runs table's column), title, help text, which direction is
+better, its equivalence margin, how it is printed, and where it comes from. Everything that lists or
+describes metrics reads this registry: the runs table's columns (vitcore.store.index), summary.json's
+check (vitcore.store.validate), the compared metrics and their order (effects, flips, `compare`, the
+Ablations cards), the verdict words and margins (vitcore.stats.estimates), the number format
+(vitcore.config.numbers), the app's titles and help (vitcore.app.fmt, vitcore.app.ablations.cards), the
+reports and the tests. A name the registry does not know raises (`metric`): a new loss-like metric is never
+judged higher-is-better by default.
+
+How to add a metric (e.g. macro-F1 of the confusion matrix):
+  1. Write its function of the run file it reads (`confusion.csv`: the (10, 10) counts, row = true class;
+     `history.csv`: the history DataFrame), returning a float.
+  2. Append one `Metric(..., source="confusion.csv", derive=that_function)` to REGISTRY, with
+     `compared=True` if the default views (effects, `compare`, the Ablations cards) should show it.
+  The store computes it once per run and caches the value in its index beside the run's file stamps
+  (vitcore.store.derived), so a warm `RunStore.table()` reads no extra file; a changed function is
+  recomputed (the cache is keyed by its code). tests/test_new_metric.py adds a throw-away one.
 
 SUMMARY: the metrics every run's summary.json holds, in the runs table's (runs.csv's) column order.
+DERIVED: the metrics computed from a run's files; TABLE = SUMMARY + DERIVED, the runs table's metrics.
 COMPARED: the metrics the statistics compare by default (effects, flips, `compare`), in display order.
-JUDGED: every metric a Δ may be taken over (each has a good direction: vitcore.stats.estimates.HIGHER_IS_BETTER).
+JUDGED: every metric a Δ may be taken over.
 `checked` and `checked_margin` are what the public API (vitcore.study.Study) and the CLI refuse, in one message.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from numbers import Real
 
-SUMMARY = ("test_loss", "test_accuracy", "best_val_accuracy", "best_epoch", "final_train_accuracy",
-           "final_val_accuracy", "gap", "params", "seconds")
-COMPARED = ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "gap", "seconds")
-JUDGED = COMPARED + ("final_val_accuracy", "test_loss", "params")  # best_epoch: no good direction, no Δ
+HIGHER, LOWER, NONE = "higher", "lower", "none"  # which direction is better; NONE: no good direction
+SUMMARY_FILE = "summary.json"
+RUN_FILES = ("confusion.csv", "history.csv")  # what a derived metric may be a function of
+ACCURACY_MARGIN = None  # a Metric.margin: the accuracy margin (the sidebar's, --margin; default ±0.01)
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str                     # the runs table's column and summary.json's key: "test_accuracy"
+    title: str                    # how views name it: "Test accuracy"
+    help: str                     # the Ablations card's help (Markdown)
+    direction: str                # HIGHER / LOWER is better; NONE: no good direction (words "higher"/"lower")
+    margin: float | None = ACCURACY_MARGIN  # the equivalence margin in its own unit; None: the accuracy margin
+    digits: int = 4               # decimals shown (its Δs too)
+    signed: bool = False          # always printed with its sign (a difference)
+    optimistic: bool = False      # selected on the split it is reported on
+    compared: bool = False        # in the default views (effects, flips, `compare`, the Ablations cards)
+    judged: bool = True           # a Δ may be taken over it (best_epoch: no)
+    source: str = SUMMARY_FILE    # summary.json, a run file `derive` reads (RUN_FILES), or what counts it
+    derive: Callable | None = None  # a derived metric's function of its source file's contents -> float
+    short: str = ""               # a card's title when five cards share a row ("" : the title)
+
+    def __post_init__(self) -> None:
+        if self.direction not in (HIGHER, LOWER, NONE):
+            raise ValueError(f"metric {self.name}: direction must be one of {HIGHER}, {LOWER}, {NONE}")
+        if (self.source in RUN_FILES) != (self.derive is not None):
+            raise ValueError(f"metric {self.name}: a function (derive) exactly when its source is one of {RUN_FILES}")
+        if self.compared and not self.in_table:
+            raise ValueError(f"metric {self.name}: only a metric of the runs table can be compared")
+
+    @property
+    def in_table(self) -> bool:
+        """A column of the runs table (summary.json's or derived); the others are counted elsewhere (claims)."""
+        return self.source == SUMMARY_FILE or self.derive is not None
+
+    @property
+    def higher_is_better(self) -> bool:
+        """Whether a rise reads 'better' (a rise of a metric with no good direction counts as its side: 'higher')."""
+        return self.direction != LOWER
+
+    def margin_at(self, margin: float) -> float:
+        """Its equivalence margin when accuracies are judged at ±margin."""
+        return margin if self.margin is None else self.margin
+
+
+REGISTRY: tuple[Metric, ...] = (
+    Metric("test_loss", "Test loss", "Mean cross-entropy on the official 10,000-image test split.", LOWER,
+           margin=0.02),
+    Metric("test_accuracy", "Test accuracy",
+           "Accuracy on the official 10,000-image test split, with the weights after the last epoch. The headline "
+           "metric.", HIGHER, compared=True),
+    Metric("best_val_accuracy", "Best val accuracy",
+           "Highest accuracy on the fixed 5,000-row validation split over all epochs: the epoch is selected on the "
+           "same split it is reported on, so it is optimistic. Test accuracy is the honest figure.", HIGHER,
+           optimistic=True, compared=True, short="Best val (optimistic)"),
+    Metric("best_epoch", "Best epoch", "The epoch of the best validation accuracy.", NONE, digits=0, judged=False),
+    Metric("final_train_accuracy", "Final train accuracy",
+           "Mean training accuracy over the last epoch (training mode, as seen while fitting).", NONE,
+           compared=True),  # no good direction: fitting the training rows more closely can mean memorising them
+    Metric("final_val_accuracy", "Final val accuracy", "Accuracy on the validation split after the last epoch.",
+           HIGHER),
+    Metric("gap", "Gap (train − val)",
+           "Final train accuracy − final validation accuracy, both at the last epoch: how hard it overfits.", LOWER,
+           signed=True, compared=True),
+    Metric("params", "Parameters", "The model's parameter count, as Keras counts it.", LOWER, margin=0.0,
+           digits=0),
+    Metric("seconds", "Seconds",
+           "Wall-clock training time of one run, data loading to test evaluation. Compared only between runs timed "
+           "the same way (same training code, thread count and concurrent workers: `timing_group`).", LOWER,
+           margin=1.0, digits=1, compared=True),
+    # Counted outside the runs table, for the claims ledger (vitcore.article.claims): no Δ over runs.
+    Metric("macs_per_image", "Multiply-adds per image", "Multiply-adds of one forward pass, counted from the config.",
+           NONE, margin=0.0, digits=0, judged=False, source="vitcore.analysis.work"),
+    Metric("test_accuracy_sd", "Test accuracy sd (a difference of sds)",
+           "The seed-to-seed standard deviation of test accuracy.", NONE, judged=False,
+           source="vitcore.analysis.noise"),
+)
+
+METRIC = {m.name: m for m in REGISTRY}
+if len(METRIC) != len(REGISTRY):
+    raise ValueError("two metrics share a name in vitcore.config.metrics.REGISTRY")
+SUMMARY = tuple(m.name for m in REGISTRY if m.source == SUMMARY_FILE)
+DERIVED = tuple(m.name for m in REGISTRY if m.derive is not None)
+TABLE = SUMMARY + DERIVED
+COMPARED = tuple(m.name for m in REGISTRY if m.compared)
+JUDGED = COMPARED + tuple(m.name for m in REGISTRY if m.judged and m.in_table and not m.compared)
+
+
+def metric(name: str) -> Metric:
+    """The registry's entry for `name`; ValueError naming the known metrics for any other name."""
+    try:
+        return METRIC[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown metric {name!r}: vitcore.config.metrics knows {', '.join(METRIC)}") from None
+
+
+def known(*names: str) -> tuple[str, ...]:
+    """`names`, each checked against the registry (a list of metrics written elsewhere, e.g. the reports')."""
+    for name in names:
+        metric(name)
+    return names
 
 
 def checked(metrics) -> tuple[str, ...]:

@@ -13,14 +13,18 @@ from __future__ import annotations
 import math
 from decimal import ROUND_HALF_UP, Decimal
 
-DIGITS = {"seconds": 1, "params": 0, "macs_per_image": 0}  # decimals shown; accuracies, gaps, losses and their Δs get 4
-SIGNED = {"gap"}                      # a gap is a difference: always printed with its sign
+from vitcore.config.metrics import REGISTRY
+from vitcore.config.metrics import metric as _entry
+
+DIGITS = {m.name: m.digits for m in REGISTRY}  # decimals shown (the metric registry's): seconds 1, counts 0, else 4
+SIGNED = {m.name for m in REGISTRY if m.signed}  # a gap is a difference: always printed with its sign
 MISSING = "—"
 
 
 def digits(metric: str) -> int:
-    """Decimals shown for a metric: 1 for seconds, 0 for parameter counts, 4 otherwise."""
-    return DIGITS.get(metric, 4)
+    """Decimals shown for a metric (the registry's: 1 for seconds, 0 for parameter counts, 4 otherwise);
+    ValueError for a name the registry does not know."""
+    return _entry(metric).digits
 
 
 def missing(value) -> bool:
@@ -67,7 +71,7 @@ def p_value(p) -> str:
 
 def metric(value, name: str, signed: bool | None = None) -> str:
     """A metric's value with its own decimals (and sign, for a gap)."""
-    return number(value, digits(name), name in SIGNED if signed is None else signed)
+    return number(value, digits(name), _entry(name).signed if signed is None else signed)
 
 
 def delta(value, places: int = 4) -> str:

@@ -1,7 +1,8 @@
 """The switch registry: every ablation switch described once.
 
-A switch is a RunConfig field with a few named levels (`pos_embedding`: learned | none). Everything
-that lists switches reads this registry: RunConfig's fields and their checks, run labels, the
+A switch is a RunConfig field with a few named levels (`pos_embedding`: learned | none). The fields
+themselves are written in the RunConfig class (vitcore/config/run.py), which checks at import that they
+follow this registry; everything else that lists switches reads it: the value checks, run labels, the
 sidebar (label, help, options), the URL check, the Runs page's filters, effect names, the default
 sweep's factorial, the parameter anatomy's flips, the Attention page's run matching, the cost
 filter and the tests' grids.
@@ -9,8 +10,9 @@ filter and the tests' grids.
 How to add a switch (e.g. dropout 0.0 / 0.1):
   1. Append one `Switch(...)` to REGISTRY below, and write its RunConfig field in vitcore/config/run.py
      (after the other switches, before `width`) with `default` as the field's default: the class checks at
-     import that its fields follow the registry, and each value is checked against `levels` at construction. Leave `grid` empty unless the default factorial sweep should cross it
-     (that would make every stored cell of `sweep default` incomplete).
+     import that its fields follow the registry, and each value is checked against `levels` at construction. Leave
+     `grid` empty unless the default factorial sweep should cross it (that would make every stored cell of `sweep
+     default` incomplete).
   2. Add its branch to the model builder (vitcore/model/build.py) and, if inference changes,
      to the NumPy forward pass (vitcore/model/numpy_vit.py); anatomy's formulas if it changes
      the parameter count.
@@ -143,7 +145,8 @@ LABEL_SWITCHES = (*LABEL_ORDER, *(name for name in NAMES if name not in LABEL_OR
 
 def run_label(model: str, values: dict[str, Any]) -> str:
     """'ViT p7 pre-LN pos', 'convnet', 'ViT p7 post-LN pos warm-up 2': the model and each switch's tag."""
-    return MODEL_NAMES[model] + "".join(SWITCH[name].tag(values[name]) for name in LABEL_SWITCHES if SWITCH[name].applies(model))
+    tags = (SWITCH[name].tag(values[name]) for name in LABEL_SWITCHES if SWITCH[name].applies(model))
+    return MODEL_NAMES[model] + "".join(tags)
 
 
 def check(name: str, value: Any) -> None:

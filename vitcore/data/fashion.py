@@ -92,7 +92,8 @@ def read_gzip(path: Path, limit: int) -> bytes:
                         chunk = inflate.unconsumed_tail
     except Refused as refused:
         raise DataError(f"{path}: " + refused.words("unreadable ({reason})", "not a regular file",
-                                                    f"{{size}} bytes, over the {MAX_GZIPPED:,} of any Fashion-MNIST file")) from None
+                                                    f"{{size}} bytes, over the {MAX_GZIPPED:,} of any Fashion-MNIST "
+                                                    "file")) from None
     except OSError as error:
         raise DataError(f"{path}: unreadable ({error.strerror})") from None
     except zlib.error as error:  # a damaged deflate stream (not an OSError)
@@ -177,7 +178,8 @@ def shipped_test_labels() -> np.ndarray:
 
 def _checked_labels(path: Path) -> np.ndarray:
     labels = read_idx(path, 1)
-    if labels.shape != (TEST_ROWS,) or labels.max() > 9 or tuple(np.bincount(labels, minlength=10)) != TEST_CLASS_COUNTS:
+    if labels.shape != (TEST_ROWS,
+                        ) or labels.max() > 9 or tuple(np.bincount(labels, minlength=10)) != TEST_CLASS_COUNTS:
         raise DataError(f"{path}: not the official test labels ({len(labels)} labels, "
                         f"class counts {np.bincount(labels).tolist()})")
     labels.setflags(write=False)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vitcore.data.fashion import CLASS_NAMES, DEBIAN_DIR, FILES
+from vitcore.data.fashion import CLASS_NAMES, DEBIAN_DIR, FILES, DataError, load_raw, load_test
 
 SAMPLES_PATH = Path(__file__).resolve().parent / "assets" / "samples.npz"
 # The first CHECK_ROWS official test images, shipped: a stored run's weights must predict on them what its
@@ -92,8 +92,6 @@ def pick_sample_indices(labels: np.ndarray, per_class: int = PER_CLASS) -> np.nd
 
 def make_samples(path: Path = SAMPLES_PATH, per_class: int = PER_CLASS) -> Path:
     """Write the shipped sample from the real test split (uint8 pixels, labels, test indices)."""
-    from vitcore.data.fashion import load_raw
-
     raw = load_raw()
     picked = pick_sample_indices(raw.y_test, per_class)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -103,8 +101,6 @@ def make_samples(path: Path = SAMPLES_PATH, per_class: int = PER_CLASS) -> Path:
 
 def make_check_images(path: Path = CHECK_PATH, rows: int = CHECK_ROWS) -> Path:
     """Write the first `rows` official test images (uint8) the weights check runs the model on."""
-    from vitcore.data.fashion import load_test
-
     images, _, _ = load_test()
     np.savez_compressed(path, images=images[:rows])
     return path
@@ -132,8 +128,6 @@ def gallery(prefer_full: bool = True) -> Gallery:
     """The full test split if it is on disk (and wanted) and reads as Fashion-MNIST, else the shipped
     sample (a damaged $VITCORE_DATA_DIR is reported once, by vitcore.data.folder.data_dir_problem)."""
     if prefer_full and local_data_available():
-        from vitcore.data.fashion import DataError, load_test
-
         try:
             images, labels, _ = load_test()
         except DataError:

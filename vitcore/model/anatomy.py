@@ -56,7 +56,8 @@ def formulas(cfg: RunConfig) -> dict[str, tuple[str, int]]:
 CONVNET_LAYERS = {"conv1": ("3×3×1×32 + 32", 3 * 3 * 1 * 32 + 32), "conv2": ("3×3×32×64 + 64", 3 * 3 * 32 * 64 + 64),
                   "conv3": ("3×3×64×64 + 64", 3 * 3 * 64 * 64 + 64), "dense": ("64×64 + 64", 64 * 64 + 64),
                   "classifier": (f"64×{NUM_CLASSES} + {NUM_CLASSES}", 64 * NUM_CLASSES + NUM_CLASSES)}
-VIT_ROWS = ("patch projection", "position embedding", "class token", "one attention block", "one MLP block", "one block's norms",
+VIT_ROWS = ("patch projection", "position embedding", "class token", "one attention block", "one MLP block",
+            "one block's norms",
             "final norm + classifier", SCALE_ROW, "total")
 
 

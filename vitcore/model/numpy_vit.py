@@ -116,7 +116,8 @@ class NumpyViT:
     def __init__(self, cfg: RunConfig, weights: Weights):
         if cfg.model != "vit":
             raise ValueError(f"the NumPy forward pass needs a ViT config; got model={cfg.model!r}")
-        expected, found = anatomy.layer_shapes(cfg), {name: [a.shape for a in arrays] for name, arrays in weights.items()}
+        expected = anatomy.layer_shapes(cfg)
+        found = {name: [a.shape for a in arrays] for name, arrays in weights.items()}
         if found != expected:
             raise ValueError(f"not the weights of {cfg.label()}: {anatomy.shape_difference(expected, found)}")
         self.cfg, self.weights = cfg, weights

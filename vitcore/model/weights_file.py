@@ -25,7 +25,8 @@ import numpy as np
 
 from vitcore.model import anatomy
 
-Weights = dict[str, list[np.ndarray]]  # layer name -> its variables in Keras order (attention: "blockK_attention/query" ...)
+# layer name -> its variables in Keras order (attention: "blockK_attention/query" ...)
+Weights = dict[str, list[np.ndarray]]
 
 # HDF5 filters a weights file may use, each at most once: built in, and checkable here (gzip: inflated by zlib
 # with a bound before HDF5 reads it; shuffle: reorders bytes). Any other (lzf, whose inflation Python cannot

@@ -40,7 +40,8 @@ def convnet_macs() -> dict[str, tuple[str, int]]:
     one = SIDE - 2           # 26: conv1's output side
     two = one // 2 - 2       # 11: after pool1 and conv2
     three = two // 2 - 2     # 3: after pool2 and conv3
-    parts = {"conv1": (f"{one}² × 3×3×1×32", one * one * 9 * 32), "conv2": (f"{two}² × 3×3×32×64", two * two * 9 * 32 * 64),
+    parts = {"conv1": (f"{one}² × 3×3×1×32", one * one * 9 * 32),
+             "conv2": (f"{two}² × 3×3×32×64", two * two * 9 * 32 * 64),
              "conv3": (f"{three}² × 3×3×64×64", three * three * 9 * 64 * 64), "dense": ("64×64", 64 * 64),
              "classifier": (f"64×{NUM_CLASSES}", 64 * NUM_CLASSES)}
     parts["total"] = (" + ".join(f"{v:,}" for _, v in parts.values()), sum(v for _, v in parts.values()))

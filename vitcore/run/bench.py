@@ -15,6 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from vitcore.config.papers import PAPER_VARIANTS
+from vitcore.config.run import RunConfig
+
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # where `python -m vitcore…` finds this vitcore
 
 
@@ -61,7 +64,6 @@ def bench_table(runs: int = 10_000) -> float:
     """Seconds for RunStore.table() over `runs` synthetic valid runs (a real run's layout and sizes)."""
     import numpy as np
 
-    from vitcore.config.run import RunConfig
     from vitcore.store.runs import INDEX, RunStore
 
     epochs = RunConfig().epochs
@@ -91,7 +93,6 @@ def bench_table(runs: int = 10_000) -> float:
 def bench_workers(runs: int = 6) -> dict[int, float]:
     """Runs/hour of the local sweep pool with 1 and with 2 workers, on `runs` fresh configs each
     (the article's ViT at 1,000 rows with unused seeds), process start-up and TF import included."""
-    from vitcore.config.run import RunConfig
     from vitcore.run.sweep import run_sweep
     from vitcore.store.runs import RunStore
 
@@ -117,7 +118,6 @@ def bench_sweep(rows=(1_000, 4_000), runs: int = 4, repeats: int = 2) -> dict[in
     process-per-run runs/hour) per row count."""
     import os
 
-    from vitcore.config.run import RunConfig
     from vitcore.run import floor
     from vitcore.run.sweep import run_sweep
     from vitcore.store.runs import RunStore
@@ -129,7 +129,8 @@ def bench_sweep(rows=(1_000, 4_000), runs: int = 4, repeats: int = 2) -> dict[in
         rate = floor.matmul_rate(int(threads), backends=("numpy",))["best"]
         floor_seconds = sum(floor.run_flops(configs[0]).values()) / rate
         print(f"{train_rows:,} rows: float32 matmul {rate / 1e9:.0f} GFLOP/s on {threads} threads (NumPy's BLAS); "
-              f"a run's counted {sum(floor.run_flops(configs[0]).values()) / 1e9:.0f} GFLOP: floor {floor_seconds:.2f} s",
+              f"a run's counted {sum(floor.run_flops(configs[0]).values()) / 1e9:.0f} GFLOP: "
+              f"floor {floor_seconds:.2f} s",
               flush=True)
         worker, fresh, reused = [], [], []
         for _ in range(repeats):
@@ -202,8 +203,6 @@ def bench_papers(repeats: int = 3, rows: int = 4_000) -> dict[str, float]:
     prints each median and its ratio to the article's ViT. Returns variant -> median seconds."""
     import numpy as np
 
-    from vitcore.config.papers import PAPER_VARIANTS
-    from vitcore.config.run import RunConfig
     from vitcore.data.fashion import load_split
     from vitcore.data.patches import model_inputs
     from vitcore.model.build import build_model
@@ -230,5 +229,6 @@ def bench_papers(repeats: int = 3, rows: int = 4_000) -> dict[str, float]:
     base = medians["the article's ViT"]
     for name, value in medians.items():
         print(f"{name:18s} one epoch of {rows:,} rows: median {value:.2f} s over {repeats} "
-              f"(range {min(times[name]):.2f}-{max(times[name]):.2f}), {value / base:.2f}x the article's ViT", flush=True)
+              f"(range {min(times[name]):.2f}-{max(times[name]):.2f}), {value / base:.2f}x the article's ViT",
+              flush=True)
     return medians

@@ -96,7 +96,8 @@ class Loop:
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         with self._first_call("forward"):
-            return np.concatenate([np.asarray(self._forward(x[i:i + EVAL_BATCH])) for i in range(0, len(x), EVAL_BATCH)])
+            return np.concatenate([np.asarray(self._forward(x[i:i + EVAL_BATCH]))
+                                   for i in range(0, len(x), EVAL_BATCH)])
 
     def _first_call(self, name: str):
         """The first call of a compiled function compiles it or loads it from the persistent cache:

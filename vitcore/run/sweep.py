@@ -70,10 +70,12 @@ def _headline() -> list[RunConfig]:
 
 def _scaling() -> list[RunConfig]:
     """The article's ViT and convnet at 1,000 to 16,000 rows, 10 random seeds: where does the convnet win?"""
-    return [RunConfig(model=model, train_rows=rows, seed=seed) for seed in SEEDS for rows in SCALING_ROWS for model in MODELS]
+    return [RunConfig(model=model, train_rows=rows,
+                      seed=seed) for seed in SEEDS for rows in SCALING_ROWS for model in MODELS]
 
 
-PAPERS_SCALING_ROWS = tuple(rows for rows in SCALING_ROWS if rows not in ROWS)  # 2,000 / 8,000 / 16,000: "papers" has the rest
+# 2,000 / 8,000 / 16,000: "papers" has the rest
+PAPERS_SCALING_ROWS = tuple(rows for rows in SCALING_ROWS if rows not in ROWS)
 
 
 def _papers() -> list[RunConfig]:

@@ -212,7 +212,8 @@ class Trainer:
             "timing": {"code": TIMING_VERSION, "threads": threads, "workers": self.workers,
                        "compile": "reused" if reused else compile_cache.how_compiled(before),
                        **({"node": self.node} if self.node else {}),
-                       # The load it ran under (vitcore.store.index.busy): a busy machine's seconds form their own group.
+                       # The load it ran under (vitcore.store.index.busy): a busy machine's seconds form their own
+                       # group.
                        "load": {"loadavg_start": load_started, "loadavg_end": machine_load(),
                                 "cpu_per_wall": round(cpu / wall, 4), "cores": os.cpu_count() or 1}},
         }

@@ -188,7 +188,8 @@ def measure(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig, metri
     a, b = _unpaired_side(sel, group), _unpaired_side(base, group)
     est = welch_estimate(a[metric], b[metric])
     both = pd.concat([a.assign(side="selection"), b.assign(side="baseline")])
-    pairs = both[["side", "train_rows", "seed", "run_id", metric]].rename(columns={metric: "value"}).assign(metric=metric)
+    pairs = both[["side", "train_rows", "seed", "run_id", metric]].rename(columns={metric: "value"}).assign(
+        metric=metric)
     said = seconds.notes(metric, group or "", 0, (selection, baseline), paired=False)  # seconds: never a verdict
     return Measurement(contrast, est, a[metric].mean(), b[metric].mean(), group or "",
                        not said["timing_note"], testset.seed_columns(est),
@@ -239,7 +240,7 @@ def run_rates(confusions: pd.DataFrame, run_ids) -> np.ndarray:
     ids = list(run_ids)
     part = confusions[confusions["run_id"].isin(ids)]
     index = part["run_id"].map({run_id: k for k, run_id in enumerate(ids)}).to_numpy(np.int64)
-    cell = index * NUM_CLASSES ** 2 + part["true"].to_numpy(np.int64) * NUM_CLASSES + part["predicted"].to_numpy(np.int64)
+    cell = (index * NUM_CLASSES + part["true"].to_numpy(np.int64)) * NUM_CLASSES + part["predicted"].to_numpy(np.int64)
     counts = np.bincount(cell, weights=part["count"].to_numpy(float), minlength=len(ids) * NUM_CLASSES ** 2)
     counts = counts.reshape(len(ids), NUM_CLASSES, NUM_CLASSES)
     with np.errstate(invalid="ignore", divide="ignore"):

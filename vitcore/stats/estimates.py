@@ -20,18 +20,17 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from vitcore.config.metrics import COMPARED
+from vitcore.config.metrics import COMPARED, NONE, REGISTRY
+from vitcore.config.metrics import metric as entry
+from vitcore.stats import assurance
 
 METRICS = COMPARED  # every view's metrics (vitcore.config.metrics names them once)
-# Which direction is "better" for the verdict words. gap (final train - final val accuracy) measures
-# overfitting and seconds is cost, so lower is better for both; a metric not listed counts as
-# higher-is-better. Final train accuracy has no good direction (more fit can mean more memorising),
-# so its verdicts are the neutral "higher"/"lower".
-HIGHER_IS_BETTER = {"test_accuracy": True, "best_val_accuracy": True, "final_train_accuracy": True,
-                    "final_val_accuracy": True, "gap": False, "seconds": False, "test_loss": False, "params": False}
-NEUTRAL = {"final_train_accuracy"}
-# Selected on the split it is reported on (the best epoch by validation accuracy): optimistic.
-OPTIMISTIC = {"best_val_accuracy"}
+# Views of the metric registry (vitcore.config.metrics): the good direction of the verdict words (final train
+# accuracy has none: "higher"/"lower"), the optimistic metrics and the margins fixed in a metric's own unit.
+# `direction`, `judge` and `margin_for` look a name up in the registry: an unknown metric raises.
+HIGHER_IS_BETTER = {m.name: m.higher_is_better for m in REGISTRY if m.judged}
+NEUTRAL = {m.name for m in REGISTRY if m.direction == NONE}
+OPTIMISTIC = {m.name for m in REGISTRY if m.optimistic}
 
 BETTER, WORSE, HIGHER, LOWER = "better", "worse", "higher", "lower"
 SLIGHTLY_BETTER, SLIGHTLY_WORSE = "slightly better", "slightly worse"
@@ -78,7 +77,7 @@ MARGIN = 0.01  # equivalence margin for accuracies and the gap (sidebar, --margi
 MARGIN_REASON = ("±0.01 accuracy is 100 of the 10,000 test images, about one standard deviation of a single run's "
                  "test accuracy across random seeds: a smaller difference is below what one training run can show.")
 TALLY_MARGINS = (0.005, 0.01, 0.02)  # the claims tally is shown at all three
-FIXED_MARGINS = {"seconds": 1.0, "test_loss": 0.02, "params": 0.0}  # in the metric's own unit
+FIXED_MARGINS = {m.name: m.margin for m in REGISTRY if m.margin is not None}  # in the metric's own unit
 ALPHA = 0.05
 CONFIDENCE = 0.95
 POWER = 0.80
@@ -93,7 +92,8 @@ def definitions_text(margin: float = MARGIN, bullet: str = "- ") -> str:
 
 
 def margin_for(metric: str, margin: float = MARGIN) -> float:
-    return FIXED_MARGINS.get(metric, margin)
+    """The metric's equivalence margin when accuracies are judged at ±margin (ValueError for an unknown metric)."""
+    return entry(metric).margin_at(margin)
 
 
 def holm(p_values) -> np.ndarray:
@@ -222,8 +222,6 @@ def seeds_needed(est: Estimate, margin: float, size: int = 1, most: int = 100_00
     resolving (a settled equivalence is settled). The estimate's `floor` (the test set's sampling) stays
     whatever n is, so a Δ smaller than it can is never settled (inf). NaN without a spread; inf beyond
     `most`; never at or below the n already there (an undecided Δ needs more)."""
-    from vitcore.stats import assurance
-
     if est.n < 2 or not np.isfinite(est.scale) or est.scale <= 0 or not np.isfinite(est.mean):
         return np.nan
     df0 = est.n - 1 if est.paired else est.df  # the observed sd's degrees of freedom
@@ -258,10 +256,11 @@ FIXED_SAMPLE = "fixed sample (not in the plan)"  # `plan` of a comparison judged
 def direction(metric: str, positive: bool, inside: bool) -> str:
     """The resolved word for a Δ of this sign: better/worse (higher/lower for a neutral metric),
     'slightly …' when the equivalence test also shows it inside ±margin."""
-    if metric in NEUTRAL:
+    known = entry(metric)  # ValueError for a metric the registry does not know: never better by default
+    if known.direction == NONE:
         word = (SLIGHTLY_HIGHER, HIGHER) if positive else (SLIGHTLY_LOWER, LOWER)
     else:
-        word = (SLIGHTLY_BETTER, BETTER) if positive == HIGHER_IS_BETTER.get(metric, True) else (SLIGHTLY_WORSE, WORSE)
+        word = (SLIGHTLY_BETTER, BETTER) if positive == known.higher_is_better else (SLIGHTLY_WORSE, WORSE)
     return word[0] if inside else word[1]
 
 

@@ -48,15 +48,17 @@ class Family:
     name: str
     size: int = 1
     looks: tuple[int, ...] = ()
-    plan: object = attribute(default=None, compare=False, repr=False)  # the vitcore.stats.plans.Plan of `looks` (None: built-in)
+    # the vitcore.stats.plans.Plan of `looks` (None: built-in)
+    plan: object = attribute(default=None, compare=False, repr=False)
 
     def caption(self) -> str:
         """What a view prints beside its verdicts."""
         text = f"{self.name}: no correction" if self.size <= 1 else \
             f"Bonferroni over the {self.size} {self.name} (simultaneous intervals)"
         if self.looks:
-            text += (f"; test accuracy planned by plan {getattr(self.plan, 'name', 'builtin')}: looks at {', '.join(map(str, self.looks))} paired random seeds, "
-                     "alpha spent over the looks (repeated intervals)")
+            text += (f"; test accuracy planned by plan {getattr(self.plan, 'name', 'builtin')}: looks at "
+                     f"{', '.join(map(str, self.looks))} paired random seeds, alpha spent over the looks (repeated "
+                     "intervals)")
         return text
 
 

@@ -84,7 +84,8 @@ def cell_effects(runs: pd.DataFrame, metrics=METRICS, interactions: bool = False
                              "cell": _cell_name(others, cell[1:]), "n_pairs": est.n, "mean_delta": est.mean,
                              "ci_low": est.ci_low, "ci_high": est.ci_high, "p_value": est.p_value,
                              "collapsed": bool(flagged.get(cell, False)),
-                             "layer_norm": "norm" not in factors and dict(zip(others, cell[1:])).get("norm") == "layer"})
+                             "layer_norm": "norm" not in factors and dict(zip(others,
+                                                                              cell[1:])).get("norm") == "layer"})
     frame = pd.DataFrame(rows, columns=[c for c in CELL_COLUMNS if c != "p_holm"])
     frame["p_holm"] = frame.groupby(EFFECT_KEY, dropna=False)["p_value"].transform(lambda p: holm(p.to_numpy()))
     return frame[CELL_COLUMNS]
@@ -95,7 +96,8 @@ def spread(cells: pd.DataFrame) -> pd.DataFrame:
     Holm-adjusted p (within the effect's cells) is below 5%; `signs_disagree` when both occur."""
     def one(part: pd.DataFrame) -> pd.Series:
         resolved = part["p_holm"] < ALPHA
-        higher, lower = int((resolved & (part["mean_delta"] > 0)).sum()), int((resolved & (part["mean_delta"] < 0)).sum())
+        rising = part["mean_delta"] > 0
+        higher, lower = int((resolved & rising).sum()), int((resolved & (part["mean_delta"] < 0)).sum())
         means = part["mean_delta"].dropna()
         return pd.Series({"cells_measured": len(means), "cell_min": means.min() if len(means) else np.nan,
                           "cell_max": means.max() if len(means) else np.nan,
@@ -158,7 +160,8 @@ def changed_verdicts(everything: pd.DataFrame, subset: pd.DataFrame) -> pd.DataF
     # the interval the verdict was judged on: simultaneous over its family where the frames carry it
     adjusted = {"ci_adj_low": "ci_low", "ci_adj_high": "ci_high"}
     if set(adjusted) <= set(everything.columns) & set(subset.columns):
-        everything, subset = (f.drop(columns=["ci_low", "ci_high"]).rename(columns=adjusted) for f in (everything, subset))
+        everything, subset = (f.drop(columns=["ci_low", "ci_high"]).rename(columns=adjusted)
+                              for f in (everything, subset))
     left = everything.assign(_key=everything[key].astype(str).agg("|".join, axis=1))
     right = subset.assign(_key=subset[key].astype(str).agg("|".join, axis=1))[["_key", *values]]
     both = left[[*key, "_key", *values]].merge(right, on="_key", suffixes=("_all", "_subset"))

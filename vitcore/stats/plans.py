@@ -31,6 +31,7 @@ from datetime import datetime
 from functools import lru_cache
 
 from vitcore.config import switches
+from vitcore.config.metrics import known
 from vitcore.config.run import DEFAULTS, RunConfig
 from vitcore.store.timing import now_utc, trained_at
 from vitcore.store.upkeep import PLANS
@@ -40,7 +41,7 @@ FOLDER = PLANS                   # in a store
 SUMS = "SHA256SUMS"              # beside the plan files
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 MAX_BYTES = 1 << 20              # a plan file is a few KB; larger is refused unread
-METRICS = ("test_accuracy",)     # a plan's metric (the others of a planned comparison stay fixed-sample)
+METRICS = known("test_accuracy")  # a plan's metric (the others of a planned comparison stay fixed-sample)
 SPENDING = "kim-demets power"    # alpha * t^rho (vitcore.stats.plan.spent)
 FAMILY_RULE = "registry"         # one switch's registry levels against the base (vitcore.stats.families)
 
@@ -152,7 +153,8 @@ def _words(changes: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in changes.items())
 
 
-def questions_of(vary: list[tuple[str, tuple]], rows: tuple[int, ...], base: dict | None = None) -> tuple[Question, ...]:
+def questions_of(vary: list[tuple[str, tuple]], rows: tuple[int, ...],
+                 base: dict | None = None) -> tuple[Question, ...]:
     """The questions of `sweep --vary`'s words: each field's levels other than the base's, one at a time, at
     every train_rows (rows outer, as the grids order them); PlanError for a field the ViT has not or a
     level RunConfig refuses."""
@@ -209,7 +211,8 @@ def parse(text: str, sha256: str = "") -> Plan:
     try:
         caps = tuple((c["field"], c["level"], int(c["cap"])) for c in data["caps"])
         plan = Plan(name=str(data["name"]), registered_at=str(data["registered_at"]), first_seed=int(seeds["first"]),
-                    questions=tuple(_question(q) for q in data["questions"]), looks=tuple(int(n) for n in data["looks"]),
+                    questions=tuple(_question(q) for q in data["questions"]),
+                    looks=tuple(int(n) for n in data["looks"]),
                     caps=caps, margin=float(data["margin"]), alpha=float(data["alpha"]),
                     rho=float(data["spending"]["rho"]), metric=data["metric"], confirms=data["confirms"],
                     note=str(data["note"]),

@@ -30,7 +30,9 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
+from vitcore.config.metrics import metric as entry
 from vitcore.stats import estimates as v
+from vitcore.stats.testset import seeds_only, with_floor
 
 SIZE_BEYOND, SIZE_INSIDE, SIZE_OPEN = "beyond", "inside", "undetermined"
 SIZES = (SIZE_BEYOND, SIZE_INSIDE, SIZE_OPEN)
@@ -100,7 +102,7 @@ def spread_columns(metric: str, deltas, sd: float, mean: float | None = None) ->
     out = {"run_sd": sd, "delta_sd": mean / sd if sd and np.isfinite(sd) else np.nan}
     if values is None or not len(values):
         return {**out, "wins": np.nan, "win_rate": np.nan, "win_low": np.nan, "win_high": np.nan}
-    good = values if v.HIGHER_IS_BETTER.get(metric, True) else -values
+    good = values if entry(metric).higher_is_better else -values
     won, tied, n = int((good > 0).sum()), int((good == 0).sum()), len(good)
     low, high = clopper_pearson(won, n)[0], clopper_pearson(won + tied, n)[1]
     return {**out, "wins": won + tied / 2, "win_rate": (won + tied / 2) / n, "win_low": low, "win_high": high}
@@ -129,8 +131,6 @@ def alternatives(est: v.Estimate, test_columns: dict) -> dict[str, v.Estimate]:
     """The estimate under each other model of the test set (testset's checks), where the row has them: the
     images as a simple random sample, the Satterthwaite df, and, when the verdict's interval has a test-image
     term, the random seeds alone (patch 4 vs 7 at 1,000 rows is undecided at the plan's cap only because of it)."""
-    from vitcore.stats.testset import seeds_only, with_floor
-
     out = {}
     srs, df = test_columns.get("test_se_srs", np.nan), test_columns.get("df_satterthwaite", np.nan)
     if srs is not None and np.isfinite(srs):

@@ -229,7 +229,8 @@ def measure_interactions(runs: pd.DataFrame, metrics=METRICS, test_set: TestSet 
                                                             test_set).items():
                     key = dict(zip(INTERACTION_COLUMNS, [factor_a, a, ref_a, factor_b, b, ref_b, train_rows, metric,
                                                          est.mean, est.n]))
-                    entries.append(({**key, "timing_group": group}, (est, columns), in_grid({factor_a: a, factor_b: b})))
+                    entries.append(({**key, "timing_group": group}, (est, columns),
+                                    in_grid({factor_a: a, factor_b: b})))
     return MeasuredEffects("interactions", tuple(INTERACTION_COLUMNS), tuple(entries))
 
 

@@ -15,10 +15,10 @@ squares of the table (rows: pairs, columns: images) the unbiased estimate is
 (Cornfield & Tukey 1956; the same algebra as a two-way ANOVA without replication). The seed-only
 variance is MS_seeds / (n N) = var(per-pair Δ) / n, so the test images add (MS_images - MS_residual) /
 (n N), the `floor`, clipped at 0 (then, or when its share of Var(Δ) is below NEGLIGIBLE, the verdict keeps
-the seed-only interval and its `interval` column says "random seeds"). The t quantile keeps the seeds' n - 1 degrees of freedom (conservative: the images' part has
-thousands). A paired bootstrap over seeds and images (vitcore.stats.bootstrap) estimates the same
-variance but counts the seed × image term two or three times (Owen 2007), so on our tables it errs
-wide; a test checks this model's variance against simulated tables with known components.
+the seed-only interval and its `interval` column says "random seeds"). The t quantile keeps the seeds' n - 1 degrees of
+freedom (conservative: the images' part has thousands). A paired bootstrap over seeds and images
+(vitcore.stats.bootstrap) estimates the same variance but counts the seed × image term two or three times (Owen 2007),
+so on our tables it errs wide; a test checks this model's variance against simulated tables with known components.
 
 The 10,000 official test images are not a simple random sample: they are stratified by class, exactly
 1,000 per class, and another test set would hold the same 1,000 per class. So the verdict's model nests
@@ -45,6 +45,7 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
+from vitcore.data.fashion import DataError, shipped_test_labels
 from vitcore.stats.estimates import CONFIDENCE, Estimate, two_sided_p
 
 SEEDS_ONLY, WITH_TEST = "random seeds", "random seeds and test images"  # which interval the verdict used
@@ -239,8 +240,6 @@ def from_store(store) -> TestSet | None:
     """The TestSet of a RunStore: its runs' predictions.npy, read through the store's bounded reader (a
     damaged file counts as missing), and the shipped official test labels (so a server without the data
     set judges as one with it); None only when the package's copy of the labels is damaged."""
-    from vitcore.data.fashion import DataError, shipped_test_labels
-
     try:
         labels = shipped_test_labels()
     except (DataError, OSError, ValueError):  # only if the package itself was damaged

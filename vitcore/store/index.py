@@ -1,5 +1,6 @@
 """The store's verdict cache, `<store>/.index.json`: for each run folder, what it was judged from
-(its stamp) and the verdict: valid, or why not. Verdicts only: no number comes from the index.
+(its stamp) and the verdict: valid, or why not. Verdicts, and the derived metrics' values computed from the
+run's own files (vitcore.store.derived): no number of summary.json comes from the index.
 
 A verdict is reused only while the folder's stamp is unchanged (`stamp`: name, size and ctime of
 every file), so a store of 10,000 runs reads one small summary.json per valid run (its table()
@@ -7,10 +8,10 @@ row, read from the run's own file) instead of validating 40,000 files. The file 
 header with the versions, the data the predictions were compared with, and a keyed checksum
 (HMAC-SHA256) of the second line, the verdicts. The key lives outside the store, readable by this
 user only (KEY_FILE; a process that cannot keep one uses its own), so whoever can write the store
-but not read the key cannot forge a verdict: a recomputed plain checksum no longer passes. It is read like a run file (vitcore.store.files: bounded, never a link or a
-FIFO); an edited, damaged or wrong-shaped index or entry is discarded and judged again from the run
-folders, never trusted. A link, FIFO or device at its name is never opened nor replaced: `check` names
-it and the store stays unindexed until it is removed. Safe to delete; never committed.
+but not read the key cannot forge a verdict: a recomputed plain checksum no longer passes. It is read like a run file
+(vitcore.store.files: bounded, never a link or a FIFO); an edited, damaged or wrong-shaped index or entry is discarded
+and judged again from the run folders, never trusted. A link, FIFO or device at its name is never opened nor replaced:
+`check` names it and the store stays unindexed until it is removed. Safe to delete; never committed.
 """
 
 from __future__ import annotations
@@ -29,8 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
+from vitcore.config.metrics import DERIVED, TABLE
 from vitcore.config.run import SCHEMA_VERSION, SEED_FIELDS, TRAINING_VERSION, RunConfig
+from vitcore.data.fashion import SHIPPED_TEST_LABELS, DataError, shipped_test_labels
 from vitcore.data.regular import Refused, kind, replace
+from vitcore.data.samples import CHECK_PATH
+from vitcore.store import derived
 from vitcore.store.files import PREDICTIONS, BadRun, OutOfMemory, json_object, read_bounded
 from vitcore.store.timing import busy, timing_group  # noqa: F401 (re-exported: where they lived)
 from vitcore.store.validate import METRICS, TEMP_PREFIX, VALIDATION_VERSION, _number, read_run
@@ -42,7 +47,7 @@ CONFIG_FIELDS = list(RunConfig.__dataclass_fields__)
 # Config fields that hold whole numbers (the optional seeds too): the CSVs write them as integers.
 WHOLE_FIELDS = tuple(name for name, field in RunConfig.__dataclass_fields__.items()
                      if name in SEED_FIELDS or type(field.default) is int)
-COLUMNS = ["run_id", "config_id", "label", *CONFIG_FIELDS, *METRICS, "has_weights", "has_predictions",
+COLUMNS = ["run_id", "config_id", "label", *CONFIG_FIELDS, *TABLE, "has_weights", "has_predictions",
            "timing_group", "collapsed", "trained_at"]  # trained_at: UTC text, None before issue 39
 # A collapsed run learned its training rows but predicts the test split at about chance (10 classes):
 # e.g. post-norm BatchNorm runs whose batch statistics do not carry over to inference.
@@ -60,7 +65,9 @@ def collapsed(test_accuracy, final_train_accuracy):
     return (test_accuracy < COLLAPSED_TEST) & (final_train_accuracy > COLLAPSED_TRAIN)
 
 
-Verdict = list  # [stamp (None: judge again next time), reason (None: a valid run)]: a list, as from JSON
+# [stamp (None: judge again next time), reason (None: a valid run)], and a valid run's derived metrics
+# {key: value} third while the registry has any (vitcore.store.derived): a list, as from JSON
+Verdict = list
 
 
 def stamp(folder: str | Path, is_dir: bool = True) -> str | None:
@@ -83,31 +90,38 @@ def stamp(folder: str | Path, is_dir: bool = True) -> str | None:
     return "|".join([f"{name}:{info.st_size}:{info.st_ctime_ns}" for name, info in found])
 
 
-def row(run_id: str, config: RunConfig, summary: dict, has_predictions: bool) -> list:
-    """One table() row, values in COLUMNS order, from a valid run's summary; ViT-only fields are
-    None for the convnet. (Lists, not dicts: a faster DataFrame.)"""
+def row(run_id: str, config: RunConfig, summary: dict, has_predictions: bool, values: dict | None = None) -> list:
+    """One table() row, values in COLUMNS order, from a valid run's summary and its derived metrics' `values`;
+    ViT-only fields are None for the convnet. (Lists, not dicts: a faster DataFrame.)"""
     fields = config.identity()
     return [run_id, config.config_id, config.label(), *(fields.get(name) for name in CONFIG_FIELDS),
-            *(summary[key] for key in METRICS), summary.get("has_weights", False), has_predictions,
+            *(summary[key] for key in METRICS), *(values[name] for name in DERIVED),
+            summary.get("has_weights", False), has_predictions,
             timing_group(summary), bool(collapsed(summary["test_accuracy"], summary["final_train_accuracy"])),
             summary.get("trained_at")]
 
 
-def row_from_files(folder: Path, run_id: str, folder_stamp: str) -> list:
-    """The table() row of a run judged valid with this stamp, read from its summary.json (BadRun if
-    that no longer reads as a valid run's summary)."""
+def row_from_files(folder: Path, run_id: str, verdict: Verdict) -> tuple[list, Verdict]:
+    """The table() row of a run judged valid (`verdict`: its stamp, and its derived metrics' cached values),
+    read from its summary.json, and the verdict to keep (with any derived value it lacked; BadRun if the
+    summary no longer reads as a valid run's)."""
     summary = json_object(folder, "summary.json")
     try:
         config = RunConfig.from_dict(summary["config"])
         if config.run_id != run_id or not all(_number(summary.get(key)) for key in METRICS):
             raise ValueError("not this run's summary")
-        has_predictions = any(entry.startswith(PREDICTIONS + ":") for entry in folder_stamp.split("|"))
-        return row(run_id, config, summary, has_predictions)
+        has_predictions = any(entry.startswith(PREDICTIONS + ":") for entry in verdict[0].split("|"))
+        if DERIVED:
+            values = derived.values(folder, config, verdict[2] if len(verdict) > 2 else None)
+            verdict = [verdict[0], None, derived.cached(values)]
+            return row(run_id, config, summary, has_predictions, values), verdict
+        return row(run_id, config, summary, has_predictions), verdict
     except (KeyError, TypeError, ValueError) as error:
         raise BadRun(f"summary.json changed ({error})") from None
 
 
-def judge(folder: Path, run_id: str, labels: np.ndarray | None = None, is_dir: bool = True) -> tuple[Verdict, list | None]:
+def judge(folder: Path, run_id: str, labels: np.ndarray | None = None,
+          is_dir: bool = True) -> tuple[Verdict, list | None]:
     """Validate one run folder now, in full: (its verdict, its table() row or None). Every caller
     (scan, check) judges alike, so the index cannot make a run valid or invalid on its own:
     predictions.npy is compared cell by cell with the official test labels (`labels`, default the
@@ -120,12 +134,12 @@ def judge(folder: Path, run_id: str, labels: np.ndarray | None = None, is_dir: b
         return [None, str(error)], None
     except BadRun as error:
         return [folder_stamp, str(error)], None
-    return [folder_stamp, None], row(run_id, contents.config, contents.summary, contents.predictions is not None)
+    values = derived.values(folder, contents.config, confusion=contents.confusion) if DERIVED else {}
+    verdict = [folder_stamp, None, derived.cached(values)] if DERIVED else [folder_stamp, None]
+    return verdict, row(run_id, contents.config, contents.summary, contents.predictions is not None, values)
 
 
 def _labels() -> np.ndarray | None:
-    from vitcore.data.fashion import DataError, shipped_test_labels
-
     try:
         return shipped_test_labels()
     except DataError:  # a damaged install: counts are still checked against confusion.csv
@@ -133,9 +147,11 @@ def _labels() -> np.ndarray | None:
 
 
 def well_formed(verdict) -> bool:
-    """A verdict as write() writes it: [stamp str or None, reason str or None]."""
-    return (isinstance(verdict, list) and len(verdict) == 2 and all(v is None or isinstance(v, str) for v in verdict)
-            and (verdict[0] is None or len(verdict[0]) < ENTRY_BYTES) and (verdict[1] is None or len(verdict[1]) < ENTRY_BYTES))
+    """A verdict as write() writes it: [stamp str or None, reason str or None] (and a valid run's derived values)."""
+    if isinstance(verdict, list) and len(verdict) == 3 and verdict[1] is None and derived.well_formed(verdict[2]):
+        verdict = verdict[:2]
+    return (isinstance(verdict, list) and len(verdict) == 2
+            and all(v is None or (isinstance(v, str) and len(v) < ENTRY_BYTES) for v in verdict))
 
 
 def _key_file() -> Path:
@@ -171,9 +187,6 @@ def _checksum(body: bytes) -> str:
 def data_stamp() -> str:
     """What the verdicts were judged with: the shipped test labels and check images (their sizes
     and mtimes). When they change, every verdict is judged again."""
-    from vitcore.data.fashion import SHIPPED_TEST_LABELS
-    from vitcore.data.samples import CHECK_PATH
-
     try:
         return "|".join(f"{path.name}:{path.stat().st_size}:{path.stat().st_mtime_ns}"
                         for path in (SHIPPED_TEST_LABELS, CHECK_PATH))

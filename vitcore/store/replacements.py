@@ -14,10 +14,11 @@ import io
 import os
 from pathlib import Path
 
+from vitcore.config.metrics import known
 from vitcore.data.regular import Refused, open_or_create
 
 REPLACED_LOG = "replaced_runs.csv"
-REPLACED_METRICS = ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "test_loss", "seconds")
+REPLACED_METRICS = known("test_accuracy", "best_val_accuracy", "final_train_accuracy", "test_loss", "seconds")
 COLUMNS = ["run_id", "label", "train_rows", "seed", "replaced_on",
            *(f"{age}_{name}" for name in REPLACED_METRICS for age in ("old", "new"))]
 

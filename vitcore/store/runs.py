@@ -164,7 +164,7 @@ class RunStore:
             if verdict is not None and verdict[0] is not None and verdict[0] == stamp(folder, is_dir):
                 if verdict[1] is None:
                     try:
-                        row = index.row_from_files(folder, run_id, verdict[0])
+                        row, verdict = index.row_from_files(folder, run_id, verdict)
                     except BadRun:
                         verdict = None  # changed within the stamp's resolution: judge it now
             else:
@@ -190,9 +190,10 @@ class RunStore:
             return None, None
         listing = folder_stamp or "|".join(f"{name}:" for name in sorted(os.listdir(folder)))
         try:
-            return [folder_stamp, None], index.row_from_files(folder, run_id, listing)
+            row, verdict = index.row_from_files(folder, run_id, [listing, None])
         except (BadRun, OSError):
             return None, None
+        return [folder_stamp, *verdict[1:]], row
 
     def table(self) -> pd.DataFrame:
         """One row per valid run (COLUMNS): ids, label, config fields, metrics, has_weights,
@@ -208,7 +209,7 @@ class RunStore:
         return [run for run, _ in self._each(lambda run: None)]
 
     def _each(self, read, run_ids=None) -> list[tuple[Run, object]]:
-        """(run, read(run)) of every valid run (or of `run_ids`); one changed or gone since is warned about, left out."""
+        """(run, read(run)) of every valid run (or of `run_ids`); one changed or gone since: warned about, left out."""
         found = []
         for run_id in self.table()["run_id"] if run_ids is None else run_ids:
             try:
@@ -225,9 +226,12 @@ class RunStore:
         read = self._each(lambda run: (run.history(), run.confusion()), run_ids)
         histories = [history.assign(run_id=run.run_id) for run, (history, _) in read] or [
             pd.DataFrame(columns=["run_id", *HISTORY_COLUMNS])]
-        confusions = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted, "count": confusion.ravel()})
-                      for run, (_, confusion) in read] or [pd.DataFrame(columns=["run_id", "true", "predicted", "count"])]
-        return pd.concat(histories, ignore_index=True)[["run_id", *HISTORY_COLUMNS]], pd.concat(confusions, ignore_index=True)
+        confusions = [pd.DataFrame({"run_id": run.run_id, "true": true, "predicted": predicted,
+                                    "count": confusion.ravel()})
+                      for run, (_,
+                                confusion) in read] or [pd.DataFrame(columns=["run_id", "true", "predicted", "count"])]
+        history = pd.concat(histories, ignore_index=True)[["run_id", *HISTORY_COLUMNS]]
+        return history, pd.concat(confusions, ignore_index=True)
 
     def histories(self) -> pd.DataFrame:
         """Long format: run_id + HISTORY_COLUMNS, one row per valid run and epoch."""

@@ -8,10 +8,10 @@
 A Study reads the store once (its valid runs' table, the test set's predictions on demand) and keeps
 every pairing, estimate and correction family it computes: a comparison is measured once
 (vitcore.stats.records.Measurement; effects: summaries.MeasuredEffects) and judged at each margin asked for,
-so the claims or the effects at three margins cost one set of estimates. Results are the library's own (stats.compare, summaries, percell,
-article.claims, article.report) with the Study's caches passed in, so a number here is the number in
-the CLI's CSVs and on the pages. No Streamlit, no TensorFlow; safe to share between threads (a value
-computed twice by two threads at once is the same value).
+so the claims or the effects at three margins cost one set of estimates. Results are the library's own
+(stats.compare, summaries, percell, article.claims, article.report) with the Study's caches passed in, so a
+number here is the number in the CLI's CSVs and on the pages. No Streamlit, no TensorFlow; safe to share
+between threads (a value computed twice by two threads at once is the same value).
 """
 
 from __future__ import annotations
@@ -23,18 +23,21 @@ from pathlib import Path
 
 import pandas as pd
 
+from vitcore.analysis import flips
 from vitcore.config.environment import NO_STORE, store_path, timing_path
 from vitcore.config.metrics import checked, checked_margin
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import compare as engine
+from vitcore.stats import percell, plan_report, plan_store, summaries, testset
 from vitcore.stats.estimates import MARGIN, METRICS
 from vitcore.stats.families import ALONE, Family, family_of, neighbours, runs_of
 from vitcore.stats.records import Measurement, Verdict
+from vitcore.stats.summaries import FLIP_COLUMNS
 from vitcore.store.runs import RunStore, StoreWarning
 from vitcore.study.article import ArticleViews
 
 KEPT = 4_096  # families, measurements and verdicts kept per kind: every comparison the pages and the CLI make on the
-# committed store (the claims at three margins and the effects: 44 measurements), bounded whatever selections visitors forge
+# committed store (the claims at three margins and the effects: 44 measurements), bounded whatever visitors forge
 
 
 class Verdicts(tuple):
@@ -107,8 +110,6 @@ class Study(ArticleViews):
         include the test set's sampling wherever the runs kept predictions."""
         if self.store is None:
             return None
-        from vitcore.stats import testset
-
         return self._cached("test_set", lambda: testset.from_store(self.store))
 
     @property
@@ -198,8 +199,6 @@ class Study(ArticleViews):
                      margin: float = MARGIN) -> str:
         """What the registered plans asking selection − baseline say beside every view's verdict ('' for none, on this
         metric at this margin): a confirmation's replicated / not replicated / pending, else a plan's own verdict."""
-        from vitcore.stats import plan_report, plan_store
-
         found = self._cached("plans_found", lambda: plan_store.load(self.store.root if self.store else None)[0])
         if all(plan.name == plan_store.BUILTIN for plan in found):
             return ""  # no registered plan but the built-in one, which judges the verdict itself: nothing to compute
@@ -219,8 +218,6 @@ class Study(ArticleViews):
 
     def flip_effects(self, cfg: RunConfig, margin: float = MARGIN, metrics=METRICS) -> pd.DataFrame:
         """summaries.flip_effects (cfg against each single-switch change of it) from the cached measurements."""
-        from vitcore.stats.summaries import FLIP_COLUMNS
-
         margin, metrics = checked_margin(margin), checked(metrics)
         if runs_of(self.runs, cfg).empty or cfg.model != "vit":
             return pd.DataFrame(columns=FLIP_COLUMNS)
@@ -243,7 +240,6 @@ class Study(ArticleViews):
         return self._effects("interactions", metrics, margin, cells).copy()
 
     def _effects(self, kind: str, metrics, margin: float, cells: str) -> pd.DataFrame:
-        from vitcore.stats import percell, summaries
         metrics, margin, cells = checked(metrics), checked_margin(margin), cells or percell.ALL  # the API's rules
         measure = summaries.measure_main_effects if kind == "main" else summaries.measure_interactions
         measured = self._cached((f"{kind} measured", metrics, cells), lambda: measure(
@@ -252,16 +248,12 @@ class Study(ArticleViews):
 
     def effects(self, margin: float = MARGIN) -> pd.DataFrame:
         """effects.csv: the main effects with each one's per-cell spread (stats.percell.effects_with_spread)."""
-        from vitcore.stats import percell
-
         cells, margin = self._cached("cells", lambda: percell.cell_effects(self.runs, METRICS)), checked_margin(margin)
         return self._cached(("effects", margin), lambda: percell.with_spread(
             self._effects("main", tuple(METRICS), margin, ""), cells)).copy()
 
     def cell_effects(self, metrics=METRICS, interactions: bool = False, cells: str = "") -> pd.DataFrame:
         """stats.percell.cell_effects: each effect (or interaction) in each cell of the other switches."""
-        from vitcore.stats import percell
-
         metrics = checked(metrics)
         return self._cached(("cell_effects", tuple(metrics), interactions, cells or percell.ALL), lambda: (
             percell.cell_effects(percell.restrict(self.runs, cells or percell.ALL), tuple(metrics), interactions)
@@ -270,16 +262,12 @@ class Study(ArticleViews):
     def plan_report(self):
         """Every plan on this store (the built-in one and the store's registered plans) with each question judged
         at its plan's looks, seen or blind, and a confirmation's discovery beside it (stats.plan_report)."""
-        from vitcore.stats import plan_report
-
         root = self.store.root if self.store is not None else None
         return self._cached("plans", lambda: plan_report.report(self.runs, self.test_set, root))
 
     def flip_report(self, selection: RunConfig, baseline: RunConfig):
         """analysis.flips.flip_report of the pairs of selection and baseline that kept predictions (a FlipReport),
         or None without a test set (no store, or the package's copy of the test labels is damaged)."""
-        from vitcore.analysis import flips
-
         tests = self.test_set
         if tests is None:
             return None

@@ -88,7 +88,8 @@ def plan_marks(row, short: bool = False) -> str:
     return text
 
 
-SEEN_MARK = " †"  # the forest plot's mark (it must fit 400 px) of a verdict decided on random seeds seen before its plan
+# the forest plot's mark (it must fit 400 px) of a verdict decided on random seeds seen before its plan
+SEEN_MARK = " †"
 
 
 def seen(row) -> bool:

@@ -11,6 +11,7 @@ import pandas as pd
 
 from vitcore.app import fmt, tables
 from vitcore.app.selection import cell_name
+from vitcore.config.metrics import metric as entry
 from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
 from vitcore.stats import plan, readings, seconds
@@ -28,18 +29,8 @@ from vitcore.study.words import (  # noqa: F401 (the shared words, used here and
     verdict_text,
 )
 
-HELP = {
-    "test_accuracy": "Accuracy on the official 10,000-image test split, with the weights after the last epoch. "
-                     "The headline metric.",
-    "best_val_accuracy": "Highest accuracy on the fixed 5,000-row validation split over all epochs: the epoch is "
-                         "selected on the same split it is reported on, so it is optimistic. Test accuracy is the "
-                         "honest figure.",
-    "final_train_accuracy": "Mean training accuracy over the last epoch (training mode, as seen while fitting).",
-    "gap": "Final train accuracy − final validation accuracy, both at the last epoch: how hard it overfits.",
-    "seconds": "Wall-clock training time of one run, data loading to test evaluation. Compared only between runs "
-               "timed the same way (same training code, thread count and concurrent workers: `timing_group`).",
-}
-TITLES = {"best_val_accuracy": "Best val (optimistic)"}  # short: five cards share a row
+HELP = {m: entry(m).help for m in METRICS}  # the cards' metrics' help (the metric registry's)
+TITLES = {m: entry(m).short for m in METRICS if entry(m).short}  # short: five cards share a row
 # The badge colour of each verdict (Streamlit markdown badges): the colour rule of every Δ view — green is
 # better for the user, red worse, neutral blue/violet for higher/lower, grey for the rest.
 BADGES = {v.BETTER: "green", v.SLIGHTLY_BETTER: "green", v.WORSE: "red", v.SLIGHTLY_WORSE: "red",
@@ -48,7 +39,8 @@ BADGES = {v.BETTER: "green", v.SLIGHTLY_BETTER: "green", v.WORSE: "red", v.SLIGH
 
 
 def title(metric: str) -> str:
-    return TITLES.get(metric, fmt.title(metric))
+    """A card's title: the registry's short title, else its title (ValueError for an unknown metric)."""
+    return entry(metric).short or fmt.title(metric)
 
 
 def badge(verdict: str, text: str) -> str:
@@ -73,7 +65,7 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
     rows = comparison.metrics.to_dict("records") if comparison is not None else [{"metric": m} for m in METRICS]
     for row in rows:
         metric, places = row["metric"], fmt.digits(row["metric"])
-        card = {"metric": metric, "title": title(metric), "help": HELP.get(metric), "delta": None,
+        card = {"metric": metric, "title": title(metric), "help": entry(metric).help, "delta": None,
                 "delta_color": "off", "delta_arrow": "off"}
         values, group = (seconds.one_group(seconds.with_timing_set(selected, timing)) if metric == "seconds"
                          else (selected, ""))
@@ -93,13 +85,13 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
             resolved = row["verdict"] in v.RESOLVED
             card.update(value=fmt.number(row["selection_mean"], places),
                         delta=fmt.delta(row["mean_delta"], places),  # st.metric reads the direction off its sign
-                        delta_color=("normal" if v.HIGHER_IS_BETTER.get(metric, True) else "inverse") if resolved
+                        delta_color=("normal" if entry(metric).higher_is_better else "inverse") if resolved
                         else "off", delta_arrow="auto" if resolved else "off")
             pairs = f"{int(row['n_pairs'])} pairs" if row["paired"] else "unpaired"
             if metric == "seconds" and row.get("timing_group"):
                 pairs += f" {tables.timed_as(row['timing_group'])}"
             word, _, detail = verdict_text(row, margin).partition(" — ")
-            optimistic = " · optimistic (selected on this split)" if metric in v.OPTIMISTIC else ""
+            optimistic = " · optimistic (selected on this split)" if entry(metric).optimistic else ""
             lines = [f"{interval_text(row, places)} · {pairs}", f"{badge(row['verdict'], word)} {detail}".strip()
                      + optimistic, tests_text(row),
                      f"baseline {fmt.number(row['baseline_mean'], places)}"
@@ -193,8 +185,8 @@ def header(comparison, cfg: RunConfig, baseline: RunConfig) -> str:
 
 CORRECTION = ("**Multiplicity.** Every comparison belongs to one correction family, the same on every view "
               "(the card, the forest plot, the flip table, the claims, `compare`): a single-switch change belongs to "
-              "that switch's other levels against the config nearer the article's ViT (from the registry, never from what "
-              "is stored); main effects and interactions are one family per metric and training size (the default "
+              "that switch's other levels against the config nearer the article's ViT (from the registry, never from "
+              "what is stored); main effects and interactions are one family per metric and training size (the default "
               "grid's); anything else is one comparison. Both tests are **Bonferroni-adjusted** within the family "
               "(p_adj, p_tost_adj) and the intervals shown are the matching simultaneous ones, so an interval excludes "
               "0 exactly when the verdict is resolved. The single-switch test-accuracy questions of the article's ViT "
@@ -217,5 +209,5 @@ def definitions(margin: float = v.MARGIN) -> str:
     metrics = "\n".join(f"- **{title(m)}**: {text}" for m, text in HELP.items())
     verdict_lines = "\n".join(f"- **{word}**: {text}" for word, text in
                               [*v.DEFINITIONS.items(), *readings.DEFINITIONS.items()])
-    return (f"{metrics}\n- {DELTA}\n\n**Verdicts** (margin now ±{margin:g}; {v.MARGIN_REASON}):\n{verdict_lines}\n\n{CORRECTION}\n\n"
-            f"{SPLITS}")
+    return (f"{metrics}\n- {DELTA}\n\n**Verdicts** (margin now ±{margin:g}; "
+            f"{v.MARGIN_REASON}):\n{verdict_lines}\n\n{CORRECTION}\n\n{SPLITS}")

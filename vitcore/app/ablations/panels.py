@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from vitcore.analysis import bn
 from vitcore.analysis import flips as flip_words
 from vitcore.app import charts, fmt, layout, state, tables
 from vitcore.app.ablations import cards, evidence, strips
@@ -16,6 +17,7 @@ from vitcore.app.selection import DEFAULTS, INTERACTIONS_KEY, cell_name
 from vitcore.app.sidebar import painted  # noqa: F401 (the page asks here: is this the first paint?)
 from vitcore.config.run import RunConfig
 from vitcore.stats import percell, plan, testset
+from vitcore.stats.compare import mean_rates
 from vitcore.study import words
 
 PICK_KEY = "variant_pick"
@@ -28,8 +30,8 @@ def _spec(key: tuple, _build) -> dict | list[dict]:
 
 
 def spec(key: tuple, build) -> dict | list[dict]:
-    """The Vega-Lite spec of build() (an Altair chart from vitcore.app.charts, or a list of panels), cached under `key` + the
-    store's mtime: Altair's schema validation costs 0.1-0.4 s per chart on every rerun, and the first
+    """The Vega-Lite spec of build() (an Altair chart from vitcore.app.charts, or a list of panels), cached under `key`
+    + the store's mtime: Altair's schema validation costs 0.1-0.4 s per chart on every rerun, and the first
     paint must not wait for it (issue 13)."""
     return _spec((*key, state.STORE_PATH, state.store_mtime()), build)
 
@@ -128,8 +130,6 @@ def collapse(cfg: RunConfig, selected: pd.DataFrame, base: pd.DataFrame) -> None
              if (note := cards.collapsed_note(frame))]
     if not notes and not cfg.batch_norm:
         return
-    from vitcore.analysis import bn
-
     diagnosis = state.bn_diagnosis()
     text = bn.explain(diagnosis) if diagnosis is not None else (
         "Not measured yet: `python -m vitcore diagnose-bn --out analysis` re-estimates each stored BatchNorm run's "
@@ -154,8 +154,6 @@ def curves(cfg: RunConfig, baseline: RunConfig, selected: pd.DataFrame, base: pd
 
 
 def confusions(cfg: RunConfig, comparison, selected: pd.DataFrame, is_baseline: bool) -> None:
-    from vitcore.stats.compare import mean_rates
-
     def rates():
         _, long = state.run_frames(selected["run_id"])
         return charts.heatmap(mean_rates(long, selected["run_id"]), "Selection: test rates (row-normalised)")
@@ -170,7 +168,8 @@ def confusions(cfg: RunConfig, comparison, selected: pd.DataFrame, is_baseline: 
     key = (comparison.selection, comparison.baseline, state.margin())
     with right:
         chart(("delta", *key), lambda: charts.heatmap(charts.delta_matrix(comparison.confusion),
-                                                      "Δ vs baseline: blue = more, red = less (rates, not verdicts)", delta=True))
+                                                      "Δ vs baseline: blue = more, red = less (rates, not verdicts)",
+                                                      delta=True))
     chart(("classes", *key), lambda: charts.class_delta_bars(comparison.classes))
     st.caption(f"Left: the selection's row-normalised test rates, mean over its random seeds. Right and below: Δ "
                f"{paired}, per cell and per class (95% CIs, verdicts at margin ±{state.margin():g}); the Δ heatmap's "
@@ -233,7 +232,8 @@ def flip_table(cfg: RunConfig, metric: str, margin: float) -> None:
     table = tables.flip_table(flips, metric, margin)  # widths: the verdict and its interval inside a 400-px screen
     config = {name: st.column_config.TextColumn(width=width) for name, width in tables.FLIP_WIDTHS.items()}
     st.dataframe(table, hide_index=True, width="stretch", row_height=tables.ROW, column_config={
-        **config, "Δ": st.column_config.NumberColumn(format=fmt.printf(metric, signed=True), width=tables.FLIP_WIDTHS["Δ"]),
+        **config,
+        "Δ": st.column_config.NumberColumn(format=fmt.printf(metric, signed=True), width=tables.FLIP_WIDTHS["Δ"]),
         "Pairs": st.column_config.NumberColumn(width=tables.FLIP_WIDTHS["Pairs"])})
 
 
@@ -254,7 +254,8 @@ def main_effects(metric: str, margin: float) -> None:
     if shown.empty:
         st.caption(f"No main effect can be computed over the {cells}.")
         return
-    seeds = ", ".join(f"{int(n)} at {fmt.rows(r)} rows" for r, n in shown.groupby("train_rows")["n_pairs"].max().items())
+    most = shown.groupby("train_rows")["n_pairs"].max()
+    seeds = ", ".join(f"{int(n)} at {fmt.rows(r)} rows" for r, n in most.items())
     chart(("main", metric, margin, cells), lambda: charts.effect_intervals(
         tables.effect_frame(shown), metric, f"Main effects on {cards.title(metric).lower()}: a level minus the "
         f"article's, averaged over the other switches ({cells})"))
@@ -289,8 +290,8 @@ def _cell_strip(metric: str, effects: pd.DataFrame, cells: str, interaction: boo
         f"Each {kind} in every cell of the other switches ({cells})"))
     spread = percell.spread(per_cell)
     st.caption(f"Dot: the {kind} within one cell, paired over its random seeds; tick: the average above. Per-cell "
-               f"sd of the Δs: {fmt.number(spread['cell_sd'].median(), 4)} (median over effects). Colour: the cell's own "
-               "verdict (Holm within the effect's cells; pale grey: not resolved), by the rule of the chart above.")
+               f"sd of the Δs: {fmt.number(spread['cell_sd'].median(), 4)} (median over effects). Colour: the cell's "
+               "own verdict (Holm within the effect's cells; pale grey: not resolved), by the rule of the chart above.")
     st.download_button("cells.csv" if not interaction else "interaction_cells.csv",
                        per_cell.to_csv(index=False).encode(), mime="text/csv", icon=":material/download:",
                        on_click="ignore", key=f"download_cells_{interaction}",

@@ -64,7 +64,8 @@ def disagreement_note(cells: pd.DataFrame, interaction: bool = False) -> str | N
     labels = tables.effect_frame(flagged, interaction)
     items = [f"{effect} at {fmt.rows(rows)} rows ({higher} cells resolved higher, {lower} lower; cells range "
              f"{low:+.4f} to {high:+.4f})" for effect, rows, higher, lower, low, high in
-             labels[["effect", "train_rows", "cells_higher", "cells_lower", "cell_min", "cell_max"]].itertuples(index=False)]
+             labels[["effect", "train_rows", "cells_higher", "cells_lower", "cell_min",
+                     "cell_max"]].itertuples(index=False)]
     return ("**Cells disagree in sign beyond noise** (each cell's paired Δ, Holm-adjusted within the effect's cells): "
             + "; ".join(items) + ". The average over cells hides effects of opposite sign: read the strip below.")
 

@@ -1,6 +1,6 @@
 """The Claims page's frames: vitcore.article.claims.claims_table as shown, its CSV (the CLI's bytes), the tally
-at three margins, what a verdict, direction and size mean, and the runs behind each claim (a link to the Ablations page with both configs set,
-and the seed-by-seed pairs).
+at three margins, what a verdict, direction and size mean, and the runs behind each claim (a link to the Ablations page
+with both configs set, and the seed-by-seed pairs).
 
 No Streamlit: tests/test_app_claims.py checks these directly.
 """
@@ -17,10 +17,11 @@ from vitcore.app.selection import BASELINE_KEY, DEFAULTS, FREE_KEYS, SIDEBAR_KEY
 from vitcore.app.tables import reading_columns, with_readings
 from vitcore.article.claims import CLAIMS, DECIDES, REGISTRY, SEED_NOISE, WORK, tally_of
 from vitcore.article.claims import DEFINITIONS as DIRECTION_DEFINITIONS
+from vitcore.config.metrics import metric as entry
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import readings
-from vitcore.stats.compare import compare
-from vitcore.stats.estimates import DEFINITIONS, MARGIN, MARGIN_REASON, OPTIMISTIC
+from vitcore.stats.estimates import DEFINITIONS, MARGIN, MARGIN_REASON
+from vitcore.study import Study
 from vitcore.study.words import interval_text, marked, verdict_interval
 
 BY_NAME = {claim.claim: claim for claim in CLAIMS}
@@ -66,7 +67,7 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
     the readings (Size, Δ / run sd, Wins, Borderline) and Family. Verdicts carry the borderline marker
     (cards.marked). Each source's setting, too long for a table cell, is in `origins`."""
     places = table["metric"].map(fmt.digits)
-    metric = [fmt.title(m) + (" (optimistic)" if m in OPTIMISTIC else "") + ("" if role == DECIDES else
+    metric = [fmt.title(m) + (" (optimistic)" if entry(m).optimistic else "") + ("" if role == DECIDES else
                                                                              " · not counted")
               for m, role in zip(table["metric"], table["role"])]
     rows = table.to_dict("records")
@@ -150,10 +151,11 @@ def ablations_link(selection: RunConfig, baseline: RunConfig) -> str:
     return "./?" + urlencode(params)
 
 
-def runs_behind(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig, metric: str,
+def runs_behind(study: Study, selection: RunConfig, baseline: RunConfig, metric: str,
                 margin: float) -> pd.DataFrame:
-    """The seed-by-seed pairs behind one claim's Δ: random seed, both run ids, both values, Δ."""
-    pairs = compare(runs, selection, baseline, margin, metrics=(metric,)).pairs
+    """The seed-by-seed pairs behind one claim's Δ (the Study's comparison, as the ledger's): random seed, both run
+    ids, both values, Δ."""
+    pairs = study.compare(selection, baseline, margin, metrics=(metric,), missing_ok=True).pairs
     if pairs.empty or "selection_run_id" not in pairs.columns:
         return pd.DataFrame(columns=["random seed", "selection run", "baseline run", "selection", "baseline", "Δ"])
     return pd.DataFrame({"random seed": pairs["seed"].astype(int), "selection run": pairs["selection_run_id"],

@@ -42,5 +42,6 @@ def display(plan, frame: pd.DataFrame) -> pd.DataFrame:
     shown["Rows"] = frame["train_rows"].map(fmt.rows)
     shown["Seen before the plan"] = frame["seen_before_plan"].map({True: "seen", False: "blind"})
     shown["Δ"] = frame["mean_delta"].map(lambda x: "" if pd.isna(x) else f"{x:+.4f}")
-    order = ["Question", "Rows", "Look", "Verdict", *CONFIRMATION.values(), "Δ", "Size", "Seen before the plan", "Needs"]
+    order = ["Question", "Rows", "Look", "Verdict", *CONFIRMATION.values(), "Δ", "Size", "Seen before the plan",
+             "Needs"]
     return shown[[name for name in order if name in shown.columns]]  # the verdicts first: they fit at 1,400 px

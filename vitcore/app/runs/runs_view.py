@@ -11,13 +11,19 @@ import pandas as pd
 
 from vitcore.app import fmt
 from vitcore.app.selection import LABELS, cell_name, config_of_row
+from vitcore.config.metrics import TABLE
+from vitcore.config.metrics import metric as entry
 from vitcore.config.run import DEFAULTS
+from vitcore.stats import percell
+from vitcore.stats.estimates import MARGIN
 
 # Every field the sidebar selects by, and the random seed, as (table column, filter label); the integer
 # columns (patch size etc.; convnet rows: none) are the RunConfig fields with whole-number defaults.
 FILTERS = {**LABELS, "seed": "Random seed"}
-INTEGER_COLUMNS = (*(name for name, value in DEFAULTS.items() if isinstance(value, int) and not isinstance(value, bool)),
-                   "best_epoch", "params")
+INTEGER_COLUMNS = (*(name for name, value in DEFAULTS.items() if type(value) is int),
+                   *(name for name in TABLE if entry(name).digits == 0))
+# the headline, then the registry's
+METRIC_ORDER = ("test_accuracy", *(name for name in TABLE if name != "test_accuracy"))
 NOT_APPLICABLE = "n/a"  # a ViT switch on a convnet row
 
 
@@ -57,6 +63,13 @@ def display(runs: pd.DataFrame) -> pd.DataFrame:
             shown[column] = pd.to_numeric(shown[column], errors="coerce").astype("Int64")
     order = [c for c in ("label", "train_rows", "seed") if c in shown.columns]
     return shown.sort_values(order, kind="stable").reset_index(drop=True) if order else shown
+
+
+def metric_columns() -> dict[str, dict]:
+    """How the table shows each metric (st.column_config.NumberColumn's arguments, METRIC_ORDER): the metric
+    registry's title (an optimistic one says so), its format and its help."""
+    return {name: {"label": fmt.title(name) + (" (optimistic)" if entry(name).optimistic else ""),
+                   "format": fmt.printf(name), "help": entry(name).help} for name in METRIC_ORDER}
 
 
 def table_height(rows: int, most: int = 480) -> int:
@@ -104,12 +117,11 @@ def coverage(runs: pd.DataFrame) -> pd.DataFrame:
     return grid.rename_axis("cell").reset_index()
 
 
-def filtered_csv(name: str, frames: dict[str, pd.DataFrame], shown: pd.DataFrame, test_set=None) -> bytes:
+def filtered_csv(name: str, frames: dict[str, pd.DataFrame], shown: pd.DataFrame, test_set=None,
+                 margin: float = MARGIN) -> bytes:
     """One export restricted to the shown runs, in the CLI's format (runs/histories/confusions: the
-    export frame's rows of those run ids; effects.csv: main effects computed from the shown runs)."""
+    export frame's rows of those run ids; effects.csv: main effects computed from the shown runs, at `margin`)."""
     if name == "effects.csv":
-        from vitcore.stats import percell
-
-        return percell.effects_with_spread(shown, test_set=test_set).to_csv(index=False).encode()
+        return percell.effects_with_spread(shown, margin=margin, test_set=test_set).to_csv(index=False).encode()
     frame = frames[name]
     return frame[frame["run_id"].isin(set(shown["run_id"]))].to_csv(index=False).encode()

@@ -12,21 +12,22 @@ from types import SimpleNamespace
 import streamlit as st
 
 from vitcore.app import state
+from vitcore.config import environment as checks
+from vitcore.data.folder import data_dir_problem
 
-ENVIRONMENT = ("VITCORE_THREADS", "VITCORE_MAX_TRAIN_MINUTES", "VITCORE_DATA_DIR", "VITCORE_STORE", "VITCORE_ALLOW_TRAINING")
+ENVIRONMENT = ("VITCORE_THREADS", "VITCORE_MAX_TRAIN_MINUTES", "VITCORE_DATA_DIR", "VITCORE_STORE",
+               "VITCORE_ALLOW_TRAINING")
 
 
 @functools.lru_cache(maxsize=8)
 def _environment(values: tuple, store_path: str) -> tuple[float, tuple[str, ...]]:
-    from vitcore.config import environment as checks
-    from vitcore.data.folder import data_dir_problem
-
     environ = {name: value for name, value in values if value is not None}
     try:
         budget = checks.budget_minutes(environ)
     except ValueError:
         budget = checks.DEFAULT_BUDGET_MINUTES  # unused: training is off while there is a problem
-    return budget, tuple(checks.problems(environ, store_path, data=False) + list(filter(None, [data_dir_problem(environ)])))
+    return budget, tuple(checks.problems(environ, store_path,
+                                         data=False) + list(filter(None, [data_dir_problem(environ)])))
 
 
 def environment() -> SimpleNamespace:

@@ -18,7 +18,11 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from vitcore.config.environment import DEFAULT_BUDGET_MINUTES, budget_minutes  # noqa: F401 (re-exported)
+from vitcore.config.environment import (  # noqa: F401 (re-exported)
+    DEFAULT_BUDGET_MINUTES,
+    allow_training,
+    budget_minutes,
+)
 from vitcore.config.run import RunConfig
 
 COMMUNITY_CLOUD_ROOT = "/mount/src/"  # where Streamlit Community Cloud checks out an app's repository
@@ -43,8 +47,6 @@ def training_allowed(environ: Mapping[str, str] = os.environ, app_path: str = __
     """Train-on-demand: VITCORE_ALLOW_TRAINING=0/false/no/off turns it off, 1/true/yes/on turns it on,
     anything else keeps it off (vitcore.config.environment.allow_training: a note says so);
     unset, it is on except on Streamlit Community Cloud (a public deploy: the app runs from /mount/src)."""
-    from vitcore.config.environment import allow_training
-
     try:
         allowed = allow_training(environ)
     except ValueError:  # any other spelling: off, and the environment note says why
@@ -75,7 +77,8 @@ def estimate_seconds(table: pd.DataFrame, cfg: RunConfig) -> tuple[float, str] |
         per_epoch = (rows["seconds"] / rows["epochs"]).median()  # with the rows, so rows scale badly)
         return float(per_epoch * cfg.epochs), f"median of {len(rows)} cached {basis} at these rows, scaled by epochs"
     per_unit = (similar["seconds"] / (similar["train_rows"] * similar["epochs"])).median()
-    return float(per_unit * cfg.train_rows * cfg.epochs), f"median of {len(similar)} cached {basis}, scaled by rows × epochs"
+    basis = f"median of {len(similar)} cached {basis}, scaled by rows × epochs"
+    return float(per_unit * cfg.train_rows * cfg.epochs), basis
 
 
 # -- one training per server --------------------------------------------------------------------

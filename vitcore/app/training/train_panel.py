@@ -99,7 +99,8 @@ def _progress(cfg: RunConfig) -> None:
             st.rerun(scope="app")  # the run is stored (or failed): redraw the page from the store
         return
     owner = slot.owned_by(_session())
-    who = ("this config" if mine else f"**{cell_name(status.cfg)}**") + ("" if owner else " (started by another session)")
+    who = "this config" if mine else f"**{cell_name(status.cfg)}**"
+    who += "" if owner else " (started by another session)"
     st.info(f"Training {who}: epoch {status.epoch} of {status.total}, {status.elapsed:.0f} s so far. "
             + ("" if owner else "One training runs at a time on this server; yours can start when it finishes."),
             icon=":material/model_training:")

@@ -32,7 +32,8 @@ def render_sketch(images: Gallery, cfg: RunConfig) -> None:
     left.image(attention_picture(image, weights.reshape(grid, grid), float(weights.max()), int(query)),
                caption="query patch outlined in blue; red = weight", clamp=True)
     with right:
-        layout.chart(weight_bars(weights, uniform, f"patch {query}'s weights, temperature {temperature:.2f}", int(query)))
+        layout.chart(weight_bars(weights, uniform, f"patch {query}'s weights, temperature {temperature:.2f}",
+                                 int(query)))
     st.markdown(f"Top weight **{weights.max():.4f}** against the uniform **{uniform:.4f}** (1/{len(weights)}). "
                 "Weights are softmax(cosine similarity / T) between the mean-centred patches of the article's "
                 "pullover: heat it up and every patch gets 1/N; cool it down and one patch takes almost everything.")

@@ -9,26 +9,29 @@ from __future__ import annotations
 
 import pandas as pd
 
+from vitcore.analysis.scaling import CURVE_METRICS
 from vitcore.app import fmt
 from vitcore.app.tables import timing_basis  # noqa: F401 (a timing group in words: the core's, re-exported)
 from vitcore.article.seed_reference import SEED_VIT_TEST_ACCURACY
+from vitcore.config.metrics import TABLE, known
+from vitcore.config.metrics import metric as metric_entry
 
 OPTIMISTIC = "selected on the validation split (optimistic)"
-SINGLE_SEED_METRICS = ("best_val_accuracy", "gap")  # what the source article states for one random seed
-CURVE_NAMES = {"test_accuracy": "Test accuracy", "final_val_accuracy": "Final val accuracy"}
+SINGLE_SEED_METRICS = known("best_val_accuracy", "gap")  # what the source article states for one random seed
+CURVE_NAMES = {m: fmt.title(m) for m in CURVE_METRICS}  # the scaling curves' panels
 
 
 def metric_label(metric: str) -> str:
-    """A metric's title; best validation accuracy always carries its caveat."""
-    name = CURVE_NAMES.get(metric, fmt.title(metric))
-    return f"{name} — {OPTIMISTIC}" if metric == "best_val_accuracy" else name
+    """A metric's title; an optimistic one (best validation accuracy) always carries its caveat."""
+    name = fmt.title(metric)
+    return f"{name} — {OPTIMISTIC}" if metric_entry(metric).optimistic else name
 
 
 # -- ViT vs convnet ------------------------------------------------------------------------------
 def headline_table(deltas: pd.DataFrame) -> pd.DataFrame:
     """report.headline_deltas as shown: one row per row count and metric, test accuracy first; the two
     means are over the paired random seeds only, Δ = ViT − convnet per random seed."""
-    order = {"test_accuracy": 0, "final_val_accuracy": 1, "best_val_accuracy": 2, "gap": 3, "seconds": 4}
+    order = {name: at for at, name in enumerate(TABLE)}  # the metric registry's order (test accuracy first)
     part = deltas.assign(_order=deltas["metric"].map(order)).sort_values(["train_rows", "_order"])
     rows = []
     for r in part.itertuples():
@@ -69,8 +72,8 @@ def single_seed_sentences(deltas: pd.DataFrame) -> list[str]:
     for r in deltas[deltas["metric"].isin(SINGLE_SEED_METRICS) & deltas["seed_delta"].notna()].itertuples():
         what = "best-val lead" if r.metric == "best_val_accuracy" else "gap difference"
         if fmt.missing(r.pi_low):
-            sentences.append(f"At {fmt.rows(r.train_rows)} rows the source article's {what} of {fmt.delta(r.seed_delta)} "
-                             "cannot be placed yet: too few paired random seeds.")
+            sentences.append(f"At {fmt.rows(r.train_rows)} rows the source article's {what} of "
+                             f"{fmt.delta(r.seed_delta)} cannot be placed yet: too few paired random seeds.")
             continue
         verdict = _where(r).split(":")[0]
         meaning = ("so its one run is consistent with ours" if verdict == "inside" else

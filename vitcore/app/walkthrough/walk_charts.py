@@ -3,7 +3,8 @@ list of panels (one chart each, at its container's width: vitcore.app.layout.sid
 
 Pure functions from vitcore.app.walkthrough.walk frames to charts (no Streamlit). Colours follow vitcore.app.fmt:
 the ViT in the selection blue, the convnet (the comparison's baseline) in the baseline grey;
-reference lines orange; verdicts as on every Δ chart (vitcore.app.charts.verdict_scale). Whiskers are layered after the bars, so they are drawn in front of them.
+reference lines orange; verdicts as on every Δ chart (vitcore.app.charts.verdict_scale). Whiskers are layered after the
+bars, so they are drawn in front of them.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def data_size_curve(frame: pd.DataFrame) -> list[alt.Chart]:
     models = alt.Scale(domain=present, range=[MODELS.range[MODELS.domain.index(model)] for model in present])
     base = alt.Chart().encode(x=_log_rows(frame))
     band = base.mark_area(opacity=0.18).encode(y=alt.Y("low:Q", title="Accuracy", scale=alt.Scale(zero=False)),
-                                               y2="high:Q", color=alt.Color("model:N", scale=models, title=None, legend=LEGEND))
+                                               y2="high:Q",
+                                               color=alt.Color("model:N", scale=models, title=None, legend=LEGEND))
     line = base.mark_line(point=alt.OverlayMarkDef(size=40)).encode(
         y="mean:Q", color=alt.Color("model:N", scale=models, title=None, legend=LEGEND),
         tooltip=["model:N", alt.Tooltip("train_rows:Q", format=",d", title="rows"), "panel:N",
@@ -110,8 +112,9 @@ def _gap_panel(part: pd.DataFrame, rows: str, scale: alt.Scale) -> alt.LayerChar
         y=alt.Y("mean:Q", title="final train − final val accuracy", scale=scale),
         color=alt.Color("source:N", sort=sources, scale=alt.Scale(domain=sources, range=colours),
                         legend=alt.Legend(orient="top", title=None, labelLimit=300, columns=1)),
-        tooltip=["model:N", "source:N", alt.Tooltip("seeds:Q", title="random seeds"), alt.Tooltip("mean:Q", format="+.4f"),
-                 alt.Tooltip("low:Q", format="+.4f"), alt.Tooltip("high:Q", format="+.4f")])
+        tooltip=["model:N", "source:N", alt.Tooltip("seeds:Q", title="random seeds"),
+                 alt.Tooltip("mean:Q", format="+.4f"), alt.Tooltip("low:Q", format="+.4f"),
+                 alt.Tooltip("high:Q", format="+.4f")])
     spread = alt.Chart().transform_filter(alt.datum.high > alt.datum.low).encode(
         x=x, xOffset=alt.XOffset("source:N", sort=sources))
     whiskers = spread.mark_rule(color="black", strokeWidth=2).encode(y="low:Q", y2="high:Q")
@@ -136,8 +139,8 @@ def spread_bars(table: pd.DataFrame, uniform: float) -> list[alt.Chart]:
                             legend=alt.Legend(orient="top", title=None)),
             tooltip=["label:N", "head:N", "model:N", alt.Tooltip("spread:Q", format=".4f")])
         rule = base.mark_rule(color=GUIDE).encode(  # a one-entry legend says what the dashed line is
-            y="mean(uniform):Q", strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(range=[[5, 3]]),
-                                                           legend=alt.Legend(orient="bottom", title=None, labelLimit=300)))
+            y="mean(uniform):Q", strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(range=[[5, 3]]), legend=alt.Legend(
+                orient="bottom", title=None, labelLimit=300)))
         line = rule.transform_calculate(line=f"'1/N = {uniform:.4f}'")  # short: at 1,400 px a panel is ~240 px wide
         panels.append(alt.layer(bars, line).properties(height=200, title=label).configure_legend(columns=1))
     return panels
