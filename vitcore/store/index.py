@@ -35,7 +35,7 @@ from vitcore.config.run import SCHEMA_VERSION, SEED_FIELDS, TRAINING_VERSION, Ru
 from vitcore.data.fashion import SHIPPED_TEST_LABELS, DataError, shipped_test_labels
 from vitcore.data.regular import Refused, kind, replace
 from vitcore.data.samples import CHECK_PATH
-from vitcore.store import derived
+from vitcore.store import derived, shipped
 from vitcore.store.files import PREDICTIONS, BadRun, OutOfMemory, json_object, read_bounded
 from vitcore.store.timing import busy, timing_group  # noqa: F401 (re-exported: where they lived)
 from vitcore.store.validate import METRICS, TEMP_PREFIX, VALIDATION_VERSION, _number, read_run
@@ -137,6 +137,20 @@ def judge(folder: Path, run_id: str, labels: np.ndarray | None = None,
     values = derived.values(folder, contents.config, confusion=contents.confusion) if DERIVED else {}
     verdict = [folder_stamp, None, derived.cached(values)] if DERIVED else [folder_stamp, None]
     return verdict, row(run_id, contents.config, contents.summary, contents.predictions is not None, values)
+
+
+def from_shipped(folder: Path, run_id: str, expected: str) -> tuple[Verdict | None, list | None]:
+    """(verdict, row) of a run whose bytes are those the shipped file judged valid (vitcore.store.shipped), else
+    (None, None): judge it."""
+    folder_stamp = stamp(folder)  # taken first, as judge() does: a change meanwhile shows next time
+    if shipped.digest(folder) != expected:
+        return None, None
+    listing = folder_stamp or "|".join(f"{name}:" for name in sorted(os.listdir(folder)))
+    try:
+        row, verdict = row_from_files(folder, run_id, [listing, None])
+    except (BadRun, OSError):
+        return None, None
+    return [folder_stamp, *verdict[1:]], row
 
 
 def _labels() -> np.ndarray | None:

@@ -170,7 +170,7 @@ class RunStore:
             else:
                 verdict = None
             if verdict is None and is_dir and run_id in ship:
-                verdict, row = self._shipped(folder, run_id, ship[run_id])
+                verdict, row = index.from_shipped(folder, run_id, ship[run_id])
             if verdict is None:
                 verdict, row = index.judge(folder, run_id, is_dir=is_dir)
             verdicts[run_id] = verdict
@@ -181,19 +181,6 @@ class RunStore:
         if verdicts != cached and self.root.is_dir():
             index.write(self.root, verdicts)
         return Scan(rows, skipped)
-
-    @staticmethod
-    def _shipped(folder: Path, run_id: str, expected: str) -> tuple[list | None, list | None]:
-        """(verdict, row) of a run whose bytes are those the shipped file judged valid, else (None, None): judge it."""
-        folder_stamp = stamp(folder)  # taken first, as judge() does: a change meanwhile shows next time
-        if shipped.digest(folder) != expected:
-            return None, None
-        listing = folder_stamp or "|".join(f"{name}:" for name in sorted(os.listdir(folder)))
-        try:
-            row, verdict = index.row_from_files(folder, run_id, [listing, None])
-        except (BadRun, OSError):
-            return None, None
-        return [folder_stamp, *verdict[1:]], row
 
     def table(self) -> pd.DataFrame:
         """One row per valid run (COLUMNS): ids, label, config fields, metrics, has_weights,
