@@ -152,3 +152,25 @@ def test_the_runs_borrowed_from_are_what_their_names_say(committed_table):
     assert table.loc[VICTIM, "train_rows"] == 4000 and table.loc[SAME_SHAPES["another train_rows"], "train_rows"] == 1000
     assert table.loc[VICTIM, "norm_placement"] == "pre" and table.loc[SAME_SHAPES["post-LN"], "norm_placement"] == "post"
     assert all(table.loc[run, "has_weights"] and table.loc[run, "patch_size"] == 14 for run in [VICTIM, *SAME_SHAPES.values()])
+
+
+@needs_split
+@pytest.mark.slow  # trains TINY at random seed 1 (~15 s) beside the session's tiny_store
+def test_another_random_seeds_weights_of_the_same_config_fail(tiny_store, tmp_path, monkeypatch):
+    """The closest borrowing: a run of the very same config trained from another random seed (the same
+    architecture, data size and schedule) planted in the random-seed-0 run, with and without its predictions."""
+    from conftest import TINY
+
+    from vitcore.run.train import Trainer
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    other = Trainer().train(TINY.replace(seed=1), RunStore(tmp_path / "other"), save_weights=True)
+    for keep_predictions in (True, False):
+        store = RunStore(tmp_path / f"copy-{keep_predictions}")
+        shutil.copytree(tiny_store.root / TINY.run_id, store.root / TINY.run_id)
+        assert store.check() == []  # its own weights pass
+        shutil.copyfile(other.path / WEIGHTS, store.root / TINY.run_id / WEIGHTS)
+        if not keep_predictions:
+            (store.root / TINY.run_id / PREDICTIONS).unlink()
+        words = "not this run's weights" if keep_predictions else f"{WEIGHTS} without {PREDICTIONS}"
+        assert words in problems_of(store)[TINY.run_id]

@@ -151,8 +151,8 @@ def screen(folder: Path, config: RunConfig, predictions: np.ndarray | None) -> t
     with np.errstate(all="ignore"):
         bad = differing(probabilities(config, weights, images), predictions[:len(images)])
     if len(bad):
-        raise BadRun(f"{WEIGHTS}: not this run's weights: they predict other classes than {PREDICTIONS} on "
-                     f"{len(bad)} of the first {len(images)} test images")
+        raise BadRun(f"{WEIGHTS}: predicts other classes than {PREDICTIONS} on {len(bad)} of the first "
+                     f"{len(images)} test images: not this run's weights")
     return data, weights
 
 
@@ -182,7 +182,7 @@ def reproduce(config: RunConfig, weights: dict, predictions: np.ndarray, images:
         probs = probabilities(config, weights, images)
     bad = differing(probs, predictions)
     if len(bad):
-        raise BadRun(f"{WEIGHTS}: not this run's weights: they predict other classes than {PREDICTIONS} on "
-                     f"{len(bad):,} of the {len(images):,} {FULL_CHECK} (test rows {', '.join(map(str, bad[:5]))}"
-                     f"{', ...' if len(bad) > 5 else ''})")
+        raise BadRun(f"{WEIGHTS}: predicts other classes than {PREDICTIONS} on {len(bad):,} of the "
+                     f"{len(images):,} {FULL_CHECK} (test rows {', '.join(map(str, bad[:5]))}"
+                     f"{', ...' if len(bad) > 5 else ''}): not this run's weights")
     return probs
