@@ -102,6 +102,10 @@ def test_run_stores_what_lands_and_reports_each_failure_with_its_config(tmp_path
     fake, seen = FakeRay(outcome), []
     monkeypatch.setattr(cluster, "connect", lambda address: fake)
     store = RunStore(tmp_path)
+    # Synthetic runs have no weights, so the driver's recomputation (vitcore.run.remote) refuses them all:
+    assert "returned no model.weights.h5" in cluster.store_result(good[0], outcome(good)[0], store)["error"]
+    # here the streaming and the failures are under test (the recomputation: tests/test_remote_replies.py).
+    monkeypatch.setattr(cluster.remote, "checked_reply", lambda cfg, files: files)
     results = cluster.run([good, erring, lost], store, "127.0.0.1:1", 1, seen.append, "session")
     assert fake.options == {"num_cpus": 2, "max_retries": cluster.MAX_RETRIES} and results == seen
     failed = {r["seed"]: r["error"] for r in results if "error" in r}

@@ -8,6 +8,10 @@ as they arrive. No task ever sees a path of the driver's machine. So:
   another node or one that joins later), replaying it from its first config; the runs it had already
   yielded are stored and its replayed duplicates dropped, and nothing half-written ever reaches the store;
 - a killed driver stops its tasks; a rerun of the sweep trains exactly the configs not yet stored;
+- every run comes back with its weights, and the driver stores it only when its sizes are within limits
+  (checked before anything is written) and its predictions, confusion matrix, test accuracy and loss are
+  what its weights give on the official test split (vitcore.run.remote: a fabricated run is refused);
+  the weights are then dropped unless the config keeps them;
 - a run that fails (an error while training it, e.g. a bad config; or a task Ray gives up on: its
   node lost more than MAX_RETRIES times, its worker killed for memory past Ray's own OOM retries)
   comes back as a result with an "error" and its config; the task's other runs and the other tasks go on.
@@ -25,6 +29,7 @@ import tempfile
 from pathlib import Path
 
 from vitcore.config.run import RunConfig
+from vitcore.run import remote
 from vitcore.store.runs import RunStore
 
 MAX_RETRIES = 3  # a task whose node dies (or whose worker is killed) runs again, up to this often
@@ -82,7 +87,9 @@ def train_chunk(configs: list[RunConfig], session: str):
     trainer = _trainer(threads, max(1, node_cpus // threads), session)
     for cfg in configs:
         try:
-            yield {"run_id": cfg.run_id, "files": trainer.render(cfg, trainer.fit(cfg, markers=markers()))}
+            # Always with its weights: the driver recomputes the run from them (vitcore.run.remote), then drops
+            # them unless the config keeps weights.
+            yield {"run_id": cfg.run_id, "files": trainer.render(cfg, trainer.fit(cfg, markers=markers()), True)}
         except Exception as error:  # noqa: BLE001 - this run failed (reported with its config); the next may not
             yield {"run_id": cfg.run_id, "error": f"{type(error).__name__}: {error}"}
 
@@ -94,13 +101,15 @@ def failure(cfg: RunConfig, error: str) -> dict:
 
 
 def store_result(cfg: RunConfig, item: dict, store: RunStore) -> dict:
-    """Install one task's run into the driver's store; its headline result, or a failure."""
-    if item.get("run_id") != cfg.run_id:
-        return failure(cfg, f"the task returned run {item.get('run_id')!r} for it")
+    """Install one task's run into the driver's store once its sizes are checked and its results recomputed
+    from its weights (vitcore.run.remote.checked_reply); its headline result, or a failure."""
+    if not isinstance(item, dict) or item.get("run_id") != cfg.run_id:
+        returned = "run " + repr(item.get("run_id")) if isinstance(item, dict) else "no run"
+        return failure(cfg, f"the task returned {returned} for it")
     if "error" in item:
-        return failure(cfg, item["error"])
+        return failure(cfg, str(item["error"])[:2000])
     try:
-        run = store.put(cfg, item["files"])
+        run = store.put(cfg, remote.checked_reply(cfg, item.get("files")))
     except (KeyError, ValueError) as error:
         return failure(cfg, str(error))
     return {"run_id": run.run_id, "label": cfg.label(), "train_rows": cfg.train_rows, "seed": cfg.seed,
@@ -126,9 +135,11 @@ def run(tasks: list[list[RunConfig]], store: RunStore, address: str | None, work
         session: str) -> list[dict]:
     """Train every chunk on the cluster at `address` (None: a local Ray instance) into `store`;
     returns one result per config (failures carry "error"), reported to `progress` as each lands."""
+    if (problem := remote.driver_problem()) is not None:  # before any task is started
+        raise ValueError(problem)
     ray = connect(address)
-    remote = ray.remote(num_cpus=task_cpus(ray.nodes(), workers), max_retries=MAX_RETRIES)(train_chunk)
-    streams = [[remote.remote(chunk, session), list(chunk)] for chunk in tasks]  # [generator, configs to come]
+    task = ray.remote(num_cpus=task_cpus(ray.nodes(), workers), max_retries=MAX_RETRIES)(train_chunk)
+    streams = [[task.remote(chunk, session), list(chunk)] for chunk in tasks]  # [generator, configs to come]
     results = []
     while streams:
         ready, _ = ray.wait([generator for generator, _ in streams], num_returns=1)

@@ -128,7 +128,7 @@ class Trainer:
         """A fit's run files as bytes (vitcore.store.writer), what the store writes, here or on a Ray
         driver. Weights are kept for random-seed-0 runs unless told otherwise, and only when they fit under
         the store's fixed ceiling (vitcore.store.files.CEILING: a larger model's run is kept without them)."""
-        keep = (cfg.seeds == (0, 0, 0) if save_weights is None else save_weights) and files.weights_fit(cfg)
+        keep = files.keeps_weights(cfg) if save_weights is None else save_weights and files.weights_fit(cfg)
         return writer.render(cfg, result["history"], result["confusion"], result["summary"],
                              result["model"] if keep else None, predictions=result["predictions"])
 

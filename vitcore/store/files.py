@@ -49,6 +49,17 @@ def weights_fit(config: RunConfig) -> bool:
     return int(factor * 4 * anatomy.total(config)) + extra <= CEILING
 
 
+def keeps_weights(config: RunConfig) -> bool:
+    """Whether a run of cfg keeps its weights: random-seed-0 runs (all three random seeds 0) whose weights
+    fit (`weights_fit`). One rule for a local training and a Ray driver storing a remote run."""
+    return config.seeds == (0, 0, 0) and weights_fit(config)
+
+
+def limit_of(name: str, config: RunConfig) -> int:
+    """The most bytes a run file `name` may have (LIMITS; the weights file: `weights_limit`)."""
+    return weights_limit(config) if name == WEIGHTS else LIMITS[name]
+
+
 class BadRun(Exception):
     """Why one run folder cannot be read."""
 

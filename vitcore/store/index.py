@@ -16,13 +16,11 @@ and judged again from the run folders, never trusted. A link, FIFO or device at 
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import hmac
 import json
 import os
 import re
-import secrets
 import stat
 import tempfile
 import time
@@ -32,13 +30,15 @@ import numpy as np
 
 from vitcore.config.metrics import DERIVED, TABLE
 from vitcore.config.run import SCHEMA_VERSION, SEED_FIELDS, TRAINING_VERSION, RunConfig
+from vitcore.data import testsplit
 from vitcore.data.fashion import SHIPPED_TEST_LABELS, DataError, shipped_test_labels
 from vitcore.data.regular import Refused, kind, replace
 from vitcore.data.samples import CHECK_PATH
 from vitcore.store import derived, shipped
 from vitcore.store.files import PREDICTIONS, BadRun, OutOfMemory, json_object, read_bounded
+from vitcore.store.memo import _key_file, key  # noqa: F401 (re-exported: the index key lives in memo)
 from vitcore.store.timing import busy, timing_group  # noqa: F401 (re-exported: where they lived)
-from vitcore.store.validate import METRICS, TEMP_PREFIX, VALIDATION_VERSION, _number, read_run
+from vitcore.store.validate import METRICS, TEMP_PREFIX, VALIDATION_VERSION, Contents, _number, read_run
 
 NAME = ".index.json"
 RUN_ID = re.compile(r"[0-9a-f]{12}")  # a run folder's name
@@ -122,21 +122,37 @@ def row_from_files(folder: Path, run_id: str, verdict: Verdict) -> tuple[list, V
 
 def judge(folder: Path, run_id: str, labels: np.ndarray | None = None,
           is_dir: bool = True) -> tuple[Verdict, list | None]:
-    """Validate one run folder now, in full: (its verdict, its table() row or None). Every caller
-    (scan, check) judges alike, so the index cannot make a run valid or invalid on its own:
-    predictions.npy is compared cell by cell with the official test labels (`labels`, default the
-    shipped copy) and the weights are run on the shipped check images. The stamp is taken first, so a
-    change during the read shows next time."""
+    """Validate one run folder now, in full: (its verdict, its table() row or None). Every scan judges
+    alike: predictions.npy is compared cell by cell with the official test labels (`labels`, default the
+    shipped copy) and the weights are screened on the shipped check images (vitcore.store.weights.screen).
+    The stamp is taken first, so a change during the read shows next time."""
+    verdict, contents, values = _judge(folder, run_id, labels, is_dir, deep=True)
+    if contents is None:
+        return verdict, None
+    return verdict, row(run_id, contents.config, contents.summary, contents.predictions is not None, values)
+
+
+def judge_in_full(folder: Path, run_id: str, labels: np.ndarray | None = None,
+                  is_dir: bool = True) -> tuple[Verdict, str | None]:
+    """`judge` with the weights verified on every official test image (vitcore.store.weights.verify:
+    `check`'s verdict, kept in the index like a scan's): (its verdict, why a valid run's weights were not
+    verified in full here, or None)."""
+    verdict, contents, _ = _judge(folder, run_id, labels, is_dir, deep="full")
+    return verdict, None if contents is None else contents.unverified
+
+
+def _judge(folder: Path, run_id: str, labels, is_dir: bool,
+           deep: bool | str) -> tuple[Verdict, Contents | None, dict]:
+    """(verdict, the run's contents or None, its derived metrics' values)."""
     folder_stamp = stamp(folder, is_dir)
     try:
-        contents = read_run(folder, run_id, _labels() if labels is None else labels, deep=True)
+        contents = read_run(folder, run_id, _labels() if labels is None else labels, deep=deep)
     except OutOfMemory as error:  # not a verdict on the run: no stamp, so it is judged again next time
-        return [None, str(error)], None
+        return [None, str(error)], None, {}
     except BadRun as error:
-        return [folder_stamp, str(error)], None
+        return [folder_stamp, str(error)], None, {}
     values = derived.values(folder, contents.config, confusion=contents.confusion) if DERIVED else {}
-    verdict = [folder_stamp, None, derived.cached(values)] if DERIVED else [folder_stamp, None]
-    return verdict, row(run_id, contents.config, contents.summary, contents.predictions is not None, values)
+    return ([folder_stamp, None, derived.cached(values)] if DERIVED else [folder_stamp, None]), contents, values
 
 
 def from_shipped(folder: Path, run_id: str, expected: str) -> tuple[Verdict | None, list | None]:
@@ -168,42 +184,17 @@ def well_formed(verdict) -> bool:
             and all(v is None or (isinstance(v, str) and len(v) < ENTRY_BYTES) for v in verdict))
 
 
-def _key_file() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "vitcore" / "index.key"
-
-
-@functools.lru_cache(maxsize=1)
-def key() -> bytes:
-    """This user's index key (KEY_FILE, created 0600 on first use), or a key of this process alone
-    when none can be kept (then every process judges its runs once)."""
-    path = _key_file()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        except FileExistsError:
-            value = read_bounded(path, 64)
-        else:
-            value = secrets.token_bytes(32)
-            with os.fdopen(handle, "wb") as out:
-                out.write(value)
-        if len(value) == 32:
-            return value
-    except (OSError, BadRun):
-        pass
-    return secrets.token_bytes(32)
-
-
 def _checksum(body: bytes) -> str:
     return hmac.new(key(), body, hashlib.sha256).hexdigest()
 
 
 def data_stamp() -> str:
-    """What the verdicts were judged with: the shipped test labels and check images (their sizes
-    and mtimes). When they change, every verdict is judged again."""
+    """What the verdicts were judged with: the shipped test labels and check images (their sizes and
+    mtimes) and the local official test images (vitcore.data.testsplit.stamp: a run's weights are verified
+    in full only where they are). When they change, every verdict is judged again."""
     try:
-        return "|".join(f"{path.name}:{path.stat().st_size}:{path.stat().st_mtime_ns}"
-                        for path in (SHIPPED_TEST_LABELS, CHECK_PATH))
+        return "|".join([*(f"{path.name}:{path.stat().st_size}:{path.stat().st_mtime_ns}"
+                           for path in (SHIPPED_TEST_LABELS, CHECK_PATH)), testsplit.stamp()])
     except OSError:
         return "unreadable"
 

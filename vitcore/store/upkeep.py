@@ -22,7 +22,7 @@ from typing import Protocol
 import numpy as np
 
 from vitcore.data.regular import Refused, kind, open_entry
-from vitcore.store import index
+from vitcore.store import index, weights
 from vitcore.store.index import RUN_ID
 from vitcore.store.validate import TEMP_PREFIX, copy_of
 
@@ -44,8 +44,9 @@ PLANS = "plans"  # the registered plans' folder (vitcore.stats.plans.FOLDER)
 def check(store: RunStore, labels: np.ndarray | None = None) -> list[tuple[str, str]]:
     """(entry, reason) for every invalid run, stray folder, unfinished write and damaged index;
     [] when all is well. Every run is validated from its files (the index is not trusted, and is
-    rewritten from these verdicts); `labels`, the official test labels, also checks each
-    predictions.npy cell by cell. Writes in progress (held by their writer) are not problems."""
+    rewritten from these verdicts), its weights on every official test image (index.judge_in_full: once
+    per content); `labels`, the official test labels, also checks each predictions.npy cell by cell.
+    Writes in progress (held by their writer) are not problems."""
     root = store.root
     if not root.is_dir():
         return []
@@ -63,13 +64,14 @@ def check(store: RunStore, labels: np.ndarray | None = None) -> list[tuple[str, 
                 problems.append((entry.name, _debris_reason(path)))
         elif RUN_ID.fullmatch(entry.name):
             is_dir = entry.is_dir(follow_symlinks=False)
-            verdict, _ = index.judge(path, entry.name, labels, is_dir)
+            verdict, _ = index.judge_in_full(path, entry.name, labels, is_dir)
             verdicts[entry.name], before = verdict, cached.get(entry.name)
             if verdict[1] is not None:
                 problems.append((entry.name, verdict[1]))
                 if is_dir and (other := copy_of(path)):
                     copies[entry.name] = other
-            if before is not None and verdict[0] is not None and before[0] == verdict[0] and before[1] != verdict[1]:
+            if before is not None and verdict[0] is not None and before[0] == verdict[0] and before[1] != verdict[1] \
+                    and not (before[1] is None and weights.FULL_CHECK in verdict[1]):  # a scan only screens weights
                 problems.append((INDEX, f"its verdict on {entry.name} disagreed with the run's files (rebuilt)"))
             if is_dir:
                 problems += [(f"{entry.name}/{name}", _debris_reason(path / name)) for name in _listing(path)

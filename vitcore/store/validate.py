@@ -13,9 +13,10 @@ A folder `<store>/<run_id>/` is a valid run when
   (best/final accuracies, best epoch, gap) and the confusion matrix (test accuracy, per-class accuracy);
 - predictions.npy, if present, is 10,000 uint8 classes 0-9 whose counts per predicted class are the
   confusion matrix's column sums (check() also compares them with the official test labels);
-- model.weights.h5 is present exactly when the summary says has_weights, and is a self-contained
-  HDF5 file of exactly the config's model, finite, and (judged by the index and check) predicting
-  what predictions.npy says on the shipped check images (vitcore.store.weights);
+- model.weights.h5 is present exactly when the summary says has_weights, only beside predictions.npy,
+  and is a self-contained HDF5 file of exactly the config's model, finite, predicting what
+  predictions.npy says on the shipped check images (the index's judge) or on all 10,000 official
+  test images (`check`; vitcore.store.weights);
 - every file is a plain file within its size limit (LIMITS), checked before a byte is read, and
   opened without following links or blocking (a FIFO is refused, never waited on); every number
   is within its physical range: params is the config's count (vitcore.model.anatomy), seconds
@@ -40,22 +41,11 @@ from vitcore.config.run import SCHEMA_VERSION, TRAINING_VERSION, RunConfig
 from vitcore.data.fashion import CLASS_NAMES, TEST_CLASS_COUNTS, TEST_ROWS
 from vitcore.model import anatomy
 from vitcore.store import weights
-from vitcore.store.files import (  # noqa: F401 (re-exported)
-    LIMITS,
-    PREDICTIONS,
-    WEIGHTS,
-    BadRun,
-    OutOfMemory,
-    json_object,
-    predictions_array,
-    read,
-    read_bounded,
-    text,
-    weights_limit,
-)
+from vitcore.store.files import PREDICTIONS, WEIGHTS, BadRun, OutOfMemory, json_object, predictions_array, read, text
 from vitcore.store.timing import timing_problem, trained_at
 
-VALIDATION_VERSION = 5  # 4: timing may name a Ray node kind (vitcore.run.cluster); 5: the load a run was timed under
+VALIDATION_VERSION = 6  # 4: timing may name a Ray node kind (vitcore.run.cluster); 5: the load a run was timed under;
+# 6: weights only beside predictions.npy, near ties within TIE = 2e-5 (vitcore.store.weights)
 HISTORY_COLUMNS = ["epoch", "loss", "accuracy", "val_loss", "val_accuracy", "lr", "seconds"]
 METRICS = list(SUMMARY)  # summary.json's metrics (vitcore.config.metrics)
 ACCURACIES = ("test_accuracy", "best_val_accuracy", "final_train_accuracy", "final_val_accuracy")
@@ -79,13 +69,15 @@ class Contents:
     confusion: np.ndarray          # (10, 10) int64: row = true class, column = predicted class
     predictions: np.ndarray | None  # (10000,) uint8, or None when the run has none
     has_weights: bool
+    unverified: str | None = None   # deep="full": why the weights were not verified in full here
 
 
-def read_run(folder: Path, run_id: str, labels: np.ndarray | None = None, deep: bool = False) -> Contents:
+def read_run(folder: Path, run_id: str, labels: np.ndarray | None = None, deep: bool | str = False) -> Contents:
     """Validate one run folder (see the module docstring) and return what it holds, or raise BadRun
     with the first reason it is not a valid run. `labels`: the official test labels, to check
     predictions.npy against the confusion matrix cell by cell; `deep`: also run the weights on the
-    shipped check images against predictions.npy (vitcore.store.weights; a verdict the index keeps).
+    shipped check images against predictions.npy (weights.screen; a verdict the index keeps), or "full":
+    on every official test image (weights.verify, `check`'s).
     A MemoryError while reading is this run's alone: OutOfMemory (a BadRun the index does not keep)."""
     try:
         return _read_run(folder, run_id, labels, deep)
@@ -93,7 +85,7 @@ def read_run(folder: Path, run_id: str, labels: np.ndarray | None = None, deep: 
         raise OutOfMemory("out of memory while read (skipped; judged again next time)") from None
 
 
-def _read_run(folder: Path, run_id: str, labels: np.ndarray | None, deep: bool) -> Contents:
+def _read_run(folder: Path, run_id: str, labels: np.ndarray | None, deep: bool | str) -> Contents:
     names = _entries(folder)
     for name in REQUIRED:
         if name not in names:
@@ -114,9 +106,12 @@ def _read_run(folder: Path, run_id: str, labels: np.ndarray | None, deep: bool) 
     if has_weights != (WEIGHTS in names):
         raise BadRun(f"summary.json says has_weights {str(has_weights).lower()} but {WEIGHTS} is "
                      f"{'missing' if has_weights else 'present'}")
-    if has_weights:  # self-contained, exactly the config's model; `deep`: and the run's own (its predictions)
-        weights.check(folder, config, predictions if deep else None)
-    return Contents(config, summary, confusion, predictions, has_weights)
+    unverified = None  # weights: self-contained, the config's model, beside predictions; `deep`: the run's own
+    if has_weights and deep == "full":
+        unverified = weights.verify(folder, config, predictions)
+    elif has_weights:
+        (weights.screen if deep else weights.beside_predictions)(folder, config, predictions)
+    return Contents(config, summary, confusion, predictions, has_weights, unverified)
 
 
 def _entries(folder: Path) -> set[str]:

@@ -3,15 +3,22 @@ exactly its config's model, and the run's own weights.
 
 A weights file is read (vitcore.store.files: bounded, never a link or a FIFO) and parsed in memory;
 it is accepted only when
-- it is self-contained (vitcore.model.numpy_vit.load_weights: hard links only, no HDF5 external
-  storage or virtual dataset, which would make HDF5 open other files, a FIFO or /dev/zero included;
-  no filter but gzip, shuffle and lzf) and holds float32 arrays with finite values;
+- it is self-contained (vitcore.model.weights_file.load_weights: hard links only, no HDF5 external
+  storage or virtual dataset, storage bounded by the declared shapes) and holds float32 arrays with
+  finite values;
 - its layers, names and shapes are exactly those of the config's model (vitcore.model.anatomy,
   built from the config, never from the file);
-- (`predictions` given) the model with these weights predicts, on the first CHECK_ROWS official test
-  images shipped with the package, the classes the run's predictions.npy stores there: weights of
-  another run, or edited ones, do not pass. A near tie (top two probabilities within TIE) may fall
-  either way between NumPy and TensorFlow, so one such row may differ, never more.
+- the run keeps its predictions.npy: weights nothing could check are refused (`check`, every reader);
+- (`screen`: every scan, the index's verdict) the model predicts, on the first CHECK_ROWS official test
+  images shipped with the package, the classes predictions.npy stores there: a cheap first look;
+- (`verify`: `check`, a Ray driver before it stores a remote run) the model reproduces EVERY one of
+  the 10,000 stored predictions on the official test split (vitcore.data.testsplit), done once per
+  content (vitcore.store.memo). Where the test split is not on this machine the run is "not verified
+  here" (the screen alone judged it) and `check` says so.
+Near ties: NumPy and TensorFlow agree on every probability to 1e-5 (tests/test_numpy_vit.py, every
+switch), so where TensorFlow's top class b beat NumPy's a, NumPy's p_a - p_b is at most 2e-5 (TIE). A
+row may differ from the stored class only when NumPy's probability of the stored class is within TIE of
+its top one; any other differing row refuses the weights (the committed 87 weighted runs: no row differs).
 Whatever the file holds, reading it raises BadRun or returns.
 """
 
@@ -25,10 +32,12 @@ import numpy as np
 
 from vitcore.config.run import RunConfig
 from vitcore.model import anatomy
-from vitcore.store.files import WEIGHTS, BadRun, OutOfMemory, read, weights_limit
+from vitcore.store.files import PREDICTIONS, WEIGHTS, BadRun, OutOfMemory, read, weights_limit
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
-TIE = 1e-4  # float32 NumPy vs TensorFlow agree to 1e-5 (tests/test_numpy_vit.py); committed runs' closest call: 4e-3
+TIE = 2e-5  # two probabilities each within 1e-5 of TensorFlow's (tests/test_numpy_vit.py): see the docstring
+FULL_CHECK = "official test images"  # words only `verify`'s refusal says (a scan's screen never does)
+RULE = "weights-verify/1"  # the verification memo's version: bump when `verify` or TIE changes
 
 
 class Image(io.RawIOBase):
@@ -94,8 +103,11 @@ ROWS = 500  # images per forward pass: the convnet's first layer holds 500 x 26 
 
 
 def probabilities(config: RunConfig, weights: dict, images: np.ndarray) -> np.ndarray:
-    """(n, 10) class probabilities of config's model with these weights on (n, 28, 28) images, in NumPy,
-    ROWS images at a time (10,000 at once would hold the ViT's tokens, 157 MB, or the convnet's 865 MB)."""
+    """(n, 10) class probabilities of config's model with these weights on (n, 28, 28) images (float in
+    [0, 1], or uint8 pixels), in NumPy, ROWS images at a time (10,000 at once would hold the ViT's tokens,
+    157 MB, or the convnet's 865 MB)."""
+    from vitcore.data.samples import to_float
+
     if config.model == "convnet":
         from vitcore.model.numpy_convnet import convnet_probs
 
@@ -106,25 +118,71 @@ def probabilities(config: RunConfig, weights: dict, images: np.ndarray) -> np.nd
 
         model = NumpyViT(config, weights)
         forward = lambda part: model.without_scores(model_inputs(config, part))[0]  # noqa: E731
-    parts = [forward(images[start:start + ROWS]) for start in range(0, len(images), ROWS)]
+    scale = to_float if images.dtype == np.uint8 else np.asarray  # uint8 pixels: 500 rows made float at a time
+    parts = [forward(scale(images[start:start + ROWS])) for start in range(0, len(images), ROWS)]
     return np.concatenate(parts) if parts else np.zeros((0, 10), np.float32)
 
 
-def check(folder: Path, config: RunConfig, predictions: np.ndarray | None) -> None:
-    """BadRun unless the weights file passes `checked` and, when the run keeps predictions, its weights
-    predict them on the shipped check images (see the module docstring)."""
+def differing(probs: np.ndarray, stored: np.ndarray) -> np.ndarray:
+    """Rows whose stored class is not what these (n, 10) probabilities predict, near ties excepted: a row
+    counts only when the stored class's probability is more than TIE below the top one. A row with a
+    probability that is not finite always counts (NaN would compare as no difference)."""
+    rows = np.flatnonzero((probs.argmax(axis=1) != stored) | ~np.isfinite(probs).all(axis=1))
+    gap = probs[rows].max(axis=1) - probs[rows, stored[rows].astype(np.intp)]
+    return rows[~(gap <= TIE)]
+
+
+def beside_predictions(folder: Path, config: RunConfig, predictions: np.ndarray | None) -> tuple[bytearray, dict]:
+    """`checked` (the file's bytes, its arrays), or BadRun when the run has no predictions to check them with."""
+    if predictions is None:
+        raise BadRun(f"{WEIGHTS} without {PREDICTIONS}: nothing could check these weights are this run's "
+                     f"(weights are kept only beside the predictions they reproduce)")
+    return checked(folder, config)
+
+
+def screen(folder: Path, config: RunConfig, predictions: np.ndarray | None) -> tuple[bytearray, dict]:
+    """BadRun unless the weights pass `checked`, the run keeps predictions, and the weights predict them on
+    the CHECK_ROWS shipped test images (near ties excepted: `differing`). Cheap: every scan runs it.
+    Returns `checked`'s (bytes, arrays)."""
     from vitcore.data.samples import check_images
 
-    _, weights = checked(folder, config)
-    if predictions is None:
-        return
+    data, weights = beside_predictions(folder, config, predictions)
     images = check_images()
     with np.errstate(all="ignore"):
-        probs = probabilities(config, weights, images)
-    ours, stored = probs.argmax(axis=1), predictions[:len(images)]
-    differ = np.flatnonzero(ours != stored)
-    top = np.sort(probs, axis=1)
-    ties = top[differ, -1] - top[differ, -2] < TIE
-    if len(differ) > 1 or not ties.all():
-        raise BadRun(f"{WEIGHTS}: predicts other classes than predictions.npy on {len(differ)} of the first "
+        bad = differing(probabilities(config, weights, images), predictions[:len(images)])
+    if len(bad):
+        raise BadRun(f"{WEIGHTS}: predicts other classes than {PREDICTIONS} on {len(bad)} of the first "
                      f"{len(images)} test images: not this run's weights")
+    return data, weights
+
+
+def verify(folder: Path, config: RunConfig, predictions: np.ndarray | None) -> str | None:
+    """BadRun unless the weights pass `screen` and, where the official test split is on this machine,
+    reproduce every stored prediction on it (near ties excepted: `differing`); once per content (the memo).
+    Returns None when verified in full, else why not here (vitcore.data.testsplit.missing)."""
+    from vitcore.data import testsplit
+    from vitcore.store import memo
+
+    data, weights = screen(folder, config, predictions)
+    images = testsplit.images()
+    if images is None:
+        return testsplit.missing()
+    entry = memo.token(RULE, config.run_id, data, predictions.tobytes(), testsplit.SHA256)
+    if memo.remembered(entry):
+        return None
+    reproduce(config, weights, predictions, images)
+    memo.remember(entry)
+    return None
+
+
+def reproduce(config: RunConfig, weights: dict, predictions: np.ndarray, images: np.ndarray) -> np.ndarray:
+    """The (10000, 10) probabilities of these weights on the official test images; BadRun unless they
+    give every stored prediction (near ties excepted)."""
+    with np.errstate(all="ignore"):
+        probs = probabilities(config, weights, images)
+    bad = differing(probs, predictions)
+    if len(bad):
+        raise BadRun(f"{WEIGHTS}: predicts other classes than {PREDICTIONS} on {len(bad):,} of the "
+                     f"{len(images):,} {FULL_CHECK} (test rows {', '.join(map(str, bad[:5]))}"
+                     f"{', ...' if len(bad) > 5 else ''}): not this run's weights")
+    return probs

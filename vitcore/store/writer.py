@@ -8,8 +8,8 @@ the bytes through Ray's object store, and the driver installs them (vitcore.run.
 never writes to the driver's disk and both executors store the same bytes through the same checks.
 Rendering happens in a private temp folder (the weights writer needs a file), never in the store.
 `install` treats the bytes as untrusted (they may come from another machine): only the run files'
-names, the summary written last (the completion marker), then every rule of vitcore.store.validate
-before the folder is renamed into place.
+names, each within its size limit before a byte is written, the summary written last (the completion
+marker), then every rule of vitcore.store.validate before the folder is renamed into place.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import pandas as pd
 from vitcore.config.run import SCHEMA_VERSION, TRAINING_VERSION, RunConfig
 from vitcore.data.fashion import NUM_CLASSES
 from vitcore.data.regular import kind
+from vitcore.store.files import limit_of
 from vitcore.store.validate import HISTORY_COLUMNS, PREDICTIONS, TEMP_PREFIX, WEIGHTS, BadRun, read_run
 
 SUMMARY = "summary.json"
@@ -35,7 +36,8 @@ SUMMARY = "summary.json"
 RUN_FILES = ("config.json", "history.csv", "confusion.csv", PREDICTIONS, WEIGHTS, SUMMARY)
 
 
-def _json(data: dict) -> bytes:
+def json_bytes(data: dict) -> bytes:
+    """A run's JSON file as render writes it (indented, keys sorted, a final newline)."""
     return (json.dumps(data, indent=1, sort_keys=True) + "\n").encode()
 
 
@@ -45,7 +47,7 @@ def render(cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: 
     (anything with Keras' save_weights) adds the weights; `predictions` must agree with `confusion`."""
     config = {"schema": SCHEMA_VERSION, "training_version": TRAINING_VERSION, "run_id": cfg.run_id,
               "config": cfg.identity()}
-    files = {"config.json": _json(config),
+    files = {"config.json": json_bytes(config),
              "history.csv": pd.DataFrame(history, columns=HISTORY_COLUMNS).to_csv(index=False).encode()}
     scratch = Path(tempfile.mkdtemp(prefix="vitcore-render-"))  # this machine's temp folder, not the store
     try:
@@ -60,8 +62,21 @@ def render(cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: 
                 files[name] = (scratch / name).read_bytes()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    files[SUMMARY] = _json({**config, **metrics, "has_weights": model is not None})
+    files[SUMMARY] = json_bytes({**config, **metrics, "has_weights": model is not None})
     return files
+
+
+def sizes_problem(cfg: RunConfig, files) -> str | None:
+    """Why `files` cannot be a rendered run of cfg before a byte of it is written or parsed (None when it
+    can): a dict of bytes named from RUN_FILES, each within its size limit (vitcore.store.files.limit_of;
+    a forged 1 GiB file is refused by its length alone)."""
+    unknown = sorted(map(str, set(files) - set(RUN_FILES))) if isinstance(files, dict) else ["(not a dict)"]
+    if unknown or not all(isinstance(data, bytes) for data in files.values()):
+        return (f"files must be bytes named {', '.join(RUN_FILES)}; got "
+                f"{', '.join(map(repr, unknown[:5])) or 'a non-bytes value'}")
+    over = [f"{name} is {len(data):,} bytes, over its limit of {limit_of(name, cfg):,}" for name, data in files.items()
+            if len(data) > limit_of(name, cfg)]
+    return "; ".join(over) or None
 
 
 def install(root: Path, cfg: RunConfig, files: dict[str, bytes], replace: bool = False) -> None:
@@ -70,10 +85,8 @@ def install(root: Path, cfg: RunConfig, files: dict[str, bytes], replace: bool =
     it first) it is kept, unless `replace`. A run that would not be valid raises ValueError and
     leaves nothing behind."""
     run_id = cfg.run_id
-    unknown = sorted(set(files) - set(RUN_FILES)) if isinstance(files, dict) else ["(not a dict)"]
-    if unknown or not all(isinstance(data, bytes) for data in files.values()):
-        raise ValueError(f"refusing to store run {run_id} ({cfg.label()}): files must be bytes named "
-                         f"{', '.join(RUN_FILES)}; got {', '.join(map(repr, unknown[:5])) or 'a non-bytes value'}")
+    if (problem := sizes_problem(cfg, files)) is not None:  # before anything is written, not even a .tmp-* folder
+        raise ValueError(f"refusing to store run {run_id} ({cfg.label()}): {problem}")
     root.mkdir(parents=True, exist_ok=True)
     temp = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{run_id}-", dir=root))
     lock = os.open(temp, os.O_RDONLY)
