@@ -196,8 +196,9 @@ import sys
 from streamlit.testing.v1 import AppTest
 from vitcore.app.ablations.warm import warm_caches
 steps = warm_caches()  # what streamlit_app.py's start-up hook runs
-assert list(steps) == ["imports", "runs table and metric cards", "curves and confusions", "flip and main effects"],
-steps for page, query in (("views/ablations.py", {}), ("views/ablations.py", {"patch_size": "2", "train_rows": "8000"}),
+assert list(steps) == ["imports", "runs table and metric cards", "curves and confusions",
+                       "flip and main effects"], steps
+for page, query in (("views/ablations.py", {}), ("views/ablations.py", {"patch_size": "2", "train_rows": "8000"}),
                     *((f"views/{name}.py", {}) for name in ("runs", "claims", "patching", "anatomy", "token_cost",
                                                              "attention", "vit_vs_convnet"))):
     at = AppTest.from_file(%r, default_timeout=120)

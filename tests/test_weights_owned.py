@@ -178,3 +178,40 @@ def test_another_random_seeds_weights_of_the_same_config_fail(tiny_store, tmp_pa
             (store.root / TINY.run_id / PREDICTIONS).unlink()
         words = "not this run's weights" if keep_predictions else f"{WEIGHTS} without {PREDICTIONS}"
         assert words in problems_of(store)[TINY.run_id]
+
+
+ARCHITECTURE = ["model", "pos_embedding", "norm_placement", "norm", "patch_size", "pooling", "tokenizer",
+                "self_attention", "depth", "width"]
+
+
+def covering(table) -> list[str]:
+    """Committed weighted runs, few, that between them show every level of every ARCHITECTURE field the
+    weighted runs have (the NumPy forward pass's every branch), greedily: a run joins when it adds a level."""
+    seen, picked = set(), []
+    for row in table[table["has_weights"].astype(bool)].sort_values("run_id").itertuples():
+        levels = {(field, getattr(row, field)) for field in ARCHITECTURE}
+        if levels - seen:
+            seen |= levels
+            picked.append(row.run_id)
+    return picked
+
+
+def test_the_covering_sample_shows_every_level(committed_table):
+    weighted = committed_table[committed_table["has_weights"].astype(bool)]
+    sample = weighted[weighted["run_id"].isin(covering(committed_table))]
+    for field in ARCHITECTURE:  # fails if the sample missed a level, e.g. BatchNorm or the convnet
+        assert set(sample[field].astype(str)) == set(weighted[field].astype(str)), field
+    assert {"vit", "convnet"} <= set(sample["model"]) and len(sample) < len(weighted) / 3
+
+
+@pytest.mark.slow
+@needs_split
+def test_committed_weights_of_every_architecture_give_all_their_predictions(committed_table):
+    """The full check (what `check` runs on every weighted run: ~1.4 s CPU each, 87 runs) on a sample of
+    committed runs covering every architecture level; tests/test_cli.py's check of the whole committed store
+    runs without the official test split, so the suite stays inside its time."""
+    store = RunStore(COMMITTED)
+    for run_id in covering(committed_table):
+        run = store.load(run_id)
+        _, arrays = W.checked(run.path, run.config)
+        W.reproduce(run.config, arrays, run.predictions(), testsplit.images())  # BadRun names the run's rows
