@@ -129,16 +129,19 @@ def test_effects_at_three_margins_measure_once(study, fresh, monkeypatch):
     for module, name in ((summaries, "_contrast"), (single, "measure")):
         original = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *a, _f=original, **kw: calls.append(a[1:4]) or _f(*a, **kw))
-    first = fresh.main_effects(margin=0.01), fresh.interactions(margin=0.01)
+    metrics = ("test_accuracy", "seconds")  # one judged at the margin, one at its fixed ±1 s; the rest alike
+    first = fresh.main_effects(metrics, margin=0.01), fresh.interactions(metrics, margin=0.01)
     once = len(calls)
     assert once > 0
     for margin in (0.02, 0.005):
-        main, pairs = fresh.main_effects(margin=margin), fresh.interactions(margin=margin)
+        main, pairs = fresh.main_effects(metrics, margin=margin), fresh.interactions(metrics, margin=margin)
         assert len(calls) == once
         for table in (main, pairs):  # seconds keep their fixed ±1 s
             assert (table.loc[table["metric"] == "test_accuracy", "margin"] == margin).all()
-    pd.testing.assert_frame_equal(main, summaries.main_effects(study.runs, margin=0.005, test_set=study.test_set))
-    pd.testing.assert_frame_equal(pairs, summaries.interactions(study.runs, margin=0.005, test_set=study.test_set))
+            assert (table.loc[table["metric"] == "seconds", "margin"] == 1.0).all()
+    for table, library in ((main, summaries.main_effects), (pairs, summaries.interactions)):
+        uncached = library(study.runs, metrics=metrics, margin=0.005, test_set=study.test_set)
+        pd.testing.assert_frame_equal(table, uncached)
     assert not first[0]["verdict"].equals(main["verdict"])  # the margin was applied: some verdict moved
 
 
@@ -258,6 +261,7 @@ def test_the_claims_and_the_data_size_view_share_one_crossover(study, fresh, cro
     assert row["crossover_rows"] == made[0].rows or (np.isnan(row["crossover_rows"]) and np.isnan(made[0].rows))
 
 
+@pytest.mark.slow  # every stored config's seconds verdicts on the committed store: ~20 s
 def test_no_seconds_verdict_on_the_committed_store_rests_on_fewer_than_ten_interleaved_pairs(study):
     """Issue 43: a seconds verdict only where the timing was a design (vitcore.stats.seconds.timing_note). Every
     stored config against its default baseline and each of its single-switch changes (the cards, the forest plot,
