@@ -75,16 +75,17 @@ def chromium():
             browser.close()
 
 
-def open_page(browser, url: str, width: int = 1400, height: int = 1000):
+def open_page(browser, url: str, width: int = 1400, height: int = 1000, timeout: int = 60_000):
+    """A new page at `url`, once its title and its sidebar's switches are there (`timeout` ms each)."""
     page = browser.new_page(viewport={"width": width, "height": height})
     server = url.split("/")[2]
     page.on("request", lambda request: OUTSIDE.append(request.url)
             if request.url.split("/")[2:3] != [server] and not request.url.startswith(("data:", "blob:")) else None)
     page.goto(url, wait_until="domcontentloaded")
-    page.wait_for_selector('[data-testid="stMain"] h1', timeout=60_000)
+    page.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout)
     # A session's first run paints the page alone; the sidebar (and the Ablations page's charts) follow
     # a second later (vitcore.app.sidebar._then_the_rest): wait for its switches, then for that run.
-    page.wait_for_selector('[data-testid="stSidebar"] [data-testid="stRadio"]', timeout=60_000, state="attached")
+    page.wait_for_selector('[data-testid="stSidebar"] [data-testid="stRadio"]', timeout=timeout, state="attached")
     settle(page)
     return page
 
