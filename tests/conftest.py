@@ -170,3 +170,14 @@ def on_page_store(page_store, monkeypatch) -> RunStore:
 def store(tmp_path) -> RunStore:
     """An empty store in a temporary folder, for fakes.write_run."""
     return RunStore(tmp_path / "store")
+
+
+@pytest.fixture
+def screened_only(tmp_path, monkeypatch) -> None:
+    """This test's `check` screens weights on the 64 shipped images and does not run the full pass on the
+    official test split (VITCORE_DATA_DIR: the official files but other test images). On a fresh machine the
+    full pass of a page store's weighted runs costs minutes of CPU (tests/test_weights_owned.py runs it)."""
+    from stores import other_test_images
+
+    for name, value in other_test_images(tmp_path / "screened-only-data").items():
+        monkeypatch.setenv(name, value)

@@ -58,3 +58,20 @@ def copied_table(committed: pd.DataFrame, keep: set[str]) -> pd.DataFrame:
     these rows (equal frames, checked in tests/test_fuzz.py); reading the copy again validated every run from its
     files, ~2 s of each fixture that damages one."""
     return committed[committed["run_id"].isin(keep)].reset_index(drop=True)
+
+
+def other_test_images(folder) -> dict:
+    """A data folder ($VITCORE_DATA_DIR) with the official labels but test images that are not the official
+    ones (all zero): usable for everything else, so only the weights check notices."""
+    import gzip
+    import struct
+
+    from vitcore.data.fashion import DEBIAN_DIR, FILES
+
+    folder.mkdir()
+    for name in FILES.values():
+        (folder / name).symlink_to(DEBIAN_DIR / name)
+    (folder / FILES["test_images"]).unlink()
+    blank = struct.pack(">IIII", 0x0803, 10_000, 28, 28) + bytes(7_840_000)
+    (folder / FILES["test_images"]).write_bytes(gzip.compress(blank))
+    return {"VITCORE_DATA_DIR": str(folder)}

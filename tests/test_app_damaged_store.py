@@ -45,7 +45,7 @@ def damaged(tmp_path_factory, committed_table) -> tuple[Path, dict[str, str]]:
     return store, expected
 
 
-def test_check_names_every_damaged_entry(damaged):
+def test_check_names_every_damaged_entry(damaged, screened_only):
     store, expected = damaged
     RunStore(store).scan()  # an index of the damaged store, then one of its valid rows edited
     expected[INDEX] = "checksum mismatch"

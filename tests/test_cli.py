@@ -129,7 +129,7 @@ def test_committed_store_is_clean(tmp_path):
     weights are screened on the shipped check images and check says the full check was not run: on a fresh
     machine it costs ~170 s CPU for the 87 weighted runs. tests/test_weights_owned.py runs the full check on
     committed runs that cover every architecture."""
-    from test_weights_owned import other_test_images
+    from stores import other_test_images
 
     env = {**other_test_images(tmp_path / "data"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     done = run_cli("check", env=env)

@@ -67,7 +67,7 @@ def peak(step) -> tuple[object, int, float]:
         tracemalloc.stop()
 
 
-def test_check_names_every_hostile_file_within_the_memory_goal(hostile):
+def test_check_names_every_hostile_file_within_the_memory_goal(hostile, screened_only):
     store, expected, _ = hostile
     labels = None
     if local_data_available():
@@ -112,7 +112,7 @@ def test_every_page_renders_and_says_it_skipped_them(hostile, monkeypatch, tmp_p
 
 
 @pytest.mark.parametrize("variant", HOSTILE_INDEX)
-def test_a_hostile_index_is_named_and_rebuilt(tmp_path, variant):
+def test_a_hostile_index_is_named_and_rebuilt(tmp_path, variant, screened_only):
     store = copy_store(tmp_path / "store", runs=12)
     clean = RunStore(store).table()
     damage, words = HOSTILE_INDEX[variant]

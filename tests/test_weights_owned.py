@@ -11,7 +11,7 @@ import shutil
 import h5py
 import numpy as np
 import pytest
-from stores import COMMITTED
+from stores import COMMITTED, other_test_images
 
 from vitcore.data import testsplit
 from vitcore.store import memo
@@ -112,23 +112,6 @@ def test_near_ties_only_may_differ():
                       [np.nan] * 10], dtype=np.float32)                 # stored 0: not finite, always differs
     assert W.differing(probs, np.array([1, 1, 0, 0], np.uint8)).tolist() == [1, 3]
     assert W.TIE == 2e-5
-
-
-def other_test_images(folder) -> dict:
-    """A data folder ($VITCORE_DATA_DIR) with the official labels but test images that are not the official
-    ones (all zero): usable for everything else, so only the weights check notices."""
-    import gzip
-    import struct
-
-    from vitcore.data.fashion import DEBIAN_DIR, FILES
-
-    folder.mkdir()
-    for name in FILES.values():
-        (folder / name).symlink_to(DEBIAN_DIR / name)
-    (folder / FILES["test_images"]).unlink()
-    blank = struct.pack(">IIII", 0x0803, 10_000, 28, 28) + bytes(7_840_000)
-    (folder / FILES["test_images"]).write_bytes(gzip.compress(blank))
-    return {"VITCORE_DATA_DIR": str(folder)}
 
 
 @needs_split
