@@ -17,6 +17,7 @@ from pathlib import Path
 
 from vitcore.config.papers import PAPER_VARIANTS
 from vitcore.config.run import RunConfig
+from vitcore.run import floor
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # where `python -m vitcore…` finds this vitcore
 
@@ -118,7 +119,6 @@ def bench_sweep(rows=(1_000, 4_000), runs: int = 4, repeats: int = 2) -> dict[in
     process-per-run runs/hour) per row count."""
     import os
 
-    from vitcore.run import floor
     from vitcore.run.sweep import run_sweep
     from vitcore.store.runs import RunStore
 
@@ -127,11 +127,9 @@ def bench_sweep(rows=(1_000, 4_000), runs: int = 4, repeats: int = 2) -> dict[in
     for train_rows in rows:
         configs = [RunConfig(train_rows=train_rows, seed=2_000 + index) for index in range(runs)]
         rate = floor.matmul_rate(int(threads), backends=("numpy",))["best"]
-        floor_seconds = sum(floor.run_flops(configs[0]).values()) / rate
         print(f"{train_rows:,} rows: float32 matmul {rate / 1e9:.0f} GFLOP/s on {threads} threads (NumPy's BLAS); "
               f"a run's counted {sum(floor.run_flops(configs[0]).values()) / 1e9:.0f} GFLOP: "
-              f"floor {floor_seconds:.2f} s",
-              flush=True)
+              f"floor {floor.floor_seconds(configs[0], rate):.2f} s (load {os.getloadavg()[0]:.1f})", flush=True)
         worker, fresh, reused = [], [], []
         for _ in range(repeats):
             with tempfile.TemporaryDirectory() as folder:
@@ -148,17 +146,31 @@ def bench_sweep(rows=(1_000, 4_000), runs: int = 4, repeats: int = 2) -> dict[in
                                    env={**os.environ, "VITCORE_THREADS": threads})
                 fresh.append(runs / (time.perf_counter() - start) * 3600)
             print(f"{train_rows:,} rows: worker {worker[-1]:.0f} runs/hour, one process per run {fresh[-1]:.0f} "
-                  f"runs/hour", flush=True)
+                  f"runs/hour (load {os.getloadavg()[0]:.1f})", flush=True)
         ratios[train_rows] = statistics.median(w / f for w, f in zip(worker, fresh))
-        print(f"{train_rows:,} rows, {runs} runs x {repeats} side-by-side pairs: worker median "
-              f"{statistics.median(worker):.0f} runs/hour (min {min(worker):.0f}, max {max(worker):.0f}), one process "
-              f"per run {statistics.median(fresh):.0f} (min {min(fresh):.0f}, max {max(fresh):.0f}); median ratio "
-              f"{ratios[train_rows]:.2f}x (goal >= 2x), cell time {1 / ratios[train_rows]:.2f}x the processes' "
-              f"(goal <= 0.40)", flush=True)
-        print(f"{train_rows:,} rows, {len(reused)} reused runs: median {statistics.median(reused):.2f} s "
-              f"({min(reused):.2f}-{max(reused):.2f}) = {statistics.median(reused) / floor_seconds:.2f}x the floor "
-              f"(goal <= 2.5x)", flush=True)
+        for line in sweep_report(configs[0], worker, fresh, reused, rate):
+            print(line, flush=True)
     return ratios
+
+
+def sweep_report(cfg: RunConfig, worker: list[float], fresh: list[float], reused: list[float],
+                 rate: float) -> list[str]:
+    """bench_sweep's summary of one row count: the worker's runs/hour against one process per run (pairs in
+    order), the cell's time as a multiple of the processes', and each reused run's seconds × its floor at `rate`
+    FLOP/s (vitcore.run.floor), then their median."""
+    ratio = statistics.median(w / f for w, f in zip(worker, fresh, strict=True))
+    rows = f"{cfg.train_rows:,} rows"
+    lines = [f"{rows}, {len(worker)} side-by-side pairs: worker median {statistics.median(worker):.0f} runs/hour "
+             f"(min {min(worker):.0f}, max {max(worker):.0f}), one process per run {statistics.median(fresh):.0f} "
+             f"(min {min(fresh):.0f}, max {max(fresh):.0f}); median ratio {ratio:.2f}x (goal >= 2x), cell time "
+             f"{1 / ratio:.2f}x the processes' (goal <= 0.40)"]
+    if reused:
+        times = [floor.times_floor(seconds, cfg, rate) for seconds in reused]
+        each = ", ".join(f"{seconds:.2f} s = {times:.2f}x" for seconds, times in zip(reused, times))
+        lines.append(f"{rows}, {len(reused)} reused runs (floor {floor.floor_seconds(cfg, rate):.2f} s): {each}; "
+                     f"median {statistics.median(reused):.2f} s = {statistics.median(times):.2f}x the floor "
+                     f"(goal <= 2.5x)")
+    return lines
 
 
 def bench_cache(repeats: int = 3, rows: int = 4_000) -> float:
