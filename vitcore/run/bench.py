@@ -17,6 +17,7 @@ from pathlib import Path
 
 from vitcore.config.papers import PAPER_VARIANTS
 from vitcore.config.run import RunConfig
+from vitcore.run import floor
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # where `python -m vitcore…` finds this vitcore
 
@@ -113,12 +114,11 @@ def bench_sweep(rows=(1_000, 4_000), runs: int = 4, repeats: int = 2) -> dict[in
     """Runs/hour of the sweep worker (one process, compiled once per cell) against one
     `python -m vitcore run` process per run, side by side (A B A B) on the same run list: the
     article's ViT with unused random seeds, at the same thread count. Beside it, each reused run's
-    seconds ÷ its floor (vitcore.run.floor: its counted FLOPs at this box's float32 matmul rate, measured
-    here before each row count on the same threads). Returns the median ratio (worker runs/hour ÷
-    process-per-run runs/hour) per row count."""
+    seconds ÷ its floor (vitcore.run.floor: its counted FLOPs at this box's float32 matmul rate on the same
+    threads, measured here before every pair and after the last: the highest counts). Returns the median ratio
+    (worker runs/hour ÷ process-per-run runs/hour) per row count."""
     import os
 
-    from vitcore.run import floor
     from vitcore.run.sweep import run_sweep
     from vitcore.store.runs import RunStore
 
@@ -126,14 +126,18 @@ def bench_sweep(rows=(1_000, 4_000), runs: int = 4, repeats: int = 2) -> dict[in
     ratios = {}
     for train_rows in rows:
         configs = [RunConfig(train_rows=train_rows, seed=2_000 + index) for index in range(runs)]
-        rate = floor.matmul_rate(int(threads), backends=("numpy",))["best"]
-        floor_seconds = sum(floor.run_flops(configs[0]).values()) / rate
-        print(f"{train_rows:,} rows: float32 matmul {rate / 1e9:.0f} GFLOP/s on {threads} threads (NumPy's BLAS); "
-              f"a run's counted {sum(floor.run_flops(configs[0]).values()) / 1e9:.0f} GFLOP: "
-              f"floor {floor_seconds:.2f} s",
-              flush=True)
+        # The box's matmul rate moves with its host's other load (150-390 GFLOP/s within minutes here): measured
+        # before every pair and after the last, the floor takes the highest (what the cores can do, a strict floor).
+        rates: list[float] = []
+
+        def measure(when: str) -> None:
+            rates.append(floor.matmul_rate(int(threads), backends=("numpy",))["best"])
+            print(f"{train_rows:,} rows, {when}: float32 matmul {rates[-1] / 1e9:.0f} GFLOP/s on {threads} threads "
+                  f"(NumPy's BLAS; load {os.getloadavg()[0]:.1f})", flush=True)
+
         worker, fresh, reused = [], [], []
-        for _ in range(repeats):
+        for pair in range(repeats):
+            measure(f"before pair {pair + 1}")
             with tempfile.TemporaryDirectory() as folder:
                 start = time.perf_counter()
                 run_sweep(configs, RunStore(folder), workers=1)
@@ -148,17 +152,35 @@ def bench_sweep(rows=(1_000, 4_000), runs: int = 4, repeats: int = 2) -> dict[in
                                    env={**os.environ, "VITCORE_THREADS": threads})
                 fresh.append(runs / (time.perf_counter() - start) * 3600)
             print(f"{train_rows:,} rows: worker {worker[-1]:.0f} runs/hour, one process per run {fresh[-1]:.0f} "
-                  f"runs/hour", flush=True)
+                  f"runs/hour (load {os.getloadavg()[0]:.1f})", flush=True)
+        measure("after the pairs")
+        best, counted = max(rates), sum(floor.run_flops(configs[0]).values())
+        print(f"{train_rows:,} rows: a run's counted {counted / 1e9:.0f} GFLOP at the highest rate, {best / 1e9:.0f} "
+              f"GFLOP/s: floor {floor.floor_seconds(configs[0], best):.2f} s", flush=True)
         ratios[train_rows] = statistics.median(w / f for w, f in zip(worker, fresh))
-        print(f"{train_rows:,} rows, {runs} runs x {repeats} side-by-side pairs: worker median "
-              f"{statistics.median(worker):.0f} runs/hour (min {min(worker):.0f}, max {max(worker):.0f}), one process "
-              f"per run {statistics.median(fresh):.0f} (min {min(fresh):.0f}, max {max(fresh):.0f}); median ratio "
-              f"{ratios[train_rows]:.2f}x (goal >= 2x), cell time {1 / ratios[train_rows]:.2f}x the processes' "
-              f"(goal <= 0.40)", flush=True)
-        print(f"{train_rows:,} rows, {len(reused)} reused runs: median {statistics.median(reused):.2f} s "
-              f"({min(reused):.2f}-{max(reused):.2f}) = {statistics.median(reused) / floor_seconds:.2f}x the floor "
-              f"(goal <= 2.5x)", flush=True)
+        for line in sweep_report(configs[0], worker, fresh, reused, best):
+            print(line, flush=True)
     return ratios
+
+
+def sweep_report(cfg: RunConfig, worker: list[float], fresh: list[float], reused: list[float],
+                 rate: float) -> list[str]:
+    """bench_sweep's summary of one row count: the worker's runs/hour against one process per run (pairs in
+    order), the cell's time as a multiple of the processes', and each reused run's seconds × its floor at `rate`
+    FLOP/s (vitcore.run.floor), then their median."""
+    ratio = statistics.median(w / f for w, f in zip(worker, fresh, strict=True))
+    rows = f"{cfg.train_rows:,} rows"
+    lines = [f"{rows}, {len(worker)} side-by-side pairs: worker median {statistics.median(worker):.0f} runs/hour "
+             f"(min {min(worker):.0f}, max {max(worker):.0f}), one process per run {statistics.median(fresh):.0f} "
+             f"(min {min(fresh):.0f}, max {max(fresh):.0f}); median ratio {ratio:.2f}x (goal >= 2x), cell time "
+             f"{1 / ratio:.2f}x the processes' (goal <= 0.40)"]
+    if reused:
+        times = [floor.times_floor(seconds, cfg, rate) for seconds in reused]
+        each = ", ".join(f"{seconds:.2f} s = {times:.2f}x" for seconds, times in zip(reused, times))
+        lines.append(f"{rows}, {len(reused)} reused runs (floor {floor.floor_seconds(cfg, rate):.2f} s): {each}; "
+                     f"median {statistics.median(reused):.2f} s = {statistics.median(times):.2f}x the floor "
+                     f"(goal <= 2.5x)")
+    return lines
 
 
 def bench_cache(repeats: int = 3, rows: int = 4_000) -> float:

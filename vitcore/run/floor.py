@@ -25,6 +25,16 @@ def run_flops(cfg: RunConfig) -> dict[str, float]:
             "test": TEST_ROWS * forward}
 
 
+def floor_seconds(cfg: RunConfig, rate: float) -> float:
+    """The least wall time a run of cfg can take: its counted FLOPs (run_flops) at `rate` FLOP/s."""
+    return sum(run_flops(cfg).values()) / rate
+
+
+def times_floor(seconds: float, cfg: RunConfig, rate: float) -> float:
+    """A run of cfg that took `seconds`, in multiples of its floor at `rate` FLOP/s ("× the floor")."""
+    return seconds / floor_seconds(cfg, rate)
+
+
 def matmul_rate(threads: int, side: int = 2_048, seconds: float = 2.0,
                 backends: tuple[str, ...] = ("numpy", "tensorflow")) -> dict[str, float]:
     """Sustained float32 FLOP/s of square matmuls (side × side) on `threads` cores, by NumPy's BLAS and by
