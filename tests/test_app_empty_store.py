@@ -36,6 +36,7 @@ def rendered_text(at: AppTest) -> str:
     return "\n".join(texts)
 
 
+@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
 @pytest.mark.parametrize("page", pages())
 def test_an_empty_store_shows_no_server_path_on_any_page(page, tmp_path, monkeypatch):
     store = tmp_path / "empty store"

@@ -99,6 +99,7 @@ def test_default_view_is_the_article_vit_against_itself(table):
     assert under_first_card.startswith(f"± {fmt.number(base.std())} sd over {len(base)} random seeds")
 
 
+@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
 @pytest.mark.parametrize("key, value", FLIPS)
 def test_each_sidebar_switch_shows_the_matching_cached_run(table, key, value):
     at = app()

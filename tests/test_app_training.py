@@ -63,6 +63,7 @@ def test_the_budget_stops_a_training_that_runs_long():
     assert finished.status.cancelled is None and done == [1, 2, 3]
 
 
+@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
 def test_the_page_refuses_a_click_over_budget_and_says_why(monkeypatch, on_page_store):
     from test_app_pages import app, uncached
 

@@ -112,6 +112,7 @@ def gzip_of_its_own_size(run: Path) -> None:
     edit(run, "classifier", 0, change)
 
 
+@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
 @pytest.mark.parametrize("damage, words", [
     (bomb, "is filtered 2 times"),
     (lambda run: bomb(run, times=1, mib=64), "may grow"),  # 64 KB of stream: within the run's size limit

@@ -199,6 +199,7 @@ def test_every_claim_is_evaluated_on_the_committed_store(committed):
     assert len(patch_two) >= 1  # patch 2 is checked too
 
 
+@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
 @pytest.mark.parametrize("margin", [0.005, 0.01, 0.02])
 def test_one_tally_each_comparison_once_no_disagrees_unless_resolved_against(committed, fixed, margin):
     table = claims.claims_table(committed, margin, fixed=fixed)

@@ -23,6 +23,8 @@ from vitcore.store.runs import INDEX, RunStore, StoreWarning
 
 MEMORY_GOAL = 400 << 20
 
+pytestmark = pytest.mark.slow  # every page rendered on damaged copies of the store: ~15 s idle
+
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory, committed_table) -> tuple[Path, dict[str, str], int]:

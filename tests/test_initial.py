@@ -35,6 +35,7 @@ def fresh(cfg: RunConfig, seed: int):
     return [keras.ops.convert_to_numpy(w) for w in model.weights], random.getstate(), np.random.get_state()
 
 
+@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
 @pytest.mark.parametrize("changes", [{}, {"pooling": "cls"}, {"norm": "batch", "norm_placement": "post"},
                                      {"tokenizer": "shifted", "self_attention": "lsa"}, {"pos_embedding": "sincos"},
                                      {"model": "convnet"}], ids=lambda c: "-".join(map(str, c.values())) or "vit")

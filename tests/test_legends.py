@@ -28,6 +28,7 @@ def verdict_colours(domain) -> list[str]:
     return [charts.VERDICT_COLOURS[verdict] for verdict in domain]
 
 
+@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
 def test_forest_legend_lists_the_verdicts_drawn_in_their_colours(study):
     frame = tables.flip_frame(study.flip_effects(RunConfig(), v.MARGIN, ("test_accuracy",)), "test_accuracy")
     (key,) = [key for key in check(charts.forest(frame, "test_accuracy", "title")) if key.channel == "color"][:1]

@@ -134,6 +134,7 @@ def page(name: str, **session) -> AppTest:
     return at.run()
 
 
+@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
 @pytest.mark.parametrize("name", PAGES)
 def test_no_page_shows_a_seconds_mean_pooled_across_timing_groups(two_groups, name):
     _, pooled = two_groups

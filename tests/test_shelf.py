@@ -36,6 +36,7 @@ def kept_files(root) -> list[str]:
     return sorted(name for name in os.listdir(root) if name.startswith(shelf.PREFIX))
 
 
+@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
 def test_a_restart_reads_the_warm_up_results_it_kept_and_they_are_the_computed_ones(app_store, monkeypatch):
     from vitcore.app import state
     from vitcore.study import Study

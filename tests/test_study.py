@@ -58,6 +58,7 @@ def test_judgement_is_judge_as_a_record():
         Judgement.of(row).verdict = "better"
 
 
+@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
 @pytest.mark.parametrize("selection, baseline", [
     (RunConfig(pos_embedding="none"), None),                                             # a flip-table change
     (RunConfig(model="convnet", train_rows=4000), RunConfig(train_rows=4000)),         # the article's models
@@ -102,6 +103,7 @@ def test_flip_effects_are_the_summaries(study):
                                                          timing=study.timing).drop(columns="confirmation"))
 
 
+@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
 def test_claims_at_three_margins_measure_once(fresh, crossover, monkeypatch):
     """The margin is applied last: the tally at three margins after one claims table measures nothing new."""
     from vitcore.analysis import scaling
@@ -120,6 +122,7 @@ def test_claims_at_three_margins_measure_once(fresh, crossover, monkeypatch):
     assert len(table) and len(calls) == once
 
 
+@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
 def test_effects_at_three_margins_measure_once(study, fresh, monkeypatch):
     """Main effects and interactions are measured once (summaries.MeasuredEffects) and judged at each margin: no
     contrast or one-cell comparison is measured again, and each margin's table is the uncached library's."""
