@@ -130,6 +130,16 @@ def test_without_the_official_test_images_weights_are_screened_and_check_says_so
     assert testsplit.images() is None and store.check() == []
 
 
+def test_ship_writes_no_verdicts_for_weights_not_verified_in_full(store, tmp_path):
+    """`check --ship` writes the verdicts a fresh clone trusts unread: never without the full weight check."""
+    from conftest import run_cli
+
+    env = {**other_test_images(tmp_path / "data"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = run_cli("check", "--ship", "--store", str(store.root), env=env)
+    assert done.returncode == 1 and "--ship: nothing written" in done.stdout, done.stdout + done.stderr
+    assert not (store.root / "verdicts.json").exists()
+
+
 def test_the_runs_borrowed_from_are_what_their_names_say(committed_table):
     """The premise: VICTIM and the runs it borrows from are the configs named, all with weights."""
     table = committed_table.set_index("run_id")

@@ -147,9 +147,14 @@ def _check(args) -> int:
           "`python -m vitcore sweep all --backfill-predictions` adds them)" if missing else
           "every valid run has its predictions.npy")
     weighted = int(table["has_weights"].astype(bool).sum()) if len(table) else 0
-    if weighted and (why := testsplit.missing()) is not None:  # the runs stay valid: say what was not checked
+    unverified = weighted and (why := testsplit.missing()) is not None
+    if unverified:  # the runs stay valid: say what was not checked
         print(f"{weighted:,} valid runs' weights not verified here: checked on the first {CHECK_ROWS} official test "
               f"images (shipped), not against all 10,000 of their stored predictions, because {clean(why)}")
+    if args.ship and unverified:  # a fresh clone trusts the shipped verdicts: they vouch only for full checks
+        print("--ship: nothing written: the shipped verdicts vouch for weights verified on all 10,000 official "
+              "test images, and they were not verified here")
+        return 1
     if args.ship:
         from vitcore.store import shipped
 
