@@ -130,6 +130,7 @@ def test_without_the_official_test_images_weights_are_screened_and_check_says_so
     assert testsplit.images() is None and store.check() == []
 
 
+@pytest.mark.slow  # a `check --ship` process
 def test_ship_writes_no_verdicts_for_weights_not_verified_in_full(store, tmp_path):
     """`check --ship` writes the verdicts a fresh clone trusts unread: never without the full weight check."""
     from conftest import run_cli
