@@ -19,39 +19,15 @@ server had mapped before any visitor (which extension modules its imports loaded
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import psutil
 from memory_bench import CROWD, PeakRSS
-from served import ROOT, warm_line
-
-
-def start(root: Path, log: Path) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    python = root / ".venv" / "bin" / "python"
-    process = subprocess.Popen(
-        ["nice", "-n", "10", str(python), "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"],
-        cwd=root, env={**os.environ, "PYTHONPATH": str(root), "VITCORE_ALLOW_TRAINING": "0"},
-        stdout=log.open("w"), stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
-            return process, url
-        except OSError:
-            time.sleep(0.3)
-    process.kill()
-    raise RuntimeError("streamlit did not start")
+from served import ROOT, start_server, warm_line
 
 
 def libraries(server: psutil.Process) -> list[str]:
@@ -123,7 +99,8 @@ def run(root: Path, folder: Path, visitors: int) -> dict:
     paths = (CROWD * (visitors // len(CROWD) + 1))[:visitors]
     log = folder / f"server_{time.strftime('%H%M%S')}.log"
     load = os.getloadavg()[0]
-    process, url = start(root, log)
+    process, url = start_server(log, root=root, python=str(root / ".venv" / "bin" / "python"),
+                                prefix=("nice", "-n", "10"))
     try:
         server = psutil.Process(process.pid)  # nice execs the interpreter: the same process
         warm_line(log)

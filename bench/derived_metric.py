@@ -19,11 +19,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+from test_new_metric import with_macro_f1  # noqa: E402 (tests/ first on the path)
 
 TIMED = """
 import json, statistics, sys, time, warnings
@@ -41,18 +41,6 @@ for _ in range(int(sys.argv[3])):
 print(json.dumps({"cpu": statistics.median(cpu), "wall": statistics.median(wall), "columns": len(table.columns),
                   "rows": len(table)}))
 """
-
-
-def package_with_macro_f1(folder: Path) -> Path:
-    """tests/test_new_metric.py's copy of the package: the registry with macro-F1 appended."""
-    from test_new_metric import MACRO_F1
-
-    shutil.copytree(ROOT / "vitcore", folder / "vitcore", ignore=shutil.ignore_patterns("__pycache__"))
-    registry = folder / "vitcore" / "config" / "metrics.py"
-    text = registry.read_text()
-    at = text.index("\nMETRIC = {")
-    registry.write_text(text[:at] + textwrap.dedent(MACRO_F1) + text[at:])
-    return folder
 
 
 def timed(package: Path, store: Path, calls: int) -> dict:
@@ -77,7 +65,7 @@ def main() -> int:
             stores[name].mkdir()
             for run in runs:
                 shutil.copytree(run, stores[name] / run.name)
-        packages = {"without": ROOT, "with": package_with_macro_f1(tmp / "pkg")}
+        packages = {"without": ROOT, "with": with_macro_f1(tmp / "pkg")}
         ratios = []
         for pair in range(args.pairs):
             got = {name: timed(packages[name], stores[name], args.calls) for name in ("without", "with")}

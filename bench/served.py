@@ -34,16 +34,18 @@ def served(log: Path, script: str = "streamlit_app.py", watcher: str | None = "n
         process.wait(10)
 
 
-def start_server(log: Path, script: str = "streamlit_app.py",
-                 watcher: str | None = "none") -> tuple[subprocess.Popen, str]:
+def start_server(log: Path, script: str = "streamlit_app.py", watcher: str | None = "none", root: Path = ROOT,
+                 python: str = sys.executable, prefix: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str]:
+    """`streamlit run script` from `root` with `python` (after `prefix`, e.g. nice), training off, on a free
+    port; (the process, its URL) once it answers its health check."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
+        [*prefix, str(python), "-m", "streamlit", "run", script, "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1",
          *(["--server.fileWatcherType", watcher] if watcher else [])],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "VITCORE_ALLOW_TRAINING": "0"},
+        cwd=root, env={**os.environ, "PYTHONPATH": str(root), "VITCORE_ALLOW_TRAINING": "0"},
         stdout=log.open("w"), stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     for _ in range(200):

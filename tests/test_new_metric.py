@@ -11,13 +11,13 @@ warm table reads it back without opening confusion.csv; and a metric the registr
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
 
 import pytest
 from conftest import ROOT
+from packages import insert, package_copy
 
 MACRO_F1 = '''
 
@@ -101,12 +101,13 @@ print(json.dumps(out))
 @pytest.fixture
 def package_with_macro_f1(tmp_path):
     """A copy of vitcore whose metric registry gained one function and one entry (macro-F1 of confusion.csv)."""
-    copy = tmp_path / "pkg"
-    shutil.copytree(ROOT / "vitcore", copy / "vitcore", ignore=shutil.ignore_patterns("__pycache__"))
-    registry = copy / "vitcore" / "config" / "metrics.py"
-    text = registry.read_text()
-    at = text.index("\nMETRIC = {")
-    registry.write_text(text[:at] + textwrap.dedent(MACRO_F1) + text[at:])
+    return with_macro_f1(tmp_path / "pkg")
+
+
+def with_macro_f1(folder):
+    """package_copy(folder) with macro-F1 appended to its metric registry (also bench/derived_metric.py's)."""
+    copy = package_copy(folder)
+    insert(copy / "vitcore" / "config" / "metrics.py", "\nMETRIC = {", textwrap.dedent(MACRO_F1))
     return copy
 
 

@@ -10,13 +10,13 @@ all pick it up, while every committed run keeps its id.
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
 
 import pytest
 from conftest import ROOT
+from packages import insert, package_copy
 
 DROPOUT = '''
 REGISTRY = (*REGISTRY, Switch("dropout", (0.0, 0.1), 0.0, "Dropout", "Dropout rate after each sublayer.",
@@ -89,16 +89,10 @@ print(json.dumps(out))
 
 @pytest.mark.slow
 def test_a_new_switch_is_one_registry_entry_and_its_field(tmp_path):
-    copy = tmp_path / "pkg"
-    shutil.copytree(ROOT / "vitcore", copy / "vitcore", ignore=shutil.ignore_patterns("__pycache__"))
-    registry = copy / "vitcore" / "config" / "switches.py"
-    text = registry.read_text()
-    at = text.index("# The order of the tags in a run label")
-    registry.write_text(text[:at] + textwrap.dedent(DROPOUT) + text[at:])
-    config = copy / "vitcore" / "config" / "run.py"
-    text = config.read_text()
-    at = text.index("    width: int = 64")
-    config.write_text(text[:at] + "    dropout: float = 0.0\n" + text[at:])
+    copy = package_copy(tmp_path / "pkg")
+    config = copy / "vitcore" / "config"
+    insert(config / "switches.py", "# The order of the tags in a run label", textwrap.dedent(DROPOUT))
+    insert(config / "run.py", "    width: int = 64", "    dropout: float = 0.0\n")
     (tmp_path / "empty_store").mkdir()
     env = {**os.environ, "PYTHONPATH": str(copy), "VITCORE_STORE": str(tmp_path / "empty_store")}
     done = subprocess.run([sys.executable, "-c", CHECK, str(copy), str(ROOT / "cached_runs"), str(ROOT / "tests")],
