@@ -128,10 +128,11 @@ def test_committed_store_is_clean(tmp_path):
     without the official test split (VITCORE_DATA_DIR: test images that are not the official ones), each run's
     weights are screened on the shipped check images and check says the full check was not run: on a fresh
     machine it costs ~170 s CPU for the 87 weighted runs. tests/test_weights_owned.py runs the full check on
-    committed runs that cover every architecture."""
-    from stores import other_test_images
+    committed runs that cover every architecture. It checks a copy: checked in place, the committed store's
+    index would be rewritten under this test's key and data, and the next `check` there would call it damaged."""
+    from stores import copy_store, other_test_images
 
     env = {**other_test_images(tmp_path / "data"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    done = run_cli("check", env=env)
+    done = run_cli("check", "--store", str(copy_store(tmp_path / "cached_runs")), env=env)
     assert done.returncode == 0, done.stdout[-3000:]
     assert "valid runs' weights not verified here" in done.stdout, done.stdout[-3000:]
