@@ -90,13 +90,35 @@ def open_page(browser, url: str, width: int = 1400, height: int = 1000, timeout:
     return page
 
 
+# True once the page's charts and images are drawn: every Vega-Lite chart on screen holds its svg or canvas
+# with a box, every image in the viewport has loaded (lazy images below it load when a tall viewport shows
+# them). Polled every animation frame.
+LAID_OUT = """() => {
+  const drawn = el => { const box = el.getBoundingClientRect(); return box.width > 0 && box.height > 0; };
+  const main = document.querySelector('[data-testid="stMain"]');
+  if (!main) return false;
+  const shown = selector => [...main.querySelectorAll(selector)].filter(drawn);  // not in a closed expander or tab
+  return shown('[data-testid="stVegaLiteChart"]').every(chart => [...chart.querySelectorAll('svg, canvas')].some(drawn))
+    && [...main.querySelectorAll('img')].filter(img => img.getBoundingClientRect().top < innerHeight)  // lazy below
+      .every(img => img.complete);
+}"""
+TWO_FRAMES = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+
+def laid_out(page) -> None:
+    """Wait until the charts and images are drawn (LAID_OUT), then two frames more for the layout
+    that follows them; at most 30 s. (A fixed 0.8 s sleep did this before, twice per page.)"""
+    page.wait_for_function(LAID_OUT, polling="raf", timeout=30_000)
+    page.evaluate(TWO_FRAMES)
+
+
 def settle(page) -> None:
-    """Wait for the script run to end (Streamlit shows a status widget meanwhile), then size the
-    viewport to the page for a full screenshot."""
+    """Wait for the script run to end (Streamlit shows a status widget meanwhile) and the page to be drawn,
+    then size the viewport to the page for a full screenshot."""
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000)
-    page.wait_for_timeout(800)  # let charts lay out
+    laid_out(page)
     # The app scrolls inside its main container, so a "full page" screenshot needs a tall viewport.
     height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
     page.set_viewport_size({"width": page.viewport_size["width"], "height": max(1000, min(int(height) + 40, 12_000))})
-    page.wait_for_timeout(800)
+    laid_out(page)

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from urllib.parse import quote_plus
 
 import pytest
-from browsing import CHROMIUM, OUTSIDE, ROOT, chromium, open_page, settle, streamlit_server
+from browsing import CHROMIUM, OUTSIDE, ROOT, chromium, laid_out, open_page, settle, streamlit_server
 from narrow import grid, lines, overflowing
 
 from vitcore.analysis import work
@@ -74,7 +74,7 @@ def test_every_page_fits_a_400_px_screen(server, browser):
             page.screenshot(path=str(SHOTS / f"narrow_{name}.png"), full_page=True)  # open_page made it tall
             assert page.locator('[data-testid="stException"]').count() == 0, name
             page.set_viewport_size({"width": 400, "height": 800})  # the phone again: measure there
-            page.wait_for_timeout(800)
+            laid_out(page)
             if overflow := overflowing(page, 400):
                 found[name] = overflow[:3]
         finally:
@@ -281,7 +281,10 @@ def test_tables_show_the_verdict_and_its_interval_at_400_and_1400_px(server, bro
             page = open_page(browser, f"{server.url}/{path}", width=width)
             try:
                 page.set_viewport_size({"width": width, "height": 1000})
-                page.wait_for_timeout(800)
+                laid_out(page)
+                heads = page.locator('th, [role="columnheader"]', has_text=first[0])  # the grid redrawn at this width
+                page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').filter(has=heads).first.wait_for(
+                    state="attached", timeout=30_000)
                 drawn = grid(page, first[0], [*texts, *first])
                 assert drawn is not None, (path, width, "no grid")
                 total = sum(widths[name] for name in table.columns)  # a narrower table: its last column fills the frame
@@ -306,7 +309,7 @@ def test_no_chart_cuts_its_key_at_1400_px(server, browser):
         page = open_page(browser, f"{server.url}/{path}")
         try:
             page.set_viewport_size({"width": 1400, "height": 1000})
-            page.wait_for_timeout(800)
+            laid_out(page)
             if cut := [item for item in overflowing(page, 1400) if item["kind"] == "chart text"]:
                 found[path] = cut[:3]
         finally:
