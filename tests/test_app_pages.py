@@ -200,8 +200,8 @@ steps = warm_caches()  # what streamlit_app.py's start-up hook runs
 assert list(steps) == ["imports", "runs table and metric cards", "curves and confusions",
                        "flip and main effects"], steps
 for page, query in (("views/ablations.py", {}), ("views/ablations.py", {"patch_size": "2", "train_rows": "8000"}),
-                    *((f"views/{name}.py", {}) for name in ("runs", "claims", "patching", "anatomy", "token_cost",
-                                                             "attention", "vit_vs_convnet"))):
+                    *((f"views/{name}.py", {}) for name in ("runs", "claims", "plans", "noise", "patching", "anatomy",
+                                                             "token_cost", "attention", "vit_vs_convnet"))):
     at = AppTest.from_file(%r, default_timeout=120)
     at.query_params.update(query)
     at.run()
@@ -215,7 +215,8 @@ print("tensorflow" in sys.modules, "keras" in sys.modules)
 def test_no_page_imports_tensorflow_or_keras():
     """In a fresh interpreter (pytest's own process has TensorFlow from other test modules): the
     server's cache warm-up, the ablations page, its uncached path, and every other page run without
-    importing TensorFlow or Keras (the view-only install, requirements.txt, has neither)."""
+    importing TensorFlow or Keras (the view-only install, requirements.txt, has neither): Anatomy counts from
+    formulas, Attention runs the stored weights in NumPy (issue 11)."""
     import subprocess
 
     done = subprocess.run([sys.executable, "-c", FRESH_PROCESS % APP], capture_output=True, text=True, timeout=300,
