@@ -45,20 +45,29 @@ def browser():
         yield browser
 
 
-def test_every_page_renders_in_a_real_browser(server, browser):
+@pytest.fixture(scope="module")
+def at_1400(server, browser):
+    """Every page opened once at 1,400 px (one screenshot each, <name>.png), kept open for the tests that read
+    them without clicking: {name: page}."""
     SHOTS.mkdir(exist_ok=True)
+    pages = {}
+    try:
+        for path, name in PAGES.items():
+            pages[name] = open_page(browser, f"{server.url}/{path}")
+            pages[name].screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+        yield pages
+    finally:
+        for page in pages.values():
+            page.close()
+
+
+def test_every_page_renders_in_a_real_browser(at_1400):
     base = stats.runs_of(RunStore(state.STORE_PATH).table(), BASELINE)["test_accuracy"]
     expected = fmt.number(base.mean())  # the landing's first card: the baseline's mean over its random seeds
-    for path, name in PAGES.items():
-        page = open_page(browser, f"{server.url}/{path}")
-        try:
-            page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-            exceptions = page.locator('[data-testid="stException"]')
-            assert exceptions.count() == 0, f"{name}: {exceptions.first.inner_text()[:500]}"
-            if name == "ablations":
-                assert page.get_by_text(expected, exact=False).first.is_visible(), expected
-        finally:
-            page.close()
+    for name, page in at_1400.items():
+        exceptions = page.locator('[data-testid="stException"]')
+        assert exceptions.count() == 0, f"{name}: {exceptions.first.inner_text()[:500]}"
+    assert at_1400["ablations"].get_by_text(expected, exact=False).first.is_visible(), expected
     assert OUTSIDE == [], OUTSIDE[:5]  # the tab icon and fonts come from this server, never a font server
 
 
@@ -183,40 +192,32 @@ def test_the_server_warms_its_caches_at_start(server):
     assert "failed" not in text and "Traceback" not in text, text[-3000:]
 
 
-def test_claims_and_vit_vs_convnet_show_their_tables_and_charts(server, browser):
+def test_claims_and_vit_vs_convnet_show_their_tables_and_charts(at_1400):
     """The Claims table (who claims it, the verdict and the link to the runs in view at 1,400 px, each
     setting in full below it) and its download; the ViT vs convnet page's data-size curve, paired Δ and gap
-    bars (screenshots claims_page.png and vit_vs_convnet_page.png)."""
-    page = open_page(browser, f"{server.url}/claims")
-    try:
-        page.screenshot(path=str(SHOTS / "claims_page.png"), full_page=True)
-        assert page.locator('[data-testid="stException"]').count() == 0
-        assert page.locator('[data-testid="stDataFrame"]').count() >= 2  # the claims, the runs behind one
-        assert page.get_by_text("claims.csv").first.is_visible()
-        # At 1,400 px the grid draws (and lists for screen readers) only the columns in view: the claim, what we
-        # found (verdict, its interval, direction), the comparison that tells apart rows whose claim reads alike
-        # (the seed-noise rows, issue 29), and the link to the runs, inside the grid (issue 20)
-        shown = page.locator('[data-testid="stDataFrame"]').first.locator('[role="columnheader"]').all_inner_texts()
-        assert shown[:9] == ["Claim", "Verdict", "Interval", "Direction", "Δ = selection − baseline", "Rows", "Metric",
-                             "Δ", "Runs"], shown
-        assert sum(claims_view.WIDTHS[name] for name in shown[:9]) <= 938  # the grid's frame beside the sidebar
-        origins = page.locator('[data-testid="stTable"]')  # each setting in full, wrapped inside the screen
-        box = origins.bounding_box()
-        assert box["x"] >= 0 and box["x"] + box["width"] <= 1400, box
-        longest = max(Study.open(state.STORE_PATH).claims()["setting"], key=len)  # the page's own ledger
-        assert origins.get_by_text(longest, exact=True).is_visible()
-        nav = page.locator('[data-testid="stSidebarNav"]')  # served through app.py's st.navigation
-        assert nav.get_by_text("Claims", exact=True).count() == 1 and nav.get_by_text("Runs & downloads").count() == 1
-    finally:
-        page.close()
-    page = open_page(browser, f"{server.url}/vit_vs_convnet")
-    try:
-        page.screenshot(path=str(SHOTS / "vit_vs_convnet_page.png"), full_page=True)
-        assert page.locator('[data-testid="stException"]').count() == 0
-        assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 3
-        assert page.get_by_text("How small can the data be before the convnet wins?").first.is_visible()
-    finally:
-        page.close()
+    bars (screenshots claims.png and vit_vs_convnet.png)."""
+    page = at_1400["claims"]
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page.locator('[data-testid="stDataFrame"]').count() >= 2  # the claims, the runs behind one
+    assert page.get_by_text("claims.csv").first.is_visible()
+    # At 1,400 px the grid draws (and lists for screen readers) only the columns in view: the claim, what we
+    # found (verdict, its interval, direction), the comparison that tells apart rows whose claim reads alike
+    # (the seed-noise rows, issue 29), and the link to the runs, inside the grid (issue 20)
+    shown = page.locator('[data-testid="stDataFrame"]').first.locator('[role="columnheader"]').all_inner_texts()
+    assert shown[:9] == ["Claim", "Verdict", "Interval", "Direction", "Δ = selection − baseline", "Rows", "Metric",
+                         "Δ", "Runs"], shown
+    assert sum(claims_view.WIDTHS[name] for name in shown[:9]) <= 938  # the grid's frame beside the sidebar
+    origins = page.locator('[data-testid="stTable"]')  # each setting in full, wrapped inside the screen
+    box = origins.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 1400, box
+    longest = max(Study.open(state.STORE_PATH).claims()["setting"], key=len)  # the page's own ledger
+    assert origins.get_by_text(longest, exact=True).is_visible()
+    nav = page.locator('[data-testid="stSidebarNav"]')  # served through app.py's st.navigation
+    assert nav.get_by_text("Claims", exact=True).count() == 1 and nav.get_by_text("Runs & downloads").count() == 1
+    page = at_1400["vit_vs_convnet"]
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 3
+    assert page.get_by_text("How small can the data be before the convnet wins?").first.is_visible()
 
 
 def test_ablations_landing_a_flipped_switch_and_flipped_images(server, browser):
@@ -301,17 +302,16 @@ def test_tables_show_the_verdict_and_its_interval_at_400_and_1400_px(server, bro
     assert not found, "\n".join(map(str, found))
 
 
-def test_no_chart_cuts_its_key_at_1400_px(server, browser):
+def test_no_chart_cuts_its_key_at_1400_px(server, browser, at_1400):
     """Issue 43: the attention page's key of the uniform line ('uniform head: 1/N = 0.0625') was cut at the
-    edge of its 240-px panel at 1,400 px; every chart text of the walkthrough pages inside its chart."""
-    found = {}
-    for path in ("attention", "vit_vs_convnet", "?norm=batch&view=Main+effects"):
-        page = open_page(browser, f"{server.url}/{path}")
-        try:
-            page.set_viewport_size({"width": 1400, "height": 1000})
-            laid_out(page)
-            if cut := [item for item in overflowing(page, 1400) if item["kind"] == "chart text"]:
-                found[path] = cut[:3]
-        finally:
-            page.close()
+    edge of its 240-px panel at 1,400 px; every chart text of every page (and of the Main effects view) inside
+    its chart."""
+    found = {name: cut[:3] for name, page in at_1400.items()
+             if (cut := [item for item in overflowing(page, 1400) if item["kind"] == "chart text"])}
+    page = open_page(browser, f"{server.url}/?norm=batch&view=Main+effects")
+    try:
+        if cut := [item for item in overflowing(page, 1400) if item["kind"] == "chart text"]:
+            found["?norm=batch&view=Main+effects"] = cut[:3]
+    finally:
+        page.close()
     assert not found, found
