@@ -45,20 +45,50 @@ def browser():
         yield browser
 
 
+# The Ablations page's views with a variant selected (narrow_<name>.png at 400 px)
+VIEW_PAGES = {f"?norm=batch&view={quote_plus(view)}": f"ablations_{view.split()[0].lower()}" for view in VIEWS}
+VARIANT_EFFECTS, VARIANT_FLIPS = "?norm=batch&view=Main+effects", "?norm=batch&view=Flip+one+switch"
+
+
+def opened(browser, url: str, pages: dict, width: int, shots: dict) -> dict:
+    """`pages` ({path: name}) opened one after the other at `width` px, a full-page screenshot each
+    (shots[name]), then the viewport back to width × 800 and the page drawn: {name: page}, kept open."""
+    SHOTS.mkdir(exist_ok=True)
+    held = {}
+    try:
+        for path, name in pages.items():
+            held[name] = page = open_page(browser, f"{url}/{path}", width=width, height=800)
+            page.screenshot(path=str(SHOTS / shots[name]), full_page=True)  # open_page made it tall
+            page.set_viewport_size({"width": width, "height": 800})  # a screen again: tests measure there
+            laid_out(page)
+    except BaseException:
+        for page in held.values():
+            page.close()
+        raise
+    return held
+
+
 @pytest.fixture(scope="module")
 def at_1400(server, browser):
-    """Every page opened once at 1,400 px (one screenshot each, <name>.png), kept open for the tests that read
+    """Every page, and a variant's Main effects and Flip-one-switch views, opened once at 1,400 px (screenshots
+    <name>.png, ablations_variant_effects.png, ablations_variant_flips.png) and kept open for the tests that read
     them without clicking: {name: page}."""
-    SHOTS.mkdir(exist_ok=True)
-    pages = {}
-    try:
-        for path, name in PAGES.items():
-            pages[name] = open_page(browser, f"{server.url}/{path}")
-            pages[name].screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-        yield pages
-    finally:
-        for page in pages.values():
-            page.close()
+    pages = {**PAGES, VARIANT_EFFECTS: "ablations_variant_effects", VARIANT_FLIPS: "ablations_variant_flips"}
+    held = opened(browser, server.url, pages, 1400, {name: f"{name}.png" for name in pages.values()})
+    yield held
+    for page in held.values():
+        page.close()
+
+
+@pytest.fixture(scope="module")
+def at_400(server, browser):
+    """Every page and each view of the Ablations page with a variant selected, opened once on a 400 × 800 phone
+    screen (narrow_<name>.png) and kept open for the tests that read them without clicking: {name: page}."""
+    pages = {**PAGES, **VIEW_PAGES}
+    held = opened(browser, server.url, pages, 400, {name: f"narrow_{name}.png" for name in pages.values()})
+    yield held
+    for page in held.values():
+        page.close()
 
 
 def test_every_page_renders_in_a_real_browser(at_1400):
@@ -71,23 +101,15 @@ def test_every_page_renders_in_a_real_browser(at_1400):
     assert OUTSIDE == [], OUTSIDE[:5]  # the tab icon and fonts come from this server, never a font server
 
 
-def test_every_page_fits_a_400_px_screen(server, browser):
+def test_every_page_fits_a_400_px_screen(at_400):
     """Issue 30: on a 400 × 800 phone screen no page draws a chart, table or image past the right edge, and no
     chart cuts its key or an axis title; a table may scroll inside its own frame. Every page, the Seed noise
     page included, and each view of the Ablations page with a variant selected (narrow_<page>.png)."""
-    views = {f"?norm=batch&view={quote_plus(view)}": f"ablations_{view.split()[0].lower()}" for view in VIEWS}
     found = {}
-    for path, name in {**PAGES, **views}.items():
-        page = open_page(browser, f"{server.url}/{path}", width=400, height=800)
-        try:
-            page.screenshot(path=str(SHOTS / f"narrow_{name}.png"), full_page=True)  # open_page made it tall
-            assert page.locator('[data-testid="stException"]').count() == 0, name
-            page.set_viewport_size({"width": 400, "height": 800})  # the phone again: measure there
-            laid_out(page)
-            if overflow := overflowing(page, 400):
-                found[name] = overflow[:3]
-        finally:
-            page.close()
+    for name, page in at_400.items():
+        assert page.locator('[data-testid="stException"]').count() == 0, name
+        if overflow := overflowing(page, 400):
+            found[name] = overflow[:3]
     assert not found, "\n".join(map(str, found))
 
 
@@ -105,49 +127,35 @@ def test_a_shared_link_to_any_page_works_on_a_fresh_server(browser, tmp_path):
             page.close()
 
 
-def test_first_hour_layout(server, browser):
+def test_first_hour_layout(server, browser, at_1400, at_400):
     """Issue 20's layout items, one screenshot each: the sidebar's baseline box in full (sidebar.png), the
     Runs page's sorted seeds, fitted table and file-by-file downloads (runs.png), the Claims table's Source
-    beside each claim (claims_page.png), a variant's metric control inside the views it changes
+    beside each claim (claims.png), a variant's metric control inside the views it changes
     (ablations_variant_effects.png) and the Ablations landing 400 px wide, its forest plot and every verdict
-    in words inside the screen (ablations_400px.png)."""
-    page = open_page(browser, server.url)
-    try:
-        sidebar = page.locator('[data-testid="stSidebar"]')
-        sidebar.screenshot(path=str(SHOTS / "sidebar.png"))
-        # the box (an input) cuts "the article's ViT at the selected rows"; the caption below names it in full
-        table = RunStore(ROOT / "cached_runs").table()
-        seeds = seed_counts(table)[BASELINE.config_id]  # what the committed store holds today
-        assert sidebar.get_by_text(f"Baseline: ViT p7 pre-LN pos · 4,000 rows, {seeds} seeds stored.").is_visible()
-    finally:
-        page.close()
+    in words inside the screen (narrow_ablations.png)."""
+    sidebar = at_1400["ablations"].locator('[data-testid="stSidebar"]')
+    sidebar.screenshot(path=str(SHOTS / "sidebar.png"))
+    # the box (an input) cuts "the article's ViT at the selected rows"; the caption below names it in full
+    table = RunStore(ROOT / "cached_runs").table()
+    seeds = seed_counts(table)[BASELINE.config_id]  # what the committed store holds today
+    assert sidebar.get_by_text(f"Baseline: ViT p7 pre-LN pos · 4,000 rows, {seeds} seeds stored.").is_visible()
     page = open_page(browser, f"{server.url}/?norm=batch")
     try:
         assert page.get_by_text("Metric for the effects").count() == 0  # Learning curves: it would change nothing
     finally:
         page.close()
-    page = open_page(browser, f"{server.url}/?norm=batch&view=Main+effects")
-    try:
-        page.screenshot(path=str(SHOTS / "ablations_variant_effects.png"), full_page=True)
-        assert page.get_by_text("Metric for the effects").count() == 1  # inside the view it changes
-    finally:
-        page.close()
-    page = open_page(browser, server.url, width=400)
-    try:
-        page.screenshot(path=str(SHOTS / "ablations_400px.png"), full_page=True)
-        assert page.locator('[data-testid="stException"]').count() == 0
-        forest = page.locator('[data-testid="stVegaLiteChart"]').first.locator("svg").first
-        box = forest.bounding_box()
-        assert box["x"] >= 0 and box["x"] + box["width"] <= 400, box  # the whole plot on a 400-px screen
-        words = set(tables.flip_frame(state.flip_effects(BASELINE), "test_accuracy")["verdict_short"])  # the app's
-        for text in words:  # every row's verdict in words, uncut and inside the screen
-            drawn = forest.locator("text", has_text=text)
-            assert drawn.count() >= 1, f"{text!r}: not drawn in full"
-            word = drawn.first.bounding_box()
-            assert 0 <= word["x"] and word["x"] + word["width"] <= 400, (text, word)
-    finally:
-        page.close()
-
+    assert at_1400["ablations_variant_effects"].get_by_text("Metric for the effects").count() == 1  # in its view
+    page = at_400["ablations"]
+    assert page.locator('[data-testid="stException"]').count() == 0
+    forest = page.locator('[data-testid="stVegaLiteChart"]').first.locator("svg").first
+    box = forest.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 400, box  # the whole plot on a 400-px screen
+    words = set(tables.flip_frame(state.flip_effects(BASELINE), "test_accuracy")["verdict_short"])  # the app's
+    for text in words:  # every row's verdict in words, uncut and inside the screen
+        drawn = forest.locator("text", has_text=text)
+        assert drawn.count() >= 1, f"{text!r}: not drawn in full"
+        word = drawn.first.bounding_box()
+        assert 0 <= word["x"] and word["x"] + word["width"] <= 400, (text, word)
 
 
 def test_training_rows_read_by_the_number_rule_and_links_keep_plain_numbers(server, browser):
@@ -257,7 +265,7 @@ def test_ablations_landing_a_flipped_switch_and_flipped_images(server, browser):
         page.close()
 
 
-def test_tables_show_the_verdict_and_its_interval_at_400_and_1400_px(server, browser):
+def test_tables_show_the_verdict_and_its_interval_at_400_and_1400_px(at_400, at_1400):
     """Issue 43 item 4: the Flip-one-switch table, the Claims table and Anatomy's counted work show what a row is
     read by (the verdict and the interval it is read from; a part's count) inside a 400-px screen without a
     sideways scroll, and no cell of those columns is cut at 400 or 1,400 px (its words wrapped into the lines its
@@ -266,7 +274,11 @@ def test_tables_show_the_verdict_and_its_interval_at_400_and_1400_px(server, bro
     flips["Δ"] = flips["Δ"].map(lambda d: f"{d:+.4f}")
     claims = results.claims(state.margin({}))
     macs = work.work_table(BASELINE).assign(macs=lambda f: f["macs"].map(fmt.rows))[["part", "macs", "formula"]]
-    cases = [("?norm=batch&view=Flip+one+switch", flips, tables.FLIP_WIDTHS, tables.ROW,
+    shown = {(VARIANT_FLIPS, 400): at_400[VIEW_PAGES[VARIANT_FLIPS]],
+             (VARIANT_FLIPS, 1400): at_1400["ablations_variant_flips"],
+             **{(path, width): held[path] for path in ("claims", "anatomy") for width, held in ((400, at_400),
+                                                                                                 (1400, at_1400))}}
+    cases = [(VARIANT_FLIPS, flips, tables.FLIP_WIDTHS, tables.ROW,
               ["Change", "Verdict", "Interval"]),
              ("claims", claims_view.display(claims, claims_view.links(claims)), claims_view.WIDTHS, claims_view.ROW,
               ["Claim", "Verdict", "Interval"]),
@@ -279,7 +291,7 @@ def test_tables_show_the_verdict_and_its_interval_at_400_and_1400_px(server, bro
         wide = [*first, "Direction", "Verdict in full", "Interval is", "Interval in full"]  # uncut at 1,400 px too
         texts = [value for name in wide if name in table for value in table[name]]
         for width in (400, 1400):
-            page = open_page(browser, f"{server.url}/{path}", width=width)
+            page = shown[path, width]  # opened once (at_400, at_1400)
             try:
                 page.set_viewport_size({"width": width, "height": 1000})
                 laid_out(page)
@@ -298,20 +310,14 @@ def test_tables_show_the_verdict_and_its_interval_at_400_and_1400_px(server, bro
                         if lines(text, widths[name], drawn) > holds:
                             found.append((path, width, name, text))
             finally:
-                page.close()
+                page.set_viewport_size({"width": width, "height": 800})
     assert not found, "\n".join(map(str, found))
 
 
-def test_no_chart_cuts_its_key_at_1400_px(server, browser, at_1400):
+def test_no_chart_cuts_its_key_at_1400_px(at_1400):
     """Issue 43: the attention page's key of the uniform line ('uniform head: 1/N = 0.0625') was cut at the
-    edge of its 240-px panel at 1,400 px; every chart text of every page (and of the Main effects view) inside
-    its chart."""
+    edge of its 240-px panel at 1,400 px; every chart text of every page (and of a variant's Main effects view)
+    inside its chart."""
     found = {name: cut[:3] for name, page in at_1400.items()
              if (cut := [item for item in overflowing(page, 1400) if item["kind"] == "chart text"])}
-    page = open_page(browser, f"{server.url}/?norm=batch&view=Main+effects")
-    try:
-        if cut := [item for item in overflowing(page, 1400) if item["kind"] == "chart text"]:
-            found["?norm=batch&view=Main+effects"] = cut[:3]
-    finally:
-        page.close()
     assert not found, found
