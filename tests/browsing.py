@@ -76,8 +76,14 @@ def chromium():
 
 
 def open_page(browser, url: str, width: int = 1400, height: int = 1000, timeout: int = 60_000):
-    """A new page at `url`, once its title and its sidebar's switches are there (`timeout` ms each)."""
-    page = browser.new_page(viewport={"width": width, "height": height})
+    """A new page at `url`, once its title and its sidebar's switches are there (`timeout` ms each). `browser`: a
+    Playwright Browser (each page its own context: nothing cached) or a BrowserContext (its pages share the HTTP
+    cache: Streamlit's scripts are fetched and compiled once)."""
+    if hasattr(browser, "new_context"):
+        page = browser.new_page(viewport={"width": width, "height": height})
+    else:
+        page = browser.new_page()
+        page.set_viewport_size({"width": width, "height": height})
     server = url.split("/")[2]
     page.on("request", lambda request: OUTSIDE.append(request.url)
             if request.url.split("/")[2:3] != [server] and not request.url.startswith(("data:", "blob:")) else None)

@@ -41,8 +41,11 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
+    """One browser context for the module: its pages share the HTTP cache, as one visitor's tabs do."""
     with chromium() as browser:
-        yield browser
+        context = browser.new_context()
+        yield context
+        context.close()
 
 
 # The Ablations page's views with a variant selected (narrow_<name>.png at 400 px)
