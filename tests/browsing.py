@@ -119,10 +119,12 @@ def laid_out(page) -> None:
 
 
 def settle(page) -> None:
-    """Wait for the script run to end (Streamlit shows a status widget meanwhile) and the page to be drawn,
-    then size the viewport to the page for a full screenshot."""
+    """Wait for the script run to end and the page to be drawn, then size the viewport to the page for a full
+    screenshot. The run's end is the app's own script state (stApp's data-test-script-state): the status widget
+    shows only after a run has lasted a moment, so its absence alone passed a run that had just begun."""
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000)
+        "() => document.querySelector('[data-testid=\"stApp\"]')?.dataset.testScriptState === 'notRunning'"
+        " && !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000)
     laid_out(page)
     # The app scrolls inside its main container, so a "full page" screenshot needs a tall viewport.
     height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
