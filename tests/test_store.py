@@ -146,6 +146,29 @@ def test_a_forged_index_cannot_make_a_damaged_run_valid(store, tmp_path, secret,
     assert "0.999" not in (tmp_path / "out" / "runs.csv").read_text()
 
 
+def test_an_index_signed_under_another_caches_key_is_rebuilt_not_called_damaged(store, tmp_path, monkeypatch):
+    """A store shared by two caches (another user; a test run under a temporary XDG_CACHE_HOME): the index the
+    other wrote is judged again, and `check` reports no problem. Before: "checksum mismatch: edited or damaged".
+    An edit under this cache's own key is still damage."""
+    from vitcore.store import index, memo
+
+    monkeypatch.setattr(index, "RACY_NS", 0)  # stamps of files written a moment ago count
+    fakes.write_run(store, RunConfig(), 0.8)
+    store.table()
+    assert index.read(store.root, 1)[1] is None and index.read(store.root, 1)[0]
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "other cache"))
+    memo.key.cache_clear()
+    try:
+        assert index.read(store.root, 1) == ({}, None)  # not ours: validate everything, no problem
+        assert store.check() == []
+        store.table()  # rewritten under this cache's key
+        header, _, body = (store.root / INDEX).read_bytes().partition(b"\n")
+        (store.root / INDEX).write_bytes(header + b"\n" + body.replace(b"null", b"null "))
+        assert index.read(store.root, 1)[1].startswith("checksum mismatch")
+    finally:
+        memo.key.cache_clear()
+
+
 def test_no_number_shown_comes_from_the_index(store, tmp_path, monkeypatch):
     """An index written by the store's own writer (so its checksum is right) whose entries are
     edited: the table and `export` still show the run's files' 0.8. Before: they showed 0.999. (Only the

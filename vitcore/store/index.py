@@ -188,6 +188,12 @@ def _checksum(body: bytes) -> str:
     return hmac.new(key(), body, hashlib.sha256).hexdigest()
 
 
+def _signer() -> str:
+    """Which cache's key signed an index (a digest of the key, never the key): an index another cache wrote
+    (another user, a test's temporary cache) is simply rebuilt, not reported as damaged."""
+    return hashlib.sha256(b"vitcore index signer " + key()).hexdigest()[:16]
+
+
 def data_stamp() -> str:
     """What the verdicts were judged with: the shipped test labels and check images (their sizes and
     mtimes) and the local official test images (vitcore.data.testsplit.stamp: a run's weights are verified
@@ -201,8 +207,9 @@ def data_stamp() -> str:
 
 def read(root: Path, entries: int) -> tuple[dict[str, Verdict], str | None]:
     """({run_id: verdict}, None), or ({}, why the index on disk cannot be used) — ({}, None) when
-    there is none or it was written by another version or against other data (all simply mean:
-    validate everything). `entries`: the run folders there are (the index may hold ENTRY_BYTES each)."""
+    there is none or it was written by another version, against other data or under another cache's key
+    (all simply mean: validate everything). `entries`: the run folders there are (the index may hold
+    ENTRY_BYTES each)."""
     try:
         mode = os.lstat(root / NAME).st_mode
     except FileNotFoundError:
@@ -218,7 +225,7 @@ def read(root: Path, entries: int) -> tuple[dict[str, Verdict], str | None]:
     try:
         meta = json.loads(header)
         if (meta.get("schema"), meta.get("training_version"), meta.get("validation"), meta.get("data")) != \
-                (SCHEMA_VERSION, TRAINING_VERSION, VALIDATION_VERSION, data_stamp()):
+                (SCHEMA_VERSION, TRAINING_VERSION, VALIDATION_VERSION, data_stamp()) or meta.get("signer") != _signer():
             return {}, None
         if not hmac.compare_digest(str(meta.get("hmac")), _checksum(body)):
             return {}, "checksum mismatch: edited or damaged (rebuilt from the run folders)"
@@ -239,7 +246,7 @@ def write(root: Path, verdicts: dict[str, Verdict]) -> None:
     body = json.dumps(verdicts, separators=(",", ":")).encode()
     header = json.dumps({"schema": SCHEMA_VERSION, "training_version": TRAINING_VERSION,
                          "validation": VALIDATION_VERSION, "data": data_stamp(),
-                         "hmac": _checksum(body)})
+                         "signer": _signer(), "hmac": _checksum(body)})
     try:
         if os.path.lexists(root / NAME) and not stat.S_ISREG(os.lstat(root / NAME).st_mode):
             return  # a special file or a link: never replaced (read() names it); the store stays unindexed
