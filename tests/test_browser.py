@@ -5,6 +5,7 @@ from the store; one screenshot per page goes to screenshots/ (gitignored). The s
 report that its start-up hook warmed the caches (streamlit_app.py's st.App lifespan).
 """
 
+import contextlib
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -53,45 +54,40 @@ VIEW_PAGES = {f"?norm=batch&view={quote_plus(view)}": f"ablations_{view.split()[
 VARIANT_EFFECTS, VARIANT_FLIPS = "?norm=batch&view=Main+effects", "?norm=batch&view=Flip+one+switch"
 
 
-def opened(browser, url: str, pages: dict, width: int, shots: dict) -> dict:
+@contextlib.contextmanager
+def opened(browser, url: str, pages: dict, width: int, shot: str = "{}.png"):
     """`pages` ({path: name}) opened one after the other at `width` px, a full-page screenshot each
-    (shots[name]), then the viewport back to width × 800 and the page drawn: {name: page}, kept open."""
+    (shot.format(name)), then the viewport back to width × 800 and the page drawn: yields {name: page}, kept
+    open until the block ends."""
     SHOTS.mkdir(exist_ok=True)
     held = {}
     try:
         for path, name in pages.items():
             held[name] = page = open_page(browser, f"{url}/{path}", width=width, height=800)
-            page.screenshot(path=str(SHOTS / shots[name]), full_page=True)  # open_page made it tall
+            page.screenshot(path=str(SHOTS / shot.format(name)), full_page=True)  # open_page made it tall
             page.set_viewport_size({"width": width, "height": 800})  # a screen again: tests measure there
             laid_out(page)
-    except BaseException:
+        yield held
+    finally:
         for page in held.values():
             page.close()
-        raise
-    return held
 
 
 @pytest.fixture(scope="module")
 def at_1400(server, browser):
     """Every page, and a variant's Main effects and Flip-one-switch views, opened once at 1,400 px (screenshots
-    <name>.png, ablations_variant_effects.png, ablations_variant_flips.png) and kept open for the tests that read
-    them without clicking: {name: page}."""
-    pages = {**PAGES, VARIANT_EFFECTS: "ablations_variant_effects", VARIANT_FLIPS: "ablations_variant_flips"}
-    held = opened(browser, server.url, pages, 1400, {name: f"{name}.png" for name in pages.values()})
-    yield held
-    for page in held.values():
-        page.close()
+    <name>.png) and kept open for the tests that read them without clicking: {name: page}."""
+    with opened(browser, server.url, {**PAGES, **{path: VIEW_PAGES[path] for path in (VARIANT_EFFECTS, VARIANT_FLIPS)}},
+                1400) as held:
+        yield held
 
 
 @pytest.fixture(scope="module")
 def at_400(server, browser):
     """Every page and each view of the Ablations page with a variant selected, opened once on a 400 × 800 phone
     screen (narrow_<name>.png) and kept open for the tests that read them without clicking: {name: page}."""
-    pages = {**PAGES, **VIEW_PAGES}
-    held = opened(browser, server.url, pages, 400, {name: f"narrow_{name}.png" for name in pages.values()})
-    yield held
-    for page in held.values():
-        page.close()
+    with opened(browser, server.url, {**PAGES, **VIEW_PAGES}, 400, "narrow_{}.png") as held:
+        yield held
 
 
 def test_every_page_renders_in_a_real_browser(at_1400):
@@ -134,7 +130,7 @@ def test_first_hour_layout(server, browser, at_1400, at_400):
     """Issue 20's layout items, one screenshot each: the sidebar's baseline box in full (sidebar.png), the
     Runs page's sorted seeds, fitted table and file-by-file downloads (runs.png), the Claims table's Source
     beside each claim (claims.png), a variant's metric control inside the views it changes
-    (ablations_variant_effects.png) and the Ablations landing 400 px wide, its forest plot and every verdict
+    (ablations_main.png) and the Ablations landing 400 px wide, its forest plot and every verdict
     in words inside the screen (narrow_ablations.png)."""
     sidebar = at_1400["ablations"].locator('[data-testid="stSidebar"]')
     sidebar.screenshot(path=str(SHOTS / "sidebar.png"))
@@ -147,7 +143,7 @@ def test_first_hour_layout(server, browser, at_1400, at_400):
         assert page.get_by_text("Metric for the effects").count() == 0  # Learning curves: it would change nothing
     finally:
         page.close()
-    assert at_1400["ablations_variant_effects"].get_by_text("Metric for the effects").count() == 1  # in its view
+    assert at_1400[VIEW_PAGES[VARIANT_EFFECTS]].get_by_text("Metric for the effects").count() == 1  # in its view
     page = at_400["ablations"]
     assert page.locator('[data-testid="stException"]').count() == 0
     forest = page.locator('[data-testid="stVegaLiteChart"]').first.locator("svg").first
@@ -277,10 +273,6 @@ def test_tables_show_the_verdict_and_its_interval_at_400_and_1400_px(at_400, at_
     flips["Δ"] = flips["Δ"].map(lambda d: f"{d:+.4f}")
     claims = results.claims(state.margin({}))
     macs = work.work_table(BASELINE).assign(macs=lambda f: f["macs"].map(fmt.rows))[["part", "macs", "formula"]]
-    shown = {(VARIANT_FLIPS, 400): at_400[VIEW_PAGES[VARIANT_FLIPS]],
-             (VARIANT_FLIPS, 1400): at_1400["ablations_variant_flips"],
-             **{(path, width): held[path] for path in ("claims", "anatomy") for width, held in ((400, at_400),
-                                                                                                 (1400, at_1400))}}
     cases = [(VARIANT_FLIPS, flips, tables.FLIP_WIDTHS, tables.ROW,
               ["Change", "Verdict", "Interval"]),
              ("claims", claims_view.display(claims, claims_view.links(claims)), claims_view.WIDTHS, claims_view.ROW,
@@ -294,7 +286,7 @@ def test_tables_show_the_verdict_and_its_interval_at_400_and_1400_px(at_400, at_
         wide = [*first, "Direction", "Verdict in full", "Interval is", "Interval in full"]  # uncut at 1,400 px too
         texts = [value for name in wide if name in table for value in table[name]]
         for width in (400, 1400):
-            page = shown[path, width]  # opened once (at_400, at_1400)
+            page = {400: at_400, 1400: at_1400}[width][{**PAGES, **VIEW_PAGES}[path]]  # opened once
             try:
                 page.set_viewport_size({"width": width, "height": 1000})
                 laid_out(page)
