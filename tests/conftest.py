@@ -99,6 +99,25 @@ def scan_streamlit_components_once():
 
 
 @pytest.fixture(scope="session", autouse=True)
+def no_keras_reset_after_each_page_run():
+    """After every script run Streamlit calls keras.backend.clear_session() (its gc.collect() included) once
+    Keras is in sys.modules. The app never imports Keras (it trains in a child process: vitcore.app.training),
+    but a worker that ran a model test has it, and then paid ~9 CPU-s of the fast tier in resets for page tests
+    that never touch it. Page runs here close matplotlib's figures as Streamlit does, and leave Keras alone."""
+    from streamlit.runtime.scriptrunner import script_runner
+
+    def close_figures_only() -> None:
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        if pyplot is not None:
+            pyplot.close("all")
+
+    original = script_runner._clean_problem_modules
+    script_runner._clean_problem_modules = close_figures_only
+    yield
+    script_runner._clean_problem_modules = original
+
+
+@pytest.fixture(scope="session", autouse=True)
 def own_compile_cache(tmp_path_factory):
     """The session's persistent XLA cache (vitcore.run.compile_cache) starts empty and is its own, never
     the user's ~/.cache; trainings in this process and in the processes it starts share it."""
