@@ -220,6 +220,29 @@ def test_a_first_visit_to_the_landing_paints_its_forest_plot_first(app):
     assert len(at.metric) == len(COMPARED)
 
 
+def test_a_repeated_first_paint_builds_neither_the_baseline_list_nor_the_forest_table(app, monkeypatch):
+    """Before: every page run built the baseline choices twice (the sidebar and state.baseline(): a RunConfig per
+    stored config, ~27 ms on the committed store) and the forest plot's table (~16 ms) even when its spec was
+    cached, all before the first paint's chart."""
+    from vitcore.app import tables
+
+    built = {"cells": 0, "frame": 0}
+
+    def counted(name, function):
+        def wrapper(*args, **kwargs):
+            built[name] += 1
+            return function(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(state, "baseline_cells", counted("cells", state.baseline_cells))
+    monkeypatch.setattr(tables, "flip_frame", counted("frame", tables.flip_frame))
+    state._baseline_choices.clear()
+    first = titles(app(painted=False))
+    assert built["cells"] <= 1 and built["frame"] <= 1  # at most once, for a store state not seen before
+    built.update(cells=0, frame=0)
+    assert titles(app(painted=False)) == first and built == {"cells": 0, "frame": 0}  # a second visitor
+
+
 
 def test_training_rows_read_by_the_number_rule_and_keep_their_url_values(app):
     """The sidebar says '1,000' as every page does (issue 20), while the URL keeps `?train_rows=1000`

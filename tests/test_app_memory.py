@@ -135,3 +135,21 @@ def test_arrow_uses_malloc_keeps_arrows_results():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-800:]
     assert done.stdout.split()[1:] == ["True", "system", "True"]  # the pool moved, the sum did not
+
+
+def test_what_the_warm_up_left_is_frozen_out_of_every_full_collection():
+    """Before: Streamlit's collection after every script run (runner.postScriptGC) walked every object of the
+    warmed server, ~0.1 s holding the GIL, so the first paint's chart left the server that much later."""
+    import gc
+
+    from vitcore.app.memory import freeze_survivors
+
+    kept = [{"a warmed cache entry": [i]} for i in range(50_000)]  # long-lived, tracked objects
+    gc.collect()
+    assert len(gc.get_objects(generation=2)) >= len(kept)
+    try:
+        frozen = freeze_survivors()
+        assert frozen >= len(kept) and len(gc.get_objects(generation=2)) < len(kept) // 10
+        assert gc.get_freeze_count() == frozen and kept[-1] == {"a warmed cache entry": [49_999]}  # alive, frozen
+    finally:
+        gc.unfreeze()

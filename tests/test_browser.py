@@ -6,6 +6,7 @@ report that its start-up hook warmed the caches (streamlit_app.py's st.App lifes
 """
 
 import contextlib
+import re
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -197,6 +198,7 @@ def test_the_server_warms_its_caches_at_start(server):
     text = server.log.read_text()
     assert "vitcore: caches warm in" in text, text[-3000:]
     assert "failed" not in text and "Traceback" not in text, text[-3000:]
+    assert re.search(r"caches warm in .*; [\d,]{6,} objects frozen", text), text[-3000:]  # vitcore.app.memory
 
 
 def test_claims_and_vit_vs_convnet_show_their_tables_and_charts(at_1400):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from vitcore.app import state
+
 FIT_WIDTH = {"type": "fit-x", "contains": "padding"}
 
 
@@ -30,3 +32,28 @@ def side_by_side(charts: list, stacked: bool = False) -> None:
     for place, one in zip(places, charts):
         with place:
             chart(one)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _spec(key: tuple, _build) -> dict | list[dict]:
+    built = _build()
+    return [panel.to_dict() for panel in built] if isinstance(built, list) else built.to_dict()
+
+
+def cached_spec(key: tuple, build) -> dict | list[dict]:
+    """The Vega-Lite spec of build() (an Altair chart from vitcore.app.charts, or a list of panels), cached under `key`
+    + the store's state: Altair's schema validation costs 0.1-0.4 s per chart on every rerun, and the first
+    paint must not wait for it (issue 13). build() runs only when the spec is not cached: what only the chart
+    needs (its table, its title) belongs inside it."""
+    return _spec((*key, state.STORE_PATH, state.store_mtime()), build)
+
+
+def cached_chart(key: tuple, build, width: str = "stretch") -> None:
+    """One chart (cached_spec), or a figure's panels side by side (stacked on a phone: side_by_side)."""
+    built = cached_spec(key, build)
+    if isinstance(built, list):
+        side_by_side(built)
+    elif width == "stretch":
+        chart(built)
+    else:
+        st.vega_lite_chart(spec=built, width=width)

@@ -24,7 +24,6 @@ from vitcore.app.selection import (
     MARGINS,
     PAGE_DEFAULTS,
     SAME_ROWS,
-    baseline_cells,
     cell_name,
     coverage_caption,
     current_choices,
@@ -135,7 +134,7 @@ def render_sidebar() -> None:
     """Draw the switches (from a session's second run on: `_then_the_rest`); on a session's first run,
     note any query value that was not allowed."""
     runs = state.load_runs()
-    cells, counts, choices = baseline_cells(runs), seed_counts(runs), store_choices(runs)
+    cells, counts, choices = state.baseline_choices(), seed_counts(runs), store_choices(runs)
     if NOTES_KEY not in st.session_state:  # Streamlit drops invalid bound values; say so, once per session
         st.session_state[NOTES_KEY] = query_notes(st.query_params.to_dict(), list(cells), choices)
 

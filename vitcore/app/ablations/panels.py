@@ -23,37 +23,20 @@ from vitcore.study import words
 PICK_KEY = "variant_pick"
 GALLERY_LIMIT = 40  # images shown per direction (flips.csv has them all)
 CELLS_KEY = "cells"  # the main effects' control: which cells of the other switches to average over
-@st.cache_data(show_spinner=False, max_entries=256)
-def _spec(key: tuple, _build) -> dict | list[dict]:
-    built = _build()
-    return [panel.to_dict() for panel in built] if isinstance(built, list) else built.to_dict()
-
-
-def spec(key: tuple, build) -> dict | list[dict]:
-    """The Vega-Lite spec of build() (an Altair chart from vitcore.app.charts, or a list of panels), cached under `key`
-    + the store's mtime: Altair's schema validation costs 0.1-0.4 s per chart on every rerun, and the first
-    paint must not wait for it (issue 13)."""
-    return _spec((*key, state.STORE_PATH, state.store_mtime()), build)
-
-
-def chart(key: tuple, build, width: str = "stretch") -> None:
-    """One chart, or a figure's panels side by side (stacked on a phone: layout.side_by_side)."""
-    built = spec(key, build)
-    if isinstance(built, list):
-        layout.side_by_side(built)
-    elif width == "stretch":
-        layout.chart(built)
-    else:
-        st.vega_lite_chart(spec=built, width=width)
 
 
 def forest_spec(cfg: RunConfig, metric: str, margin: float) -> dict:
-    """The landing's forest plot (also built by ablations.warm.warm_caches at server start)."""
-    frame = tables.flip_frame(state.flip_effects(cfg, margin), metric, margin)
-    most = frame["n_pairs"].max() if len(frame) else float("nan")  # no stored flip (your own study's sizes): no count
-    title = (f"What flipping one switch of {cell_name(cfg)} does to {cards.title(metric).lower()}"
-             + (f" (paired over up to {int(most)} random seeds)" if pd.notna(most) else ""))
-    return spec(("forest", cfg, metric, margin), lambda: charts.forest(frame, metric, title))
+    """The landing's forest plot (also built by ablations.warm.warm_caches at server start); its table and title only
+    with the spec, so a page run that finds the spec cached (every first paint) builds neither (~16 ms)."""
+
+    def build():
+        frame = tables.flip_frame(state.flip_effects(cfg, margin), metric, margin)
+        most = frame["n_pairs"].max() if len(frame) else float("nan")  # no stored flip (your own study's sizes)
+        seeds = f" (paired over up to {int(most)} random seeds)" if pd.notna(most) else ""
+        return charts.forest(frame, metric, f"What flipping one switch of {cell_name(cfg)} does to "
+                                            f"{cards.title(metric).lower()}{seeds}")
+
+    return layout.cached_spec(("forest", cfg, metric, margin), build)
 
 
 def _select_variant(frame: pd.DataFrame) -> None:
@@ -148,7 +131,7 @@ def curves(cfg: RunConfig, baseline: RunConfig, selected: pd.DataFrame, base: pd
         roles, order = tables.curve_roles(selected, base, cfg, baseline)
         return charts.learning_curves(charts.curve_frame(histories, roles), order)
 
-    chart(("curves", cfg, baseline), build)
+    layout.cached_chart(("curves", cfg, baseline), build)
     st.caption("Solid: validation accuracy, dashed: training accuracy; line = mean over random seeds, "
                "band = min–max.")
 
@@ -160,17 +143,17 @@ def confusions(cfg: RunConfig, comparison, selected: pd.DataFrame, is_baseline: 
 
     left, right = st.columns(2)
     with left:
-        chart(("rates", cfg), rates)
+        layout.cached_chart(("rates", cfg), rates)
     if is_baseline or comparison.confusion is None or (comparison.paired and not comparison.metrics["n_pairs"].any()):
         right.caption("The Δ heatmap and per-class bars appear when the selection differs from a stored baseline.")
         return
     paired = "paired by random seed" if comparison.paired else "unpaired (Welch)"
     key = (comparison.selection, comparison.baseline, state.margin())
     with right:
-        chart(("delta", *key), lambda: charts.heatmap(charts.delta_matrix(comparison.confusion),
+        layout.cached_chart(("delta", *key), lambda: charts.heatmap(charts.delta_matrix(comparison.confusion),
                                                       "Δ vs baseline: blue = more, red = less (rates, not verdicts)",
                                                       delta=True))
-    chart(("classes", *key), lambda: charts.class_delta_bars(comparison.classes))
+    layout.cached_chart(("classes", *key), lambda: charts.class_delta_bars(comparison.classes))
     st.caption(f"Left: the selection's row-normalised test rates, mean over its random seeds. Right and below: Δ "
                f"{paired}, per cell and per class (95% CIs, verdicts at margin ±{state.margin():g}); the Δ heatmap's "
                f"colour scale is fixed at ±{fmt.DELTA_LIMITS['confusion rate']:.2f} in every view (cells beyond are "
@@ -256,7 +239,7 @@ def main_effects(metric: str, margin: float) -> None:
         return
     most = shown.groupby("train_rows")["n_pairs"].max()
     seeds = ", ".join(f"{int(n)} at {fmt.rows(r)} rows" for r, n in most.items())
-    chart(("main", metric, margin, cells), lambda: charts.effect_intervals(
+    layout.cached_chart(("main", metric, margin, cells), lambda: charts.effect_intervals(
         tables.effect_frame(shown), metric, f"Main effects on {cards.title(metric).lower()}: a level minus the "
         f"article's, averaged over the other switches ({cells})"))
     both = int((shown.get("interval", pd.Series(dtype=str)) == testset.WITH_TEST).sum())
@@ -271,7 +254,7 @@ def main_effects(metric: str, margin: float) -> None:
     if st.toggle("Show the two-way interactions (difference of differences)", key=INTERACTIONS_KEY,
                  bind="query-params"):
         pairs = state.interactions(metric, margin, cells)
-        chart(("interactions", metric, margin, cells), lambda: charts.effect_intervals(
+        layout.cached_chart(("interactions", metric, margin, cells), lambda: charts.effect_intervals(
             tables.effect_frame(pairs, True), metric, f"Two-way interactions on {cards.title(metric).lower()}"))
         _cell_strip(metric, pairs, cells, True)
 
@@ -285,7 +268,7 @@ def _cell_strip(metric: str, effects: pd.DataFrame, cells: str, interaction: boo
     if note := strips.disagreement_note(per_cell, interaction):
         st.markdown(note)
     kind = "interaction" if interaction else "main effect"
-    chart(("strip", metric, cells, interaction), lambda: strips.strip(
+    layout.cached_chart(("strip", metric, cells, interaction), lambda: strips.strip(
         strips.strip_frame(per_cell, effects, interaction), metric,
         f"Each {kind} in every cell of the other switches ({cells})"))
     spread = percell.spread(per_cell)
