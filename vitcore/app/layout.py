@@ -4,7 +4,10 @@ side on a wide screen, one under the other on a phone.
 Each panel is its own chart at its container's width (a faceted Vega-Lite chart has a fixed width and
 runs off a 400-px screen); Streamlit stacks columns below 640 px, so the panels stack there. "fit-x"
 autosizing fits the width only: with Vega's "fit" a key above or below a chart would take its height
-from the plot, which on a phone left a line of dots."""
+from the plot, which on a phone left a line of dots.
+
+`cached_chart` / `cached_spec`: a page's chart built once per store state (Altair's validation is not redone
+at every rerun)."""
 
 from __future__ import annotations
 

@@ -150,9 +150,9 @@ def confusions(cfg: RunConfig, comparison, selected: pd.DataFrame, is_baseline: 
     paired = "paired by random seed" if comparison.paired else "unpaired (Welch)"
     key = (comparison.selection, comparison.baseline, state.margin())
     with right:
-        layout.cached_chart(("delta", *key), lambda: charts.heatmap(charts.delta_matrix(comparison.confusion),
-                                                      "Δ vs baseline: blue = more, red = less (rates, not verdicts)",
-                                                      delta=True))
+        layout.cached_chart(("delta", *key), lambda: charts.heatmap(
+            charts.delta_matrix(comparison.confusion), "Δ vs baseline: blue = more, red = less (rates, not verdicts)",
+            delta=True))
     layout.cached_chart(("classes", *key), lambda: charts.class_delta_bars(comparison.classes))
     st.caption(f"Left: the selection's row-normalised test rates, mean over its random seeds. Right and below: Δ "
                f"{paired}, per cell and per class (95% CIs, verdicts at margin ±{state.margin():g}); the Δ heatmap's "
