@@ -70,7 +70,8 @@ def test_chunks_keep_a_cells_seeds_together():
 @pytest.mark.slow
 def test_list_and_dry_run(tmp_path):
     listed = run_cli("sweep", "--list")
-    assert listed.returncode == 0 and re.search(r"^default +500 runs", listed.stdout, re.M)
+    size = f"{len(grid('default')):,}"  # 500 today: (CELLS + 1) x 2 row counts x 10 random seeds, from the registry
+    assert listed.returncode == 0 and re.search(rf"^default +{size} runs", listed.stdout, re.M), listed.stdout
     dry = run_cli("sweep", "warmup", "--seeds", "0-2", "--dry-run", "--store", str(tmp_path))
     assert dry.returncode == 0 and "12 to train" in dry.stdout and len(list(tmp_path.iterdir())) == 0
     for bad in (["--seeds", "3-1"], ["--seeds", "x"], ["--rows", "5"], ["--model", "mlp"]):
