@@ -243,6 +243,7 @@ def test_the_data_size_row_is_the_crossover_estimate():
             "rows" in row["setting"] or "crosses zero at 4,000 rows" in row["setting"]) and np.isnan(row["train_rows"])
 
 
+@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
 def test_the_seed_noise_rows_judge_bouthillier_on_the_crossed_runs(tmp_path):
     """A crossed store where the data sample dominates (its own term 50x each other one) agrees; one
     where the batch order does disagrees; the ViT without position embedding gets no row."""

@@ -35,6 +35,7 @@ def test_forest_legend_lists_the_verdicts_drawn_in_their_colours(study):
     assert set(key.domain) == set(frame["verdict"]) and key.range == verdict_colours(key.domain)
 
 
+@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
 def test_main_effects_legend_shows_verdict_colours_and_marker_shapes(study):
     frame = tables.effect_frame(study.main_effects(("test_accuracy",)))
     assert {"averaged over the grid's cells", "one cell only"} <= set(frame["basis"])  # both shapes occur
@@ -75,6 +76,7 @@ def test_cell_strip_legend(study):
         assert key.range == verdict_colours(key.domain)
 
 
+@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
 def test_class_bars_and_heatmaps(study):
     batch = RunConfig(norm="batch")
     comparison = study.compare(batch, RunConfig(), v.MARGIN, confusions=study.confusions((batch, RunConfig())))

@@ -143,6 +143,7 @@ def test_no_page_shows_a_seconds_mean_pooled_across_timing_groups(two_groups, na
     assert _pooled_in(*_shown(at), pooled) == []
 
 
+@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
 def test_no_card_and_no_csv_shows_a_seconds_mean_pooled_across_timing_groups(two_groups, tmp_path):
     store, pooled = two_groups
     at = page("ablations", model="convnet")  # a variant's cards: Δ and the baseline's seconds

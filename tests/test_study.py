@@ -79,6 +79,7 @@ def test_study_compare_is_the_engine(study, selection, baseline):
         assert cached.family == direct.family
 
 
+@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
 def test_seconds_pair_in_the_timing_set_where_it_holds_both_configs(study):
     """The headline's ViT − convnet at 4,000 rows: the store's runs of the two share no timing group outside load,
     the dedicated timing set holds 10 interleaved pairs of exactly them; the seconds Δ is theirs, every other
@@ -96,6 +97,7 @@ def test_seconds_pair_in_the_timing_set_where_it_holds_both_configs(study):
     assert row.loc["test_accuracy", "mean_delta"] == direct.metrics.iloc[0]["mean_delta"]  # no timing-set run in it
 
 
+@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
 def test_flip_effects_are_the_summaries(study):
     cfg = RunConfig()
     pd.testing.assert_frame_equal(study.flip_effects(cfg, 0.02).drop(columns="confirmation"),
@@ -161,6 +163,7 @@ def test_a_verdict_is_judged_once_per_margin(study, fresh, monkeypatch):
     assert first[0] == study.measurement(cfg, RunConfig(), "test_accuracy").judged(0.01)  # the same judgement
 
 
+@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
 def test_what_a_study_keeps_per_comparison_is_bounded(fresh, monkeypatch):
     """Families, measurements and verdicts are kept for at most KEPT comparisons each, least recently used
     dropped: selections a visitor forges (free switches) cannot grow a served Study without end."""
@@ -250,6 +253,7 @@ def test_callers_arriving_together_compute_a_result_once():
     assert fresh._cached("broken", lambda: "fixed") == "fixed" and fresh._computing == {}
 
 
+@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
 def test_the_claims_and_the_data_size_view_share_one_crossover(study, fresh, crossover, monkeypatch):
     """The claims' data-size row and the ViT vs convnet page's sentence read one crossover bootstrap (each ran
     its own, both at once when a crowd opened the two pages), and the row is what data_size_row gives it."""
