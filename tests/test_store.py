@@ -4,6 +4,7 @@ and skipped by every reader, debris cleaned, files readable by all."""
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import signal
 import stat
@@ -403,3 +404,54 @@ def test_concurrent_writers_leave_one_valid_run_and_readers_never_see_half(tmp_p
     assert seen == []
     assert store.check() == [] and len(store.table()) == 1
     assert store.get(RunConfig()).summary["test_accuracy"] in ACCURACIES  # exactly one writer's whole run
+
+
+
+def test_check_hands_every_entry_to_its_progress(store):
+    """What `check` judges passes through `progress` (the CLI's bar), each entry once."""
+    for seed in range(3):
+        fakes.write_run(store, RunConfig(seed=seed), 0.8)
+    store.table()  # its index is an entry too
+    seen = []
+
+    def progress(entries):
+        for entry in entries:
+            seen.append(entry.name)
+            yield entry
+
+    assert store.check(progress=progress) == [] and sorted(seen) == sorted(os.listdir(store.root))
+
+
+@pytest.mark.slow
+def test_the_cli_check_shows_a_bar_only_on_a_terminal(store):
+    """Before: `check` on a fresh machine verified every run's weights for minutes with no output at all."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    for seed in range(3):
+        fakes.write_run(store, RunConfig(seed=seed), 0.8)
+    command = [sys.executable, "-m", "vitcore", "check", "--store", str(store.root)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    piped = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    assert piped.returncode == 0 and piped.stderr == ""  # a pipe or a file gets the report only
+    terminal, other = pty.openpty()
+    fcntl.ioctl(other, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal's size: 24 x 100
+    try:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=other, text=True, env=env, timeout=120)
+        os.close(other)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(terminal, 4096)
+            except OSError:  # the terminal's other end is closed: all read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(terminal)
+    assert done.returncode == 0 and done.stdout == piped.stdout
+    total = len(os.listdir(store.root))  # every entry it judges: the 3 runs and the index
+    assert re.search(rf"checking: +0%\|.*\| 0/{total} ".encode(), shown), shown

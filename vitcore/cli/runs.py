@@ -129,6 +129,14 @@ def _run(args) -> int:
     return 0
 
 
+def _bar(entries: list):
+    """A progress bar on stderr over the entries `check` judges, shown only on a terminal (tqdm's disable=None): on a
+    fresh machine every run's weights are verified on the 10,000 test images, a few minutes for the committed store."""
+    from tqdm import tqdm
+
+    return tqdm(entries, desc="checking", unit="entry", file=sys.stderr, disable=None, leave=False)
+
+
 def _check(args) -> int:
     store = existing_store(args.store)
     if args.fix:
@@ -136,7 +144,7 @@ def _check(args) -> int:
             removed = store.clean()
         for name in removed:
             print(f"{clean(name)}: removed (unfinished write)")
-    problems = store.check()  # predictions against the shipped official test labels, as every reader
+    problems = store.check(progress=_bar)  # predictions against the shipped official test labels, as every reader
     problems += [("plans", text) for text in plan_store.load(store.root)[1]]  # a plan whose hash moved, ...
     for name, reason in problems:
         print(f"{clean(name)}: {clean(reason)}")  # names from the disk: no control character reaches the terminal

@@ -228,10 +228,11 @@ class RunStore:
         """Long format: run_id, true, predicted, count (100 rows per valid run)."""
         return self.frames()[1]
 
-    def check(self, labels: np.ndarray | None = None) -> list[tuple[str, str]]:
+    def check(self, labels: np.ndarray | None = None, progress=None) -> list[tuple[str, str]]:
         """(entry, reason) for every invalid run, stray folder, unfinished write and damaged index
-        (vitcore.store.upkeep.check); [] when all is well."""
-        return upkeep.check(self, labels)
+        (vitcore.store.upkeep.check); [] when all is well. `progress` wraps the store's entries as they are
+        judged (the CLI's bar: tqdm)."""
+        return upkeep.check(self, labels, progress)
 
     def clean(self, older_than: float | None = None) -> list[str]:
         """Remove unfinished writes no writer holds, older than an hour (vitcore.store.upkeep.clean)."""

@@ -41,12 +41,13 @@ DEBRIS = (TEMP_PREFIX, index.INDEX_TEMP_PREFIX)
 PLANS = "plans"  # the registered plans' folder (vitcore.stats.plans.FOLDER)
 
 
-def check(store: RunStore, labels: np.ndarray | None = None) -> list[tuple[str, str]]:
+def check(store: RunStore, labels: np.ndarray | None = None, progress=None) -> list[tuple[str, str]]:
     """(entry, reason) for every invalid run, stray folder, unfinished write and damaged index;
     [] when all is well. Every run is validated from its files (the index is not trusted, and is
     rewritten from these verdicts), its weights on every official test image (index.judge_in_full: once
     per content); `labels`, the official test labels, also checks each predictions.npy cell by cell.
-    Writes in progress (held by their writer) are not problems."""
+    Writes in progress (held by their writer) are not problems. `progress(entries)`: an iterable over the same
+    entries that reports as they go (the CLI passes tqdm: a fresh machine verifies every run's weights, minutes)."""
     root = store.root
     if not root.is_dir():
         return []
@@ -57,7 +58,7 @@ def check(store: RunStore, labels: np.ndarray | None = None) -> list[tuple[str, 
     cached, damaged = index.read(root, sum(1 for entry in listing if RUN_ID.fullmatch(entry.name)))
     problems = [(INDEX, damaged)] if damaged else []
     verdicts, copies = {}, {}  # copies: folder -> the run id its config is (a copy or a hand edit)
-    for entry in listing:
+    for entry in listing if progress is None else progress(listing):
         path = root / entry.name
         if entry.name.startswith(DEBRIS):
             if not _held(path):
