@@ -85,7 +85,7 @@ def trim() -> bool:
 
 def freeze_survivors() -> int:
     """Take every object alive now out of the garbage collector's reach (gc.freeze), after one collection; returns
-    how many. Called once the server's warm-up is done: its imports and warmed caches (~170,000 objects) then stay
+    how many. Called once the server's warm-up is done: its imports and warmed caches (~200,000 objects) then stay
     out of the full collection Streamlit runs after every script run (runner.postScriptGC), which otherwise held the
     GIL for ~0.1 s at the end of each page run: the first paint's chart left the server that much later. What a
     visitor's run makes is still collected; a frozen object that later falls into a reference cycle is not (the

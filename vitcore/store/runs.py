@@ -228,7 +228,8 @@ class RunStore:
         """Long format: run_id, true, predicted, count (100 rows per valid run)."""
         return self.frames()[1]
 
-    def check(self, labels: np.ndarray | None = None, progress=None) -> list[tuple[str, str]]:
+    def check(self, labels: np.ndarray | None = None, progress: upkeep.Progress | None = None
+              ) -> list[tuple[str, str]]:
         """(entry, reason) for every invalid run, stray folder, unfinished write and damaged index
         (vitcore.store.upkeep.check); [] when all is well. `progress` wraps the store's entries as they are
         judged (the CLI's bar: tqdm)."""

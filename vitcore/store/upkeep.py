@@ -16,6 +16,7 @@ import re
 import shutil
 import stat
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol
 
@@ -35,13 +36,15 @@ class RunStore(Protocol):
 
 
 INDEX = index.NAME
+Progress = Callable[[list[os.DirEntry]], Iterable[os.DirEntry]]  # the same entries, reported as they go (a bar)
 
 STALE_SECONDS = 3600  # `check --fix` removes unheld debris older than this
 DEBRIS = (TEMP_PREFIX, index.INDEX_TEMP_PREFIX)
 PLANS = "plans"  # the registered plans' folder (vitcore.stats.plans.FOLDER)
 
 
-def check(store: RunStore, labels: np.ndarray | None = None, progress=None) -> list[tuple[str, str]]:
+def check(store: RunStore, labels: np.ndarray | None = None, progress: Progress | None = None
+          ) -> list[tuple[str, str]]:
     """(entry, reason) for every invalid run, stray folder, unfinished write and damaged index;
     [] when all is well. Every run is validated from its files (the index is not trusted, and is
     rewritten from these verdicts), its weights on every official test image (index.judge_in_full: once
