@@ -90,7 +90,7 @@ def open_page(browser, url: str, width: int = 1400, height: int = 1000, timeout:
     page.goto(url, wait_until="domcontentloaded")
     page.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout)
     # A session's first run paints the page alone; the sidebar (and the Ablations page's charts) follow
-    # a second later (vitcore.app.sidebar._then_the_rest): wait for its switches, then for that run.
+    # 0.6 s later (vitcore.app.sidebar._then_the_rest): wait for its switches, then for that run.
     page.wait_for_selector('[data-testid="stSidebar"] [data-testid="stRadio"]', timeout=timeout, state="attached")
     settle(page)
     return page

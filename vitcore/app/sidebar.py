@@ -78,13 +78,15 @@ def painted() -> bool:
     return bool(st.session_state.get(PAINTED))
 
 
-def _then_the_rest(delay: float = 1.0) -> None:
+def _then_the_rest(delay: float = 0.6) -> None:
     """Progressive rendering (issue 13, first paint): a session's first run draws the page's header and
     cards but not the sidebar's widgets (or the Ablations page's charts), whose setup holds a browser's
     paint back ~0.4 s; this invisible fragment's first timed rerun, `delay` s after the browser got
     the page, marks the session painted and reruns the app, which draws everything (from then on at
     once). Streamlit has no "after paint" hook: a run_every fragment is its public stand-in. Until
-    then the pages read the selection from the URL (state.selection)."""
+    then the pages read the selection from the URL (state.selection). 0.6 s (1.0 s before 2026-12-03): the landing's
+    cards 0.45 s sooner (2.05-2.12 s against 2.54-2.57 s from navigation), its forest plot no later (1.31-1.36 s
+    against 1.35-1.37 s; bench/app_bench.py --paint, bench/RESULTS.md)."""
     st.session_state[_TICKS] = 0
 
     @st.fragment(run_every=delay)
