@@ -89,7 +89,7 @@ def freeze_survivors() -> int:
     out of the full collection Streamlit runs after every script run (runner.postScriptGC), which otherwise held the
     GIL for ~0.1 s at the end of each page run: the first paint's chart left the server that much later. What a
     visitor's run makes is still collected; a frozen object that later falls into a reference cycle is not (the
-    Study of a store state that was replaced, once per state)."""
+    warm-up's Study and caches, once the store changes: later states are made after the freeze)."""
     gc.collect()
     gc.freeze()
     return gc.get_freeze_count()
