@@ -140,3 +140,51 @@ def test_compare_with_predictions_adds_the_test_set_interval_and_flips_csv(store
     assert len(pd.read_csv(out / "flip_pairs.csv")) == 4
     printed = capsys.readouterr().out
     assert "over random seeds and test images" in printed and "no image is ranked" in printed  # 4 pairs < 6
+
+
+@pytest.fixture
+def own_centre(store):
+    """Your own study at 5 epochs (`sweep --vary norm=layer,batch --vary pos_embedding=learned,none --cross
+    --base epochs=5`, and depth 4 alone): no run at the article's ViT's 15 epochs."""
+    centre = RunConfig(train_rows=1000, epochs=5)
+    for seed in range(4):
+        write_run(store, centre.replace(seed=seed), 0.78 + 0.002 * seed)
+        write_run(store, centre.replace(norm="batch", seed=seed), 0.68 + 0.003 * seed)
+        write_run(store, centre.replace(pos_embedding="none", seed=seed), 0.76 + 0.002 * seed)
+        write_run(store, centre.replace(norm="batch", pos_embedding="none", seed=seed), 0.67 + 0.003 * seed)
+        write_run(store, centre.replace(depth=4, seed=seed), 0.79 + 0.001 * seed)
+    return store
+
+
+def test_effects_around_your_own_centre(own_centre, tmp_path, capsys):
+    """`effects --base epochs=5` measures the effects around the study's own centre, its factorial's family named
+    by that centre; without --base the same store has none around the article's ViT, and the refusal says --base."""
+    out = tmp_path / "e.csv"
+    assert main(["effects", "--store", str(own_centre.root), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "at the article's ViT" in err and "--base" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+    assert main(["effects", "--store", str(own_centre.root), "--out", str(out), "--base", "epochs=5"]) == 0
+    effects = pd.read_csv(out).set_index(["factor", "level", "metric"])
+    norm, depth = effects.loc[("norm", "batch", "test_accuracy")], effects.loc[("depth", "4", "test_accuracy")]
+    assert norm["reference"] == "layer" and norm["n_pairs"] == 4 and norm["cells"] == 2  # over both position cells
+    assert norm["mean_delta"] == pytest.approx(-0.095 + 0.001 * 1.5, abs=1e-9)  # (-0.10 + -0.09) / 2 + seed term
+    assert norm["family"] == f"main effects around {RunConfig(epochs=5).label()} at 1,000 rows"
+    assert norm["verdict"] == "worse" and norm["cells_measured"] == 2
+    assert depth["reference"] == "2" and depth["cells"] == 1  # one field alone: a single-switch change of the centre
+    assert depth["mean_delta"] == pytest.approx(0.01 - 0.001 * 1.5, abs=1e-9)
+    assert "epochs 5" in depth["family"]
+
+
+@pytest.mark.parametrize("base, message", [
+    ("colour=red", "--base takes FIELD=V1,V2,... with FIELD one of"),
+    ("epochs=x", "--base epochs takes int values"),
+    ("width=30", "width (30) must be divisible by heads (4)"),
+    ("epochs=5,epochs=6", "--base gives epochs more than once"),
+])
+def test_effects_refuses_a_bad_base_in_one_line(own_centre, tmp_path, capsys, base, message):
+    out = tmp_path / "e.csv"
+    assert main(["effects", "--store", str(own_centre.root), "--out", str(out), "--base", base]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not out.exists()

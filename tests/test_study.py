@@ -295,3 +295,25 @@ def test_no_seconds_verdict_on_the_committed_store_rests_on_fewer_than_ten_inter
     assert all(row["timing_note"] for row in rows if row["verdict"] == v.NOT_COMPARABLE)
     none = study.compare(RunConfig(pos_embedding="none")).metrics.set_index("metric").loc["seconds"]
     assert none["verdict"] == v.NOT_COMPARABLE and none["work_note"].startswith("the counted work is the same")
+
+
+def test_effects_around_another_centre_are_kept_apart_from_the_articles():
+    """Study.effects(base=...) measures around that centre and keeps its result under its own key: the article's
+    effects of the same Study stay what they were; a convnet centre is refused in words."""
+    from fakes import run_row, runs_table
+
+    rows = [run_row(cfg.replace(seed=seed), test_accuracy=acc + 0.002 * seed)
+            for seed in range(4)
+            for cfg, acc in ((RunConfig(train_rows=1000), 0.80), (RunConfig(train_rows=1000, norm="batch"), 0.70),
+                             (RunConfig(train_rows=1000, epochs=5), 0.75),
+                             (RunConfig(train_rows=1000, epochs=5, norm="batch"), 0.72))]
+    study = Study(runs_table(rows))
+    article = study.effects().set_index(["factor", "metric"]).loc[("norm", "test_accuracy")]
+    centre = RunConfig(epochs=5)
+    own = study.effects(base=centre).set_index(["factor", "metric"]).loc[("norm", "test_accuracy")]
+    assert article["mean_delta"] == pytest.approx(-0.10) and own["mean_delta"] == pytest.approx(-0.03)
+    assert "epochs 5" not in article["family"] and "epochs 5" in own["family"]
+    again = study.effects().set_index(["factor", "metric"]).loc[("norm", "test_accuracy")]
+    assert again["mean_delta"] == article["mean_delta"] and again["family"] == article["family"]
+    with pytest.raises(ValueError, match="base must be a ViT"):
+        study.effects(base=RunConfig(model="convnet"))

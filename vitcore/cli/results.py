@@ -20,7 +20,8 @@ from vitcore.cli.common import (
     writable_folder,
 )
 from vitcore.config import environment
-from vitcore.config.run import ARTICLE_MODELS
+from vitcore.config.run import ARTICLE_MODELS, RunConfig
+from vitcore.run import custom
 from vitcore.stats.estimates import TIMED_PAIRS
 
 REPORT_FILES = ("headline.csv", "headline_deltas.csv", "headline.md")
@@ -30,6 +31,9 @@ def add_parsers(sub) -> None:
     effects = judging_parser(sub, "effects", help="seed-paired main effects of the four switches, and of every other "
                                                   "switch changed alone (one cell), as CSV")
     add_io_flags(effects, out="effects.csv")
+    effects.add_argument("--base", default="", metavar="FIELD=VALUE,...",
+                         help="the centre of your own study, as `sweep --base` trained it (e.g. epochs=5): the "
+                              "effects around the article's ViT with these changes (default: the article's ViT)")
     effects.set_defaults(handler=_effects)
 
     report = sub.add_parser("report",
@@ -60,16 +64,28 @@ def _study(path: str):
     return study
 
 
+def _base(text: str):
+    """effects' --base: the article's ViT with `sweep --base`'s changes (vitcore.run.custom.parse_base), or None."""
+    if not text.strip():
+        return None
+    try:
+        return RunConfig(**custom.parse_base(text))
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
 def _effects(args) -> int:
     from vitcore.stats import summaries as stats
 
     checked_margin(args.margin)
+    base = _base(args.base)
     study = _study(args.store)  # the store first: a bad --store leaves no output folder behind
     out = writable_file(args.out, "--out", "effects.csv")
-    effects = study.effects(args.margin)
+    effects = study.effects(args.margin, base)
     if effects.empty:
-        raise UsageError(f"no main effects in {args.store}: it needs ViT runs at the reference switches and at "
-                         f"least one switch flipped, at the same train_rows and seed")
+        centre = f"at {base.label()} (--base)" if base else "at the article's ViT (another centre: --base FIELD=VALUE)"
+        raise UsageError(f"no main effects in {args.store}: it needs ViT runs {centre} and at least one switch "
+                         f"flipped from it, at the same train_rows and seed")
     with staged(out.parent) as stage:
         effects.to_csv(stage / out.name, index=False)
     counts = effects["verdict"].value_counts()

@@ -34,12 +34,13 @@ def in_grid(levels: dict) -> bool:
 
 
 def judge_rows(frame: pd.DataFrame, estimates: list[tuple[Estimate, dict]], margin: float, kind: str,
-            declared: list[bool]) -> pd.DataFrame:
+            declared: list[bool], around: str = "") -> pd.DataFrame:
     """Judge every row (both tests, the verdict) within its family: `kind` of one metric at one
-    train_rows ("main effects at 4,000 rows"), m = declared_size(kind) for the grid's contrasts
-    (`declared`), a contrast at a level outside the grid alone."""
-    families = [(f"{kind} at {rows:,} rows", declared_size(kind)) if grid else
-                (f"{kind} at {rows:,} rows outside the default factorial (this contrast alone)", 1)
+    train_rows ("main effects at 4,000 rows"; your own study's centre named: "main effects around ViT ...
+    epochs 5 at 4,000 rows"), m = declared_size(kind) for the grid's contrasts (`declared`), a contrast at a
+    level outside the grid alone."""
+    families = [(f"{kind}{around} at {rows:,} rows", declared_size(kind)) if grid else
+                (f"{kind}{around} at {rows:,} rows outside the default factorial (this contrast alone)", 1)
                 for rows, grid in zip(frame["train_rows"], declared)]
     judged = []
     for metric, group, (est, columns), (name, size) in zip(frame["metric"], frame["timing_group"], estimates, families):
@@ -59,6 +60,7 @@ class MeasuredEffects:
     kind: str        # "main effects" or "interactions": the family's name
     columns: tuple   # EFFECT_COLUMNS or INTERACTION_COLUMNS
     entries: tuple   # (key: dict, Measurement | (Estimate, columns), in the declared grid: bool)
+    around: str = ""  # the centre of your own study, in the family's name (summaries.around): "" for the article's
 
     def judged(self, margin: float = MARGIN) -> pd.DataFrame:
         """Every row judged at `margin`: a grid contrast in its family (judge_rows), a one-cell effect as the
@@ -73,7 +75,7 @@ class MeasuredEffects:
         if pending:
             keys = pd.DataFrame([records[k] for k in pending])[["metric", "train_rows", "timing_group"]]
             judged = judge_rows(keys, [self.entries[k][1] for k in pending], margin, self.kind,
-                             [self.entries[k][2] for k in pending])
+                             [self.entries[k][2] for k in pending], self.around)
             columns = JUDGEMENT_COLUMNS + NOTES + TEST_COLUMNS + READING_COLUMNS
             for k, verdict in zip(pending, judged[columns].to_dict("records")):
                 records[k].update(verdict)

@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 
 from vitcore.config import switches
-from vitcore.config.run import LEVELS, SWITCHES
+from vitcore.config.run import LEVELS, SWITCHES, RunConfig
 from vitcore.stats.estimates import ALPHA, MARGIN, paired_estimate
-from vitcore.stats.summaries import METRICS, REFERENCE, factorial_runs, holm, main_effects
+from vitcore.stats.summaries import METRICS, REFERENCE, factorial_runs, holm, main_effects, reference
 
 ALL, LAYER_NORM, NO_COLLAPSE = "all cells", "LayerNorm cells only", "cells without collapsed runs"
 SUBSETS = (ALL, LAYER_NORM, NO_COLLAPSE)
@@ -36,17 +36,17 @@ CELL_COLUMNS = [*EFFECT_KEY, "cell", "n_pairs", "mean_delta", "ci_low", "ci_high
 SPREAD_COLUMNS = ["cells_measured", "cell_min", "cell_max", "cell_sd", "cells_higher", "cells_lower", "signs_disagree"]
 
 
-def _effects(interactions: bool):
+def _effects(interactions: bool, refs: dict = REFERENCE):
     """(factors, weights) of every main effect ({level: 1, reference: -1}), or of every two-way interaction
-    ({(a, b): 1, ...}), as summaries weighs them."""
+    ({(a, b): 1, ...}), as summaries weighs them; `refs`: each switch's reference level (summaries.reference)."""
     if not interactions:
         for factor in SWITCHES:
             for level in LEVELS[factor]:
-                if level != REFERENCE[factor]:
-                    yield (factor,), {level: 1, REFERENCE[factor]: -1}
+                if level != refs[factor]:
+                    yield (factor,), {level: 1, refs[factor]: -1}
         return
     for a_name, b_name in itertools.combinations(SWITCHES, 2):
-        ref_a, ref_b = REFERENCE[a_name], REFERENCE[b_name]
+        ref_a, ref_b = refs[a_name], refs[b_name]
         for a, b in itertools.product(LEVELS[a_name], LEVELS[b_name]):
             if a != ref_a and b != ref_b:
                 yield (a_name, b_name), {(a, b): 1, (ref_a, b): -1, (a, ref_b): -1, (ref_a, ref_b): 1}
@@ -58,19 +58,21 @@ def _cell_name(others: list[str], values) -> str:
     return ", ".join(f"{switches.SWITCH[name].noun} {value}" for name, value in zip(others, values))
 
 
-def cell_effects(runs: pd.DataFrame, metrics=METRICS, interactions: bool = False) -> pd.DataFrame:
+def cell_effects(runs: pd.DataFrame, metrics=METRICS, interactions: bool = False,
+                 base: RunConfig | None = None) -> pd.DataFrame:
     """One row per effect (EFFECT_KEY; the _b columns empty for main effects), train_rows and cell of the
-    other switches: the contrast paired over that cell's random seeds (CELL_COLUMNS)."""
-    vit = factorial_runs(runs)
+    other switches: the contrast paired over that cell's random seeds (CELL_COLUMNS); around `base` (your own
+    study's centre) when given, as summaries.measure_main_effects."""
+    vit, refs = factorial_runs(runs, base), reference(base)
     collapsed = vit.assign(collapsed=vit.get("collapsed", False)).astype({"collapsed": bool})
     rows = []
-    for factors, weights in _effects(interactions):
+    for factors, weights in _effects(interactions, refs):
         others = [s for s in SWITCHES if s not in factors]
         first = next(iter(weights))
         levels = first if interactions else (first,)
-        key = {"factor": factors[0], "level": levels[0], "reference": REFERENCE[factors[0]],
+        key = {"factor": factors[0], "level": levels[0], "reference": refs[factors[0]],
                "factor_b": factors[1] if interactions else None, "level_b": levels[1] if interactions else None,
-               "reference_b": REFERENCE[factors[1]] if interactions else None}
+               "reference_b": refs[factors[1]] if interactions else None}
         for metric in metrics:
             wide = vit.pivot_table(index=["train_rows", *others, "seed"], columns=list(factors), values=metric,
                                    aggfunc="mean")

@@ -16,10 +16,11 @@ KEY = ["factor", "level", "reference", "train_rows", "metric"]  # the first colu
 
 
 def single_measurement(runs: pd.DataFrame, factor: str, level, train_rows: int, metric: str,
-                       test_set: TestSet | None) -> Measurement:
-    """A main effect measured in one cell only is the single-switch change of the article's ViT: its
-    Measurement (before any margin), in that comparison's family, as on the forest plot and the cards."""
-    ref = RunConfig(train_rows=train_rows)
+                       test_set: TestSet | None, base: RunConfig | None = None) -> Measurement:
+    """A main effect measured in one cell only is the single-switch change of the article's ViT (or of `base`,
+    your own study's centre): its Measurement (before any margin), in that comparison's family, as on the
+    forest plot and the cards."""
+    ref = (base or RunConfig()).replace(train_rows=train_rows, seed=0)
     variant = ref.replace(**{factor: level})
     return measure(runs, variant, ref, metric, family_of(runs, variant, ref), test_set)
 
@@ -30,19 +31,20 @@ def single_cell(runs: pd.DataFrame, factor: str, level, train_rows: int, metric:
     return single_measurement(runs, factor, level, train_rows, metric, test_set).judged(margin).row()
 
 
-def one_field_effects(runs: pd.DataFrame, metrics, test_set: TestSet | None) -> list[tuple[dict, Measurement]]:
+def one_field_effects(runs: pd.DataFrame, metrics, test_set: TestSet | None,
+                      base: RunConfig | None = None) -> list[tuple[dict, Measurement]]:
     """Every switch outside the factorial (the papers'; width, depth, ..., warm-up) changed alone around the
-    article's ViT at each train_rows stored: (its effects.csv key, its single_measurement), one-cell effects
-    judged as the single-switch change they are, as on the forest plot. Your own `sweep --vary depth=1,2,4`
-    lands here."""
+    article's ViT (or `base`) at each train_rows stored: (its effects.csv key, its single_measurement), one-cell
+    effects judged as the single-switch change they are, as on the forest plot. Your own `sweep --vary
+    depth=1,2,4` lands here (`--base epochs=5` too, with the same base)."""
     records = []
     for train_rows in sorted(int(rows) for rows in runs["train_rows"].unique()) if len(runs) else []:
-        ref = RunConfig(train_rows=train_rows)
+        ref = (base or RunConfig()).replace(train_rows=train_rows, seed=0)
         for factor, level, _ in neighbours(runs, ref) if len(runs_of(runs, ref)) else []:
             if factor in SWITCHES:
                 continue
             for metric in metrics:
                 key = dict(zip(KEY, [factor, level, getattr(ref, factor), train_rows, metric]))
                 records.append(({**key, "cells": 1}, single_measurement(runs, factor, level, train_rows, metric,
-                                                                         test_set)))
+                                                                         test_set, base)))
     return records

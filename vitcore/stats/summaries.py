@@ -47,7 +47,20 @@ from vitcore.stats.single import one_field_effects, single_measurement
 from vitcore.stats.testset import METRIC as PER_IMAGE
 from vitcore.stats.testset import TEST_COLUMNS, TestSet, seed_columns, with_differences
 
-REFERENCE = {name: getattr(RunConfig(), name) for name in SWITCHES}  # the article's ViT: learned, pre, layer, 7
+
+def reference(base: RunConfig | None = None) -> dict:
+    """The reference level of each factorial switch: base's (default: the article's ViT: learned, pre, layer, 7)."""
+    return {name: getattr(base or RunConfig(), name) for name in SWITCHES}
+
+
+def around(base: RunConfig | None) -> str:
+    """What a family of effects around base adds to its name: nothing around the article's ViT."""
+    if base is None or base.replace(train_rows=RunConfig().train_rows, seed=0) == RunConfig():
+        return ""
+    return f" around {base.label()}"
+
+
+REFERENCE = reference()
 # Fields that must sit at the article's defaults for a ViT run to enter main_effects/interactions.
 FIXED = ("width", "depth", "heads", "mlp_dim", "epochs", "batch_size", "lr", "warmup_epochs")
 NON_FACTORS = tuple(name for name in switches.NAMES if name not in SWITCHES and name not in FIXED)
@@ -87,12 +100,13 @@ def random_seed_runs(runs: pd.DataFrame) -> pd.DataFrame:
     return runs[runs[columns].isna().all(axis=1)] if columns else runs
 
 
-def factorial_runs(runs: pd.DataFrame) -> pd.DataFrame:
+def factorial_runs(runs: pd.DataFrame, base: RunConfig | None = None) -> pd.DataFrame:
     """The ViT runs that enter main effects: warm-up 0, every non-switch field and every switch
-    outside the factorial (the papers' pooling, tokenizer, self-attention) at the article's default,
-    data sample, init and batch order from the random seed. (A class-token run would otherwise be
-    averaged into the article's ViT's cell, which has no column for its pooling.)"""
-    default = RunConfig()
+    outside the factorial (the papers' pooling, tokenizer, self-attention) at the article's default
+    (or at `base`'s: your own study's centre), data sample, init and batch order from the random seed.
+    (A class-token run would otherwise be averaged into the article's ViT's cell, which has no column
+    for its pooling.)"""
+    default = base or RunConfig()
     vit = random_seed_runs(runs[runs["model"] == "vit"])
     for name in (*FIXED, *(field for field in NON_FACTORS if field in vit.columns)):
         vit = vit[vit[name] == getattr(default, name)]
@@ -163,9 +177,10 @@ def _seconds_runs(vit: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
     return seconds.one_group(vit)
 
 
-def measure_main_effects(runs: pd.DataFrame, metrics=METRICS, test_set: TestSet | None = None) -> MeasuredEffects:
-    """Each switch's non-reference level minus the reference level (the article's ViT), per train_rows, before
-    any margin (main_effects judges them).
+def measure_main_effects(runs: pd.DataFrame, metrics=METRICS, test_set: TestSet | None = None,
+                         base: RunConfig | None = None) -> MeasuredEffects:
+    """Each switch's non-reference level minus the reference level (the article's ViT, or `base`: the centre of
+    your own study, e.g. every config at 5 epochs), per train_rows, before any margin (main_effects judges them).
 
     The delta is taken within each cell of the other three switches, at the same train_rows and
     random seed, then averaged over those cells within each seed; the t-interval is over seeds, so
@@ -176,9 +191,9 @@ def measure_main_effects(runs: pd.DataFrame, metrics=METRICS, test_set: TestSet 
     single-switch change it is (single_measurement). The others are one family per metric and train_rows
     ("main effects at 4,000 rows"), Bonferroni-adjusted.
     """
-    vit, entries = factorial_runs(runs), []
+    vit, entries, refs = factorial_runs(runs, base), [], reference(base)
     for factor in SWITCHES:
-        ref = REFERENCE[factor]
+        ref = refs[factor]
         for level in LEVELS[factor]:
             if level == ref:
                 continue
@@ -190,18 +205,18 @@ def measure_main_effects(runs: pd.DataFrame, metrics=METRICS, test_set: TestSet 
                     key = dict(zip(EFFECT_COLUMNS, [factor, level, ref, train_rows, metric]))
                     if cells == 1:
                         entries.append(({**key, "cells": 1}, single_measurement(runs, factor, level, train_rows,
-                                                                                metric, test_set), False))
+                                                                                metric, test_set, base), False))
                     else:
                         entries.append(({**key, "mean_delta": est.mean, "n_pairs": est.n, "cells": cells,
                                          "timing_group": group}, (est, columns), in_grid({factor: level})))
-    entries += [(key, measured, False) for key, measured in one_field_effects(runs, metrics, test_set)]
-    return MeasuredEffects("main effects", tuple(EFFECT_COLUMNS), tuple(entries))
+    entries += [(key, measured, False) for key, measured in one_field_effects(runs, metrics, test_set, base)]
+    return MeasuredEffects("main effects", tuple(EFFECT_COLUMNS), tuple(entries), around(base))
 
 
-def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, test_set: TestSet | None = None
-                 ) -> pd.DataFrame:
+def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, test_set: TestSet | None = None,
+                 base: RunConfig | None = None) -> pd.DataFrame:
     """measure_main_effects judged at `margin` (one row per effect, EFFECT_COLUMNS)."""
-    return measure_main_effects(runs, metrics, test_set).judged(margin)
+    return measure_main_effects(runs, metrics, test_set, base).judged(margin)
 
 
 def _cells(vit: pd.DataFrame, factor: str, level, train_rows: int) -> int:

@@ -16,6 +16,7 @@ between threads (a value computed twice by two threads at once is the same value
 
 from __future__ import annotations
 
+import functools
 import threading
 import warnings
 from collections import OrderedDict
@@ -239,18 +240,25 @@ class Study(ArticleViews):
         """summaries.interactions (two-way), measured once, judged once per margin."""
         return self._effects("interactions", metrics, margin, cells).copy()
 
-    def _effects(self, kind: str, metrics, margin: float, cells: str) -> pd.DataFrame:
+    def _effects(self, kind: str, metrics, margin: float, cells: str, base: RunConfig | None = None) -> pd.DataFrame:
         metrics, margin, cells = checked(metrics), checked_margin(margin), cells or percell.ALL  # the API's rules
-        measure = summaries.measure_main_effects if kind == "main" else summaries.measure_interactions
-        measured = self._cached((f"{kind} measured", metrics, cells), lambda: measure(
+        measure = (functools.partial(summaries.measure_main_effects, base=base) if kind == "main"
+                   else summaries.measure_interactions)
+        centre = base.config_id if base else ""
+        measured = self._cached((f"{kind} measured", metrics, cells, centre), lambda: measure(
             percell.restrict(self.runs, cells), metrics=metrics, test_set=self.test_set))  # once, whatever the margin
-        return self._cached((kind, metrics, margin, cells), lambda: measured.judged(margin))
+        return self._cached((kind, metrics, margin, cells, centre), lambda: measured.judged(margin))
 
-    def effects(self, margin: float = MARGIN) -> pd.DataFrame:
-        """effects.csv: the main effects with each one's per-cell spread (stats.percell.effects_with_spread)."""
-        cells, margin = self._cached("cells", lambda: percell.cell_effects(self.runs, METRICS)), checked_margin(margin)
-        return self._cached(("effects", margin), lambda: percell.with_spread(
-            self._effects("main", tuple(METRICS), margin, ""), cells)).copy()
+    def effects(self, margin: float = MARGIN, base: RunConfig | None = None) -> pd.DataFrame:
+        """effects.csv: the main effects with each one's per-cell spread (stats.percell.effects_with_spread), around
+        the article's ViT or `base` (your own study's centre, e.g. `RunConfig(epochs=5)`: its other fields and
+        its switches' levels are the reference; its train_rows and seed are not used)."""
+        if base is not None and base.model != "vit":
+            raise ValueError(f"main effects are the ViT's switches: base must be a ViT, got the {base.model}")
+        centre, margin = base.config_id if base else "", checked_margin(margin)
+        cells = self._cached(("cells", centre), lambda: percell.cell_effects(self.runs, METRICS, base=base))
+        return self._cached(("effects", margin, centre), lambda: percell.with_spread(
+            self._effects("main", tuple(METRICS), margin, "", base), cells)).copy()
 
     def cell_effects(self, metrics=METRICS, interactions: bool = False, cells: str = "") -> pd.DataFrame:
         """stats.percell.cell_effects: each effect (or interaction) in each cell of the other switches."""
