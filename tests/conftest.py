@@ -22,7 +22,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -152,14 +151,13 @@ def committed_table():
 
 
 @pytest.fixture(scope="session", autouse=True)
-def page_store_copy(tmp_path_factory, committed_table) -> tuple[Path, int]:
-    """(page_store's folder, when it was copied): copied as the session starts (~0.1 s), so that its files'
-    times have settled by the time a test asks for page_store (see there)."""
+def page_store_copy(tmp_path_factory, committed_table) -> Path:
+    """page_store's folder, copied as the session starts (~0.1 s), so that its files' times have settled by the
+    time a test asks for page_store (see there)."""
     from stores import PAGE_CONFIGS, copy_store, page_runs
 
-    root = copy_store(tmp_path_factory.mktemp("page_store") / "store",
+    return copy_store(tmp_path_factory.mktemp("page_store") / "store",
                       keep=page_runs(committed_table, configs=PAGE_CONFIGS))
-    return root, time.time_ns()
 
 
 @pytest.fixture(scope="session")
@@ -168,12 +166,10 @@ def page_store(page_store_copy) -> RunStore:
     per session; tests render it read-only (a test that damages runs copies them: stores.copy_store).
     Handed out once its files are older than vitcore.store.index.RACY_NS: a run changed within it has no
     stamp, so until then every store key the app takes is new (a Study opened, every run validated again and
-    every analysis computed cold at each key: the first page test opened three)."""
-    from vitcore.store.index import RACY_NS
+    every analysis computed cold at each key: the first page test opened three): stores.settled."""
+    from stores import settled
 
-    root, copied = page_store_copy
-    time.sleep(max(0, copied + RACY_NS - time.time_ns()) / 1e9)
-    return RunStore(root)
+    return RunStore(settled(page_store_copy))
 
 
 @pytest.fixture

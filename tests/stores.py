@@ -5,6 +5,7 @@ from, not 70 MB. Each copy leaves out the index (`.index.json`), so the copy's v
 - `page_runs(committed, spare, plain=)`: the run ids every page draws from by default, plus runs to damage.
 - `copied_table(committed, keep)`: a copy's table before any damage, from the committed table (no second
   validation of runs the session has read already).
+- `settled(root)`: wait until every file under root is older than vitcore.store.index.RACY_NS.
 - `page_store` (tests/conftest.py): page_runs and the few configs tests/test_app_pages.py selects, copied
   once per session.
 """
@@ -12,6 +13,7 @@ from, not 70 MB. Each copy leaves out the index (`.index.json`), so the copy's v
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -75,3 +77,14 @@ def other_test_images(folder) -> dict:
     blank = struct.pack(">IIII", 0x0803, 10_000, 28, 28) + bytes(7_840_000)
     (folder / FILES["test_images"]).write_bytes(gzip.compress(blank))
     return {"VITCORE_DATA_DIR": str(folder)}
+
+
+def settled(root: Path) -> Path:
+    """root once every file under it is older than vitcore.store.index.RACY_NS (by its change time): a store
+    written less than that ago has no stamp, so every look at it takes a new state key (vitcore.store.index.stamp)
+    and the app opens a new Study, validates every run and computes every analysis cold at each."""
+    from vitcore.store.index import RACY_NS
+
+    newest = max((path.stat().st_ctime_ns for path in root.rglob("*")), default=0)
+    time.sleep(max(0, newest + RACY_NS - time.time_ns()) / 1e9)
+    return root

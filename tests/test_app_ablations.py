@@ -224,14 +224,11 @@ def test_a_repeated_first_paint_builds_neither_the_baseline_list_nor_the_forest_
     """Before: every page run built the baseline choices twice (the sidebar and state.baseline(): a RunConfig per
     stored config, ~27 ms on the committed store) and the forest plot's table (~16 ms) even when its spec was
     cached, all before the first paint's chart."""
-    import time
+    from stores import settled
 
     from vitcore.app import tables
-    from vitcore.store.index import RACY_NS
 
-    # a store written less than RACY_NS ago has a new state key at every look (vitcore.store.index.stamp): wait it out
-    newest = max(path.stat().st_ctime_ns for path in store.root.rglob("*"))
-    time.sleep(max(0, newest + RACY_NS - time.time_ns()) / 1e9)
+    settled(store.root)  # else each look at a store this new takes a new state key and builds everything again
     built = {"cells": 0, "frame": 0}
 
     def counted(name, function):
