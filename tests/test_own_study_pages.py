@@ -40,3 +40,39 @@ def test_the_warm_up_does_not_raise_on_an_own_study(own_study):
     from vitcore.app.ablations.warm import warm_caches
 
     assert "flip and main effects" in warm_caches()  # the article's ViT at 4,000 rows has no run here
+
+
+@pytest.fixture
+def own_centre(tmp_path, monkeypatch) -> RunStore:
+    """Your own factorial at 5 epochs (norm and position embedding crossed, 300 rows, 4 random seeds): no run at
+    the article's 15 epochs."""
+    store, centre = RunStore(tmp_path / "centre"), RunConfig(train_rows=300, epochs=5)
+    for seed in range(4):
+        for norm, pos, acc in (("layer", "learned", 0.78), ("batch", "learned", 0.68), ("layer", "none", 0.76),
+                               ("batch", "none", 0.67)):
+            write_run(store, centre.replace(norm=norm, pos_embedding=pos, seed=seed), acc + 0.002 * seed)
+    monkeypatch.setattr(state, "STORE_PATH", str(store.root))
+    return store
+
+
+def test_main_effects_centre_on_your_own_study_chosen_as_the_baseline(own_centre):
+    """The Main effects view around the sidebar's baseline when that is your own study's centre (as `effects --base
+    epochs=5`), its families named by it; around the article's ViT the same store has none, and says so."""
+    from vitcore.app.selection import cell_name
+    from vitcore.study import Study
+
+    def captions(baseline: str | None) -> str:
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.query_params.update({"train_rows": "300", "view": "Main effects", **({"baseline": baseline} if baseline
+                                                                                 else {})})
+        at.session_state[PAINTED] = True
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        return " ".join(c.value for c in at.caption)
+
+    centre = RunConfig(train_rows=300, epochs=5)
+    assert "The factorial grid has no complete cells yet." in captions(None)
+    shown = captions(cell_name(centre))
+    expected = Study.open(own_centre.root, warn=False).effects(base=centre)
+    family = expected.set_index(["factor", "metric"]).loc[("norm", "test_accuracy"), "family"]
+    assert family == f"main effects around {centre.label()} at 300 rows" and family in shown

@@ -42,7 +42,7 @@ if selected.empty:
     render_train_offer(cfg, runs)
     metric = metric_control()
     st.subheader("Main effects of the factorial grid")
-    panels.main_effects(metric, margin)
+    panels.main_effects(metric, margin, state.effects_centre(baseline))
     st.stop()
 
 painted = panels.painted()  # False on a session's first visit: the answer paints alone, the rest follows
@@ -79,4 +79,4 @@ if flip_one.open:
         panels.flip_table(cfg, metric or metric_control(), margin)
 if effects.open:
     with effects:
-        panels.main_effects(metric or metric_control(), margin)
+        panels.main_effects(metric or metric_control(), margin, state.effects_centre(baseline))

@@ -180,16 +180,29 @@ def _kept(name: str, compute) -> pd.DataFrame:
         root, root and shelf.state_key(root, mtime), name, lambda: compute(found)), keep=shelf.KEPT).copy()
 
 
-def main_effects(metric: str, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
-    """stats.main_effects of one metric over the stored factorial grid (the Study's, once per margin);
-    `cells`: one of vitcore.stats.percell.SUBSETS (default all cells)."""
-    return _kept(f"main {metric} {margin!r} {cells}", lambda found: found.main_effects((metric,), margin, cells))
+def main_effects(metric: str, margin: float = MARGIN, cells: str = "", base: RunConfig | None = None) -> pd.DataFrame:
+    """stats.main_effects of one metric over the stored factorial grid (the Study's, once per margin), around the
+    article's ViT or `base` (effects_centre); kept under the store."""
+    return _kept(f"main {metric} {margin!r} {cells}{_around(base)}",
+                 lambda found: found.main_effects((metric,), margin, cells, base))
 
 
-def interactions(metric: str, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
-    """stats.interactions of one metric (the slow one: computed only when asked for)."""
-    return _kept(f"interactions {metric} {margin!r} {cells}",
-                 lambda found: found.interactions((metric,), margin, cells))
+def interactions(metric: str, margin: float = MARGIN, cells: str = "", base: RunConfig | None = None) -> pd.DataFrame:
+    """stats.interactions of one metric (the slow one: computed only when asked for), around `base` when given."""
+    return _kept(f"interactions {metric} {margin!r} {cells}{_around(base)}",
+                 lambda found: found.interactions((metric,), margin, cells, base))
+
+
+def effects_centre(baseline: RunConfig) -> RunConfig | None:
+    """What the Main effects view centres on: None (the article's ViT) unless the sidebar's baseline is a ViT with
+    other fields or switches (your own study's centre, e.g. 5 epochs), whatever its training rows."""
+    if baseline.model != "vit" or baseline.replace(train_rows=RunConfig().train_rows, seed=0) == RunConfig():
+        return None
+    return baseline.replace(train_rows=RunConfig().train_rows, seed=0)
+
+
+def _around(base: RunConfig | None) -> str:
+    return "" if base is None else f" around {base.config_id}"
 
 
 def flip_effects(cfg: RunConfig, margin: float = MARGIN) -> pd.DataFrame:

@@ -226,14 +226,15 @@ def _cells(vit: pd.DataFrame, factor: str, level, train_rows: int) -> int:
     return int(part.drop_duplicates(others).shape[0])
 
 
-def measure_interactions(runs: pd.DataFrame, metrics=METRICS, test_set: TestSet | None = None) -> MeasuredEffects:
+def measure_interactions(runs: pd.DataFrame, metrics=METRICS, test_set: TestSet | None = None,
+                         base: RunConfig | None = None) -> MeasuredEffects:
     """2-way interactions before any margin: [Y(a, b) - Y(ref_a, b)] - [Y(a, ref_b) - Y(ref_a, ref_b)], a
     difference of differences; unit and averaging as in measure_main_effects, one family per metric and
     train_rows ("interactions at 4,000 rows"). "better" means the pair does better together than their two
-    main effects added up (in the metric's good direction)."""
-    vit, entries = factorial_runs(runs), []
+    main effects added up (in the metric's good direction). Around `base` when given, as measure_main_effects."""
+    vit, entries, refs = factorial_runs(runs, base), [], reference(base)
     for factor_a, factor_b in itertools.combinations(SWITCHES, 2):
-        ref_a, ref_b = REFERENCE[factor_a], REFERENCE[factor_b]
+        ref_a, ref_b = refs[factor_a], refs[factor_b]
         for a, b in itertools.product(LEVELS[factor_a], LEVELS[factor_b]):
             if a == ref_a or b == ref_b:
                 continue
@@ -246,13 +247,13 @@ def measure_interactions(runs: pd.DataFrame, metrics=METRICS, test_set: TestSet 
                                                          est.mean, est.n]))
                     entries.append(({**key, "timing_group": group}, (est, columns),
                                     in_grid({factor_a: a, factor_b: b})))
-    return MeasuredEffects("interactions", tuple(INTERACTION_COLUMNS), tuple(entries))
+    return MeasuredEffects("interactions", tuple(INTERACTION_COLUMNS), tuple(entries), around(base))
 
 
-def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, test_set: TestSet | None = None
-                 ) -> pd.DataFrame:
+def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, test_set: TestSet | None = None,
+                 base: RunConfig | None = None) -> pd.DataFrame:
     """measure_interactions judged at `margin` (one row per interaction, INTERACTION_COLUMNS)."""
-    return measure_interactions(runs, metrics, test_set).judged(margin)
+    return measure_interactions(runs, metrics, test_set, base).judged(margin)
 
 
 def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: float = MARGIN,

@@ -16,7 +16,6 @@ between threads (a value computed twice by two threads at once is the same value
 
 from __future__ import annotations
 
-import functools
 import threading
 import warnings
 from collections import OrderedDict
@@ -232,40 +231,38 @@ class Study(ArticleViews):
                              "confirmation": self.confirmation(flipped, cfg, metric, margin)})
         return pd.DataFrame(rows, columns=FLIP_COLUMNS)
 
-    def main_effects(self, metrics=METRICS, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
-        """summaries.main_effects over the factorial grid (`cells`: one of stats.percell.SUBSETS), measured once."""
-        return self._effects("main", metrics, margin, cells).copy()
+    def main_effects(self, metrics=METRICS, margin: float = MARGIN, cells: str = "", base: RunConfig | None = None
+                     ) -> pd.DataFrame:
+        """summaries.main_effects over the factorial grid (`cells`: one of stats.percell.SUBSETS), measured once;
+        around `base` (your own study's centre) when given, as `effects`."""
+        return self._effects("main", metrics, margin, cells, base).copy()
 
-    def interactions(self, metrics=METRICS, margin: float = MARGIN, cells: str = "") -> pd.DataFrame:
-        """summaries.interactions (two-way), measured once, judged once per margin."""
-        return self._effects("interactions", metrics, margin, cells).copy()
+    def interactions(self, metrics=METRICS, margin: float = MARGIN, cells: str = "", base: RunConfig | None = None
+                     ) -> pd.DataFrame:
+        """summaries.interactions (two-way), measured once, judged once per margin; around `base` when given."""
+        return self._effects("interactions", metrics, margin, cells, base).copy()
 
     def _effects(self, kind: str, metrics, margin: float, cells: str, base: RunConfig | None = None) -> pd.DataFrame:
-        metrics, margin, cells = checked(metrics), checked_margin(margin), cells or percell.ALL  # the API's rules
-        measure = (functools.partial(summaries.measure_main_effects, base=base) if kind == "main"
-                   else summaries.measure_interactions)
-        centre = base.config_id if base else ""
+        metrics, margin, cells, centre = checked(metrics), checked_margin(margin), cells or percell.ALL, _centre(base)
+        measure = summaries.measure_main_effects if kind == "main" else summaries.measure_interactions
         measured = self._cached((f"{kind} measured", metrics, cells, centre), lambda: measure(
-            percell.restrict(self.runs, cells), metrics=metrics, test_set=self.test_set))  # once, whatever the margin
+            percell.restrict(self.runs, cells), metrics, self.test_set, base))  # once, whatever the margin
         return self._cached((kind, metrics, margin, cells, centre), lambda: measured.judged(margin))
 
     def effects(self, margin: float = MARGIN, base: RunConfig | None = None) -> pd.DataFrame:
-        """effects.csv: the main effects with each one's per-cell spread (stats.percell.effects_with_spread), around
-        the article's ViT or `base` (your own study's centre, e.g. `RunConfig(epochs=5)`: its other fields and
-        its switches' levels are the reference; its train_rows and seed are not used)."""
-        if base is not None and base.model != "vit":
-            raise ValueError(f"main effects are the ViT's switches: base must be a ViT, got the {base.model}")
-        centre, margin = base.config_id if base else "", checked_margin(margin)
-        cells = self._cached(("cells", centre), lambda: percell.cell_effects(self.runs, METRICS, base=base))
+        """effects.csv: the main effects with their per-cell spread (percell.with_spread), around the article's ViT or
+        `base` (your own study's centre, e.g. RunConfig(epochs=5): its fields are the reference, not its rows)."""
+        centre, margin = _centre(base), checked_margin(margin)
+        cells = self.cell_effects(METRICS, base=base)
         return self._cached(("effects", margin, centre), lambda: percell.with_spread(
             self._effects("main", tuple(METRICS), margin, "", base), cells)).copy()
 
-    def cell_effects(self, metrics=METRICS, interactions: bool = False, cells: str = "") -> pd.DataFrame:
-        """stats.percell.cell_effects: each effect (or interaction) in each cell of the other switches."""
-        metrics = checked(metrics)
-        return self._cached(("cell_effects", tuple(metrics), interactions, cells or percell.ALL), lambda: (
-            percell.cell_effects(percell.restrict(self.runs, cells or percell.ALL), tuple(metrics), interactions)
-        )).copy()
+    def cell_effects(self, metrics=METRICS, interactions: bool = False, cells: str = "",
+                     base: RunConfig | None = None) -> pd.DataFrame:
+        """stats.percell.cell_effects: each effect (or interaction) in each cell of the other switches, around base."""
+        metrics, cells = checked(metrics), cells or percell.ALL
+        return self._cached(("cell_effects", tuple(metrics), interactions, cells, _centre(base)), lambda: (
+            percell.cell_effects(percell.restrict(self.runs, cells), tuple(metrics), interactions, base))).copy()
 
     def plan_report(self):
         """Every plan on this store (the built-in one and the store's registered plans) with each question judged
@@ -294,3 +291,10 @@ class Study(ArticleViews):
             raise ValueError("a Study built from a table has no store to export; use Study.open(path)")
         return self.store.export_frames()
 
+
+
+def _centre(base: RunConfig | None) -> str:
+    """The cache key of effects around base: "" for the article's ViT; a ValueError for a base that is no ViT."""
+    if base is not None and base.model != "vit":
+        raise ValueError(f"main effects are the ViT's switches: base must be a ViT, got the {base.model}")
+    return "" if base is None else base.config_id

@@ -10,9 +10,11 @@ from vitcore.app import state
 from vitcore.config.run import RunConfig
 
 
-def cell_effects(metric: str, interactions: bool = False, cells: str = "") -> pd.DataFrame:
-    """vitcore.stats.percell.cell_effects of one metric: each effect in each cell of the other switches."""
-    return state.study().cell_effects((metric,), interactions, cells)
+def cell_effects(metric: str, interactions: bool = False, cells: str = "", base: RunConfig | None = None
+                 ) -> pd.DataFrame:
+    """vitcore.stats.percell.cell_effects of one metric: each effect in each cell of the other switches (around
+    `base`, state.effects_centre, when given)."""
+    return state.study().cell_effects((metric,), interactions, cells, base)
 
 
 def flipped_images(cfg: RunConfig, base: RunConfig):

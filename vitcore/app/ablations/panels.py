@@ -220,28 +220,31 @@ def flip_table(cfg: RunConfig, metric: str, margin: float) -> None:
         "Pairs": st.column_config.NumberColumn(width=tables.FLIP_WIDTHS["Pairs"])})
 
 
-def main_effects(metric: str, margin: float) -> None:
+def main_effects(metric: str, margin: float, base: RunConfig | None = None) -> None:
     """The main effects over the chosen cells, what each averages over (the per-cell strips), and the
-    verdicts that change over the LayerNorm cells or the cells without collapsed runs."""
-    main = state.main_effects(metric, margin)
+    verdicts that change over the LayerNorm cells or the cells without collapsed runs; around `base`
+    (state.effects_centre: the sidebar's baseline when it is your own study's centre) when given."""
+    main, centre = state.main_effects(metric, margin, base=base), "the article's" if base is None else cell_name(base)
     if main.empty:
-        st.caption("The factorial grid has no complete cells yet.")
+        st.caption("The factorial grid has no complete cells yet." if base is None else f"No switch is flipped from "
+                   f"{centre} at the same training rows and random seeds: no main effects around it yet.")
         return
-    for note in strips.control_notes(main, {name: state.main_effects(metric, margin, name)
+    for note in strips.control_notes(main, {name: state.main_effects(metric, margin, name, base)
                                             for name in (percell.LAYER_NORM, percell.NO_COLLAPSE)}):
         st.warning(note, icon=":material/filter_alt:")
     cells = st.segmented_control("Cells to average over", percell.SUBSETS, default=percell.ALL, required=True,
                                  key=CELLS_KEY, help="A control: the BatchNorm ViT collapses at 1,000 rows, and an "
                                  "average over its cells can say more about the collapse than about the switch.")
-    shown = main if cells == percell.ALL else state.main_effects(metric, margin, cells)
+    shown = main if cells == percell.ALL else state.main_effects(metric, margin, cells, base)
     if shown.empty:
         st.caption(f"No main effect can be computed over the {cells}.")
         return
     most = shown.groupby("train_rows")["n_pairs"].max()
     seeds = ", ".join(f"{int(n)} at {fmt.rows(r)} rows" for r, n in most.items())
-    layout.cached_chart(("main", metric, margin, cells), lambda: charts.effect_intervals(
-        tables.effect_frame(shown), metric, f"Main effects on {cards.title(metric).lower()}: a level minus the "
-        f"article's, averaged over the other switches ({cells})"))
+    key = (metric, margin, cells, base and base.config_id)
+    layout.cached_chart(("main", *key), lambda: charts.effect_intervals(
+        tables.effect_frame(shown), metric, f"Main effects on {cards.title(metric).lower()}: a level minus "
+        f"{centre}, averaged over the other switches ({cells})"))
     both = int((shown.get("interval", pd.Series(dtype=str)) == testset.WITH_TEST).sum())
     images = (f" — and over the test images too for {both} of the {len(shown)} effects (every run behind them kept its "
               "predictions; `interval` in effects.csv)") if both else ""
@@ -250,25 +253,25 @@ def main_effects(metric: str, margin: float) -> None:
                f"(Bonferroni): {tables.families_text(shown)}. Each panel has its own x-scale. {charts.COLOUR_RULE}")
     if note := tables.single_cell_note(shown):
         st.caption(note)
-    _cell_strip(metric, shown, cells, False)
+    _cell_strip(metric, shown, cells, False, base)
     if st.toggle("Show the two-way interactions (difference of differences)", key=INTERACTIONS_KEY,
                  bind="query-params"):
-        pairs = state.interactions(metric, margin, cells)
-        layout.cached_chart(("interactions", metric, margin, cells), lambda: charts.effect_intervals(
+        pairs = state.interactions(metric, margin, cells, base)
+        layout.cached_chart(("interactions", *key), lambda: charts.effect_intervals(
             tables.effect_frame(pairs, True), metric, f"Two-way interactions on {cards.title(metric).lower()}"))
-        _cell_strip(metric, pairs, cells, True)
+        _cell_strip(metric, pairs, cells, True, base)
 
 
-def _cell_strip(metric: str, effects: pd.DataFrame, cells: str, interaction: bool) -> None:
+def _cell_strip(metric: str, effects: pd.DataFrame, cells: str, interaction: bool, base: RunConfig | None) -> None:
     """What the effects average over: one dot per cell of the other switches, a flag where cells disagree
-    in sign beyond noise, and the per-cell CSV."""
-    per_cell = evidence.cell_effects(metric, interaction, cells)
+    in sign beyond noise, and the per-cell CSV (around `base` when given)."""
+    per_cell = evidence.cell_effects(metric, interaction, cells, base)
     if per_cell.empty:
         return
     if note := strips.disagreement_note(per_cell, interaction):
         st.markdown(note)
     kind = "interaction" if interaction else "main effect"
-    layout.cached_chart(("strip", metric, cells, interaction), lambda: strips.strip(
+    layout.cached_chart(("strip", metric, cells, interaction, base and base.config_id), lambda: strips.strip(
         strips.strip_frame(per_cell, effects, interaction), metric,
         f"Each {kind} in every cell of the other switches ({cells})"))
     spread = percell.spread(per_cell)
