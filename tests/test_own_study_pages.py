@@ -55,6 +55,7 @@ def own_centre(tmp_path, monkeypatch) -> RunStore:
     return store
 
 
+@pytest.mark.slow  # two page runs, 1.6 s: the slow tier by the README's rule
 def test_main_effects_centre_on_your_own_study_chosen_as_the_baseline(own_centre):
     """The Main effects view around the sidebar's baseline when that is your own study's centre (as `effects --base
     epochs=5`), its families named by it; around the article's ViT the same store has none, and says so."""
