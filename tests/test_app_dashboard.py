@@ -173,3 +173,28 @@ def test_effects_downloads_follow_the_sidebars_margin(store, tmp_path, monkeypat
     every = state.study().runs["run_id"]
     shown = pd.read_csv(io.BytesIO(downloads.filtered_export_csv("effects.csv", every, 0.02)))
     assert set(shown["margin"]) >= {0.02} and shown.equals(pd.read_csv(out))
+
+
+@pytest.mark.slow  # 1.35 s: the slow tier by the README's rule
+def test_effects_downloads_follow_your_own_centre(tmp_path, monkeypatch):
+    """With your own study's centre as the sidebar's baseline (state.effects_centre), both effects.csv downloads are
+    `effects --base epochs=5`'s bytes and the page names that command; around the article's ViT they stay empty."""
+    from vitcore.app.runs import downloads, runs_view
+
+    store, centre = RunStore(tmp_path / "own"), RunConfig(train_rows=1000, epochs=5)
+    for seed in range(3):
+        for norm, pos, acc in (("layer", "learned", 0.78), ("batch", "learned", 0.68), ("layer", "none", 0.76),
+                               ("batch", "none", 0.67)):
+            write_run(store, centre.replace(norm=norm, pos_embedding=pos, seed=seed), acc + 0.002 * seed)
+    monkeypatch.setattr(state, "STORE_PATH", str(store.root))
+    out = tmp_path / "effects.csv"
+    assert cli.main(["effects", "--base", "epochs=5", "--store", str(store.root), "--out", str(out)]) == 0
+    base = state.effects_centre(centre)
+    assert base == RunConfig(epochs=5) and state.effects_centre(RunConfig(train_rows=1000)) is None
+    assert state.export_csv("effects.csv", base=base) == out.read_bytes()
+    every = state.study().runs["run_id"]
+    assert pd.read_csv(io.BytesIO(downloads.filtered_export_csv("effects.csv", every, base=base))).equals(
+        pd.read_csv(out))
+    assert len(pd.read_csv(io.BytesIO(state.export_csv("effects.csv")))) == 0  # nothing around the article's ViT
+    assert runs_view.effects_command(0.02, base) == "python -m vitcore effects --margin 0.02 --base epochs=5"
+    assert runs_view.effects_command(0.01, None) == "python -m vitcore effects --margin 0.01"

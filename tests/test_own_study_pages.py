@@ -62,8 +62,9 @@ def test_main_effects_centre_on_your_own_study_chosen_as_the_baseline(own_centre
     from vitcore.app.selection import cell_name
     from vitcore.study import Study
 
-    def captions(baseline: str | None) -> str:
+    def captions(baseline: str | None, page: str = "views/ablations.py") -> str:
         at = AppTest.from_file(APP, default_timeout=120)
+        at.switch_page(page)
         at.query_params.update({"train_rows": "300", "view": "Main effects", **({"baseline": baseline} if baseline
                                                                                  else {})})
         at.session_state[PAINTED] = True
@@ -77,3 +78,4 @@ def test_main_effects_centre_on_your_own_study_chosen_as_the_baseline(own_centre
     expected = Study.open(own_centre.root, warn=False).effects(base=centre)
     family = expected.set_index(["factor", "metric"]).loc[("norm", "test_accuracy"), "family"]
     assert family == f"main effects around {centre.label()} at 300 rows" and family in shown
+    assert "`python -m vitcore effects --margin 0.01 --base epochs=5`" in captions(cell_name(centre), "views/runs.py")

@@ -68,8 +68,9 @@ st.caption("Over the whole store, whatever is shown above: 0 means not trained y
 
 st.subheader("Downloads")
 margin = state.margin()  # the sidebar's: effects.csv's verdicts are judged at it
+centre = state.effects_centre(state.baseline())  # and centred on its baseline when that is your own study's centre
 st.caption("Full: the same bytes as `python -m vitcore export --out DIR` (runs, histories, confusions) and "
-           f"`python -m vitcore effects --margin {margin:g}` (main effects paired by random seed, judged at the "
+           f"`{runs_view.effects_command(margin, centre)}` (main effects paired by random seed, judged at the "
            f"sidebar's ±{margin:g}). Shown: the same files restricted to the {fmt.rows(len(shown))} runs shown above "
            "(effects.csv: main effects computed from them).")
 ids = tuple(shown["run_id"])
@@ -79,12 +80,12 @@ for name in state.EXPORTS:  # one row per file: its name, then the shown and the
     file.markdown(f"`{name}`")
     empty = shown.empty or (name == "effects.csv" and no_effects is not None)
     filtered.download_button(f"shown ({fmt.rows(len(shown))} runs)",
-                             lambda name=name: downloads.filtered_export_csv(name, ids, margin),
+                             lambda name=name: downloads.filtered_export_csv(name, ids, margin, centre),
                              file_name=name.replace(".csv", "_shown.csv"), mime="text/csv",
                              icon=":material/filter_alt:",
                              on_click="ignore", key=f"download_shown_{name}", disabled=empty, width="stretch",
                              help=no_effects if name == "effects.csv" and no_effects else None)
-    full.download_button(f"all ({fmt.rows(len(runs))} runs)", lambda name=name: state.export_csv(name, margin),
+    full.download_button(f"all ({fmt.rows(len(runs))} runs)", lambda name=name: state.export_csv(name, margin, centre),
                          file_name=name, mime="text/csv", icon=":material/download:", on_click="ignore",
                          key=f"download_{name}", width="stretch")
 if no_effects:

@@ -152,19 +152,20 @@ def run_frames(run_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 @st.cache_data(show_spinner=False, max_entries=len(EXPORTS))
-def _export_csv(name: str, margin: float, path: str, mtime: str) -> bytes:
+def _export_csv(name: str, margin: float, base: RunConfig | None, path: str, mtime: str) -> bytes:
     found = _study(path, mtime)
-    if name == "effects.csv":  # as `python -m vitcore effects --margin M`: with the per-cell spread
-        return found.effects(margin).to_csv(index=False).encode()
+    if name == "effects.csv":  # as `python -m vitcore effects --margin M [--base ...]`: with the per-cell spread
+        return found.effects(margin, base).to_csv(index=False).encode()
     return found.export_frames()[name].to_csv(index=False).encode()
 
 
-def export_csv(name: str, margin: float = MARGIN) -> bytes:
-    """One of the Runs page's downloads, byte for byte the file the CLI `export` / `effects --margin` writes
-    (`margin`: effects.csv's, the sidebar's)."""
+def export_csv(name: str, margin: float = MARGIN, base: RunConfig | None = None) -> bytes:
+    """One of the Runs page's downloads, byte for byte the file the CLI `export` / `effects --margin [--base]`
+    writes (`margin`: effects.csv's, the sidebar's; `base`: its centre, effects_centre)."""
     if name not in EXPORTS:
         raise ValueError(f"unknown export {name!r}; exports: {', '.join(EXPORTS)}")
-    return _export_csv(name, margin if name == "effects.csv" else MARGIN, STORE_PATH, store_mtime())
+    effects = name == "effects.csv"
+    return _export_csv(name, margin if effects else MARGIN, base if effects else None, STORE_PATH, store_mtime())
 
 
 def _kept(name: str, compute) -> pd.DataFrame:

@@ -130,11 +130,12 @@ def _merge(effects: pd.DataFrame, table: pd.DataFrame, key: list[str]) -> pd.Dat
     return left.merge(right, on=[f"_{k}" for k in key], how="left").drop(columns=[f"_{k}" for k in key])
 
 
-def effects_with_spread(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, test_set=None) -> pd.DataFrame:
+def effects_with_spread(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, test_set=None,
+                        base: RunConfig | None = None) -> pd.DataFrame:
     """effects.csv: summaries.main_effects (test accuracy's intervals with the test set's sampling when
     `test_set` is given, vitcore.stats.testset) with each effect's per-cell spread (SPREAD_COLUMNS, over
-    random seeds)."""
-    return with_spread(main_effects(runs, metrics, margin, test_set), cell_effects(runs, metrics))
+    random seeds); around `base` (your own study's centre) when given."""
+    return with_spread(main_effects(runs, metrics, margin, test_set, base), cell_effects(runs, metrics, base=base))
 
 
 def restrict(runs: pd.DataFrame, subset: str) -> pd.DataFrame:

@@ -13,7 +13,7 @@ from vitcore.app import fmt
 from vitcore.app.selection import LABELS, cell_name, config_of_row
 from vitcore.config.metrics import TABLE
 from vitcore.config.metrics import metric as entry
-from vitcore.config.run import DEFAULTS
+from vitcore.config.run import DEFAULTS, RunConfig
 from vitcore.stats import percell
 from vitcore.stats.estimates import MARGIN
 
@@ -118,10 +118,22 @@ def coverage(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def filtered_csv(name: str, frames: dict[str, pd.DataFrame], shown: pd.DataFrame, test_set=None,
-                 margin: float = MARGIN) -> bytes:
+                 margin: float = MARGIN, base: RunConfig | None = None) -> bytes:
     """One export restricted to the shown runs, in the CLI's format (runs/histories/confusions: the
-    export frame's rows of those run ids; effects.csv: main effects computed from the shown runs, at `margin`)."""
+    export frame's rows of those run ids; effects.csv: main effects computed from the shown runs, at `margin`,
+    around `base` when given)."""
     if name == "effects.csv":
-        return percell.effects_with_spread(shown, margin=margin, test_set=test_set).to_csv(index=False).encode()
+        return percell.effects_with_spread(shown, margin=margin, test_set=test_set, base=base).to_csv(
+            index=False).encode()
     frame = frames[name]
     return frame[frame["run_id"].isin(set(shown["run_id"]))].to_csv(index=False).encode()
+
+
+def effects_command(margin: float, base: RunConfig | None) -> str:
+    """The CLI command whose effects.csv the Runs page's full download is: `--base` names the centre's fields off
+    the article's ViT (state.effects_centre), as `sweep --base` takes them."""
+    default, changed = RunConfig(), ""
+    if base is not None:
+        changed = ",".join(f"{name}={getattr(base, name)}" for name in base.identity()
+                           if name not in ("train_rows", "seed") and getattr(base, name) != getattr(default, name))
+    return f"python -m vitcore effects --margin {margin:g}" + (f" --base {changed}" if changed else "")
