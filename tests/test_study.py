@@ -317,3 +317,22 @@ def test_effects_around_another_centre_are_kept_apart_from_the_articles():
     assert again["mean_delta"] == article["mean_delta"] and again["family"] == article["family"]
     with pytest.raises(ValueError, match="base must be a ViT"):
         study.effects(base=RunConfig(model="convnet"))
+
+
+def test_results_around_your_own_centres_are_bounded(monkeypatch):
+    """Every stored cell can be picked as the baseline, and each is a centre of its own: at most CENTRES results of
+    each kind are held around them (the least recently used go), the article's are never dropped for them."""
+    from fakes import run_row, runs_table
+
+    from vitcore.study import study as module
+
+    monkeypatch.setattr(module, "CENTRES", 3)
+    rows = [run_row(RunConfig(train_rows=1000, seed=seed, norm=norm, epochs=epochs), test_accuracy=0.7 + 0.01 * seed)
+            for seed in range(3) for norm in ("layer", "batch") for epochs in (15, 1, 2, 3, 4, 5)]
+    study = Study(runs_table(rows))
+    article = study.main_effects(("test_accuracy",))
+    for epochs in (1, 2, 3, 4, 5):
+        study.main_effects(("test_accuracy",), base=RunConfig(epochs=epochs))
+    assert len(study._bounded["main around"]) == len(study._bounded["main measured around"]) == 3
+    assert any(key[0] == "main" for key in study._memo)  # the article's: unbounded, not evicted by your centres
+    assert study.main_effects(("test_accuracy",)).equals(article)

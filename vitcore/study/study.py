@@ -38,6 +38,7 @@ from vitcore.study.article import ArticleViews
 
 KEPT = 4_096  # families, measurements and verdicts kept per kind: every comparison the pages and the CLI make on the
 # committed store (the claims at three margins and the effects: 44 measurements), bounded whatever visitors forge
+CENTRES = 32  # results of each kind kept around your own centres (a baseline off the article's ViT: _around)
 
 
 class Verdicts(tuple):
@@ -243,26 +244,33 @@ class Study(ArticleViews):
         return self._effects("interactions", metrics, margin, cells, base).copy()
 
     def _effects(self, kind: str, metrics, margin: float, cells: str, base: RunConfig | None = None) -> pd.DataFrame:
-        metrics, margin, cells, centre = checked(metrics), checked_margin(margin), cells or percell.ALL, _centre(base)
+        metrics, margin, cells = checked(metrics), checked_margin(margin), cells or percell.ALL  # the API's rules
         measure = summaries.measure_main_effects if kind == "main" else summaries.measure_interactions
-        measured = self._cached((f"{kind} measured", metrics, cells, centre), lambda: measure(
-            percell.restrict(self.runs, cells), metrics, self.test_set, base))  # once, whatever the margin
-        return self._cached((kind, metrics, margin, cells, centre), lambda: measured.judged(margin))
+        measured = self._around((f"{kind} measured", metrics, cells), lambda: measure(
+            percell.restrict(self.runs, cells), metrics, self.test_set, base), base)  # once, whatever the margin
+        return self._around((kind, metrics, margin, cells), lambda: measured.judged(margin), base)
 
     def effects(self, margin: float = MARGIN, base: RunConfig | None = None) -> pd.DataFrame:
         """effects.csv: the main effects with their per-cell spread (percell.with_spread), around the article's ViT or
         `base` (your own study's centre, e.g. RunConfig(epochs=5): its fields are the reference, not its rows)."""
-        centre, margin = _centre(base), checked_margin(margin)
-        cells = self.cell_effects(METRICS, base=base)
-        return self._cached(("effects", margin, centre), lambda: percell.with_spread(
-            self._effects("main", tuple(METRICS), margin, "", base), cells)).copy()
+        cells, margin = self.cell_effects(METRICS, base=base), checked_margin(margin)
+        return self._around(("effects", margin), lambda: percell.with_spread(
+            self._effects("main", tuple(METRICS), margin, "", base), cells), base).copy()
 
     def cell_effects(self, metrics=METRICS, interactions: bool = False, cells: str = "",
                      base: RunConfig | None = None) -> pd.DataFrame:
         """stats.percell.cell_effects: each effect (or interaction) in each cell of the other switches, around base."""
         metrics, cells = checked(metrics), cells or percell.ALL
-        return self._cached(("cell_effects", tuple(metrics), interactions, cells, _centre(base)), lambda: (
-            percell.cell_effects(percell.restrict(self.runs, cells), tuple(metrics), interactions, base))).copy()
+        return self._around(("cell_effects", tuple(metrics), interactions, cells), lambda: (
+            percell.cell_effects(percell.restrict(self.runs, cells), tuple(metrics), interactions, base)), base).copy()
+
+    def _around(self, key: tuple, compute, base: RunConfig | None):
+        """_cached under key; around your own centre (a ViT) at most CENTRES of each kind, whatever is picked."""
+        if base is None:
+            return self._cached(key, compute)
+        if base.model != "vit":
+            raise ValueError(f"main effects are the ViT's switches: base must be a ViT, got the {base.model}")
+        return self._cached((f"{key[0]} around", *key[1:], base.config_id), compute, keep=CENTRES)
 
     def plan_report(self):
         """Every plan on this store (the built-in one and the store's registered plans) with each question judged
@@ -290,11 +298,3 @@ class Study(ArticleViews):
         if self.store is None:
             raise ValueError("a Study built from a table has no store to export; use Study.open(path)")
         return self.store.export_frames()
-
-
-
-def _centre(base: RunConfig | None) -> str:
-    """The cache key of effects around base: "" for the article's ViT; a ValueError for a base that is no ViT."""
-    if base is not None and base.model != "vit":
-        raise ValueError(f"main effects are the ViT's switches: base must be a ViT, got the {base.model}")
-    return "" if base is None else base.config_id
