@@ -212,15 +212,17 @@ print("tensorflow" in sys.modules, "keras" in sys.modules)
 
 
 @pytest.mark.slow
-def test_no_page_imports_tensorflow_or_keras():
+def test_no_page_imports_tensorflow_or_keras(page_store):
     """In a fresh interpreter (pytest's own process has TensorFlow from other test modules): the
     server's cache warm-up, the ablations page, its uncached path, and every other page run without
     importing TensorFlow or Keras (the view-only install, requirements.txt, has neither): Anatomy counts from
-    formulas, Attention runs the stored weights in NumPy (issue 11)."""
+    formulas, Attention runs the stored weights in NumPy (issue 11). On the page store, the runs every page draws
+    from (the whole committed store's renders: test_every_page_renders_on_the_committed_store)."""
+    import os
     import subprocess
 
     done = subprocess.run([sys.executable, "-c", FRESH_PROCESS % APP], capture_output=True, text=True, timeout=300,
-                          cwd=Path(APP).parent)
+                          cwd=Path(APP).parent, env={**os.environ, "VITCORE_STORE": str(page_store.root)})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "False False"
 
