@@ -75,6 +75,17 @@ def write_run(store: RunStore, cfg: RunConfig, accuracy: float = 0.8, **options)
     return store.save(cfg, history(cfg, summary), confusion(accuracy), summary)
 
 
+def write_centre_factorial(store: RunStore, centre: RunConfig, seeds: int) -> RunStore:
+    """Your own factorial around `centre` (e.g. 5 epochs): norm and position embedding crossed, random seeds 0 to
+    seeds - 1, batch norm ~0.10 and no position embedding ~0.02 below it (`sweep --vary norm=layer,batch --vary
+    pos_embedding=learned,none --cross --base epochs=5`)."""
+    for seed in range(seeds):
+        for norm, pos, acc in (("layer", "learned", 0.78), ("batch", "learned", 0.68), ("layer", "none", 0.76),
+                               ("batch", "none", 0.67)):
+            write_run(store, centre.replace(norm=norm, pos_embedding=pos, seed=seed), acc + 0.002 * seed)
+    return store
+
+
 def derived(cfg: RunConfig, summary: dict) -> dict:
     """The registry's derived metrics (vitcore.config.metrics.DERIVED) of the run `write_run` would store:
     each metric's own function of its file (`confusion(test accuracy)`, `history(cfg, summary)`)."""

@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pandas as pd
 import pytest
-from fakes import write_run
+from fakes import write_centre_factorial, write_run
 
 from vitcore import cli
 from vitcore.app import fmt, selection, state, tables
@@ -181,11 +181,8 @@ def test_effects_downloads_follow_your_own_centre(tmp_path, monkeypatch):
     `effects --base epochs=5`'s bytes and the page names that command; around the article's ViT they stay empty."""
     from vitcore.app.runs import downloads, runs_view
 
-    store, centre = RunStore(tmp_path / "own"), RunConfig(train_rows=1000, epochs=5)
-    for seed in range(3):
-        for norm, pos, acc in (("layer", "learned", 0.78), ("batch", "learned", 0.68), ("layer", "none", 0.76),
-                               ("batch", "none", 0.67)):
-            write_run(store, centre.replace(norm=norm, pos_embedding=pos, seed=seed), acc + 0.002 * seed)
+    centre = RunConfig(train_rows=1000, epochs=5)
+    store = write_centre_factorial(RunStore(tmp_path / "own"), centre, seeds=3)
     monkeypatch.setattr(state, "STORE_PATH", str(store.root))
     out = tmp_path / "effects.csv"
     assert cli.main(["effects", "--base", "epochs=5", "--store", str(store.root), "--out", str(out)]) == 0

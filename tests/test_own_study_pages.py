@@ -2,7 +2,7 @@
 offers 300 rows in the sidebar, and the server's warm-up does not raise on it."""
 
 import pytest
-from fakes import write_run
+from fakes import write_centre_factorial, write_run
 from streamlit.testing.v1 import AppTest
 from test_app_pages import APP, PAGES
 
@@ -46,11 +46,7 @@ def test_the_warm_up_does_not_raise_on_an_own_study(own_study):
 def own_centre(tmp_path, monkeypatch) -> RunStore:
     """Your own factorial at 5 epochs (norm and position embedding crossed, 300 rows, 4 random seeds): no run at
     the article's 15 epochs."""
-    store, centre = RunStore(tmp_path / "centre"), RunConfig(train_rows=300, epochs=5)
-    for seed in range(4):
-        for norm, pos, acc in (("layer", "learned", 0.78), ("batch", "learned", 0.68), ("layer", "none", 0.76),
-                               ("batch", "none", 0.67)):
-            write_run(store, centre.replace(norm=norm, pos_embedding=pos, seed=seed), acc + 0.002 * seed)
+    store = write_centre_factorial(RunStore(tmp_path / "centre"), RunConfig(train_rows=300, epochs=5), seeds=4)
     monkeypatch.setattr(state, "STORE_PATH", str(store.root))
     return store
 

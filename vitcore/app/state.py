@@ -33,6 +33,7 @@ from vitcore.app.selection import (  # noqa: F401
 )
 from vitcore.config.environment import REPOSITORY_STORE, store_path, timing_path
 from vitcore.config.run import RunConfig
+from vitcore.stats import summaries
 from vitcore.stats.estimates import MARGIN
 from vitcore.store.runs import RunStore
 from vitcore.study import Study
@@ -197,9 +198,7 @@ def interactions(metric: str, margin: float = MARGIN, cells: str = "", base: Run
 def effects_centre(baseline: RunConfig) -> RunConfig | None:
     """What the Main effects view centres on: None (the article's ViT) unless the sidebar's baseline is a ViT with
     other fields or switches (your own study's centre, e.g. 5 epochs), whatever its training rows."""
-    if baseline.model != "vit" or baseline.replace(train_rows=RunConfig().train_rows, seed=0) == RunConfig():
-        return None
-    return baseline.replace(train_rows=RunConfig().train_rows, seed=0)
+    return summaries.centre(baseline) if baseline.model == "vit" else None
 
 
 def _around(base: RunConfig | None) -> str:

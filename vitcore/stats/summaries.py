@@ -53,11 +53,16 @@ def reference(base: RunConfig | None = None) -> dict:
     return {name: getattr(base or RunConfig(), name) for name in SWITCHES}
 
 
+def centre(base: RunConfig | None) -> RunConfig | None:
+    """base as a centre of effects (its rows and random seed not used), or None when that is the article's ViT."""
+    if base is None or base.replace(train_rows=RunConfig().train_rows, seed=0) == RunConfig():
+        return None
+    return base.replace(train_rows=RunConfig().train_rows, seed=0)
+
+
 def around(base: RunConfig | None) -> str:
     """What a family of effects around base adds to its name: nothing around the article's ViT."""
-    if base is None or base.replace(train_rows=RunConfig().train_rows, seed=0) == RunConfig():
-        return ""
-    return f" around {base.label()}"
+    return "" if centre(base) is None else f" around {base.label()}"
 
 
 REFERENCE = reference()
