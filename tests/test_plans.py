@@ -117,18 +117,36 @@ def test_a_confirmation_uses_only_its_seeds_and_never_moves_the_discovery(tmp_pa
     assert family.looks == (2, 4) and family.size == registry.size and family.plan is conf
 
 
-@pytest.mark.parametrize("discovery, confirmation, decided, at_cap, expected", [
-    ("better", "better", True, False, plan_report.REPLICATED),
-    ("better", "slightly better", True, False, plan_report.REPLICATED),   # the direction again, inside the margin
-    ("equivalent", "slightly worse", True, False, plan_report.REPLICATED),  # negligible again
-    ("better", "equivalent", True, False, plan_report.NOT_REPLICATED),
-    ("better", "worse", True, False, plan_report.NOT_REPLICATED),
-    ("worse", "inconclusive", False, True, plan_report.NOT_REPLICATED),   # undecided at the cap
-    ("worse", "inconclusive", False, False, plan_report.PENDING),
-    ("inconclusive", "better", True, False, plan_report.NOTHING),
+@pytest.mark.parametrize("discovery, confirmation, decided, at_cap, sizes, expected", [
+    ("better", "better", True, False, ("", ""), plan_report.REPLICATED),
+    ("better", "slightly better", True, False, ("", ""), plan_report.REPLICATED),  # the direction, inside the margin
+    ("equivalent", "slightly worse", True, False, ("", ""), plan_report.REPLICATED),  # negligible again
+    ("better", "equivalent", True, False, ("undetermined", ""), plan_report.NOT_CONFIRMED),  # both allow 0 < Δ < m
+    ("better", "equivalent", True, False, ("beyond", ""), plan_report.CONTRADICTED),  # beyond the margin vs inside
+    ("equivalent", "worse", True, False, ("", "beyond"), plan_report.CONTRADICTED),
+    ("equivalent", "worse", True, False, ("", "undetermined"), plan_report.NOT_CONFIRMED),
+    ("better", "worse", True, False, ("", ""), plan_report.CONTRADICTED),
+    ("slightly better", "slightly worse", True, False, ("", ""), plan_report.REPLICATED),  # negligible both times
+    ("worse", "inconclusive", False, True, ("", ""), plan_report.NOT_CONFIRMED),  # undecided at the cap
+    ("worse", "inconclusive", False, False, ("", ""), plan_report.PENDING),
+    ("inconclusive", "better", True, False, ("", ""), plan_report.NOTHING),
 ])
-def test_replication_words(discovery, confirmation, decided, at_cap, expected):
-    assert plan_report.outcome(discovery, confirmation, decided, at_cap) == expected
+def test_replication_words(discovery, confirmation, decided, at_cap, sizes, expected):
+    assert plan_report.outcome(discovery, confirmation, decided, at_cap, *sizes) == expected
+    assert expected in plan_report.OUTCOMES and len(plan_report.OUTCOMES) == 5
+
+
+def test_pooled_lies_between_and_its_heterogeneity_is_z():
+    from vitcore.stats import replication
+
+    a, b = replication.Side(0.0069, 0.0017 ** 2, 0.0008), replication.Side(0.0058, 0.0023 ** 2, 0.0008)
+    pooled = replication.pooled(a, b)
+    assert 0.0058 < pooled.delta < 0.0069 and pooled.low < pooled.delta < pooled.high
+    assert pooled.z == pytest.approx((0.0058 - 0.0069) / np.hypot(0.0017, 0.0023))
+    assert pooled.heterogeneity_p == pytest.approx(2 * __import__("scipy").stats.norm.sf(abs(pooled.z)))
+    half = 1.959964 * np.sqrt(1 / (1 / 0.0017 ** 2 + 1 / 0.0023 ** 2) + 0.0008 ** 2)  # the test-image term once
+    assert pooled.high - pooled.delta == pytest.approx(half, rel=1e-4)
+    assert np.isnan(replication.pooled(a, replication.Side(0.01, float("nan"))).delta)
 
 
 def test_another_margin_is_exploratory_never_a_replay_of_the_looks(tmp_path):

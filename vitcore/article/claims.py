@@ -45,12 +45,13 @@ from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
 from vitcore.stats import readings
 from vitcore.stats.comparer import Comparer, or_uncached
+from vitcore.stats.plan import LEAD_COLUMNS
 from vitcore.stats.testset import TEST_COLUMNS
 
 COLUMNS = ["claim", "sources", "setting", "comparison", "train_rows", "metric", "role", "expected", "mean_delta",
            "n_pairs", *v.JUDGEMENT_COLUMNS, "timing_group", *TEST_COLUMNS, "direction", *readings.READING_COLUMNS,
            "mirror", "tally", "crossover_rows", "crossover_low", "crossover_high",
-           "confirmation"]  # what a confirmation plan on fresh random seeds says (vitcore.study.Study)
+           *LEAD_COLUMNS]  # the verdict's plan and the line that follows it (vitcore.study.lead)
 AGREES, SMALLER = "agrees", "agrees in direction, smaller than the margin"
 NEGLIGIBLE, REAL_OPEN = "shown negligible", "real, size undetermined"
 INCONCLUSIVE, DISAGREES = "inconclusive", "disagrees"

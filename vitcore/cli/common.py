@@ -267,8 +267,8 @@ def verdict_line(row: dict) -> str:
         text += " (optimistic: selected on this split)"
     if plan.planned(row) or str(row.get("plan", "")).startswith("exploratory"):
         text += f"\n  {'':21} {row['plan']}"  # which plan judged it (or that this margin is not its plan's)
-    if row.get("confirmation"):
-        text += f"\n  {'':21} confirmation: {row['confirmation']}"
+    if row.get("discovery"):  # the line that follows the verdict: a confirmation's discovery, another plan's state
+        text += f"\n  {'':21} {row['discovery']}"
     return text
 
 

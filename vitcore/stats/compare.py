@@ -17,20 +17,21 @@ which). Every page and the CLI use this module, so a number on screen is the num
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.data.fashion import CLASS_NAMES, NUM_CLASSES
-from vitcore.stats import readings, seconds, testset
+from vitcore.stats import plan, readings, seconds, testset
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, MARGIN, METRICS, Estimate, judge, paired_estimate, welch_estimate
 from vitcore.stats.families import ALONE, Family, family_of, runs_of
 from vitcore.stats.records import Contrast, Measurement, judge_paired, long_pairs, paired_spread
 
 METRIC_COLUMNS = ["metric", "selection_mean", "baseline_mean", "n_pairs", "mean_delta", *JUDGEMENT_COLUMNS, "paired",
                   "timing_group", *seconds.NOTE_COLUMNS, *testset.TEST_COLUMNS, *readings.READING_COLUMNS,
-                  "confirmation"]  # what the store's registered plans say beside it (filled by vitcore.study.Study)
+                  *plan.LEAD_COLUMNS]  # the verdict's plan and the line that follows it (filled by vitcore.study.Study)
 CLASS_COLUMNS = ["class", "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS]
 CONFUSION_COLUMNS = ["true", "predicted", "mean_delta", "ci_low", "ci_high", "n_pairs"]
 PAIR_KEY = ["train_rows", "seed"]  # what makes two runs a pair: the same data sample and initialisation
@@ -83,11 +84,12 @@ def pair_runs(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str) -> pd.
 
 @dataclass(frozen=True)
 class Delta:
-    """variant - baseline over runs paired by (train_rows, random seed), judged in `family`:
-    `row` holds mean_delta, n_pairs and JUDGEMENT_COLUMNS; `pairs` the runs behind it."""
+    """variant - baseline paired by (train_rows, random seed), judged in `family`: `row` holds mean_delta, n_pairs and
+    JUDGEMENT_COLUMNS; `pairs` the runs behind it; `estimate` the one the verdict used."""
     metric: str
     row: dict
     pairs: pd.DataFrame = field(repr=False, compare=False)
+    estimate: Estimate | None = field(default=None, repr=False, compare=False)
 
     def __getattr__(self, name):  # delta.verdict, delta.ci_low, … read the row
         try:
@@ -124,7 +126,7 @@ def paired_delta(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, mar
     said = seconds.notes(metric, group, est.n, configs)
     row = {"metric": metric, "mean_delta": est.mean, "n_pairs": est.n, **verdict, "timing_group": group, **said,
            **test_columns, **paired_spread(metric, pairs)}
-    return Delta(metric, row, pairs)
+    return Delta(metric, row, pairs, est)
 
 
 @dataclass(frozen=True)
@@ -213,7 +215,7 @@ def judged(measured: list[Measurement], margin: float = MARGIN, runs: pd.DataFra
     contrast = measured[0].contrast
     selection, baseline = contrast.selection, contrast.baseline
     frame = pd.DataFrame([m.judged(margin).row() for m in measured], columns=METRIC_COLUMNS)
-    frame["confirmation"] = ""
+    frame[plan.LEAD_COLUMNS] = ""
     long = pd.concat([m.pairs for m in measured], ignore_index=True)
     classes = confusion = None
     if confusions is not None:
@@ -286,8 +288,6 @@ def mean_rates(confusions: pd.DataFrame, run_ids) -> np.ndarray:
 
 def write(comparison: Comparison, out) -> list:
     """metrics.csv, classes.csv, confusion_delta.csv (+ pairs.csv: the runs behind every Δ)."""
-    from pathlib import Path
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "metrics.csv", out / "pairs.csv"]

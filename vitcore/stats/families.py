@@ -31,7 +31,7 @@ import pandas as pd
 
 from vitcore.config import switches
 from vitcore.config.run import RunConfig
-from vitcore.stats import plan, plan_store
+from vitcore.stats import plan_store
 from vitcore.stats.estimates import ONE
 
 # What a single-switch change may change: every ViT switch of the registry (the factorial's, the papers'
@@ -123,23 +123,37 @@ def base_of(a: RunConfig, b: RunConfig, field: str) -> RunConfig:
     return min((a, b), key=lambda cfg: _rank(cfg, field, order)).replace(seed=0)
 
 
-def switch_family(base: RunConfig, field: str, level) -> Family:
+def registry_family(base: RunConfig, field: str, level) -> Family:
     """One switch's other levels against `base` at its train_rows: m = the registry's levels of the switch
-    but the base's, stored or not. A warm-up outside its declared levels is a comparison alone."""
+    but the base's, stored or not. A warm-up outside its declared levels is a comparison alone. No plan."""
     switch = switches.SWITCH[field]
     if level not in switch.levels or getattr(base, field) not in switch.levels:
         return Family(f"{switch.noun} {level} against {base.label()} at {base.train_rows:,} rows (outside the "
                       "registry's levels: this comparison alone)", 1)
-    looks = plan.looks_of(base, field, level)
-    return Family(f"{switch.noun} changes of {base.label()} at {base.train_rows:,} rows", len(switch.levels) - 1,
-                  looks, plan_store.builtin() if looks else None)
+    return Family(f"{switch.noun} changes of {base.label()} at {base.train_rows:,} rows", len(switch.levels) - 1)
 
 
-def planned_family(plan, question) -> Family:
-    """The family of one question of a registered plan: the registry's (as every view forms it), judged at
-    that plan's looks on its random seeds."""
-    family = family_of(None, question.base, question.variant)
-    return Family(family.name, family.size, plan.looks_of(question), plan)
+def switch_family(base: RunConfig, field: str, level, plans=()) -> Family:
+    """registry_family, judged at the looks of the first of `plans` that asks the change (the Study's lead order:
+    blind registered plans, then the built-in one; vitcore.stats.plan_report.Checked.lead), with the m that plan
+    registered; `plans` empty: the built-in plan alone."""
+    family = registry_family(base, field, level)
+    try:
+        variant = base.replace(**{field: level})
+    except ValueError:
+        return family
+    for owner in plans or (plan_store.builtin(),):
+        question = owner.question_of(base, variant)
+        if question is not None:
+            return planned_family(owner, question, family)
+    return family
+
+
+def planned_family(plan, question, family: Family | None = None) -> Family:
+    """The family of one question of a plan: the registry's (as every view forms it) with the m the plan registered
+    (plans.Plan.family_size), judged at that plan's looks on its random seeds."""
+    family = family or registry_family(question.base, question.field, question.level)
+    return Family(family.name, plan.family_size(question) or family.size, plan.looks_of(question), plan)
 
 
 def _article_models(a: RunConfig, b: RunConfig) -> bool:
@@ -148,14 +162,15 @@ def _article_models(a: RunConfig, b: RunConfig) -> bool:
     return b.train_rows == rows and {a.config_id, b.config_id} == pair
 
 
-def family_of(runs: pd.DataFrame | None, a: RunConfig, b: RunConfig) -> Family:
-    """The family of the comparison of configs a and b (either order): from the configs and the registry
-    alone (`runs` is not read; kept for the callers' signature)."""
+def family_of(runs: pd.DataFrame | None, a: RunConfig, b: RunConfig, plans=()) -> Family:
+    """The family of the comparison of configs a and b (either order): from the configs, the registry and the
+    plans that may judge it (`plans`, in lead order; empty: the built-in plan), never from what is stored (`runs`
+    is not read; kept for the callers' signature)."""
     field = changed_field(a, b)
     if field is not None:
         base = base_of(a, b, field)
         other = b if base.config_id == a.config_id else a
-        return switch_family(base, field, getattr(other, field))
+        return switch_family(base, field, getattr(other, field), plans)
     if _article_models(a, b):
         return Family(f"the article's ViT vs its convnet at {a.train_rows:,} rows (one comparison)", 1)
     return ALONE

@@ -26,7 +26,7 @@ import pandas as pd
 from vitcore.config import switches
 from vitcore.config.run import LEVELS, SWITCHES, RunConfig
 from vitcore.stats.estimates import ALPHA, MARGIN, paired_estimate
-from vitcore.stats.summaries import METRICS, REFERENCE, factorial_runs, holm, main_effects, reference
+from vitcore.stats.summaries import METRICS, REFERENCE, factorial_runs, holm, measure_main_effects, reference
 
 ALL, LAYER_NORM, NO_COLLAPSE = "all cells", "LayerNorm cells only", "cells without collapsed runs"
 SUBSETS = (ALL, LAYER_NORM, NO_COLLAPSE)
@@ -131,11 +131,13 @@ def _merge(effects: pd.DataFrame, table: pd.DataFrame, key: list[str]) -> pd.Dat
 
 
 def effects_with_spread(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, test_set=None,
-                        base: RunConfig | None = None) -> pd.DataFrame:
+                        base: RunConfig | None = None, plans=(), words=None) -> pd.DataFrame:
     """effects.csv: summaries.main_effects (test accuracy's intervals with the test set's sampling when
     `test_set` is given, vitcore.stats.testset) with each effect's per-cell spread (SPREAD_COLUMNS, over
-    random seeds); around `base` (your own study's centre) when given."""
-    return with_spread(main_effects(runs, metrics, margin, test_set, base), cell_effects(runs, metrics, base=base))
+    random seeds); around `base` (your own study's centre) when given. `plans`: the plans that may judge a one-cell
+    effect, in lead order; `words(frame)`: adds the columns that say where each verdict comes from (the Study's)."""
+    effects = measure_main_effects(runs, metrics, test_set, base, plans).judged(margin)
+    return with_spread(words(effects) if words else effects, cell_effects(runs, metrics, base=base))
 
 
 def restrict(runs: pd.DataFrame, subset: str) -> pd.DataFrame:

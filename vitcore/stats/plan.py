@@ -43,6 +43,8 @@ from vitcore.stats.estimates import ALPHA, EQUIVALENT, FIXED_SAMPLE, INCONCLUSIV
 METRIC = "test_accuracy"        # the planned metric; the others of a planned comparison stay fixed-sample
 FIXED = FIXED_SAMPLE
 PLAN_COLUMNS = ["look", "looks_planned", "plan", "seen_before_plan"]
+# Beside every judged Δ: where its verdict comes from and the line that follows it (vitcore.study.lead fills them)
+LEAD_COLUMNS = ["verdict_from", "discovery", "discovery_verdict", "replication"]
 DECIDED = (*RESOLVED, EQUIVALENT)
 SEEN = "decided on random seeds seen before the plan"  # what every view says of such a verdict
 

@@ -1,33 +1,44 @@
 """Every registered plan's questions judged on a store: look, verdict, what is still needed, seen or blind, and
-for a confirmation the discovery beside it (replicated / not replicated / pending).
+for a confirmation the discovery beside it (vitcore.stats.replication: replicated / contradicted / not
+confirmed / pending / no decided discovery, the z between them and the two pooled as context).
 
     from vitcore.stats import plan_report
     report = plan_report.report(runs, test_set, root)   # runs: RunStore.table(); root: the store's folder
     report.plans_frame(), report.questions_frame()       # `python -m vitcore plans --out`'s two CSVs
 
-A question's verdict is the one every view shows for that comparison: compare.paired_delta at the plan's
-margin, in the registry's family, at the plan's looks on the plan's random seeds only (vitcore.stats.plan).
-The discovery of a confirmation's question is the confirmed plan's verdict on it when that plan asks it, else
-the fixed-sample verdict at the confirmation's margin on every stored pair outside the confirmation's random
-seeds (e.g. the depth/width study on random seeds 0-9). No TensorFlow, no Streamlit.
+A question's verdict is the one its plan gives: compare.paired_delta at the plan's margin, in the registry's family
+(or the m the plan registered), at the plan's looks on the plan's random seeds only (vitcore.stats.plan). The
+discovery of a confirmation's question is the confirmed plan's verdict on it when that plan asks it, else the
+fixed-sample verdict at the confirmation's margin on the discovery's random seeds (the plan's `discovery_seeds`;
+absent, the confirmed plan's random seeds: the depth/width study on random seeds 0-9 of 0-39). Which plans judge
+at all is `checked`: registered, unchanged since they were (their sha256 and, in git, their registering commit),
+registered before their runs (vitcore.stats.plan_history). No TensorFlow, no Streamlit.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from dataclasses import field as attribute
 
 import numpy as np
 import pandas as pd
 
 from vitcore.stats import plan as sequential
-from vitcore.stats import plan_store, plans
+from vitcore.stats import plan_history, plan_store, plans, replication
 from vitcore.stats.compare import paired_delta
-from vitcore.stats.estimates import BETTER, EQUIVALENT, HIGHER, INSIDE, RESOLVED, SLIGHTLY_BETTER, SLIGHTLY_HIGHER
 from vitcore.stats.families import family_of, planned_family, runs_of
+from vitcore.stats.replication import (  # noqa: F401 (the words, re-exported for the pages and the CLI)
+    CONTRADICTED,
+    NOT_CONFIRMED,
+    NOTHING,
+    OUTCOMES,
+    PENDING,
+    REPLICATED,
+    claims,
+    outcome,
+)
 
-REPLICATED, NOT_REPLICATED, PENDING = "replicated", "not replicated", "pending"
-NOTHING = "no decided discovery"  # the discovery is inconclusive: there is no finding to replicate
-OUTCOMES = (REPLICATED, NOT_REPLICATED, PENDING, NOTHING)
+NOT_JUDGED = "nothing judged yet"  # a plan none of whose runs is stored: neither blind nor seen
 
 
 @dataclass(frozen=True)
@@ -52,27 +63,66 @@ class QuestionStatus:
     seen_before_plan: bool
     text: str                 # the plan's line (plan column of every view)
     discovery_verdict: str = ""
-    discovery_plan: str = ""  # the plan that decided the discovery, or "fixed sample"
-    replicated: str = ""      # for a confirmation: one of OUTCOMES
+    discovery_plan: str = ""  # the plan that decided the discovery, or "fixed sample on random seeds A-B"
+    replicated: str = ""      # for a confirmation: one of replication.OUTCOMES
+    discovery_delta: float = np.nan
+    discovery_look: str = ""  # "look 2 of 4, seen" / "20 pairs, fixed sample"
+    z: float = np.nan         # (confirmation − discovery) / sd of their difference (replication.pooled)
+    pooled_delta: float = np.nan
+    pooled_low: float = np.nan
+    pooled_high: float = np.nan
+    heterogeneity_p: float = np.nan
+    side: replication.Side | None = attribute(default=None, repr=False, compare=False)  # the estimate, for pooling
 
 
-def claims(verdict: str) -> set[str]:
-    """What a verdict shows, for replication: up / down (the difference test) and negligible (inside the margin)."""
-    shown = {"negligible"} if verdict == EQUIVALENT or verdict in INSIDE else set()
-    if verdict in RESOLVED:
-        shown.add("up" if verdict in (BETTER, SLIGHTLY_BETTER, HIGHER, SLIGHTLY_HIGHER) else "down")
-    return shown
+@dataclass(frozen=True)
+class Checked:
+    """The plans that judge a store (the built-in one first), the problems of those that judge nothing, git's word
+    on each registered plan's order (plan_history.History) and whether each is blind (None: nothing judged yet)."""
+    plans: tuple[plans.Plan, ...]
+    problems: tuple[str, ...]
+    history: dict
+    blind: dict
+
+    def order(self, name: str) -> str:
+        """'proven from git (...)' / 'order not proven (...)' / the built-in plan's own history."""
+        if name == plan_store.BUILTIN:
+            return "the built-in plan: registered on runs it had seen (its file lists them)"
+        return self.history[name].words()
+
+    def lead(self) -> tuple[plans.Plan, ...]:
+        """The plans in the order they lead a comparison they ask (families.family_of's `plans`): blind registered
+        plans first (the earliest registered), then the built-in one, then registered plans on seen runs."""
+        registered = sorted((p for p in self.plans if p.name != plan_store.BUILTIN), key=lambda p: p.registered_at)
+        builtin = [p for p in self.plans if p.name == plan_store.BUILTIN]
+        return (*[p for p in registered if self.blind[p.name] is not False], *builtin,
+                *[p for p in registered if self.blind[p.name] is False])
 
 
-def outcome(discovery: str, confirmation: str, decided: bool, at_cap: bool) -> str:
-    """Whether a confirmation replicates its discovery: the fresh random seeds decide and show something the
-    discovery showed (its direction, or a Δ inside the margin: 'slightly better' replicates 'better' and
-    'equivalent'); not replicated when they decide otherwise or reach the cap undecided; pending before."""
-    if not claims(discovery):
-        return NOTHING
-    if not decided and not at_cap:
-        return PENDING
-    return REPLICATED if decided and claims(discovery) & claims(confirmation) else NOT_REPLICATED
+def judged_ids(plan: plans.Plan, runs: pd.DataFrame) -> pd.DataFrame:
+    """The store's runs a plan judges: its questions' configs at its random seeds."""
+    ids = {cfg.config_id for q in plan.questions for cfg in (q.base, q.variant)}
+    return runs[runs["config_id"].isin(ids) & runs["seed"].between(plan.first_seed, plan.last_seed)]
+
+
+def blind(plan: plans.Plan, runs: pd.DataFrame) -> bool | None:
+    """True when no run the plan judges was trained before it, False when one was, None when none is stored."""
+    mine = judged_ids(plan, runs)
+    if mine.empty:
+        return None
+    when = mine["trained_at"] if "trained_at" in mine.columns else [None] * len(mine)
+    return not any(plan.seen(run_id, t) for run_id, t in zip(mine["run_id"], when))
+
+
+def checked(runs: pd.DataFrame, root=None) -> Checked:
+    """Checked for a store: plan_store.load's plans and problems, then git's proof of each registered plan's order
+    (plan_history.prove); a plan whose file changed since its commit, or whose runs were committed before it, is
+    moved to the problems."""
+    found, problems = plan_store.load(root)
+    registered = [p for p in found if p.name != plan_store.BUILTIN]
+    history, refused = plan_history.prove(root, registered, lambda p: list(judged_ids(p, runs)["run_id"]))
+    kept = tuple(p for p in found if p.name == plan_store.BUILTIN or p.name in history)
+    return Checked(kept, (*problems, *refused), history, {p.name: blind(p, runs) for p in kept})
 
 
 def _status(plan: plans.Plan, question: plans.Question, runs: pd.DataFrame, test_set) -> QuestionStatus:
@@ -84,25 +134,46 @@ def _status(plan: plans.Plan, question: plans.Question, runs: pd.DataFrame, test
     return QuestionStatus(plan.name, question.name, question.field, question.level, question.train_rows,
                           question.base.config_id, question.variant.config_id, int(row["look"]),
                           int(row["looks_planned"]), row["verdict"], row["size"], float(row["mean_delta"]),
-                          int(row["n_pairs"]), decided, at_cap, needs, bool(row["seen_before_plan"]), row["plan"])
+                          int(row["n_pairs"]), decided, at_cap, needs, bool(row["seen_before_plan"]), row["plan"],
+                          side=replication.Side.of(delta.estimate))
 
 
-def _fixed_discovery(plan: plans.Plan, question: plans.Question, runs: pd.DataFrame, test_set) -> str:
-    """The fixed-sample verdict on every stored pair outside `plan`'s random seeds (the registry's family)."""
-    outside = runs[(runs["seed"] < plan.first_seed) | (runs["seed"] > plan.last_seed)]
+def discovery_seeds(plan: plans.Plan, confirmed: plans.Plan) -> tuple[int, int]:
+    """The random seeds of a confirmation's fixed-sample discovery: the plan's own record, else the confirmed plan's."""
+    return plan.discovery_seeds or (confirmed.first_seed, confirmed.last_seed)
+
+
+def _fixed_discovery(plan: plans.Plan, confirmed: plans.Plan, question: plans.Question, runs: pd.DataFrame,
+                     test_set) -> tuple[str, str, str, replication.Side]:
+    """(verdict, size, words, side) of the fixed-sample test on the discovery's random seeds (the registry's family)."""
+    first, last = discovery_seeds(plan, confirmed)
+    mine = runs[runs["seed"].between(first, last)]
     family = family_of(None, question.base, question.variant)
-    family = type(family)(family.name, family.size)  # fixed sample: no looks
-    delta = paired_delta(runs_of(outside, question.base), runs_of(outside, question.variant), plan.metric,
+    family = type(family)(family.name, plan.family_size(question) or family.size)  # fixed sample: no looks
+    delta = paired_delta(runs_of(mine, question.base), runs_of(mine, question.variant), plan.metric,
                          plan.margin, family=family, test_set=test_set)
-    return delta.row["verdict"]
+    words = f"fixed sample on random seeds {first}-{last}, {int(delta.row['n_pairs'])} pairs"
+    return delta.row["verdict"], delta.row["size"], words, replication.Side.of(delta.estimate)
 
 
-def blind(plan: plans.Plan, runs: pd.DataFrame) -> bool:
-    """True when no run the plan judges (its questions' configs at its random seeds) was trained before it."""
-    ids = {cfg.config_id for q in plan.questions for cfg in (q.base, q.variant)}
-    mine = runs[runs["config_id"].isin(ids) & runs["seed"].between(plan.first_seed, plan.last_seed)]
-    when = mine["trained_at"] if "trained_at" in mine.columns else [None] * len(mine)
-    return not any(plan.seen(run_id, t) for run_id, t in zip(mine["run_id"], when))
+def _confirmed(status: QuestionStatus, plan, discovered, question, statuses, runs, test_set) -> QuestionStatus:
+    """A confirmation's status with its discovery, the outcome, z and the pooled estimate beside it."""
+    asked = discovered.question_of(question.base, question.variant)
+    if asked is not None:
+        first = statuses[(discovered.name, asked.name, asked.train_rows)]
+        verdict, size, source, side = first.verdict, first.size, discovered.name, first.side
+        look = f"look {first.look} of {first.looks_planned}, {'seen' if first.seen_before_plan else 'blind'}"
+    else:
+        verdict, size, look, side = _fixed_discovery(plan, discovered, question, runs, test_set)
+        source = "fixed sample"
+    pool = replication.pooled(side, status.side) if side is not None and status.side is not None \
+        else replication.NO_POOL
+    said = outcome(verdict, status.verdict, status.decided, status.at_cap, size, status.size)
+    return QuestionStatus(**{**asdict(status), "side": status.side, "discovery_verdict": verdict,
+                             "discovery_plan": source, "replicated": said, "discovery_look": look,
+                             "discovery_delta": side.mean if side is not None else np.nan, "z": pool.z,
+                             "pooled_delta": pool.delta, "pooled_low": pool.low, "pooled_high": pool.high,
+                             "heterogeneity_p": pool.heterogeneity_p})
 
 
 @dataclass(frozen=True)
@@ -112,59 +183,55 @@ class PlanReport:
     questions: tuple[QuestionStatus, ...]
     blind: dict
     problems: tuple[str, ...]
+    checked: Checked | None = attribute(default=None, repr=False, compare=False)
 
     def of(self, name: str) -> list[QuestionStatus]:
         return [q for q in self.questions if q.plan == name]
 
-    def beside(self, base_id: str, variant_id: str) -> list[QuestionStatus]:
-        """The statuses of one comparison in every plan that asks it (a view shows the confirmation beside the
-        discovery's verdict)."""
-        return [q for q in self.questions if (q.base_id, q.variant_id) == (base_id, variant_id)]
+    def beside(self, base_id: str, variant_id: str) -> list[tuple[QuestionStatus, bool]]:
+        """(status, mirrored) of one comparison in every plan that asks it, either way round: mirrored when the plan
+        asks baseline − selection (its verdict words and Δ then read the other way: replication.mirrored)."""
+        return [(q, (q.base_id, q.variant_id) != (base_id, variant_id)) for q in self.questions
+                if {q.base_id, q.variant_id} == {base_id, variant_id}]
 
     def plans_frame(self) -> pd.DataFrame:
         rows = []
         for plan in self.plans:
-            mine = self.of(plan.name)
+            mine, state = self.of(plan.name), self.blind[plan.name]
+            counts = {word: sum(q.replicated == word for q in mine) if plan.confirms else np.nan
+                      for word in (REPLICATED, CONTRADICTED, NOT_CONFIRMED)}
             rows.append({"plan": plan.name, "sha256": plan.sha256, "registered_at": plan.registered_at,
                          "seeds": plan.seeds_text, "questions": len(mine), "decided": sum(q.decided for q in mine),
-                         "at_cap": sum(q.at_cap and not q.decided for q in mine), "blind": self.blind[plan.name],
+                         "at_cap": sum(q.at_cap and not q.decided for q in mine),
+                         "blind": NOT_JUDGED if state is None else state,
+                         "order": self.checked.order(plan.name) if self.checked is not None else "",
                          "confirms": plan.confirms or "", "margin": plan.margin,
                          "looks": ",".join(map(str, plan.looks)),
-                         "replicated": sum(q.replicated == REPLICATED for q in mine) if plan.confirms else np.nan,
-                         "not_replicated": sum(q.replicated == NOT_REPLICATED for q in mine) if plan.confirms
-                         else np.nan})
+                         **{word.replace(" ", "_"): n for word, n in counts.items()}})
         return pd.DataFrame(rows)
 
     def questions_frame(self) -> pd.DataFrame:
         columns = ["plan", "question", "train_rows", "look", "verdict", "size", "seen_before_plan",
                    "discovery_verdict", "replicated", "needs", "mean_delta", "n_pairs", "looks_planned",
-                   "discovery_plan", "field", "level", "base_id", "variant_id", "text"]
-        return pd.DataFrame([asdict(q) for q in self.questions], columns=[*columns, "decided", "at_cap"])[columns]
+                   "discovery_plan", "discovery_look", "discovery_delta", "z", "pooled_delta", "pooled_low",
+                   "pooled_high", "heterogeneity_p", "field", "level", "base_id", "variant_id", "text"]
+        rows = [{k: v for k, v in asdict(q).items() if k != "side"} for q in self.questions]
+        return pd.DataFrame(rows, columns=[*columns, "decided", "at_cap"])[columns]
 
 
-def report(runs: pd.DataFrame, test_set, root=None) -> PlanReport:
+def report(runs: pd.DataFrame, test_set, root=None, plans_checked: Checked | None = None) -> PlanReport:
     """The PlanReport of a store's runs (RunStore.table()) with its test set; `root`: the store's folder, whose
-    registered plans judge it beside the built-in one."""
-    found, problems = plan_store.load(root)
+    registered plans judge it beside the built-in one (`plans_checked`: `checked(runs, root)` when in hand)."""
+    plans_checked = plans_checked or checked(runs, root)
+    found = plans_checked.plans
     by_name = {plan.name: plan for plan in found}
-    statuses: dict[tuple, QuestionStatus] = {}
-    for plan in found:
-        for question in plan.questions:
-            statuses[(plan.name, question.name, question.train_rows)] = _status(plan, question, runs, test_set)
+    statuses = {(plan.name, q.name, q.train_rows): _status(plan, q, runs, test_set)
+                for plan in found for q in plan.questions}
     out = []
     for plan in found:
         for question in plan.questions:
             status = statuses[(plan.name, question.name, question.train_rows)]
             if plan.confirms is not None and plan.confirms in by_name:
-                discovered = by_name[plan.confirms]
-                asked = discovered.question_of(question.base, question.variant)
-                if asked is not None:
-                    first = statuses[(discovered.name, asked.name, asked.train_rows)]
-                    verdict, source = first.verdict, discovered.name
-                else:
-                    verdict, source = _fixed_discovery(plan, question, runs, test_set), "fixed sample"
-                status = QuestionStatus(**{**asdict(status), "discovery_verdict": verdict, "discovery_plan": source,
-                                           "replicated": outcome(verdict, status.verdict, status.decided,
-                                                                 status.at_cap)})
+                status = _confirmed(status, plan, by_name[plan.confirms], question, statuses, runs, test_set)
             out.append(status)
-    return PlanReport(tuple(found), tuple(out), {plan.name: blind(plan, runs) for plan in found}, tuple(problems))
+    return PlanReport(found, tuple(out), plans_checked.blind, plans_checked.problems, plans_checked)

@@ -33,6 +33,8 @@ from functools import lru_cache
 from vitcore.config import switches
 from vitcore.config.metrics import known
 from vitcore.config.run import DEFAULTS, RunConfig
+from vitcore.stats import plan_settings
+from vitcore.stats.plan_settings import SETTINGS
 from vitcore.store.timing import now_utc, trained_at
 from vitcore.store.upkeep import PLANS
 
@@ -92,6 +94,13 @@ class Plan:
     note: str = attribute(default="", repr=False)
     on_disk: frozenset[str] | None = attribute(default=None, repr=False)  # run ids on disk at registration (built-in)
     sha256: str = ""
+    # SETTINGS (None / () / "": absent from the file, today's defaults): the test-image term, the replication rule,
+    # each question's family size m (in question order), the random seeds of a fixed-sample discovery, the code
+    test_images: str | None = None
+    replication: str | None = None
+    family_sizes: tuple[int, ...] = attribute(default=(), repr=False)
+    discovery_seeds: tuple[int, int] | None = None
+    code_version: str = ""
 
     @property
     def last_seed(self) -> int:
@@ -131,7 +140,15 @@ class Plan:
                 "questions": [q.to_json() for q in self.questions]}
         if self.on_disk is not None:
             data["on_disk_at_registration"] = sorted(self.on_disk)
+        for name in SETTINGS:
+            value = getattr(self, name)
+            if value:
+                data[name] = list(value) if isinstance(value, tuple) else value
         return data
+
+    def family_size(self, question: Question) -> int | None:
+        """m of a question as the plan registered it (None: not in the file; the registry's, as today)."""
+        return self.family_sizes[self.questions.index(question)] if self.family_sizes else None
 
     def text(self) -> str:
         """The file's text, as registered (its sha256 is this text's)."""
@@ -201,13 +218,18 @@ def parse(text: str, sha256: str = "") -> Plan:
         raise PlanError(f"not JSON ({error})") from None
     want = {"format", "name", "registered_at", "note", "confirms", "metric", "margin", "alpha", "looks", "caps",
             "spending", "family", "seeds", "questions"}
-    if not isinstance(data, dict) or not want <= set(data) <= want | {"on_disk_at_registration"}:
-        raise PlanError(f"a plan file holds exactly {', '.join(sorted(want))} (and on_disk_at_registration)")
+    if not isinstance(data, dict) or not want <= set(data) <= want | {"on_disk_at_registration", *SETTINGS}:
+        raise PlanError(f"a plan file holds exactly {', '.join(sorted(want))} (and on_disk_at_registration, "
+                        f"{', '.join(SETTINGS)})")
     if data["format"] != FORMAT or data["family"] != FAMILY_RULE or data["metric"] not in METRICS:
         raise PlanError(f"format {FORMAT}, family {FAMILY_RULE!r} and metric one of {METRICS} are allowed")
     if not isinstance(data["spending"], dict) or data["spending"].get("function") != SPENDING:
         raise PlanError(f"spending is {{function: {SPENDING!r}, rho}}")
     seeds = data["seeds"]
+    try:
+        settings = plan_settings.read(data)
+    except ValueError as error:
+        raise PlanError(str(error)) from None
     try:
         caps = tuple((c["field"], c["level"], int(c["cap"])) for c in data["caps"])
         plan = Plan(name=str(data["name"]), registered_at=str(data["registered_at"]), first_seed=int(seeds["first"]),
@@ -217,7 +239,7 @@ def parse(text: str, sha256: str = "") -> Plan:
                     rho=float(data["spending"]["rho"]), metric=data["metric"], confirms=data["confirms"],
                     note=str(data["note"]),
                     on_disk=frozenset(map(str, data["on_disk_at_registration"]))
-                    if "on_disk_at_registration" in data else None, sha256=sha256)
+                    if "on_disk_at_registration" in data else None, sha256=sha256, **settings)
     except (KeyError, TypeError, ValueError) as error:
         if isinstance(error, PlanError):
             raise

@@ -16,13 +16,13 @@ KEY = ["factor", "level", "reference", "train_rows", "metric"]  # the first colu
 
 
 def single_measurement(runs: pd.DataFrame, factor: str, level, train_rows: int, metric: str,
-                       test_set: TestSet | None, base: RunConfig | None = None) -> Measurement:
+                       test_set: TestSet | None, base: RunConfig | None = None, plans=()) -> Measurement:
     """A main effect measured in one cell only is the single-switch change of the article's ViT (or of `base`,
-    your own study's centre): its Measurement (before any margin), in that comparison's family, as on the
-    forest plot and the cards."""
+    your own study's centre): its Measurement (before any margin), in that comparison's family (judged by the first
+    of `plans` that asks it: families.family_of), as on the forest plot and the cards."""
     ref = (base or RunConfig()).replace(train_rows=train_rows, seed=0)
     variant = ref.replace(**{factor: level})
-    return measure(runs, variant, ref, metric, family_of(runs, variant, ref), test_set)
+    return measure(runs, variant, ref, metric, family_of(runs, variant, ref, plans), test_set)
 
 
 def single_cell(runs: pd.DataFrame, factor: str, level, train_rows: int, metric: str, margin: float,
@@ -32,7 +32,7 @@ def single_cell(runs: pd.DataFrame, factor: str, level, train_rows: int, metric:
 
 
 def one_field_effects(runs: pd.DataFrame, metrics, test_set: TestSet | None,
-                      base: RunConfig | None = None) -> list[tuple[dict, Measurement]]:
+                      base: RunConfig | None = None, plans=()) -> list[tuple[dict, Measurement]]:
     """Every switch outside the factorial (the papers'; width, depth, ..., warm-up) changed alone around the
     article's ViT (or `base`) at each train_rows stored: (its effects.csv key, its single_measurement), one-cell
     effects judged as the single-switch change they are, as on the forest plot. Your own `sweep --vary
@@ -46,5 +46,5 @@ def one_field_effects(runs: pd.DataFrame, metrics, test_set: TestSet | None,
             for metric in metrics:
                 key = dict(zip(KEY, [factor, level, getattr(ref, factor), train_rows, metric]))
                 records.append(({**key, "cells": 1}, single_measurement(runs, factor, level, train_rows, metric,
-                                                                         test_set, base)))
+                                                                         test_set, base, plans)))
     return records

@@ -42,6 +42,7 @@ from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for 
     paired_estimate,
 )
 from vitcore.stats.families import family_of, neighbours, runs_of  # noqa: F401 (re-exported)
+from vitcore.stats.plan import LEAD_COLUMNS
 from vitcore.stats.readings import READING_COLUMNS
 from vitcore.stats.single import one_field_effects, single_measurement
 from vitcore.stats.testset import METRIC as PER_IMAGE
@@ -77,7 +78,8 @@ INTERACTION_COLUMNS = ["factor", "level", "reference", "factor_b", "level_b", "r
                        "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group", *NOTES, *TEST_COLUMNS,
                        *READING_COLUMNS]
 FLIP_COLUMNS = ["switch", "from", "to", "metric", "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group", *NOTES,
-                *TEST_COLUMNS, *READING_COLUMNS, "variant_config_id", "confirmation"]
+                *TEST_COLUMNS, *READING_COLUMNS, "variant_config_id",
+                *LEAD_COLUMNS]
 
 
 def summarize(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
@@ -183,7 +185,7 @@ def _seconds_runs(vit: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
 
 
 def measure_main_effects(runs: pd.DataFrame, metrics=METRICS, test_set: TestSet | None = None,
-                         base: RunConfig | None = None) -> MeasuredEffects:
+                         base: RunConfig | None = None, plans=()) -> MeasuredEffects:
     """Each switch's non-reference level minus the reference level (the article's ViT, or `base`: the centre of
     your own study, e.g. every config at 5 epochs), per train_rows, before any margin (main_effects judges them).
 
@@ -194,7 +196,8 @@ def measure_main_effects(runs: pd.DataFrame, metrics=METRICS, test_set: TestSet 
     `tokens` grid) is an effect at the reference cell, not an average over the grid: `cells` says
     how many cells of the other switches entered, and a one-cell effect is judged as the
     single-switch change it is (single_measurement). The others are one family per metric and train_rows
-    ("main effects at 4,000 rows"), Bonferroni-adjusted.
+    ("main effects at 4,000 rows"), Bonferroni-adjusted. `plans`: the plans that may judge a one-cell effect, in
+    lead order (families.family_of; vitcore.study.Study passes its store's).
     """
     vit, entries, refs = factorial_runs(runs, base), [], reference(base)
     for factor in SWITCHES:
@@ -210,11 +213,11 @@ def measure_main_effects(runs: pd.DataFrame, metrics=METRICS, test_set: TestSet 
                     key = dict(zip(EFFECT_COLUMNS, [factor, level, ref, train_rows, metric]))
                     if cells == 1:
                         entries.append(({**key, "cells": 1}, single_measurement(runs, factor, level, train_rows,
-                                                                                metric, test_set, base), False))
+                                                                                metric, test_set, base, plans), False))
                     else:
                         entries.append(({**key, "mean_delta": est.mean, "n_pairs": est.n, "cells": cells,
                                          "timing_group": group}, (est, columns), in_grid({factor: level})))
-    entries += [(key, measured, False) for key, measured in one_field_effects(runs, metrics, test_set, base)]
+    entries += [(key, measured, False) for key, measured in one_field_effects(runs, metrics, test_set, base, plans)]
     return MeasuredEffects("main effects", tuple(EFFECT_COLUMNS), tuple(entries), around(base))
 
 
@@ -282,4 +285,4 @@ def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: fl
                                  test_set, (cfg, flipped))
             rows.append({"switch": switch, "from": getattr(cfg, switch), "to": level, **delta.row,
                          "variant_config_id": flipped.config_id})
-    return pd.DataFrame(rows, columns=FLIP_COLUMNS).assign(confirmation="")  # the Study fills it
+    return pd.DataFrame(rows, columns=FLIP_COLUMNS).assign(**dict.fromkeys(LEAD_COLUMNS, ""))  # the Study fills them

@@ -1,5 +1,6 @@
 """The Study's article-level views: the claims ledger, the headline re-measured, the data-size curve and the
-seed-noise split, each computed once per store state (and margin) from the Study's cached comparisons.
+seed-noise split, each computed once per store state (and margin) from the Study's cached comparisons; and its
+plans: which plans judge the store, the report of their questions, and the words beside each verdict (lead).
 
 A mixin of vitcore.study.Study (it uses the Study's `runs`, `compare` and `_cached`); results are the
 library's own (vitcore.article.claims, vitcore.article.report, vitcore.analysis.scaling, .noise), so they
@@ -15,7 +16,11 @@ from pathlib import Path
 import pandas as pd
 
 from vitcore.config.metrics import checked_margin
+from vitcore.config.run import RunConfig
+from vitcore.stats import plan_report, plan_store
 from vitcore.stats.estimates import MARGIN, TALLY_MARGINS
+from vitcore.stats.families import ALONE
+from vitcore.study import lead
 
 
 class ArticleViews:
@@ -106,3 +111,30 @@ class ArticleViews:
 
         components, pairing, advice = self._cached(("noise", margin), compute)
         return components.copy(), pairing.copy(), list(advice)
+
+    # -- the plans: which verdict leads, and what follows it ------------------------------------------
+    def plans_checked(self) -> plan_report.Checked:
+        """The plans that judge this store, the problems of those that judge nothing, git's word on their order and
+        whether each is blind (plan_report.checked), once."""
+        return self._cached("plans_checked", lambda: plan_report.checked(
+            self.runs, self.store.root if self.store is not None else None))
+
+    def lead_columns(self, selection: RunConfig, baseline: RunConfig, row: dict) -> dict:
+        """lead.LEAD_COLUMNS of a judged row of selection − baseline: where its verdict comes from, and the line
+        that follows it (a confirmation's discovery and replication; another plan's state)."""
+        family = self.family(selection, baseline) if selection.train_rows == baseline.train_rows else ALONE
+        checked = self.plans_checked()
+        owner = (family.plan or plan_store.builtin()) if family.looks else None
+        only_builtin = all(p.name == plan_store.BUILTIN for p in checked.plans)
+        report = None if only_builtin or owner is None else self.plan_report()
+        return lead.columns(report, checked, selection, baseline, row, owner)
+
+    def effect_words(self, frame: pd.DataFrame, base: RunConfig | None = None) -> pd.DataFrame:
+        """A main-effects frame with the columns that say where each verdict comes from (lead.effect_columns)."""
+        return lead.effect_columns(self, frame, base, True)
+
+    def plan_report(self):
+        """Every plan on this store (the built-in one and the store's registered plans) with each question judged
+        at its plan's looks, seen or blind, and a confirmation's discovery beside it (stats.plan_report)."""
+        root = self.store.root if self.store is not None else None
+        return self._cached("plans", lambda: plan_report.report(self.runs, self.test_set, root, self.plans_checked()))

@@ -28,12 +28,13 @@ from vitcore.config.environment import NO_STORE, store_path, timing_path
 from vitcore.config.metrics import checked, checked_margin
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import compare as engine
-from vitcore.stats import percell, plan_report, plan_store, summaries, testset
+from vitcore.stats import percell, summaries, testset
 from vitcore.stats.estimates import MARGIN, METRICS
 from vitcore.stats.families import ALONE, Family, family_of, neighbours, runs_of
 from vitcore.stats.records import Measurement, Verdict
 from vitcore.stats.summaries import FLIP_COLUMNS
 from vitcore.store.runs import RunStore, StoreWarning
+from vitcore.study import lead
 from vitcore.study.article import ArticleViews
 
 KEPT = 4_096  # families, measurements and verdicts kept per kind: every comparison the pages and the CLI make on the
@@ -138,11 +139,13 @@ class Study(ArticleViews):
         return self.run_frames([run_id for cfg in configs for run_id in runs_of(self.runs, cfg)["run_id"]])[1]
 
     def family(self, a: RunConfig, b: RunConfig) -> Family:
-        """The correction family of a vs b (families.family_of), once per pair of configs."""
+        """The correction family of a vs b (families.family_of), once per pair of configs, judged by the first plan
+        that asks it in the store's lead order (blind registered plans first: plan_report.Checked.lead)."""
         if a.train_rows != b.train_rows:
             return ALONE
         key = ("family", *sorted((a.config_id, b.config_id)))
-        return self._cached(key, lambda: family_of(self.runs, a, b), keep=KEPT)
+        return self._cached(key, lambda: family_of(self.runs, a, b, lead.started(self.plans_checked(), self.runs,
+                                                                                   a, b)), keep=KEPT)
 
     def stored(self, selection: RunConfig, baseline: RunConfig) -> None:
         """ValueError when a side has no runs here (as the CLI's `compare`): not "too few seeds" but nothing run."""
@@ -192,30 +195,10 @@ class Study(ArticleViews):
             self.stored(selection, baseline)
         measured = [self._measured(selection, baseline, metric) for metric in metrics]
         result = engine.judged(measured, margin, self.runs, confusions)
-        result.metrics["confirmation"] = [self.confirmation(selection, baseline, metric, margin)
-                                          for metric in result.metrics["metric"]]
+        lead_rows = [self.lead_columns(selection, baseline, row) for row in result.metrics.to_dict("records")]
+        for name in lead.LEAD_COLUMNS:
+            result.metrics[name] = [said[name] for said in lead_rows]
         return result
-
-    def confirmation(self, selection: RunConfig, baseline: RunConfig, metric: str = "test_accuracy",
-                     margin: float = MARGIN) -> str:
-        """What the registered plans asking selection − baseline say beside every view's verdict ('' for none, on this
-        metric at this margin): a confirmation's replicated / not replicated / pending, else a plan's own verdict."""
-        found = self._cached("plans_found", lambda: plan_store.load(self.store.root if self.store else None)[0])
-        if all(plan.name == plan_store.BUILTIN for plan in found):
-            return ""  # no registered plan but the built-in one, which judges the verdict itself: nothing to compute
-        report = self.plan_report()
-        plans = {plan.name: plan for plan in report.plans}
-        words = []
-        for q in report.beside(baseline.config_id, selection.config_id):
-            plan = plans[q.plan]
-            if plan.name == "builtin" or metric != plan.metric or abs(margin - plan.margin) > 1e-12:
-                continue  # the built-in plan judges the verdict itself (vitcore.stats.families)
-            state = f"{q.verdict} at look {q.look} of {q.looks_planned}" if q.decided else q.needs
-            if q.replicated and q.replicated != plan_report.NOTHING:
-                words.append(f"{q.replicated} (plan {q.plan}, random seeds {plan.seeds_text}: {state})")
-            else:
-                words.append(f"plan {q.plan} (random seeds {plan.seeds_text}): {state}")
-        return "; ".join(words)
 
     def flip_effects(self, cfg: RunConfig, margin: float = MARGIN, metrics=METRICS) -> pd.DataFrame:
         """summaries.flip_effects (cfg against each single-switch change of it) from the cached measurements."""
@@ -228,8 +211,7 @@ class Study(ArticleViews):
                 row = self.verdict(flipped, cfg, metric, margin).row()
                 row = {k: row[k] for k in FLIP_COLUMNS if k in row}
                 rows.append({"switch": switch, "from": getattr(cfg, switch), "to": level, **row,
-                             "variant_config_id": flipped.config_id,
-                             "confirmation": self.confirmation(flipped, cfg, metric, margin)})
+                             "variant_config_id": flipped.config_id, **self.lead_columns(flipped, cfg, row)})
         return pd.DataFrame(rows, columns=FLIP_COLUMNS)
 
     def main_effects(self, metrics=METRICS, margin: float = MARGIN, cells: str = "", base: RunConfig | None = None
@@ -245,10 +227,13 @@ class Study(ArticleViews):
 
     def _effects(self, kind: str, metrics, margin: float, cells: str, base: RunConfig | None = None) -> pd.DataFrame:
         metrics, margin, cells = checked(metrics), checked_margin(margin), cells or percell.ALL  # the API's rules
-        measure = summaries.measure_main_effects if kind == "main" else summaries.measure_interactions
-        measured = self._around((f"{kind} measured", metrics, cells), lambda: measure(
-            percell.restrict(self.runs, cells), metrics, self.test_set, base), base)  # once, whatever the margin
-        return self._around((kind, metrics, margin, cells), lambda: measured.judged(margin), base)
+        lead_order = self.plans_checked().lead()
+        measured = self._around((f"{kind} measured", metrics, cells), lambda: (
+            summaries.measure_main_effects(percell.restrict(self.runs, cells), metrics, self.test_set, base, lead_order)
+            if kind == "main" else summaries.measure_interactions(percell.restrict(self.runs, cells), metrics,
+                                                                   self.test_set, base)), base)  # once, any margin
+        return self._around((kind, metrics, margin, cells), lambda: lead.effect_columns(
+            self, measured.judged(margin), base, kind == "main"), base)
 
     def effects(self, margin: float = MARGIN, base: RunConfig | None = None) -> pd.DataFrame:
         """effects.csv: the main effects with their per-cell spread (percell.with_spread), around the article's ViT or
@@ -271,12 +256,6 @@ class Study(ArticleViews):
         if base.model != "vit":
             raise ValueError(f"main effects are the ViT's switches: base must be a ViT, got the {base.model}")
         return self._cached((f"{key[0]} around", *key[1:], base.config_id), compute, keep=CENTRES)
-
-    def plan_report(self):
-        """Every plan on this store (the built-in one and the store's registered plans) with each question judged
-        at its plan's looks, seen or blind, and a confirmation's discovery beside it (stats.plan_report)."""
-        root = self.store.root if self.store is not None else None
-        return self._cached("plans", lambda: plan_report.report(self.runs, self.test_set, root))
 
     def flip_report(self, selection: RunConfig, baseline: RunConfig):
         """analysis.flips.flip_report of the pairs of selection and baseline that kept predictions (a FlipReport),

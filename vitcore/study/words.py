@@ -82,9 +82,9 @@ def plan_marks(row, short: bool = False) -> str:
     text = ""
     if seen(row):
         text += SEEN_MARK if short else f" · {plan.SEEN}"
-    said = row.get("confirmation")
+    said = row.get("discovery")
     if isinstance(said, str) and said and not short:  # `short` (the forest plot): its caption counts them
-        text += f" · confirmation: {said}"
+        text += f" · {said}"
     return text
 
 

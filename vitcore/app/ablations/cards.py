@@ -172,14 +172,20 @@ def header(comparison, cfg: RunConfig, baseline: RunConfig) -> str:
             extra = f" Seconds get no Δ: {secs['timing_note'] or 'not timed as a design'}."
         elif secs["n_pairs"] != len(seeds):
             extra = f" Seconds use {int(secs['n_pairs'])} pairs {tables.timed_as(secs['timing_group'])} (never mixed)."
+    uses = "every mean and Δ below uses those seeds only"
     if "test_accuracy" in rows.index:
         test = rows.loc["test_accuracy"]
         if plan.planned(test) or str(test["plan"]).startswith("exploratory"):  # a look uses its own seeds only
             extra += f" Test accuracy is {test['plan']}."
-        if test.get("confirmation"):  # what a confirmation (or any registered plan) on fresh random seeds says
-            extra += f" Registered plans on test accuracy: {test['confirmation']}."
+        if plan.planned(test) and int(test["n_pairs"]) != len(seeds):
+            uses = (f"test accuracy's verdict uses the {int(test['n_pairs'])} pairs of its plan's look, every other "
+                    "mean and Δ below all of them")
+        if test.get("verdict_from"):
+            extra += f" Test accuracy's verdict: {test['verdict_from']}."
+        if test.get("discovery"):  # the line that follows a blind verdict: its discovery and the replication
+            extra += f" Beside it: {test['discovery']}."
     return (f"{who}, paired by random seed at {fmt.rows(cfg.train_rows)} rows over random seeds "
-            f"{', '.join(map(str, seeds))} ({len(seeds)} pairs): every mean and Δ below uses those seeds only.{extra} "
+            f"{', '.join(map(str, seeds))} ({len(seeds)} pairs): {uses}.{extra} "
             f"Verdicts: {comparison.family.caption()}.")
 
 

@@ -78,11 +78,14 @@ def plan_caption(frame: pd.DataFrame) -> str:
     text = ""
     if frame.apply(words.seen, axis=1).any():
         text += f" †: {plan.SEEN} (the built-in plan was registered after random seeds 0–9 were trained)."
-    said = [str(c).split(" (")[0] for c in frame.get("confirmation", pd.Series(dtype=str)) if isinstance(c, str) and c]
+    blind = frame.get("verdict_from", pd.Series(dtype=str)).astype(str).str.contains(", blind")
+    if blind.any():
+        text += f" {int(blind.sum())} of these verdicts come from a blind plan on fresh random seeds."
+    said = [c for c in frame.get("replication", pd.Series(dtype=str)) if isinstance(c, str) and c]
     if said:
         counts = pd.Series(said).value_counts()
-        text += " Confirmation on fresh random seeds: " + ", ".join(f"{n} {word}" for word, n in counts.items()) + \
-            " (each in the flip table and on its card)."
+        text += " Their discoveries: " + ", ".join(f"{n} {word}" for word, n in counts.items()) + \
+            " (each on its card and in the flip table)."
     return text
 
 

@@ -17,7 +17,7 @@ def _filtered_csv(name: str, run_ids: tuple[str, ...], margin: float, base: RunC
     study = state.study()
     runs = study.runs
     frames = {} if name == "effects.csv" else study.export_frames()
-    return filtered_csv(name, frames, runs[runs["run_id"].isin(set(run_ids))], study.test_set, margin, base)
+    return filtered_csv(name, frames, runs[runs["run_id"].isin(set(run_ids))], study, margin, base)
 
 
 def filtered_export_csv(name: str, run_ids, margin: float = MARGIN, base: RunConfig | None = None) -> bytes:

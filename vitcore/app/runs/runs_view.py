@@ -117,13 +117,15 @@ def coverage(runs: pd.DataFrame) -> pd.DataFrame:
     return grid.rename_axis("cell").reset_index()
 
 
-def filtered_csv(name: str, frames: dict[str, pd.DataFrame], shown: pd.DataFrame, test_set=None,
-                 margin: float = MARGIN, base: RunConfig | None = None) -> bytes:
+def filtered_csv(name: str, frames: dict[str, pd.DataFrame], shown: pd.DataFrame, study, margin: float = MARGIN,
+                 base: RunConfig | None = None) -> bytes:
     """One export restricted to the shown runs, in the CLI's format (runs/histories/confusions: the
     export frame's rows of those run ids; effects.csv: main effects computed from the shown runs, at `margin`,
-    around `base` when given)."""
+    around `base` when given, each verdict from the plan that leads it on the store, as `effects` says)."""
     if name == "effects.csv":
-        return percell.effects_with_spread(shown, margin=margin, test_set=test_set, base=base).to_csv(
+        return percell.effects_with_spread(shown, margin=margin, test_set=study.test_set, base=base,
+                                           plans=study.plans_checked().lead(),
+                                           words=lambda frame: study.effect_words(frame, base)).to_csv(
             index=False).encode()
     frame = frames[name]
     return frame[frame["run_id"].isin(set(shown["run_id"]))].to_csv(index=False).encode()
