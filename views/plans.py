@@ -9,7 +9,9 @@ st.title("Plans")
 st.caption("A plan is written down, with its sha256, before the runs it judges: its questions, margin, looks, caps, "
            "spending and random seeds. Each question is decided at the first look whose tests resolve (or stays "
            "undecided at its cap); later runs never change it. A confirmation plan asks the same questions on random "
-           "seeds nobody had seen and says whether each discovery is replicated.")
+           "seeds nobody had seen: its verdict leads every view, and each discovery is replicated, contradicted or "
+           "not confirmed. In git, each plan proves its order: its file is the one its registering commit added, and "
+           "that commit came before every commit adding its runs.")
 
 report = plans_view.report()
 for problem in report.problems:
@@ -18,7 +20,8 @@ for plan in report.plans:
     frame = report.questions_frame()
     frame = frame[frame["plan"] == plan.name].reset_index(drop=True)
     st.subheader(f"Plan {plan.name}" + (f" — confirms {plan.confirms}" if plan.confirms else ""))
-    st.markdown(plans_view.summary(plan, frame, report.blind[plan.name]))
+    order = report.checked.order(plan.name) if report.checked is not None else ""
+    st.markdown(plans_view.summary(plan, frame, report.blind[plan.name], order))
     if plan.note:
         st.caption(plan.note)
     st.dataframe(plans_view.display(plan, frame), hide_index=True, width="stretch")

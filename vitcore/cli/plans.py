@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
 from vitcore.cli.common import (
@@ -22,7 +23,7 @@ from vitcore.cli.common import (
 )
 from vitcore.cli.sweep import _rows_list, _seed_range
 from vitcore.run import custom
-from vitcore.stats import plan_store, plans
+from vitcore.stats import plan_history, plan_report, plan_store, plans
 from vitcore.store.runs import RunStore
 
 
@@ -83,33 +84,49 @@ def _register(args) -> int:
         vary = [custom.parse_vary(text) for text in args.vary]
         plan = plans.make(args.name, vary, args.rows, args.seeds, args.looks, args.margin,
                           custom.parse_base(args.base), args.cap, args.confirms, args.note)
-        known = {p.name for p in plan_store.load(store.root)[0]}
+        known = {p.name: p for p in plan_store.load(store.root)[0]}
         if plan.confirms is not None and plan.confirms not in known:
             raise ValueError(f"--confirms {plan.confirms!r}: no such plan (plans here: {', '.join(sorted(known))})")
+        stored = plan_report.judged_ids(plan, store.scan().table())
+        if len(stored) and plan.confirms is not None:
+            raise ValueError(f"a confirmation runs on fresh random seeds: {len(stored)} runs of its configs at "
+                             f"random seeds {plan.seeds_text} are stored already (e.g. {stored['run_id'].iloc[0]}); "
+                             "pick random seeds no run used")
+        if len(stored):  # registered on seen runs: it says so in its file, and every view marks its verdicts seen
+            plan = dataclasses.replace(plan, on_disk=frozenset(stored["run_id"]))
+        plan = plan_history.settled(plan, known.get(plan.confirms))
         writable_folder(store.root, "--store")
         path = plan_store.register(store.root, plan)
     print(f"registered plan {plan.name}: {len(plan.questions)} questions, looks {','.join(map(str, plan.looks))}, "
           f"random seeds {plan.seeds_text}, margin ±{plan.margin}, at {plan.registered_at}")
     print(f"{clean(str(path))}  sha256 {plans.sha256(plan.text())}")
-    print(f"commit it before any of its runs exists; then: python -m vitcore sweep plan {plan.name} --workers 2")
+    if plan.on_disk:
+        print(f"warning: {len(plan.on_disk)} of its runs are stored already (its file lists them): its verdicts on "
+              "them read 'seen before the plan', never blind", file=sys.stderr)
+    if plan_history.tracked(store.root):
+        print(f"commit it before any of its runs exists (git then proves the order); then: "
+              f"python -m vitcore sweep plan {plan.name} --workers 2")
+    else:
+        print(f"{clean(str(store.root))} is not in a git repository: nothing will prove this plan came before its runs "
+              f"(every view says 'order not proven'); then: python -m vitcore sweep plan {plan.name} --workers 2")
     return 0
 
 
 def _plans(args) -> int:
     report = open_study(existing_store(args.store)).plan_report()
-    for problem in report.problems:
-        print(f"warning: {clean(problem)}", file=sys.stderr)
+    for problem in report.problems:  # a plan that judges nothing: named, and the exit code says so
+        print(f"refused: {clean(problem)}", file=sys.stderr)
     plan_table, questions = report.plans_frame(), report.questions_frame()
     if args.out is None:
         print(plan_table.drop(columns=["sha256"]).to_string(index=False))
         print()
         print(questions[["plan", "question", "train_rows", "look", "verdict", "size", "seen_before_plan",
                          "discovery_verdict", "replicated", "needs"]].to_string(index=False))
-        return 0
+        return 1 if report.problems else 0
     out = writable_folder(args.out, "--out")
     with staged(out) as folder:
         plan_table.to_csv(folder / "plans.csv", index=False)
         questions.to_csv(folder / "questions.csv", index=False)
     print(f"wrote {clean(str(out / 'plans.csv'))} ({len(plan_table)} plans) and {clean(str(out / 'questions.csv'))} "
           f"({len(questions)} rows)")
-    return 0
+    return 1 if report.problems else 0

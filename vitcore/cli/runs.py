@@ -24,7 +24,7 @@ from vitcore.data import testsplit
 from vitcore.data.fashion import read_in_background
 from vitcore.data.samples import CHECK_ROWS
 from vitcore.run import bench, startup
-from vitcore.stats import plan_store
+from vitcore.stats import plan_report
 from vitcore.store.runs import RunStore
 
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv")
@@ -145,10 +145,11 @@ def _check(args) -> int:
         for name in removed:
             print(f"{clean(name)}: removed (unfinished write)")
     problems = store.check(progress=_bar)  # predictions against the shipped official test labels, as every reader
-    problems += [("plans", text) for text in plan_store.load(store.root)[1]]  # a plan whose hash moved, ...
+    table = store.table()  # check() just rewrote the index: no run is read again
+    # a plan whose hash moved, whose file changed since its registering commit, or whose runs were committed first
+    problems += [("plans", text) for text in plan_report.checked(table, store.root).problems]
     for name, reason in problems:
         print(f"{clean(name)}: {clean(reason)}")  # names from the disk: no control character reaches the terminal
-    table = store.table()  # check() just rewrote the index: no run is read again
     print(f"{clean(str(store.root))}: {len(table):,} valid runs, {len(problems):,} problems")
     missing = int((~table["has_predictions"].astype(bool)).sum()) if len(table) else 0
     print(f"{missing:,} valid runs without predictions.npy (flips and the test set's sampling need them; "

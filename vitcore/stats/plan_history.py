@@ -64,6 +64,11 @@ def _top(root: Path) -> Path | None:
     return Path(out.strip()) if out and out.strip() else None
 
 
+def tracked(root) -> bool:
+    """Whether a store folder lies in a git work tree (where `plan register` can be proven by a commit)."""
+    return _top(Path(root)) is not None if Path(root).is_dir() else False
+
+
 def _added(top: Path, pathspec: str) -> dict[str, str]:
     """path -> the oldest commit (in HEAD's history) that added it, for every file matching `pathspec`."""
     out = _git(top, "log", "--diff-filter=A", "--format=%x00%H", "--name-only", "--no-renames", "--", pathspec)
