@@ -1,0 +1,99 @@
+"""Blind first, on the committed store: the confirmation's verdict leads every view of the questions it asks, the
+discovery follows as one line, the replication outcome takes one of five words, and the README's counts are
+`plans`' (vitcore.study.lead, vitcore.stats.replication). One Study of the committed store serves the module."""
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from vitcore.cli import main
+from vitcore.config.run import RunConfig
+from vitcore.stats import replication
+from vitcore.study import Study
+
+pytestmark = pytest.mark.slow  # the committed store's plan report (~3 s) and its claims
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def study() -> Study:
+    return Study.open(ROOT / "cached_runs", warn=False)
+
+
+@pytest.fixture(scope="module")
+def questions(study) -> pd.DataFrame:
+    frame = study.plan_report().questions_frame()
+    return frame[frame["plan"] == "confirm"].set_index(["question", "train_rows"])
+
+
+def row(study, **changes) -> dict:
+    cfg = RunConfig(**changes)
+    return study.compare(cfg).metrics.set_index("metric").loc["test_accuracy"].to_dict()
+
+
+def test_the_blind_verdict_leads_and_the_discovery_follows(study):
+    sincos = row(study, pos_embedding="sincos", train_rows=4000)
+    assert sincos["verdict"] == "inconclusive" and sincos["n_pairs"] == 40
+    assert sincos["verdict_from"] == "plan confirm, blind, look 4 of 4"
+    assert sincos["discovery_verdict"] == "better" and sincos["replication"] == replication.NOT_CONFIRMED
+    assert sincos["discovery"].startswith("discovery: better (plan builtin, look 2 of 4, seen")
+    depth = row(study, depth=4, train_rows=1000)  # no pooled fixed-sample test of 50 pairs leads it any more
+    assert depth["verdict"] == "inconclusive" and depth["verdict_from"].startswith("plan confirm, blind")
+    assert depth["n_pairs"] == 40 and depth["replication"] == replication.NOTHING
+    none = row(study, pos_embedding="none", train_rows=1000)
+    assert none["verdict"] == "worse" and none["verdict_from"] == "plan confirm, blind, look 1 of 4"
+    assert none["replication"] == replication.REPLICATED
+    convnet = row(study, model="convnet", train_rows=1000)  # no plan asks it
+    assert convnet["verdict_from"] == "fixed sample (not in a plan)" and convnet["replication"] == ""
+
+
+def test_the_cli_writes_the_same_row(study, tmp_path):
+    out = tmp_path / "out"
+    assert main(["compare", "--pos-embedding", "sincos", "--train-rows", "4000", "--out", str(out)]) == 0
+    written = pd.read_csv(out / "metrics.csv").set_index("metric").loc["test_accuracy"]
+    assert (written["verdict"], written["verdict_from"], written["discovery_verdict"], written["replication"]) == (
+        "inconclusive", "plan confirm, blind, look 4 of 4", "better", "not confirmed")
+
+
+def test_effects_and_claims_carry_where_each_verdict_comes_from(study):
+    effects = study.effects()
+    assert {"verdict_from", "replication", "discovery"} <= set(effects.columns)
+    sincos = effects[(effects["factor"] == "pos_embedding") & (effects["level"] == "sincos")
+                     & (effects["train_rows"] == 4000) & (effects["metric"] == "test_accuracy")].iloc[0]
+    assert sincos["verdict"] == "inconclusive" and sincos["verdict_from"].startswith("plan confirm, blind")
+    claims = study.claims()
+    assert {"verdict_from", "replication"} <= set(claims.columns)
+    assert claims["verdict_from"].fillna("").str.contains("blind").sum() >= 10
+    patches = claims[claims["claim"].str.contains(r"more accurate \(7 vs 14\)", regex=True)]
+    assert len(patches) == 2 and set(patches["replication"]) == {replication.REPLICATED}  # 14 − 7 asked, 7 − 14 shown
+    assert set(patches["discovery_verdict"]) == {"worse"}  # the discovery read the claim's way round
+
+
+def test_questions_take_five_outcomes_and_pool_between_their_estimates(questions):
+    assert set(questions["replicated"]) <= set(replication.OUTCOMES)
+    assert questions.loc[("pos_embedding=sincos", 4000), "replicated"] == replication.NOT_CONFIRMED
+    assert questions.loc[("norm_placement=post", 1000), "replicated"] == replication.NOT_CONFIRMED
+    pooled = questions.dropna(subset=["pooled_delta"])
+    assert len(pooled) == len(questions)
+    low = pooled[["discovery_delta", "mean_delta"]].min(axis=1)
+    high = pooled[["discovery_delta", "mean_delta"]].max(axis=1)
+    assert ((pooled["pooled_delta"] >= low) & (pooled["pooled_delta"] <= high)).all()
+    assert questions.loc[("pos_embedding=sincos", 4000), "z"] == pytest.approx(-0.37, abs=0.01)
+
+
+def test_the_readme_counts_are_the_plans(study, questions):
+    text = (ROOT / "README.md").read_text()
+    said = {word: int(re.search(rf"\*\*(\d+) {word}\*\*", text).group(1))
+            for word in ("replicated", "contradicted", "not confirmed", "with no decided discovery")}
+    counts = questions["replicated"].value_counts()
+    assert said == {"replicated": counts.get(replication.REPLICATED, 0),
+                    "contradicted": counts.get(replication.CONTRADICTED, 0),
+                    "not confirmed": counts.get(replication.NOT_CONFIRMED, 0),
+                    "with no decided discovery": counts.get(replication.NOTHING, 0)}
+    decided, capped = map(int, re.search(r"(\d+) decided and (\d+) at the cap undecided", text).groups())
+    assert (decided, capped) == (int((questions["needs"] == "decided").sum()),
+                                 int(questions["needs"].str.startswith("at the plan's cap").sum()))
+    runs = int(re.search(r"\*\*(\d+) runs\*\* on random seeds 1000–1039", text).group(1))
+    assert runs == int(study.runs["seed"].between(1000, 1039).sum())
