@@ -164,7 +164,9 @@ def test_seen_before_the_plan_is_said_on_the_verdict(tmp_path):
     store = _pair_store(tmp_path, range(500, 504), effect=0.03)
     table = store.table()
     table["trained_at"] = "2020-01-01T00:00:00Z"  # trained long before any plan
-    assert main([*CONFIRM, "--store", str(store.root)]) == 0
+    # through the library: `plan register` refuses a confirmation on stored random seeds (test_plan_history)
+    plan_store.register(store.root, plans.make("conf", [("norm_placement", ("post",))], (1000,), (500, 503),
+                                               looks=(2, 4), confirms="builtin"))
     conf = planned.find(store, "conf")
     q = conf.questions[0]
     row = paired_delta(runs_of(table, q.base), runs_of(table, q.variant), "test_accuracy", 0.01,
@@ -178,8 +180,8 @@ def test_seen_before_the_plan_is_said_on_the_verdict(tmp_path):
 
 
 def test_plans_writes_both_tables(tmp_path):
+    assert main([*CONFIRM, "--store", str(tmp_path / "runs")]) == 0  # registered before its runs
     store = _pair_store(tmp_path, range(500, 504), effect=0.03)
-    assert main([*CONFIRM, "--store", str(store.root)]) == 0
     out = tmp_path / "out"
     assert main(["plans", "--store", str(store.root), "--out", str(out)]) == 0
     table = pd.read_csv(out / "plans.csv").set_index("plan")
@@ -216,8 +218,9 @@ def test_a_tiny_plan_registered_swept_and_shown_everywhere(tmp_path, monkeypatch
     assert "tiny" in set(pd.read_csv(out / "plans.csv")["plan"])
     assert main(["compare", "--depth", "1", "--train-rows", "300", "--store", str(store), "--out", str(out)]) == 0
     row = pd.read_csv(out / "metrics.csv").set_index("metric").loc["test_accuracy"]
-    said = f"{status.verdict} at look {status.look} of 2" if status.decided else status.needs
-    assert row["confirmation"] == f"plan tiny (random seeds 100-103): {said}"
+    assert (row["verdict"], row["n_pairs"]) == (status.verdict, status.n_pairs)  # the blind plan's verdict leads
+    said = f"plan tiny, blind (order not proven: the Plans page says why), look {status.look} of 2"
+    assert row["verdict_from"] == said
     from vitcore.app import state
     from vitcore.app.sidebar import PAINTED
 
@@ -228,7 +231,7 @@ def test_a_tiny_plan_registered_swept_and_shown_everywhere(tmp_path, monkeypatch
     at.run()
     assert not at.exception
     shown = " ".join(m.value for m in at.markdown)
-    assert "plan tiny (random seeds 100-103)" in shown
+    assert "Test accuracy's verdict: plan tiny, blind" in shown
 
 
 def test_the_slowest_chunk_goes_first_to_one_worker_and_the_cheapest_to_the_others():

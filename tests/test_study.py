@@ -14,7 +14,7 @@ from vitcore.article import claims
 from vitcore.config.run import RunConfig
 from vitcore.stats import compare as engine
 from vitcore.stats import estimates as v
-from vitcore.stats import readings, summaries
+from vitcore.stats import plan, readings, summaries
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, judge, paired_estimate
 from vitcore.stats.records import VERDICT_READINGS, Judgement
 from vitcore.study import Study, words
@@ -69,11 +69,11 @@ def test_study_compare_is_the_engine(study, selection, baseline):
     for margin in (0.005, 0.02):
         cached = study.compare(selection, baseline, margin, confusions=confusions)
         direct = engine.compare(study.runs, selection, baseline, margin, confusions, test_set=study.test_set,
-                                timing=study.timing)
-        # the Study adds what the store's registered plans say beside a verdict (the engine knows no store)
-        pd.testing.assert_frame_equal(cached.metrics.drop(columns="confirmation"),
-                                      direct.metrics.drop(columns="confirmation"))
-        assert (direct.metrics["confirmation"] == "").all()
+                                timing=study.timing, plans=study.plans_checked().lead())
+        # the Study adds the words of where each verdict comes from (the engine knows no store)
+        pd.testing.assert_frame_equal(cached.metrics.drop(columns=plan.LEAD_COLUMNS),
+                                      direct.metrics.drop(columns=plan.LEAD_COLUMNS))
+        assert (direct.metrics[plan.LEAD_COLUMNS] == "").all().all()
         pd.testing.assert_frame_equal(cached.pairs, direct.pairs)
         pd.testing.assert_frame_equal(cached.classes, direct.classes)
         assert cached.family == direct.family
@@ -100,9 +100,10 @@ def test_seconds_pair_in_the_timing_set_where_it_holds_both_configs(study):
 @pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
 def test_flip_effects_are_the_summaries(study):
     cfg = RunConfig()
-    pd.testing.assert_frame_equal(study.flip_effects(cfg, 0.02).drop(columns="confirmation"),
+    pd.testing.assert_frame_equal(study.flip_effects(cfg, 0.02).drop(columns=plan.LEAD_COLUMNS),
                                   summaries.flip_effects(study.runs, cfg, margin=0.02, test_set=study.test_set,
-                                                         timing=study.timing).drop(columns="confirmation"))
+                                                         timing=study.timing, plans=study.plans_checked().lead()
+                                                         ).drop(columns=plan.LEAD_COLUMNS))
 
 
 @pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
@@ -144,9 +145,10 @@ def test_effects_at_three_margins_measure_once(study, fresh, monkeypatch):
         for table in (main, pairs):  # seconds keep their fixed ±1 s
             assert (table.loc[table["metric"] == "test_accuracy", "margin"] == margin).all()
             assert (table.loc[table["metric"] == "seconds", "margin"] == 1.0).all()
-    for table, library in ((main, summaries.main_effects), (pairs, summaries.interactions)):
-        uncached = library(study.runs, metrics=metrics, margin=0.005, test_set=study.test_set)
-        pd.testing.assert_frame_equal(table, uncached)
+    lead = {"plans": study.plans_checked().lead()}  # the store's lead order, as the Study forms every family
+    for table, library, extra in ((main, summaries.main_effects, lead), (pairs, summaries.interactions, {})):
+        uncached = library(study.runs, metrics=metrics, margin=0.005, test_set=study.test_set, **extra)
+        pd.testing.assert_frame_equal(table.drop(columns=plan.LEAD_COLUMNS), uncached)
     assert not first[0]["verdict"].equals(main["verdict"])  # the margin was applied: some verdict moved
 
 
@@ -179,10 +181,14 @@ def test_what_a_study_keeps_per_comparison_is_bounded(fresh, monkeypatch):
 
 @pytest.mark.slow  # the uncached ledger: ~4 s on the committed store
 def test_claims_are_the_uncached_ledger(study):
+    from vitcore.stats.comparer import uncached
+
+    engine_ = uncached(study.runs, study.test_set, study.plans_checked().lead())  # the store's lead order
     for margin in (0.005, 0.02):
-        pd.testing.assert_frame_equal(study.claims(margin), claims.claims_table(study.runs, margin,
-                                                                                test_set=study.test_set))
-    pd.testing.assert_frame_equal(study.tally(), claims.tally(study.runs, test_set=study.test_set))
+        ledger = claims.claims_table(study.runs, margin, test_set=study.test_set, compare=engine_)
+        pd.testing.assert_frame_equal(study.claims(margin).drop(columns=plan.LEAD_COLUMNS),
+                                      ledger.drop(columns=plan.LEAD_COLUMNS))
+    pd.testing.assert_frame_equal(study.tally(), claims.tally(study.runs, test_set=study.test_set, compare=engine_))
 
 
 def test_verdicts_to_frame_is_long_with_both_configs(study):

@@ -200,11 +200,11 @@ def measure(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig, metri
 
 def measure_all(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None = None, metrics=METRICS,
                 test_set: testset.TestSet | None = None, family: Family | None = None,
-                timing: pd.DataFrame | None = None) -> list[Measurement]:
-    """measure() of every metric, in the pair's family (families.family_of unless given)."""
+                timing: pd.DataFrame | None = None, plans=()) -> list[Measurement]:
+    """measure() of every metric, in the pair's family (families.family_of with `plans` unless given)."""
     baseline = baseline or default_baseline(selection)
     paired = selection.train_rows == baseline.train_rows
-    family = family or (family_of(runs, selection, baseline) if paired else ALONE)
+    family = family or (family_of(runs, selection, baseline, plans) if paired else ALONE)
     return [measure(runs, selection, baseline, metric, family, test_set, timing) for metric in metrics]
 
 
@@ -227,14 +227,16 @@ def judged(measured: list[Measurement], margin: float = MARGIN, runs: pd.DataFra
 
 def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None = None, margin: float = MARGIN,
             confusions: pd.DataFrame | None = None, metrics=METRICS, test_set: testset.TestSet | None = None,
-            timing: pd.DataFrame | None = None) -> Comparison:
+            timing: pd.DataFrame | None = None, plans=()) -> Comparison:
     """Compare the runs of `selection` (any random seed) with those of `baseline` (default: the
     article's ViT at the selection's train_rows), every metric judged in the pair's family
     (families.family_of). `confusions` (RunStore.confusions() format) adds the per-class and
     confusion-matrix Δs. `test_set` (testset.from_store) puts the test set's sampling into test
     accuracy's paired Δ (paired_delta), as on every other view of the comparison; `timing` (the dedicated
-    timing set) the seconds' best basis (measure). (vitcore.study.Study measures once and judges at any margin.)"""
-    return judged(measure_all(runs, selection, baseline, metrics, test_set, timing=timing), margin, runs, confusions)
+    timing set) the seconds' best basis (measure); `plans` the plans that may judge it, in lead order (families).
+    (vitcore.study.Study measures once and judges at any margin.)"""
+    return judged(measure_all(runs, selection, baseline, metrics, test_set, timing=timing, plans=plans), margin, runs,
+                  confusions)
 
 
 def run_rates(confusions: pd.DataFrame, run_ids) -> np.ndarray:

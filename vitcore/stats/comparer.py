@@ -24,12 +24,13 @@ class Comparer(Protocol):
                  metrics: Sequence[str]) -> engine.Comparison: ...
 
 
-def uncached(runs: pd.DataFrame, test_set=None) -> Comparer:
+def uncached(runs: pd.DataFrame, test_set=None, plans=()) -> Comparer:
     """stats.compare.compare over `runs` (with the store's `test_set`: test accuracy's interval includes the test
-    set's sampling), measured again on every call: a Study's `compare` is the cached one."""
+    set's sampling; `plans`: the plans that may judge a comparison, in lead order), measured again on every call: a
+    Study's `compare` is the cached one."""
     def comparer(selection: RunConfig, baseline: RunConfig, margin: float,
                  metrics: Sequence[str]) -> engine.Comparison:
-        return engine.compare(runs, selection, baseline, margin, metrics=metrics, test_set=test_set)
+        return engine.compare(runs, selection, baseline, margin, metrics=metrics, test_set=test_set, plans=plans)
     return comparer
 
 

@@ -222,9 +222,9 @@ def measure_main_effects(runs: pd.DataFrame, metrics=METRICS, test_set: TestSet 
 
 
 def main_effects(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, test_set: TestSet | None = None,
-                 base: RunConfig | None = None) -> pd.DataFrame:
+                 base: RunConfig | None = None, plans=()) -> pd.DataFrame:
     """measure_main_effects judged at `margin` (one row per effect, EFFECT_COLUMNS)."""
-    return measure_main_effects(runs, metrics, test_set, base).judged(margin)
+    return measure_main_effects(runs, metrics, test_set, base, plans).judged(margin)
 
 
 def _cells(vit: pd.DataFrame, factor: str, level, train_rows: int) -> int:
@@ -265,21 +265,21 @@ def interactions(runs: pd.DataFrame, metrics=METRICS, margin: float = MARGIN, te
 
 
 def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: float = MARGIN,
-                 test_set: TestSet | None = None, timing: pd.DataFrame | None = None) -> pd.DataFrame:
+                 test_set: TestSet | None = None, timing: pd.DataFrame | None = None, plans=()) -> pd.DataFrame:
     """The "flip one switch" table: cfg vs cfg with one switch changed, seed-paired at cfg.train_rows.
 
     Switches: the four ViT switches (none apply to the convnet) plus warmup_epochs, whose other
     values are taken from the runs (the `warmup` grid). A row appears only if the flipped config
     has runs; "better" means the flipped config is better than cfg. Each row is judged in the
     family of its single-switch change (families.family_of), so it reads as on the card; `timing` (the dedicated
-    timing set) joins the seconds (compare.metric_runs).
+    timing set) joins the seconds (compare.metric_runs); `plans`: the plans that may judge a row, in lead order.
     """
     base = runs_of(runs, cfg)
     if base.empty or cfg.model != "vit":
         return pd.DataFrame(columns=FLIP_COLUMNS)
     rows, over = [], {metric: metric_runs(runs, metric, timing) for metric in metrics}  # as compare.measure
     for switch, level, flipped in neighbours(runs, cfg):
-        family = family_of(runs, cfg, flipped)
+        family = family_of(runs, cfg, flipped, plans)
         for metric in metrics:
             delta = paired_delta(runs_of(over[metric], cfg), runs_of(over[metric], flipped), metric, margin, family,
                                  test_set, (cfg, flipped))

@@ -47,12 +47,12 @@ def started(checked, runs, a, b) -> tuple:
 
 
 def _state(row, owner, checked) -> str:
-    """'seen', 'blind' or 'blind (order not proven: …)' for the plan that judged a row."""
+    """'seen', 'blind' or 'blind (order not proven: …)' for the plan that judged a row (git's proof: plan_history)."""
     if bool(row.get("seen_before_plan")) is True:
         return "seen"
     if owner.name == plan_store.BUILTIN or checked is None or checked.history[owner.name].proven:
         return "blind"
-    return f"blind ({checked.history[owner.name].words()})"
+    return "blind (order not proven: the Plans page says why)"
 
 
 def verdict_from(row, owner, checked) -> str:
