@@ -10,7 +10,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from vitcore.data.regular import Refused, create, open_or_create, open_regular
-from vitcore.stats.plans import FOLDER, MAX_BYTES, NAME, SUMS, Plan, PlanError, parse, sha256
+from vitcore.stats.plan_json import MAX_BYTES
+from vitcore.stats.plans import FOLDER, NAME, SUMS, Plan, PlanError, parse, sha256
 
 BUILTIN = "builtin"              # the plan shipped beside this module
 HERE = Path(__file__).with_name("plan_files")
@@ -71,6 +72,8 @@ def _load_folder(folder: Path) -> tuple[list[Plan], list[str]]:
             plans.append(plan)
         except PlanError as error:
             problems.append(f"plan {name}: {error}")
+        except (ValueError, TypeError, KeyError, RecursionError, OverflowError) as error:  # never a traceback
+            problems.append(f"plan {name}: malformed ({type(error).__name__}: {str(error)[:200]})")
     for name in sorted(set(sums) - set(names)):
         problems.append(f"plan {name}: registered in {SUMS} but its file is missing")
     return plans, problems
