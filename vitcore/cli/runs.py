@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
+import warnings
 
 from vitcore.cli.common import (
     UsageError,
@@ -25,7 +26,7 @@ from vitcore.data.fashion import read_in_background
 from vitcore.data.samples import CHECK_ROWS
 from vitcore.run import bench, startup
 from vitcore.stats import plan_store
-from vitcore.store.runs import RunStore
+from vitcore.store.runs import RunStore, StoreWarning
 
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv")
 
@@ -148,7 +149,9 @@ def _check(args) -> int:
     problems += [("plans", text) for text in plan_store.load(store.root)[1]]  # a plan whose hash moved, ...
     for name, reason in problems:
         print(f"{clean(name)}: {clean(reason)}")  # names from the disk: no control character reaches the terminal
-    table = store.table()  # check() just rewrote the index: no run is read again
+    with warnings.catch_warnings():  # each skipped run is named once, above: not again as a warning line
+        warnings.simplefilter("ignore", StoreWarning)
+        table = store.table()  # check() just rewrote the index: no run is read again
     print(f"{clean(str(store.root))}: {len(table):,} valid runs, {len(problems):,} problems")
     missing = int((~table["has_predictions"].astype(bool)).sum()) if len(table) else 0
     print(f"{missing:,} valid runs without predictions.npy (flips and the test set's sampling need them; "
