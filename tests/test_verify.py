@@ -62,6 +62,19 @@ def test_the_driver_retrains_the_claimed_config_and_stores_nothing(tmp_path):
     result = cluster.store_result(CLAIMED, reply(CLAIMED, relabelled()), store)
     assert "refusing remote run" in result["error"] and "predictions.npy" in result["error"]
     assert not tmp_path.exists() or list(tmp_path.iterdir()) == []
+    genuine = cluster.store_result(CLAIMED, reply(CLAIMED, files_of(CLAIMED)), store)  # the committed run: reproduced
+    assert genuine.get("verified") is True and store.check() == []
+
+
+def test_a_retrain_that_fails_refuses_the_run_without_blaming_its_worker(tmp_path, monkeypatch):
+    monkeypatch.setattr(remote, "checked_reply", lambda cfg, files: files)
+
+    def broken(cfg, threads):
+        raise ModuleNotFoundError("No module named 'tensorflow'")
+
+    checker = verify.Verifier(RunStore(tmp_path), broken)
+    result = cluster.store_result(CELL, reply(CELL, rendered(CELL)), checker.store, checker, 0)
+    assert "could not retrain it to verify it (ModuleNotFoundError" in result["error"] and checker.caught == {}
 
 
 CELL = RunConfig(train_rows=300, epochs=2)

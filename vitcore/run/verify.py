@@ -30,6 +30,7 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
 from vitcore.config.run import RunConfig
+from vitcore.run.spawn import die_with_parent, neutral_main
 from vitcore.store.files import PREDICTIONS
 from vitcore.store.runs import RunStore
 from vitcore.store.validate import TEMP_PREFIX
@@ -55,8 +56,11 @@ def _retrained(cfg: RunConfig, threads: int) -> dict[str, bytes]:
 def retrain_locally(cfg: RunConfig, threads: int) -> dict[str, bytes]:
     """cfg's run files trained here, in a fresh process at `threads` intra-op threads (bit for bit a worker's
     training at that thread count on the same kind of CPU)."""
-    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn"), max_tasks_per_child=1) as pool:
-        return pool.submit(_retrained, cfg, threads).result()
+    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn"),  # a fresh process per retrain
+                             initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
+        with neutral_main():  # the process starts here; it must not re-run a foreign __main__ (vitcore.run.spawn)
+            future = pool.submit(_retrained, cfg, threads)
+        return future.result()
 
 
 def differences(reply: dict[str, bytes], retrained: dict[str, bytes]) -> list[str]:
@@ -112,7 +116,12 @@ class Verifier:
             return False
         threads = json.loads(files[SUMMARY]).get("threads")
         threads = threads if type(threads) is int and 1 <= threads <= 1024 else 1
-        wrong = differences(files, self.retrain(cfg, threads))
+        try:
+            fresh = self.retrain(cfg, threads)
+        except Exception as error:  # noqa: BLE001 - not verified, so not stored; the worker is not blamed
+            raise ValueError(f"refusing remote run {cfg.run_id} ({cfg.label()}): the driver could not retrain it to "
+                             f"verify it ({type(error).__name__}: {str(error)[:300]})") from None
+        wrong = differences(files, fresh)
         if wrong:
             self.caught[worker] = cfg.run_id
             for run in self.unverified.pop(worker, []):
