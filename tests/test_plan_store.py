@@ -1,7 +1,7 @@
 """Plan files in a store (vitcore.stats.plan_store) under attack (issue 50): a registered hostile plan file
-(with its SHA256SUMS line) is one line naming it in `plans`, `check` and `compare`, judges nothing, and leaves
-the pages standing; a registration that fails (a full disk) leaves nothing behind; a killed one's temporary
-file is named by `check` and removed by `check --fix`."""
+(with its SHA256SUMS line) is one line naming it in `plans` and `check`, no traceback in `compare` and `report`,
+judges nothing and leaves the pages standing; a registration that fails (a full disk) leaves nothing behind; a
+killed one's temporary file is named by `check` and removed by `check --fix`."""
 
 import os
 import resource
@@ -62,6 +62,8 @@ def test_a_registered_hostile_plan_is_one_line_in_every_command_and_judges_nothi
     assert [line for line in out.splitlines() if "p1.json" in line] == [f"plans: {problems[0]}"]
     assert main(["compare", "--norm-placement", "post", "--train-rows", "1000", "--store", str(store.root),
                  "--out", str(tmp_path / "cmp")]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    assert main(["report", "--store", str(store.root), "--out", str(tmp_path / "report")]) == 0
     assert "Traceback" not in capsys.readouterr().err
 
 
