@@ -12,6 +12,8 @@ as they arrive. No task ever sees a path of the driver's machine. So:
   (checked before anything is written) and its predictions, confusion matrix, test accuracy and loss are
   what its weights give on the official test split (vitcore.run.remote: a fabricated run is refused);
   the weights are then dropped unless the config keeps them;
+- the first run of each task (one worker, one cell) and a seeded share after it are retrained here and compared
+  before they are stored (vitcore.run.verify): a real run relabelled as another config is refused;
 - a run that fails (an error while training it, e.g. a bad config; or a task Ray gives up on: its
   node lost more than MAX_RETRIES times, its worker killed for memory past Ray's own OOM retries)
   comes back as a result with an "error" and its config; the task's other runs and the other tasks go on.
