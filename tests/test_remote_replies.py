@@ -15,7 +15,7 @@ from stores import COMMITTED
 from vitcore.config.run import RunConfig
 from vitcore.data import testsplit
 from vitcore.data.fashion import official_test_labels
-from vitcore.run import cluster, remote
+from vitcore.run import cluster, remote, verify
 from vitcore.store.runs import RunStore
 from vitcore.store.writer import RUN_FILES, json_bytes
 
@@ -40,7 +40,10 @@ def store(tmp_path) -> RunStore:
 
 
 def stored(store: RunStore, cfg: RunConfig, files) -> dict:
-    return cluster.store_result(cfg, {"run_id": cfg.run_id, "files": files}, store)
+    """store_result with a retrain that reproduces the reply: the recomputation from weights is under test here
+    (the retrain itself: tests/test_verify.py)."""
+    trusting = verify.Verifier(store, retrain=lambda config, threads: files)
+    return cluster.store_result(cfg, {"run_id": cfg.run_id, "files": files}, store, trusting)
 
 
 def test_a_genuine_reply_is_stored_as_it_came(store, cfg, reply):

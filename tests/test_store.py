@@ -273,6 +273,20 @@ def test_check_says_when_every_run_has_its_predictions(store, capsys):
     assert "every valid run has its predictions.npy" in capsys.readouterr().out
 
 
+def test_check_names_each_skipped_run_once(store, capsys):
+    """Before: a damaged run was named by `check`, then again by the table it prints counts from, as a Python warning
+    line with a source location (issue 50)."""
+    fakes.write_run(store, RunConfig(seed=0))
+    damaged = fakes.write_run(store, RunConfig(seed=1))
+    (damaged.path / "summary.json").write_text("{")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert cli.main(["check", "--store", str(store.root)]) == 1
+    out = capsys.readouterr().out
+    said = out + "".join(str(w.message) for w in caught) + "".join(capsys.readouterr())
+    assert said.count(damaged.run_id) == 1 and f"{damaged.run_id}: summary.json unreadable" in out
+
+
 def test_debris_is_reported_and_cleaned_only_when_stale_and_unheld(store, capsys):
     import fcntl
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
+import warnings
 
 from vitcore.cli.common import (
     UsageError,
@@ -25,7 +26,7 @@ from vitcore.data.fashion import read_in_background
 from vitcore.data.samples import CHECK_ROWS
 from vitcore.run import bench, startup
 from vitcore.stats import plan_report
-from vitcore.store.runs import RunStore
+from vitcore.store.runs import RunStore, StoreWarning
 
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv")
 
@@ -145,7 +146,9 @@ def _check(args) -> int:
         for name in removed:
             print(f"{clean(name)}: removed (unfinished write)")
     problems = store.check(progress=_bar)  # predictions against the shipped official test labels, as every reader
-    table = store.table()  # check() just rewrote the index: no run is read again
+    with warnings.catch_warnings():  # each skipped run is named once, below: not again as a warning line
+        warnings.simplefilter("ignore", StoreWarning)
+        table = store.table()  # check() just rewrote the index: no run is read again
     # a plan whose hash moved, whose file changed since its registering commit, or whose runs were committed first
     problems += [("plans", text) for text in plan_report.checked(table, store.root).problems]
     for name, reason in problems:

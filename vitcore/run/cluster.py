@@ -12,6 +12,8 @@ as they arrive. No task ever sees a path of the driver's machine. So:
   (checked before anything is written) and its predictions, confusion matrix, test accuracy and loss are
   what its weights give on the official test split (vitcore.run.remote: a fabricated run is refused);
   the weights are then dropped unless the config keeps them;
+- the first run of each task (one worker, one cell) and a seeded share after it are retrained here and compared
+  before they are stored (vitcore.run.verify): a real run relabelled as another config is refused;
 - a run that fails (an error while training it, e.g. a bad config; or a task Ray gives up on: its
   node lost more than MAX_RETRIES times, its worker killed for memory past Ray's own OOM retries)
   comes back as a result with an "error" and its config; the task's other runs and the other tasks go on.
@@ -29,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 from vitcore.config.run import RunConfig
-from vitcore.run import remote
+from vitcore.run import remote, verify
 from vitcore.store.runs import RunStore
 
 MAX_RETRIES = 3  # a task whose node dies (or whose worker is killed) runs again, up to this often
@@ -100,20 +102,27 @@ def failure(cfg: RunConfig, error: str) -> dict:
             "config": cfg.identity(), "error": error}
 
 
-def store_result(cfg: RunConfig, item: dict, store: RunStore) -> dict:
-    """Install one task's run into the driver's store once its sizes are checked and its results recomputed
-    from its weights (vitcore.run.remote.checked_reply); its headline result, or a failure."""
+def store_result(cfg: RunConfig, item: dict, store: RunStore, verifier: verify.Verifier | None = None,
+                 worker: object = None) -> dict:
+    """Install one task's run into the driver's store once its sizes are checked, its results recomputed from its
+    weights (vitcore.run.remote.checked_reply) and, for the runs `verifier` picks, the run retrained here and
+    compared (vitcore.run.verify; None: a verifier of its own, which retrains this run); its headline result, or a
+    failure. `worker`: the task the reply came from (the driver's own knowledge, never the reply's word)."""
     if not isinstance(item, dict) or item.get("run_id") != cfg.run_id:
         returned = "run " + repr(item.get("run_id")) if isinstance(item, dict) else "no run"
         return failure(cfg, f"the task returned {returned} for it")
     if "error" in item:
         return failure(cfg, str(item["error"])[:2000])
+    verifier = verify.Verifier(store) if verifier is None else verifier
     try:
-        run = store.put(cfg, remote.checked_reply(cfg, item.get("files")))
+        files = remote.checked_reply(cfg, item.get("files"))
+        verified = verifier.check(worker, cfg, item["files"])
+        run = store.put(cfg, files)
     except (KeyError, ValueError) as error:
         return failure(cfg, str(error))
+    verifier.stored(worker, cfg, verified)
     return {"run_id": run.run_id, "label": cfg.label(), "train_rows": cfg.train_rows, "seed": cfg.seed,
-            "test_accuracy": run.summary["test_accuracy"], "seconds": run.summary["seconds"]}
+            "test_accuracy": run.summary["test_accuracy"], "seconds": run.summary["seconds"], "verified": verified}
 
 
 def connect(address: str | None):
@@ -132,15 +141,17 @@ def connect(address: str | None):
 
 
 def run(tasks: list[list[RunConfig]], store: RunStore, address: str | None, workers: int, progress,
-        session: str) -> list[dict]:
+        session: str, verify_share: float = verify.VERIFY_SHARE) -> list[dict]:
     """Train every chunk on the cluster at `address` (None: a local Ray instance) into `store`;
-    returns one result per config (failures carry "error"), reported to `progress` as each lands."""
+    returns one result per config (failures carry "error"), reported to `progress` as each lands (a run
+    withdrawn later, its worker caught by a retrain: reported again, as a failure)."""
     if (problem := remote.driver_problem()) is not None:  # before any task is started
         raise ValueError(problem)
     ray = connect(address)
     task = ray.remote(num_cpus=task_cpus(ray.nodes(), workers), max_retries=MAX_RETRIES)(train_chunk)
     streams = [[task.remote(chunk, session), list(chunk)] for chunk in tasks]  # [generator, configs to come]
-    results = []
+    workers_of = {id(stream): number for number, stream in enumerate(streams)}  # a worker: one task (verify)
+    verifier, results = verify.Verifier(store, share=verify_share), []
     while streams:
         ready, _ = ray.wait([generator for generator, _ in streams], num_returns=1)
         stream = next(stream for stream in streams if stream[0] is ready[0] or stream[0] == ready[0])
@@ -154,7 +165,11 @@ def run(tasks: list[list[RunConfig]], store: RunStore, address: str | None, work
             landed = [failure(cfg, f"{type(error).__name__}: {str(error).splitlines()[0]}") for cfg in todo]
             streams.remove(stream)
         else:
-            landed = [store_result(todo.pop(0), item, store)] if todo else []
+            landed = [store_result(todo.pop(0), item, store, verifier, workers_of[id(stream)])] if todo else []
+        while verifier.withdrawn:  # a worker caught: its unverified runs, reported stored, were taken back out
+            cfg, why = verifier.withdrawn.pop(0)
+            results = [result for result in results if result["run_id"] != cfg.run_id]
+            landed.append(failure(cfg, why))
         for result in landed:
             results.append(result)
             if progress:

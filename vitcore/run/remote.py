@@ -17,6 +17,7 @@ The store then validates what is left like any run (RunStore.put).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import numpy as np
@@ -36,9 +37,15 @@ LOSS_TOLERANCE = 1e-5
 
 
 def driver_problem() -> str | None:
-    """Why this machine cannot check remote runs (no official test split here), or None."""
+    """Why this machine cannot check remote runs (no official test split here, no TensorFlow to retrain them:
+    vitcore.run.verify), or None."""
     why = testsplit.missing()
-    return None if why is None else f"a Ray driver recomputes every remote run from its weights, but {why}"
+    if why is not None:
+        return f"a Ray driver recomputes every remote run from its weights, but {why}"
+    if importlib.util.find_spec("tensorflow") is None:
+        return ("a Ray driver retrains a share of the remote runs to trust them (vitcore.run.verify), but TensorFlow "
+                "is not installed here: pip install -r requirements-train.txt")
+    return None
 
 
 def checked_reply(cfg: RunConfig, files) -> dict[str, bytes]:

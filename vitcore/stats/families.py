@@ -153,7 +153,12 @@ def planned_family(plan, question, family: Family | None = None) -> Family:
     """The family of one question of a plan: the registry's (as every view forms it) with the m the plan registered
     (plans.Plan.family_size), judged at that plan's looks on its random seeds."""
     family = family or registry_family(question.base, question.field, question.level)
-    return Family(family.name, plan.family_size(question) or family.size, plan.looks_of(question), plan)
+    return Family(family.name, registered_size(plan, question) or family.size, plan.looks_of(question), plan)
+
+
+def registered_size(plan, question) -> int | None:
+    """m of a question as its plan registered it (plan_settings' family_sizes), None where the file has none."""
+    return plan.family_sizes[plan.questions.index(question)] if plan.family_sizes else None
 
 
 def _article_models(a: RunConfig, b: RunConfig) -> bool:

@@ -26,7 +26,7 @@ import pandas as pd
 from vitcore.stats import plan as sequential
 from vitcore.stats import plan_history, plan_store, plans, replication
 from vitcore.stats.compare import paired_delta
-from vitcore.stats.families import family_of, planned_family, runs_of
+from vitcore.stats.families import family_of, planned_family, registered_size, runs_of
 from vitcore.stats.replication import (  # noqa: F401 (the words, re-exported for the pages and the CLI)
     CONTRADICTED,
     NOT_CONFIRMED,
@@ -149,7 +149,7 @@ def _fixed_discovery(plan: plans.Plan, confirmed: plans.Plan, question: plans.Qu
     first, last = discovery_seeds(plan, confirmed)
     mine = runs[runs["seed"].between(first, last)]
     family = family_of(None, question.base, question.variant)
-    family = type(family)(family.name, plan.family_size(question) or family.size)  # fixed sample: no looks
+    family = type(family)(family.name, registered_size(plan, question) or family.size)  # fixed sample: no looks
     delta = paired_delta(runs_of(mine, question.base), runs_of(mine, question.variant), plan.metric,
                          plan.margin, family=family, test_set=test_set)
     words = f"fixed sample on random seeds {first}-{last}, {int(delta.row['n_pairs'])} pairs"

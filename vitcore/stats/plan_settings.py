@@ -15,6 +15,8 @@ is refused, never read as something else. No pandas, no TensorFlow.
 
 from __future__ import annotations
 
+from vitcore.stats.plan_json import PlanError
+
 TEST_IMAGES = "counted where every pair kept predictions"
 REPLICATION = "vitcore-1: same claim decided replicates; an excluded claim contradicts"
 SETTINGS = ("test_images", "replication", "family_sizes", "discovery_seeds", "code_version")
@@ -26,17 +28,17 @@ def read(data: dict) -> dict:
     out = {}
     for name, allowed in (("test_images", TEST_IMAGES), ("replication", REPLICATION)):
         if name in data and data[name] != allowed:
-            raise ValueError(f"{name} {data[name]!r:.80} is not a rule this code implements (allowed: {allowed!r})")
+            raise PlanError(f"{name} {data[name]!r:.80} is not a rule this code implements (allowed: {allowed!r})")
         out[name] = data.get(name)
     sizes, seeds = data.get("family_sizes", []), data.get("discovery_seeds")
     if not isinstance(sizes, list) or not all(type(m) is int and 1 <= m <= MAX_FAMILY for m in sizes) or \
             (sizes and len(sizes) != len(data.get("questions") or ())):
-        raise ValueError(f"family_sizes is a whole number from 1 to {MAX_FAMILY:,} per question, in question order")
+        raise PlanError(f"family_sizes is a whole number from 1 to {MAX_FAMILY:,} per question, in question order")
     if seeds is not None and not (isinstance(seeds, list) and len(seeds) == 2 and all(type(x) is int for x in seeds)
                                   and 0 <= seeds[0] <= seeds[1] <= 2**31 - 1):
-        raise ValueError("discovery_seeds is [first, last], whole numbers from 0, first <= last")
+        raise PlanError("discovery_seeds is [first, last], whole numbers from 0, first <= last")
     version = data.get("code_version", "")
     if not isinstance(version, str) or len(version) > 80 or not version.isascii() or not version.isprintable():
-        raise ValueError("code_version is printable ASCII text of at most 80 characters")
+        raise PlanError("code_version is printable ASCII text of at most 80 characters")
     return {**out, "family_sizes": tuple(sizes), "discovery_seeds": tuple(seeds) if seeds else None,
             "code_version": version}

@@ -4,16 +4,22 @@ only (no link followed, no FIFO waited on), bounded in size; written once, never
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
+import secrets
 from functools import lru_cache
 from pathlib import Path
 
 from vitcore.data.regular import Refused, create, open_or_create, open_regular
-from vitcore.stats.plans import FOLDER, MAX_BYTES, NAME, SUMS, Plan, PlanError, parse, sha256
+from vitcore.stats.plan_json import MAX_BYTES
+from vitcore.stats.plans import FOLDER, NAME, SUMS, Plan, PlanError, parse, sha256
+from vitcore.store.validate import TEMP_PREFIX
 
 BUILTIN = "builtin"              # the plan shipped beside this module
 HERE = Path(__file__).with_name("plan_files")
+TEMP = TEMP_PREFIX + "plan-"     # a plan file being registered (never *.json: never read as a plan)
 
 
 def _read(path: Path) -> str:
@@ -71,6 +77,8 @@ def _load_folder(folder: Path) -> tuple[list[Plan], list[str]]:
             plans.append(plan)
         except PlanError as error:
             problems.append(f"plan {name}: {error}")
+        except (ValueError, TypeError, KeyError, RecursionError, OverflowError) as error:  # never a traceback
+            problems.append(f"plan {name}: malformed ({type(error).__name__}: {str(error)[:200]})")
     for name in sorted(set(sums) - set(names)):
         problems.append(f"plan {name}: registered in {SUMS} but its file is missing")
     return plans, problems
@@ -104,8 +112,13 @@ def load(root: str | Path | None) -> tuple[list[Plan], list[str]]:
 
 
 def register(root: str | Path, plan: Plan) -> Path:
-    """Write a new plan file into `<root>/plans` and its hash into SHA256SUMS; PlanError when the name is
-    taken (a registered plan never changes) or a path there is not what it must be (never followed)."""
+    """Write a new plan file into `<root>/plans` and its hash into SHA256SUMS, together or not at all; PlanError
+    when the name is taken (a registered plan never changes) or a path there is not what it must be (never
+    followed); OSError when the write fails (a full disk), with nothing left behind: the name stays free.
+
+    The text goes to a temporary `.tmp-plan-*` file (flocked while written: `check --fix` removes one a killed
+    register left, vitcore.store.upkeep), is fsynced and linked to its name (never onto anything there); then the
+    hash line is appended and fsynced. A failure undoes what was done: the file unlinked, SHA256SUMS cut back."""
     folder = Path(root) / FOLDER
     if plan.name == BUILTIN or os.path.lexists(folder / f"{plan.name}.json"):
         raise PlanError(f"a plan named {plan.name!r} exists: a registered plan never changes; pick a new name")
@@ -114,11 +127,46 @@ def register(root: str | Path, plan: Plan) -> Path:
         raise PlanError(f"{folder} is not a folder")
     text, path, sums = plan.text(), folder / f"{plan.name}.json", folder / SUMS
     try:  # looked at first (a link never followed, a FIFO or device never opened), before the plan is written
-        handle, _ = open_or_create(sums, os.O_WRONLY | os.O_APPEND)
+        out, _ = open_or_create(sums, os.O_WRONLY | os.O_APPEND)
     except Refused:
         raise PlanError(f"{sums} is not a plain file") from None
-    with os.fdopen(handle, "a") as out:
-        with os.fdopen(create(path), "w") as plan_file:
-            plan_file.write(text)
-        out.write(f"{sha256(text)}  {plan.name}.json\n")
+    temp = folder / f"{TEMP}{plan.name}-{secrets.token_hex(6)}"
+    linked, size = False, os.fstat(out).st_size
+    try:
+        handle = create(temp)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # held while written: not debris to `check --fix`
+            _write(handle, text.encode())
+            os.link(temp, path)  # FileExistsError when anything is at the name now: nothing replaced
+            linked = True
+            _write(out, f"{sha256(text)}  {plan.name}.json\n".encode())
+        finally:
+            os.close(handle)
+            os.unlink(temp)
+    except OSError as error:
+        if linked:  # the hash line's append failed: the file goes, and any part of the line
+            path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                os.ftruncate(out, size)
+        if isinstance(error, FileExistsError):  # written there meanwhile
+            raise PlanError(f"a plan named {plan.name!r} exists: a registered plan never changes; pick a new name") \
+                from None
+        raise OSError(error.errno, f"{error.strerror or error} (plan {plan.name} not registered: nothing written)",
+                      str(path)) from None
+    finally:
+        os.close(out)
+    with contextlib.suppress(OSError):  # the new names durable too
+        folder_handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(folder_handle)
+        finally:
+            os.close(folder_handle)
     return path
+
+
+def _write(handle: int, data: bytes) -> None:
+    """All of `data` to `handle`, then fsync: OSError (ENOSPC, EIO) when any of it cannot be."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(handle, view):]
+    os.fsync(handle)

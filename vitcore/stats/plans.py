@@ -34,6 +34,7 @@ from vitcore.config import switches
 from vitcore.config.metrics import known
 from vitcore.config.run import DEFAULTS, RunConfig
 from vitcore.stats import plan_settings
+from vitcore.stats.plan_json import PlanError, fields, items, number, read_json, same_kind, whole, words
 from vitcore.stats.plan_settings import SETTINGS
 from vitcore.store.timing import now_utc, trained_at
 from vitcore.store.upkeep import PLANS
@@ -42,14 +43,16 @@ FORMAT = 1
 FOLDER = PLANS                   # in a store
 SUMS = "SHA256SUMS"              # beside the plan files
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
-MAX_BYTES = 1 << 20              # a plan file is a few KB; larger is refused unread
 METRICS = known("test_accuracy")  # a plan's metric (the others of a planned comparison stay fixed-sample)
 SPENDING = "kim-demets power"    # alpha * t^rho (vitcore.stats.plan.spent)
 FAMILY_RULE = "registry"         # one switch's registry levels against the base (vitcore.stats.families)
-
-
-class PlanError(ValueError):
-    """A plan file or a registration that is not what it must be: says what, and what is allowed."""
+# The bounds of a plan that can be trained (`check`): the built-in plan asks for 22 configs x 40 seeds = 880 runs
+# in 4 looks. The cheapest run (the article's ViT, 1,000 rows) takes 5-10 CPU-s, so MAX_RUNS is 1-2 CPU-days
+# at the least; `sweep plan` holds one look's configs at a time, at most MAX_RUNS of them.
+MAX_LOOKS = 20                   # interim analyses: alpha spent over more looks buys almost nothing
+MAX_SEEDS = 1_000                # paired random seeds at the last look (the built-in plan: 40)
+MAX_RUNS = 20_000                # runs at the last look: distinct configs of the questions x the last look
+BOUND_WHY = "20,000 runs of even the cheapest config are 1-2 CPU-days"
 
 
 @dataclass(frozen=True)
@@ -94,8 +97,7 @@ class Plan:
     note: str = attribute(default="", repr=False)
     on_disk: frozenset[str] | None = attribute(default=None, repr=False)  # run ids on disk at registration (built-in)
     sha256: str = ""
-    # SETTINGS (None / () / "": absent from the file, today's defaults): the test-image term, the replication rule,
-    # each question's family size m (in question order), the random seeds of a fixed-sample discovery, the code
+    # plan_settings.SETTINGS (None / () / "": absent from the file, read as today's defaults)
     test_images: str | None = None
     replication: str | None = None
     family_sizes: tuple[int, ...] = attribute(default=(), repr=False)
@@ -116,11 +118,7 @@ class Plan:
 
     def question_of(self, base: RunConfig, variant: RunConfig) -> Question | None:
         """The plan's question comparing these two configs (seeds ignored), else None."""
-        key = (base.config_id, variant.config_id)
-        return self._index().get(key)
-
-    def _index(self) -> dict:
-        return _index(self)
+        return _index(self).get((base.config_id, variant.config_id))
 
     def registered(self) -> datetime:
         return trained_at(self.registered_at)
@@ -145,11 +143,6 @@ class Plan:
             if value:
                 data[name] = list(value) if isinstance(value, tuple) else value
         return data
-
-    def family_size(self, question: Question) -> int | None:
-        """m of a question as the plan registered it (None: not in the file; the registry's, as today)."""
-        return self.family_sizes[self.questions.index(question)] if self.family_sizes else None
-
     def text(self) -> str:
         """The file's text, as registered (its sha256 is this text's)."""
         return json.dumps(self.to_json(), indent=1, ensure_ascii=True) + "\n"
@@ -201,9 +194,16 @@ def questions_of(vary: list[tuple[str, tuple]], rows: tuple[int, ...],
 def _question(item: dict) -> Question:
     if not isinstance(item, dict) or set(item) != {"base", "train_rows", "field", "level"}:
         raise PlanError(f"a question is {{base, train_rows, field, level}}; got {item!r:.200}")
+    if not isinstance(item["base"], dict) or {"seed", "train_rows"} & set(item["base"]):
+        raise PlanError(f"a question's base is an object of RunConfig fields but seed and train_rows; "
+                        f"got {item['base']!r:.200}")
+    field = words(item["field"], "a question's field")
+    for key, value in {**item["base"], field: item["level"]}.items():
+        if key in DEFAULTS:
+            same_kind(value, DEFAULTS[key], f"question {item!r:.200}: {key}")
     try:
-        base = RunConfig(train_rows=item["train_rows"], **item["base"])
-        question = Question(base, item["field"], item["level"])
+        base = RunConfig(train_rows=whole(item["train_rows"], "a question's train_rows"), **item["base"])
+        question = Question(base, field, item["level"])
         question.variant
     except (TypeError, ValueError) as error:
         raise PlanError(f"question {item!r:.200}: {error}") from None
@@ -211,58 +211,70 @@ def _question(item: dict) -> Question:
 
 
 def parse(text: str, sha256: str = "") -> Plan:
-    """A plan from its file's text; PlanError naming the first thing that is not as `Plan.to_json` writes it."""
-    try:
-        data = json.loads(text)
-    except ValueError as error:
-        raise PlanError(f"not JSON ({error})") from None
+    """A plan from its file's text (read as hostile input: vitcore.stats.plan_json); PlanError naming the first
+    thing that is not as `Plan.to_json` writes it."""
+    data = read_json(text)
     want = {"format", "name", "registered_at", "note", "confirms", "metric", "margin", "alpha", "looks", "caps",
             "spending", "family", "seeds", "questions"}
-    if not isinstance(data, dict) or not want <= set(data) <= want | {"on_disk_at_registration", *SETTINGS}:
-        raise PlanError(f"a plan file holds exactly {', '.join(sorted(want))} (and on_disk_at_registration, "
-                        f"{', '.join(SETTINGS)})")
-    if data["format"] != FORMAT or data["family"] != FAMILY_RULE or data["metric"] not in METRICS:
+    fields(data, want, {"on_disk_at_registration", *SETTINGS})
+    if whole(data["format"], "format") != FORMAT or data["family"] != FAMILY_RULE or data["metric"] not in METRICS:
         raise PlanError(f"format {FORMAT}, family {FAMILY_RULE!r} and metric one of {METRICS} are allowed")
-    if not isinstance(data["spending"], dict) or data["spending"].get("function") != SPENDING:
+    spending, seeds = data["spending"], data["seeds"]
+    if not isinstance(spending, dict) or set(spending) != {"function", "rho"} or spending["function"] != SPENDING:
         raise PlanError(f"spending is {{function: {SPENDING!r}, rho}}")
-    seeds = data["seeds"]
-    try:
-        settings = plan_settings.read(data)
-    except ValueError as error:
-        raise PlanError(str(error)) from None
-    try:
-        caps = tuple((c["field"], c["level"], int(c["cap"])) for c in data["caps"])
-        plan = Plan(name=str(data["name"]), registered_at=str(data["registered_at"]), first_seed=int(seeds["first"]),
-                    questions=tuple(_question(q) for q in data["questions"]),
-                    looks=tuple(int(n) for n in data["looks"]),
-                    caps=caps, margin=float(data["margin"]), alpha=float(data["alpha"]),
-                    rho=float(data["spending"]["rho"]), metric=data["metric"], confirms=data["confirms"],
-                    note=str(data["note"]),
-                    on_disk=frozenset(map(str, data["on_disk_at_registration"]))
-                    if "on_disk_at_registration" in data else None, sha256=sha256, **settings)
-    except (KeyError, TypeError, ValueError) as error:
-        if isinstance(error, PlanError):
-            raise
-        raise PlanError(f"malformed field ({error!r:.200})") from None
+    if not isinstance(seeds, dict) or set(seeds) != {"first", "last"}:
+        raise PlanError("seeds is {first, last}")
+    settings = plan_settings.read(data)  # PlanError naming what is not allowed
+    caps = []
+    for cap in items(data["caps"], "caps"):
+        if not isinstance(cap, dict) or set(cap) != {"field", "level", "cap"}:
+            raise PlanError(f"a cap is {{field, level, cap}}; got {cap!r:.200}")
+        caps.append((words(cap["field"], "a cap's field"), cap["level"], whole(cap["cap"], "a cap")))
+    on_disk = data.get("on_disk_at_registration") if "on_disk_at_registration" in data else ()
+    plan = Plan(name=words(data["name"], "name"), registered_at=words(data["registered_at"], "registered_at"),
+                first_seed=whole(seeds["first"], "seeds.first"),
+                questions=tuple(_question(q) for q in items(data["questions"], "questions")),
+                looks=tuple(whole(n, "a look") for n in items(data["looks"], "looks")), caps=tuple(caps),
+                margin=number(data["margin"], "margin"), alpha=number(data["alpha"], "alpha"),
+                rho=number(spending["rho"], "spending.rho"), metric=data["metric"],
+                confirms=words(data["confirms"], "confirms", none=True), note=words(data["note"], "note"),
+                on_disk=frozenset(words(r, "a run id") for r in items(on_disk, "on_disk_at_registration"))
+                if "on_disk_at_registration" in data else None,
+                sha256=sha256, **settings)
     check(plan)
-    if seeds.get("last") != plan.last_seed:
+    if whole(seeds["last"], "seeds.last") != plan.last_seed:
         raise PlanError(f"seeds.last must be first + the last look - 1 ({plan.last_seed})")
     return plan
 
 
 def check(plan: Plan) -> None:
-    """PlanError unless the plan's own numbers are allowed."""
+    """PlanError unless the plan's own numbers are allowed, within the bounds of a plan that can be trained."""
     if not NAME.fullmatch(plan.name):
         raise PlanError(f"a plan's name is 1-40 of a-z, 0-9, '-' and '_', starting with a letter or digit; "
                         f"got {plan.name!r}")
     looks = plan.looks
     if not looks or any(n < 2 for n in looks) or list(looks) != sorted(set(looks)):
         raise PlanError(f"looks are increasing whole numbers of paired random seeds, each at least 2; got {looks}")
+    if len(looks) > MAX_LOOKS or looks[-1] > MAX_SEEDS:
+        raise PlanError(f"a plan has at most {MAX_LOOKS} looks and at most {MAX_SEEDS:,} paired random seeds at its "
+                        f"last ({BOUND_WHY}); got {len(looks)} looks, the last at {looks[-1]:,}")
     if not 0 < plan.margin < 1 or not 0 < plan.alpha < 1 or not 0 < plan.rho <= 10:
         raise PlanError("margin and alpha are between 0 and 1, rho between 0 and 10")
     if not 0 <= plan.first_seed or plan.last_seed > 2**31 - 1:
-        raise PlanError("the plan's random seeds are whole numbers from 0")
-    trained_at(plan.registered_at)
+        raise PlanError("the plan's random seeds are whole numbers from 0 to 2**31 - 1")
+    for field, level, cap in plan.caps:
+        if not any(q.field == field and type(q.level) is type(level) and q.level == level for q in plan.questions) \
+                or not looks[0] <= cap <= looks[-1]:
+            raise PlanError(f"a cap is one of the plan's questions (FIELD=LEVEL) and a whole number from its first "
+                            f"look to its last ({looks[0]}-{looks[-1]}); got {field!s:.40}={level!s:.40}:{cap}")
+    configs = len({cfg for q in plan.questions for cfg in (q.base, q.variant)})
+    if configs * looks[-1] > MAX_RUNS:
+        raise PlanError(f"the plan's last look trains {configs:,} configs x {looks[-1]:,} random seeds = "
+                        f"{configs * looks[-1]:,} runs; at most {MAX_RUNS:,} are allowed ({BOUND_WHY})")
+    try:
+        trained_at(plan.registered_at)
+    except ValueError as error:
+        raise PlanError(f"registered_at: {error}") from None
     if plan.confirms is not None and not NAME.fullmatch(str(plan.confirms)):
         raise PlanError(f"confirms names a plan; got {plan.confirms!r}")
 

@@ -81,7 +81,9 @@ def check(store: RunStore, labels: np.ndarray | None = None, progress: Progress 
                 problems += [(f"{entry.name}/{name}", _debris_reason(path / name)) for name in _listing(path)
                              if name.startswith(TEMP_PREFIX)]
         elif entry.name == PLANS and entry.is_dir(follow_symlinks=False):
-            continue  # registered plans (vitcore.stats.plans): `check` reads them through their own reader
+            # registered plans (vitcore.stats.plans) are read by their own reader; here only a killed register's file
+            problems += [(f"{PLANS}/{name}", _debris_reason(path / name)) for name in _listing(path)
+                         if name.startswith(TEMP_PREFIX) and not _held(path / name)]
         elif entry.is_dir(follow_symlinks=False):
             problems.append((entry.name, "not a run folder (name is not a run id)"))
     if verdicts != cached:
@@ -112,6 +114,8 @@ def clean(store: RunStore, older_than: float = STALE_SECONDS) -> list[str]:
     if not is_store(root):
         raise ValueError(f"{root} is not a run store (no run folder, no {INDEX}): nothing there is removed")
     candidates = [root / name for name in os.listdir(root) if name.startswith(DEBRIS)]
+    if (root / PLANS).is_dir() and not (root / PLANS).is_symlink():  # a killed `plan register`'s temporary file
+        candidates += [root / PLANS / name for name in os.listdir(root / PLANS) if name.startswith(TEMP_PREFIX)]
     for run_id in store.run_ids():
         if stat.S_ISDIR(os.lstat(root / run_id).st_mode):
             candidates += [root / run_id / name for name in os.listdir(root / run_id) if name.startswith(TEMP_PREFIX)]
@@ -139,12 +143,13 @@ WRITE = re.compile(rf"{re.escape(TEMP_PREFIX)}(old-)?[0-9a-f]{{12}}-.+")  # a fo
 
 
 def is_store(root: Path) -> bool:
-    """True when the folder at `root` holds a run folder, the store's index or a run being written:
-    what destructive upkeep (clean) requires, so `--store` naming another folder never loses a file."""
+    """True when the folder at `root` holds a run folder, the store's index, a run being written or registered
+    plans (plans/SHA256SUMS): what destructive upkeep (clean) requires, so `--store` naming another folder never
+    loses a file."""
     try:
         with os.scandir(root) as entries:
             return any(entry.name == INDEX or RUN_ID.fullmatch(entry.name) or WRITE.fullmatch(entry.name)
-                       for entry in entries)
+                       or (entry.name == PLANS and os.path.isfile(root / PLANS / "SHA256SUMS")) for entry in entries)
     except OSError:
         return False
 

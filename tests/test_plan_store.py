@@ -1,0 +1,125 @@
+"""Plan files in a store (vitcore.stats.plan_store) under attack (issue 50): a registered hostile plan file
+(with its SHA256SUMS line) is one line naming it in `plans` and `check`, no traceback in `compare` and `report`,
+judges nothing and leaves the pages standing; a registration that fails (a full disk) leaves nothing behind; a
+killed one's temporary file is named by `check` and removed by `check --fix`."""
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+from conftest import ROOT
+from fakes import write_run
+
+from vitcore.cli import main
+from vitcore.config.run import RunConfig
+from vitcore.stats import plan_store, plans
+from vitcore.store.runs import RunStore
+
+REGISTER = ["plan", "register", "p1", "--vary", "norm_placement=post", "--rows", "1000", "--seeds", "500-503",
+            "--looks", "2,4"]
+HOSTILE = {  # how a hand-made plan file differs from the one `plan register` wrote, and what the line says
+    "1e999 in its looks": (lambda t: t.replace('"looks": [\n  2,\n  4\n ]', '"looks": [2, 1e999]'), "1e999"),
+    "a note 200,000 deep": (lambda t: t.replace('"note": ""', '"note": ' + "[" * 200_000 + "]" * 200_000),
+                            "nested deeper"),
+    "a duplicate key": (lambda t: t.replace('"margin": 0.01,', '"margin": 0.01,\n "margin": 0.2,'), "twice"),
+}
+
+
+def hostile_store(root, case: str):
+    """A store with two synthetic pairs and the plan p1 rewritten as `case`, its SHA256SUMS line matching."""
+    store = RunStore(root)
+    for seed in (0, 1):
+        write_run(store, RunConfig(train_rows=1000, seed=seed), 0.8)
+        write_run(store, RunConfig(train_rows=1000, seed=seed, norm_placement="post"), 0.81)
+    assert main([*REGISTER, "--store", str(root)]) == 0
+    path = root / "plans" / "p1.json"
+    edit, says = HOSTILE[case]
+    text = edit(path.read_text())
+    assert text != path.read_text()
+    path.write_text(text)
+    (root / "plans" / plans.SUMS).write_text(f"{plans.sha256(text)}  p1.json\n")
+    return store, says
+
+
+@pytest.mark.parametrize("case", HOSTILE)
+def test_a_registered_hostile_plan_is_one_line_in_every_command_and_judges_nothing(tmp_path, capsys, case):
+    store, says = hostile_store(tmp_path / "runs", case)
+    found, problems = plan_store.load(store.root)
+    assert [p.name for p in found] == ["builtin"] and len(problems) == 1 and problems[0].startswith("plan p1.json: ")
+    assert says in problems[0]
+    capsys.readouterr()
+    assert main(["plans", "--store", str(store.root), "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "p1.json" in err and says in err and "Traceback" not in err
+    assert "p1" not in set(pd.read_csv(tmp_path / "out" / "plans.csv")["plan"])
+    assert main(["check", "--store", str(store.root)]) == 1
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if "p1.json" in line] == [f"plans: {problems[0]}"]
+    assert main(["compare", "--norm-placement", "post", "--train-rows", "1000", "--store", str(store.root),
+                 "--out", str(tmp_path / "cmp")]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    assert main(["report", "--store", str(store.root), "--out", str(tmp_path / "report")]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", ["views/plans.py", "views/claims.py", "views/vit_vs_convnet.py"])
+def test_the_pages_render_beside_a_hostile_plan(tmp_path, monkeypatch, page):
+    from streamlit.testing.v1 import AppTest
+    from test_app_damaged_store import frame_opening
+
+    from vitcore.app import state
+
+    store, _ = hostile_store(tmp_path / "runs", "a note 200,000 deep")
+    monkeypatch.setattr(state, "STORE_PATH", str(store.root))
+    (tmp_path / "app").mkdir()
+    at = AppTest.from_file(str(frame_opening(page, tmp_path / "app")), default_timeout=180).run()
+    assert not at.exception, [e.message for e in at.exception]
+    if page == "views/plans.py":
+        assert any("Left out: plan p1.json: nested deeper than 8" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("failing", ["its text", "its hash line"])
+def test_a_full_disk_registers_nothing_and_leaves_the_name_free(tmp_path, failing):
+    """Before: the plan file was created, its write failed, the empty file stayed: the name was taken for ever and
+    `check` named it. Now the file and its hash line appear together or not at all. The disk fills for real: a
+    fresh `plan register` whose files may not grow past `limit` bytes (RLIMIT_FSIZE: the write that crosses it is
+    cut short, the next fails), with room for the plan's text but not its whole hash line, or for neither."""
+    for name in "abcdefg":  # SHA256SUMS longer than the new plan's text: its line is the write that fails
+        assert main(["plan", "register", name, *REGISTER[3:], "--store", str(tmp_path)]) == 0
+    sums = (tmp_path / "plans" / plans.SUMS).read_bytes()
+    assert len(sums) > len(plans.make("p1", [("norm_placement", ("post",))], (1000,), (500, 503), (2, 4)).text())
+    limit = len(sums) + 30 if failing == "its hash line" else 200
+
+    def small_disk():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG), not the process
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    done = subprocess.run([sys.executable, "-m", "vitcore", *REGISTER, "--store", str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          preexec_fn=small_disk, timeout=300)
+    assert done.returncode == 1 and "File too large" in done.stderr and "Traceback" not in done.stderr
+    assert sorted(os.listdir(tmp_path / "plans")) == sorted([plans.SUMS, *(f"{n}.json" for n in "abcdefg")])
+    assert (tmp_path / "plans" / plans.SUMS).read_bytes() == sums
+    assert main(["check", "--store", str(tmp_path)]) == 0  # nothing left to name
+    assert main([*REGISTER, "--store", str(tmp_path)]) == 0  # the name is free
+    assert "p1" in [p.name for p in plan_store.load(tmp_path)[0]]
+
+
+def test_a_killed_registers_temporary_file_is_named_by_check_and_removed_by_fix(tmp_path, capsys):
+    assert main([*REGISTER, "--store", str(tmp_path)]) == 0
+    temp = tmp_path / "plans" / f"{plan_store.TEMP}p2-0123456789ab"
+    temp.write_text('{"half": ')  # what a register killed mid-write leaves
+    assert main(["check", "--store", str(tmp_path)]) == 1
+    assert f"plans/{temp.name}: unfinished write" in capsys.readouterr().out
+    assert main(["check", "--fix", "--store", str(tmp_path)]) == 1 and temp.exists()  # too young to be debris
+    old = time.time() - 2 * 3600
+    os.utime(temp, (old, old))
+    assert main(["check", "--fix", "--store", str(tmp_path)]) == 0
+    assert f"plans/{temp.name}: removed (unfinished write)" in capsys.readouterr().out and not temp.exists()
+    assert [p.name for p in plan_store.load(tmp_path)[0]] == ["builtin", "p1"]
