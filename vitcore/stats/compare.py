@@ -99,8 +99,7 @@ class Delta:
 
 
 def _paired(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, test_set: testset.TestSet | None):
-    """(the pairs, their timing group, estimate(part) -> (Estimate, TEST_COLUMNS) for any subset of the pairs):
-    a paired Δ before any margin."""
+    """(pairs, timing group, estimate(part) -> (Estimate, TEST_COLUMNS) for any subset): a Δ before any margin."""
     pairs = pair_runs(baseline, variant, metric)
     group = pairs["timing_group_variant"].iloc[0] if metric == "seconds" and len(pairs) and \
         "timing_group_variant" in pairs.columns else ""
@@ -153,8 +152,7 @@ def _unpaired_side(frame: pd.DataFrame, group: str | None) -> pd.DataFrame:
 
 
 def _common_timing_group(sel: pd.DataFrame, base: pd.DataFrame) -> str | None:
-    """For unpaired seconds: the best-ranked timing group both sides have runs in, then the one both have most
-    runs in (None: no column; "" when none but groups timed under load)."""
+    """Unpaired seconds: the best-ranked timing group both sides have runs in, then the most (None: no column)."""
     if "timing_group" not in sel.columns:
         return None
     shared = {g for g in set(sel["timing_group"]) & set(base["timing_group"]) if seconds.rank(g) < 2}  # not under load
@@ -233,10 +231,10 @@ def compare(runs: pd.DataFrame, selection: RunConfig, baseline: RunConfig | None
     (families.family_of). `confusions` (RunStore.confusions() format) adds the per-class and
     confusion-matrix Δs. `test_set` (testset.from_store) puts the test set's sampling into test
     accuracy's paired Δ (paired_delta), as on every other view of the comparison; `timing` (the dedicated
-    timing set) the seconds' best basis (measure); `plans` the plans that may judge it, in lead order (families).
-    (vitcore.study.Study measures once and judges at any margin.)"""
-    return judged(measure_all(runs, selection, baseline, metrics, test_set, timing=timing, plans=plans), margin, runs,
-                  confusions)
+    timing set) the seconds' best basis (measure); `plans` the plans that may judge it, in lead order (families):
+    vitcore.study.Study measures once and judges at any margin."""
+    measured = measure_all(runs, selection, baseline, metrics, test_set, None, timing, plans)
+    return judged(measured, margin, runs, confusions)
 
 
 def run_rates(confusions: pd.DataFrame, run_ids) -> np.ndarray:
