@@ -97,3 +97,11 @@ def test_the_readme_counts_are_the_plans(study, questions):
                                  int(questions["needs"].str.startswith("at the plan's cap").sum()))
     runs = int(re.search(r"\*\*(\d+) runs\*\* on random seeds 1000–1039", text).group(1))
     assert runs == int(study.runs["seed"].between(1000, 1039).sum())
+
+
+def test_the_python_api_carries_the_same_words(study):
+    frame = study.verdicts([(RunConfig(pos_embedding="sincos"), RunConfig())], metrics=("test_accuracy", "gap")
+                           ).to_frame().set_index("metric")
+    assert frame.loc["test_accuracy", "verdict_from"] == "plan confirm, blind, look 4 of 4"
+    assert frame.loc["test_accuracy", "replication"] == replication.NOT_CONFIRMED
+    assert frame.loc["gap", "verdict_from"] == "fixed sample (plan confirm judges test accuracy only)"

@@ -84,6 +84,7 @@ def test_the_pages_render_beside_a_hostile_plan(tmp_path, monkeypatch, page):
         assert any("Left out: plan p1.json: nested deeper than 8" in w.value for w in at.warning)
 
 
+@pytest.mark.slow  # a child process per case, 1.3-1.6 s each: the slow tier, by the README's rule
 @pytest.mark.parametrize("failing", ["its text", "its hash line"])
 def test_a_full_disk_registers_nothing_and_leaves_the_name_free(tmp_path, failing):
     """Before: the plan file was created, its write failed, the empty file stayed: the name was taken for ever and

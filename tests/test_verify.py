@@ -39,6 +39,7 @@ def reply(cfg: RunConfig, files) -> dict:
     return {"run_id": cfg.run_id, "files": files}
 
 
+@pytest.mark.slow  # over 1 s of its own (the weights check on the test images): the slow tier, by the README's rule
 @needs_test_split
 def test_the_relabelled_run_passes_the_weights_check_but_not_a_retrain(tmp_path):
     """Without a retrain the forgery is stored (what issue 50 found: that config's accuracy 0.792 for 0.717)."""
@@ -85,6 +86,7 @@ def rendered(cfg: RunConfig, accuracy: float = 0.8) -> dict[str, bytes]:
     return writer.render(cfg, history(cfg, summary), confusion(accuracy), summary)
 
 
+@pytest.mark.slow  # over 1 s of its own: the slow tier, by the README's rule
 def test_which_runs_are_retrained_first_per_worker_and_cell_then_a_seeded_share(tmp_path):
     asked = []
 

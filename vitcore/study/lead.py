@@ -59,7 +59,11 @@ def verdict_from(row, owner, checked) -> str:
     """The `verdict_from` words of a judged row; `owner`: the plan of its family (None for a fixed sample)."""
     if not sequential.planned(row) or owner is None:
         text = str(row.get("plan", ""))
-        return text if text.startswith("exploratory") else NOT_PLANNED
+        if text.startswith("exploratory"):
+            return text
+        if owner is not None and row.get("metric") != owner.metric:  # its plan asks another metric of it
+            return f"fixed sample (plan {owner.name} judges {owner.metric.replace('_', ' ')} only)"
+        return NOT_PLANNED
     look, looks = int(row["look"]), int(row["looks_planned"])
     where = f"look {look} of {looks}" if look else f"before its first look ({looks} planned)"
     return f"plan {owner.name}, {_state(row, owner, checked)}, {where}"

@@ -43,10 +43,13 @@ CENTRES = 32  # results of each kind kept around your own centres (a baseline of
 
 
 class Verdicts(tuple):
-    """A tuple of records.Verdict that turns into one long DataFrame (one row per contrast and metric)."""
+    """A tuple of records.Verdict that turns into one long DataFrame (one row per contrast and metric), with where each
+    verdict comes from and the line that follows it (`lead`: lead.columns of each, as every CSV carries them)."""
+    lead: tuple = ()
 
     def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame([verdict.record() for verdict in self])
+        return pd.DataFrame([{**verdict.record(), **words} for verdict, words in zip(self, self.lead or ({},) * len(
+            self))])
 
 
 class Study(ArticleViews):
@@ -181,7 +184,9 @@ class Study(ArticleViews):
     def verdicts(self, pairs, metrics=METRICS, margin: float = MARGIN) -> Verdicts:
         """Every (selection, baseline) in `pairs` on every metric, judged at `margin`: .to_frame() for a DataFrame."""
         metrics = checked(metrics)
-        return Verdicts(self.verdict(sel, base, metric, margin) for sel, base in pairs for metric in metrics)
+        verdicts = Verdicts(self.verdict(sel, base, metric, margin) for sel, base in pairs for metric in metrics)
+        verdicts.lead = tuple(self.lead_columns(v.contrast.selection, v.contrast.baseline, v.row()) for v in verdicts)
+        return verdicts
 
     # -- the views' tables -------------------------------------------------------------------------
     def compare(self, selection: RunConfig, baseline: RunConfig | None = None, margin: float = MARGIN,
