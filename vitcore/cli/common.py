@@ -288,6 +288,9 @@ def import_tensorflow_quietly() -> None:
     import os
     import sys
 
+    from vitcore.run import quiet
+
+    quiet.quiet()  # absl's notices at the first compile too, for the rest of the process (vitcore.run.quiet)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     sys.stderr.flush()
     saved = os.dup(2)

@@ -16,7 +16,7 @@ from multiprocessing import get_context
 from vitcore.run import planned
 from vitcore.run.order import chunks, cost, pending
 from vitcore.run.overlap import new_session
-from vitcore.run.spawn import die_with_parent, neutral_main
+from vitcore.run.spawn import neutral_main, worker_start
 from vitcore.run.sweep import _finished, _train_chunk
 from vitcore.store.runs import RunStore
 
@@ -33,7 +33,7 @@ def run_plan(store: RunStore, name: str | None, workers: int = 1, progress=None,
                 and (rows is None or cfg.train_rows in rows) and (seeds is None or seeds[0] <= cfg.seed <= seeds[1])]
         return sorted(chunks(todo), key=lambda chunk: sum(cost(cfg) for cfg in chunk))
 
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=die_with_parent,
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=worker_start,
                              initargs=(os.getpid(),)) as pool:
         while True:
             queue = asked()

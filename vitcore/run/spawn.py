@@ -22,6 +22,8 @@ import threading
 import time
 import types
 
+from vitcore.run.quiet import quiet
+
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>: the signal this process gets when the thread that started it ends
 WATCH_SECONDS = 1.0   # where there is no prctl: how often a worker checks that its parent is alive
 
@@ -50,6 +52,13 @@ def neutral_main():
         yield
     finally:
         sys.modules["__main__"] = main
+
+
+def worker_start(parent: int) -> None:
+    """Initializer of a sweep's worker process: dies with `parent` (die_with_parent), and TensorFlow's native
+    notices stay off its stderr (vitcore.run.quiet: a worker's stderr carries no terminal display)."""
+    quiet()
+    die_with_parent(parent)
 
 
 def die_with_parent(parent: int) -> None:

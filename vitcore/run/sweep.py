@@ -27,7 +27,7 @@ from vitcore.config.run import MODELS, RunConfig
 from vitcore.run import planned
 from vitcore.run.order import CHUNK, chunks, missing_predictions, pending, schedule  # noqa: F401 (their home)
 from vitcore.run.overlap import new_session
-from vitcore.run.spawn import die_with_parent, neutral_main
+from vitcore.run.spawn import neutral_main, worker_start
 from vitcore.store import replacements
 from vitcore.store.replacements import REPLACED_LOG, REPLACED_METRICS  # noqa: F401 (re-exported: where they lived)
 from vitcore.store.runs import RunStore
@@ -222,7 +222,7 @@ def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, execu
     if executor != "local":
         raise ValueError(f"executor must be 'local' or 'ray'; got {executor!r}")
     results = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=die_with_parent,
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=worker_start,
                              initargs=(os.getpid(),)) as pool:  # its workers die with this process, even SIGKILLed
         with neutral_main():  # the workers start here; they must not re-run a foreign __main__ (vitcore.run.spawn)
             futures = [pool.submit(_train_chunk, chunk, str(store.root), threads, workers, backfill, replace, session)

@@ -20,6 +20,7 @@ import sys
 import tempfile
 
 from vitcore.config.run import RunConfig
+from vitcore.run.quiet import quiet
 
 POLL_SECONDS = 0.25  # how often the server looks at Cancel and the budget while the child trains
 ERROR_TAIL = 20      # lines of the child's stderr kept for the error message
@@ -79,6 +80,7 @@ def train_in_child(cfg: RunConfig, progress, store_path: str, seeds: int = 1) ->
 def _main(argv: list[str]) -> int:
     identity, store_path, seeds, fd = argv
     out = os.fdopen(int(fd), "w", buffering=1)
+    quiet()  # TensorFlow's native notices stay out of the error log, whose last line says why a run failed
     os.dup2(2, 1)  # anything printed goes to the error log, never into the progress pipe
     from vitcore.run.train import Trainer  # TensorFlow: only ever in this child
     from vitcore.store.runs import RunStore
