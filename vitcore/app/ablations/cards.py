@@ -197,7 +197,10 @@ CORRECTION = ("**Multiplicity.** Every comparison belongs to one correction fami
               "(p_adj, p_tost_adj) and the intervals shown are the matching simultaneous ones, so an interval excludes "
               "0 exactly when the verdict is resolved. The single-switch test-accuracy questions of the article's ViT "
               "at 1,000 and 4,000 rows are **planned**: judged at looks of 10, 20, 30, 40 paired random seeds with "
-              "alpha spent over the looks (the card says which look and what the next one needs).")
+              "alpha spent over the looks (the card says which look and what the next one needs). Where a **blind** "
+              "plan registered before its runs (the confirmation on fresh random seeds) asks a question, its verdict "
+              "is the answer on every view from its first look on; the discovery follows in one line, with whether the "
+              "confirmation replicated it, contradicted it or did not confirm it.")
 DELTA = ("**Δ**: selection − baseline per random seed (the same seed means the same training sample and "
          "initialisation), then averaged; the **95% CI** is a t-interval over those paired differences. Sides at "
          "different training rows share no seed: that comparison is **unpaired** (Welch's interval). The 10,000 "
