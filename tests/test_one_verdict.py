@@ -17,7 +17,7 @@ from vitcore.cli import main
 from vitcore.config import switches
 from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
-from vitcore.stats import plan, seconds, summaries, testset
+from vitcore.stats import plan, plan_store, seconds, summaries, testset
 from vitcore.stats.compare import compare
 from vitcore.store.runs import RunStore
 
@@ -117,15 +117,18 @@ def single_switch_family_size(switch: str) -> int:
     return len(switches.LEVELS[switch]) - 1
 
 
-def check(csv_row: pd.Series, deltas: np.ndarray, size: int) -> None:
-    """A CSV row against scipy; a planned row (vitcore.stats.plan) on the pairs of its look (random seeds below its
-    n, `deltas` in seed order) at the look's nominal level."""
+def check(csv_row: pd.Series, deltas: pd.Series, size: int) -> None:
+    """A CSV row against scipy; a planned row (vitcore.stats.plan) on the pairs of its look (its plan's first n random
+    seeds: the plan `verdict_from` names, `deltas` indexed by random seed) at the look's nominal level."""
     test_se = csv_row["test_se"] if csv_row.get("interval") == testset.WITH_TEST else 0.0
     level = None
     if csv_row.get("looks_planned", 0) > 0 and csv_row["look"] > 0:
-        look = int(csv_row["look"])
-        deltas, level = deltas[:plan.LOOKS[look - 1]], plan.levels(plan.LOOKS[:int(csv_row["looks_planned"])], size)[
-            look - 1][0]
+        look, name = int(csv_row["look"]), str(csv_row["verdict_from"]).split(",")[0].removeprefix("plan ")
+        owner = {p.name: p for p in plan_store.load(ROOT / "cached_runs")[0]}[name]
+        first, n = owner.first_seed, owner.looks[look - 1]
+        deltas = deltas[(deltas.index >= first) & (deltas.index < first + n)]
+        level = plan.levels(owner.looks[:int(csv_row["looks_planned"])], size)[look - 1][0]
+    deltas = np.asarray(deltas, dtype=float)
     expected = bonferroni_row(deltas, size, test_se=test_se, level=level)
     assert csv_row["family_size"] == size and csv_row["n_pairs"] == len(deltas)
     for name, value in expected.items():
@@ -136,11 +139,11 @@ def check(csv_row: pd.Series, deltas: np.ndarray, size: int) -> None:
     assert csv_row["verdict"] == word
 
 
-def paired_deltas(runs, selection: RunConfig, baseline: RunConfig, metric: str) -> np.ndarray:
-    a, b = (runs[runs["config_id"] == c.config_id].set_index(["train_rows", "seed"])[metric]
-            for c in (selection, baseline))
+def paired_deltas(runs, selection: RunConfig, baseline: RunConfig, metric: str) -> pd.Series:
+    """selection − baseline per random seed (one train_rows), indexed by random seed, in seed order."""
+    a, b = (runs[runs["config_id"] == c.config_id].set_index("seed")[metric] for c in (selection, baseline))
     both = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").sort_index()
-    return (both["a"] - both["b"]).to_numpy()
+    return both["a"] - both["b"]
 
 
 @pytest.mark.slow
@@ -176,7 +179,7 @@ def test_the_csvs_carry_both_tests_recomputed_with_scipy(runs, tmp_path, capsys)
         diffs = (wide[level] - wide[summaries.REFERENCE[factor]]).dropna()
         cells = diffs.groupby(level="seed").size()  # the seeds with every cell (a sweep adds some cells' seeds first)
         per_seed = diffs.groupby(level="seed").mean()[cells == cells.max()]
-        check(row, per_seed.to_numpy(), summaries.declared_size("main effects"))
+        check(row, per_seed, summaries.declared_size("main effects"))
     capsys.readouterr()
 
 

@@ -13,6 +13,7 @@ from fakes import write_run
 
 from vitcore.article import report, seed_reference
 from vitcore.config.run import RunConfig
+from vitcore.stats import plan
 from vitcore.stats.percell import SPREAD_COLUMNS
 from vitcore.stats.summaries import EFFECT_COLUMNS
 from vitcore.store.runs import RunStore
@@ -106,7 +107,8 @@ def test_effects_command_writes_the_exact_columns(tmp_path):
     done = cli("effects", "--store", str(tmp_path / "store"), "--out", str(out))
     assert done.returncode == 0, done.stderr
     effects = pd.read_csv(out)
-    assert list(effects.columns) == EFFECT_COLUMNS + SPREAD_COLUMNS  # both tests, family, verdict; per-cell spread
+    # both tests, family, verdict; where each verdict comes from (the Study's words); the per-cell spread
+    assert list(effects.columns) == EFFECT_COLUMNS + plan.LEAD_COLUMNS + SPREAD_COLUMNS
     assert {"p_value", "p_tost", "p_adj", "p_tost_adj", "family", "ci90_low", "ci_adj_low"} <= set(effects.columns)
     pos = effects[(effects["factor"] == "pos_embedding") & (effects["metric"] == "best_val_accuracy")]
     assert set(pos["train_rows"]) == {1000, 4000} and (pos["verdict"] == "worse").all()
