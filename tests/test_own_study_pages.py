@@ -122,6 +122,9 @@ def test_main_effects_of_a_base_study_carry_its_rows(base_study):
     """Issue 51: the Main effects of a 300-row study are titled with 300 rows, around its base."""
     from test_app_ablations import titles
 
-    main = [title for title in titles(_page({"view": "Main effects"})) if title.startswith("Main effects on test")]
+    from vitcore.app.selection import cell_name
+
+    chosen = {"view": "Main effects", "baseline": cell_name(RunConfig(train_rows=300, epochs=2))}  # as by default
+    main = [title for title in titles(_page(chosen)) if title.startswith("Main effects on test")]
     assert main == ["Main effects on test accuracy at 300 rows: a level minus ViT p7 pre-LN pos epochs 2, averaged "
                     "over the other switches (all cells)"]
