@@ -58,6 +58,40 @@ def test_unknown_baseline_is_noted_only_when_baselines_are_given():
     assert SAME_ROWS in note
 
 
+def test_the_sidebar_of_your_own_base_study_is_built_from_its_configs(tmp_path):
+    """Issue 51: a `sweep --vary depth=1 --rows 300 --base epochs=2` store (no article's ViT) offers its own rows and
+    models, a control for depth and for epochs (held off the article's 15), its base as the default selection and
+    baseline; a URL value it lacks gets a note, its own values none."""
+    own, base = RunStore(tmp_path / "own"), RunConfig(train_rows=300, epochs=2)
+    for seed in (0, 1):
+        write_run(own, base.replace(seed=seed), 0.42)
+        write_run(own, base.replace(depth=1, seed=seed), 0.44)
+    offer = selection.store_offer(own.table())
+    assert offer.centre == base and offer.fallback == base
+    assert selection.config_from_state(offer.defaults) == base  # the default selection
+    assert offer.allowed["train_rows"] == (300,) and offer.allowed["model"] == ("vit",) and "model" not in offer.choices
+    assert 1 in offer.choices["depth"] and 2 in offer.choices["epochs"] and offer.defaults["epochs"] == 2
+    first = next(iter(offer.cells))
+    assert first == f"{base.label()} at the selected rows" and cell_name(BASELINE) not in offer.cells
+    assert resolve_baseline(first, offer.cells, base.replace(depth=1), offer.centre) == base
+    assert query_notes({"epochs": "2", "train_rows": "300", "depth": "1"}, list(offer.cells), offer.allowed,
+                       offer.defaults) == []
+    rows, epochs = query_notes({"train_rows": "4000", "epochs": "7"}, list(offer.cells), offer.allowed, offer.defaults)
+    assert "`train_rows=4000` is not a valid value (allowed: 300); showing `300`" in rows
+    assert "`epochs=7`" in epochs and "showing `2` (the default)" in epochs
+
+
+def test_a_store_with_the_article_vit_notes_a_free_value_it_lacks(store):
+    """The committed store's way: the article's ViT is the default; `?epochs=5` (no run, no control) is noted, not
+    applied behind the sidebar's back."""
+    offer = selection.store_offer(store.table())
+    assert offer.centre is None and offer.defaults == selection.DEFAULTS and next(iter(offer.cells)) == SAME_ROWS
+    assert offer.allowed["epochs"] == (15,) and "epochs" not in offer.choices
+    (note,) = query_notes({"epochs": "5"}, None, offer.allowed, offer.defaults)
+    assert "`epochs=5` is not a valid value (allowed: 15)" in note
+    assert selection.current_choices({}, {"epochs": "5"}, offer.allowed, offer.defaults)["epochs"] == 15
+
+
 def test_baseline_cells_list_every_cached_config_once_and_resolve(store):
     cells = baseline_cells(store.table())
     assert list(cells)[:2] == [SAME_ROWS, cell_name(BASELINE)]

@@ -188,3 +188,31 @@ def test_effects_refuses_a_bad_base_in_one_line(own_centre, tmp_path, capsys, ba
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not out.exists()
+
+
+@pytest.fixture
+def base_study(store):
+    """`sweep --vary depth=1 --seeds 0-1 --rows 300 --base epochs=2`, without training: no article's ViT stored."""
+    for seed in range(2):
+        write_run(store, RunConfig(train_rows=300, epochs=2, seed=seed), 0.42 + 0.01 * seed)
+        write_run(store, RunConfig(train_rows=300, epochs=2, depth=1, seed=seed), 0.44 + 0.01 * seed)
+    return store
+
+
+def test_compare_defaults_to_your_own_studys_centre(base_study, tmp_path, capsys):
+    """Issue 51: `compare --depth 1 --epochs 2 --train-rows 300` on a `--base epochs=2` study compares with its base,
+    and says that it did and how to name it."""
+    out = tmp_path / "out"
+    assert main(["compare", "--depth", "1", "--epochs", "2", "--train-rows", "300", "--store", str(base_study.root),
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "ViT p7 pre-LN pos depth 1 epochs 2 (300 rows) − ViT p7 pre-LN pos epochs 2 (300 rows)" in printed
+    assert "this store's centre" in printed and "--baseline epochs=2" in printed
+    assert pd.read_csv(out / "metrics.csv").set_index("metric").loc["test_accuracy", "n_pairs"] == 2
+
+
+def test_compare_names_the_centres_baseline_when_the_baseline_has_no_runs(base_study, tmp_path, capsys):
+    assert main(["compare", "--depth", "1", "--epochs", "2", "--train-rows", "300", "--baseline", "depth=4",
+                 "--store", str(base_study.root), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "no runs of the baseline" in err and "--baseline epochs=2" in err and len(err.strip().splitlines()) == 1

@@ -54,7 +54,8 @@ def own_centre(tmp_path, monkeypatch) -> RunStore:
 @pytest.mark.slow  # two page runs, 1.6 s: the slow tier by the README's rule
 def test_main_effects_centre_on_your_own_study_chosen_as_the_baseline(own_centre):
     """The Main effects view around the sidebar's baseline when that is your own study's centre (as `effects --base
-    epochs=5`), its families named by it; around the article's ViT the same store has none, and says so."""
+    epochs=5`), its families named by it; that centre is also the default baseline of a store without the article's
+    ViT."""
     from vitcore.app.selection import cell_name
     from vitcore.study import Study
 
@@ -69,9 +70,61 @@ def test_main_effects_centre_on_your_own_study_chosen_as_the_baseline(own_centre
         return " ".join(c.value for c in at.caption)
 
     centre = RunConfig(train_rows=300, epochs=5)
-    assert "The factorial grid has no complete cells yet." in captions(None)
     shown = captions(cell_name(centre))
+    assert captions(None) == shown  # no article's ViT stored: the store's centre is the default baseline (issue 51)
     expected = Study.open(own_centre.root, warn=False).effects(base=centre)
     family = expected.set_index(["factor", "metric"]).loc[("norm", "test_accuracy"), "family"]
     assert family == f"main effects around {centre.label()} at 300 rows" and family in shown
     assert "`python -m vitcore effects --margin 0.01 --base epochs=5`" in captions(cell_name(centre), "views/runs.py")
+
+
+@pytest.fixture
+def base_study(tmp_path, monkeypatch) -> RunStore:
+    """`sweep --vary depth=1 --seeds 0-1 --rows 300 --base epochs=2` (issue 51), without training."""
+    store = RunStore(tmp_path / "base")
+    for seed in range(2):
+        write_run(store, RunConfig(train_rows=300, epochs=2, seed=seed), 0.42 + 0.01 * seed)
+        write_run(store, RunConfig(train_rows=300, epochs=2, depth=1, seed=seed), 0.44 + 0.01 * seed)
+    monkeypatch.setattr(state, "STORE_PATH", str(store.root))
+    return store
+
+
+def _page(query: dict, page: str = "views/ablations.py") -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page(page)
+    at.query_params.update(query)
+    at.session_state[PAINTED] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.mark.slow  # three page runs, ~2 s
+def test_a_base_study_lands_on_its_own_runs(base_study):
+    """The landing of a `--base epochs=2` store shows its base's runs (no "no stored runs yet"), with a control for
+    depth, for epochs (at 2) and the 300 rows; `?epochs=2` is its default and `?epochs=7` is noted."""
+    at = _page({})
+    assert not [w.value for w in at.warning], [w.value for w in at.warning]
+    assert "**ViT p7 pre-LN pos epochs 2 · 300 rows** is the baseline" in at.markdown[0].value
+    radios = {radio.label: radio for radio in at.radio}
+    assert radios["Epochs"].value == 2 and radios["Depth"].value == 2 and radios["Training rows"].options == ["300"]
+    assert "Model" not in radios and len(at.metric) == 5
+    assert at.metric[0].value == f"{0.425:.4f}"  # the base's two random seeds
+    flipped = _page({"depth": "1", "epochs": "2"})
+    assert not flipped.warning and "against the baseline **ViT p7 pre-LN pos epochs 2 · 300 rows**" in \
+        flipped.markdown[0].value
+    (note,) = [w.value for w in _page({"epochs": "7"}).warning]
+    assert note.startswith("`epochs=7` is not a valid value") and "showing `2`" in note
+
+
+@pytest.mark.slow  # one page run
+def test_main_effects_of_a_base_study_carry_its_rows(base_study):
+    """Issue 51: the Main effects of a 300-row study are titled with 300 rows, around its base."""
+    from test_app_ablations import titles
+
+    from vitcore.app.selection import cell_name
+
+    chosen = {"view": "Main effects", "baseline": cell_name(RunConfig(train_rows=300, epochs=2))}  # as by default
+    main = [title for title in titles(_page(chosen)) if title.startswith("Main effects on test")]
+    assert main == ["Main effects on test accuracy at 300 rows: a level minus ViT p7 pre-LN pos epochs 2, averaged "
+                    "over the other switches (all cells)"]

@@ -7,13 +7,20 @@ The widget keys are RunConfig field names; a URL holds str(value): `?patch_size=
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import pandas as pd
 
 from vitcore.config import switches
 from vitcore.config.run import DEFAULTS as FIELD_DEFAULTS
-from vitcore.config.run import MODELS, SEED_FIELDS, VIT_FIELDS, RunConfig, article_model, default_baseline
+from vitcore.config.run import MODELS, VIT_FIELDS, RunConfig, article_model, default_baseline
 from vitcore.run.sweep import GRID_ROWS
+from vitcore.stats.centres import (  # noqa: F401 (config_of_row: the pages')
+    config_of_row,
+    holds_article,
+    plain,
+    store_centre,
+)
 from vitcore.stats.estimates import MARGIN
 from vitcore.stats.summaries import METRICS, runs_of  # noqa: F401 (runs_of: the pages' one way to a config's runs)
 
@@ -51,12 +58,14 @@ def config_from_state(state: Mapping, seed: int = 0) -> RunConfig:
     return RunConfig(seed=seed, **values)
 
 
-def selection_or_default(state: Mapping) -> tuple[RunConfig, str | None]:
-    """(the sidebar's config, None), or (the article's ViT, a note saying why) when it is not valid."""
+def selection_or_default(state: Mapping, fallback: RunConfig | None = None) -> tuple[RunConfig, str | None]:
+    """(the sidebar's config, None), or (`fallback`: the store's centre, by default the article's ViT, and a note
+    saying why) when it is not valid."""
     try:
         return config_from_state(state), None
     except ValueError as error:
-        return RunConfig(), f"The sidebar selection is not a valid config ({error}); showing the article's ViT."
+        shown = "the article's ViT" if fallback is None else cell_name(fallback)
+        return fallback or RunConfig(), f"The sidebar selection is not a valid config ({error}); showing {shown}."
 
 
 def _shown(value) -> str:
@@ -66,38 +75,82 @@ def _shown(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def store_choices(table: pd.DataFrame) -> dict[str, tuple]:
-    """The sidebar's choices for one store: every key of CHOICES, but a free field (width, depth, epochs,
-    ...) only when the store holds more than one value of it, offering its registry levels and every
-    value the store holds (a width-48 run of your own is selectable too); training rows: the grids' and every
-    row count the store holds."""
+def _stored(table: pd.DataFrame, key: str) -> set:
+    """The values of one sidebar key among the store's runs (but `sweep noise`'s crossed cells), typed."""
+    if key not in table.columns or not len(table):
+        return set()
+    kind = type(FIELD_DEFAULTS[key])
+    return {kind(v) for v in plain(table)[key].dropna().unique()}
+
+
+def allowed_choices(table: pd.DataFrame) -> dict[str, tuple]:
+    """Every sidebar key's values a URL may hold for one store. A store that holds the article's ViT (the committed
+    one) offers the grids' rows and every model and switch level; your own study (no article's ViT) offers its own
+    models and row counts (300 included). A free field (width, depth, epochs, ...) offers its registry levels and
+    every value the store holds where the store varies it or holds it off the article's (`--base epochs=2`), else
+    only the one value stored."""
+    own = bool(len(table)) and not holds_article(table)
     out = {}
     for key, options in CHOICES.items():
-        if key == "train_rows" and key in table.columns and len(table):  # your own study's sizes (e.g. 300) too
-            out[key] = tuple(sorted(set(options) | {int(v) for v in table[key].dropna().unique()}))
-            continue
-        if key not in FREE_KEYS:
-            out[key] = options
-            continue
-        kind = type(FIELD_DEFAULTS[key])
-        stored = {kind(v) for v in table[key].dropna().unique()} if key in table.columns and len(table) else set()
-        if len(stored) > 1:
+        stored = _stored(table, key)
+        if key in ("model", "train_rows") and own and stored:
+            out[key] = tuple(sorted(stored, key=list(options).index)) if key == "model" else tuple(sorted(stored))
+        elif key == "train_rows":
             out[key] = tuple(sorted(set(options) | stored))
+        elif key not in FREE_KEYS:
+            out[key] = options
+        elif len(stored) > 1 or stored - {DEFAULTS[key]}:
+            out[key] = tuple(sorted(set(options) | stored))
+        else:
+            out[key] = (DEFAULTS[key],)
     return out
 
 
+def store_choices(table: pd.DataFrame) -> dict[str, tuple]:
+    """The sidebar's controls for one store: allowed_choices of every key with a choice to make (the training
+    rows always), so a free field shows only where the store varies it or holds it off the article's."""
+    return {key: options for key, options in allowed_choices(table).items()
+            if len(options) > 1 or key == "train_rows"}
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What the sidebar offers for one store state (state.offer: built once per state)."""
+    allowed: Mapping[str, tuple]  # every key: the values its URL parameter may hold
+    choices: Mapping[str, tuple]  # the keys drawn, with their options
+    defaults: Mapping[str, object]  # every key's value when the URL has none: the store's centre
+    centre: RunConfig | None  # your own study's centre (its default selection and baseline); None: the article's ViT
+    cells: Mapping[str, RunConfig | None]  # the baseline choices by name (baseline_cells)
+
+    @property
+    def fallback(self) -> RunConfig:
+        """The default selection: the store's centre, else the article's ViT."""
+        return self.centre or RunConfig()
+
+
+def store_offer(table: pd.DataFrame, cells: Mapping[str, RunConfig | None] | None = None) -> Offer:
+    """The sidebar of one store: the article's ViT is the default selection and baseline when the store holds it
+    (or is empty); else your own study's centre (stats.centres.store_centre, e.g. ViT epochs 2 at 300 rows)."""
+    centre = store_centre(table) if len(table) and not holds_article(table) else None
+    allowed = allowed_choices(table)
+    defaults = dict(DEFAULTS) if centre is None else {key: getattr(centre, key) for key in CHOICES}
+    return Offer(allowed, {key: allowed[key] for key in store_choices(table)}, defaults, centre,
+                 baseline_cells(table, centre) if cells is None else cells)
+
+
 def query_notes(params: Mapping, baselines: list[str] | None = None,
-                choices: Mapping[str, tuple] = CHOICES) -> list[str]:
-    """One note per sidebar query parameter whose value is not allowed (it falls back to the default).
+                choices: Mapping[str, tuple] = CHOICES, defaults: Mapping = DEFAULTS) -> list[str]:
+    """One note per sidebar query parameter whose value is not allowed (it falls back to the default): a bad value
+    or one the store lacks (`choices`: Offer.allowed; `defaults`: Offer.defaults).
 
     Streamlit drops an invalid bound value silently; this is what the user gets told instead.
     Unknown parameter names are ignored (they are not ours).
     """
     allowed = {key: [str(option) for option in options] for key, options in choices.items()}
-    defaults = {key: str(value) for key, value in DEFAULTS.items()}
+    defaults = {key: str(value) for key, value in defaults.items()}
     if baselines is not None:
         allowed[BASELINE_KEY] = list(baselines)
-        defaults[BASELINE_KEY] = SAME_ROWS
+        defaults[BASELINE_KEY] = baselines[0] if baselines else SAME_ROWS
     notes = _page_notes(params)
     for key, options in allowed.items():
         if key not in params:
@@ -129,9 +182,10 @@ def seed_counts(table: pd.DataFrame) -> dict[str, int]:
     return table.groupby("config_id")["seed"].nunique().to_dict() if len(table) else {}
 
 
-def current_choices(state: Mapping, params: Mapping, choices: Mapping[str, tuple] = CHOICES) -> dict:
+def current_choices(state: Mapping, params: Mapping, choices: Mapping[str, tuple] = CHOICES,
+                    defaults: Mapping = DEFAULTS) -> dict:
     """The sidebar's values as they stand before its widgets are drawn: the session's value, else a
-    valid URL value (a session's first run), else the default."""
+    valid URL value (a session's first run), else the default (Offer.defaults: the store's centre)."""
     values = {}
     for key in CHOICES:
         options = choices.get(key, CHOICES[key])
@@ -140,7 +194,7 @@ def current_choices(state: Mapping, params: Mapping, choices: Mapping[str, tuple
             continue
         raw = params.get(key)
         raw = raw[-1] if isinstance(raw, list) and raw else raw
-        values[key] = next((option for option in options if str(option) == str(raw)), DEFAULTS[key])
+        values[key] = next((option for option in options if str(option) == str(raw)), defaults[key])
     return values
 
 
@@ -196,37 +250,33 @@ def cell_name(cfg: RunConfig) -> str:
     return f"{cfg.label()} · {cfg.train_rows:,} rows"
 
 
-def config_of_row(row: Mapping) -> RunConfig:
-    """The seed-0 RunConfig of a runs-table row (ViT-only fields are None for the convnet)."""
-    fields = {key: row[key] for key in RunConfig.__dataclass_fields__
-              if key in row and row[key] is not None and not (isinstance(row[key], float) and pd.isna(row[key]))}
-    fields["seed"] = 0
-    for key, value in fields.items():  # pandas gives floats for integer columns holding None
-        default = FIELD_DEFAULTS[key]
-        if key in SEED_FIELDS:  # optional random seeds: None (left out above) or a whole number
-            fields[key] = int(value)
-        elif isinstance(default, (int, float)) and not isinstance(default, bool):
-            fields[key] = type(default)(value)
-    return RunConfig(**fields)
+def same_rows(centre: RunConfig | None = None) -> str:
+    """The default baseline's name: SAME_ROWS, or your own study's centre at the selected rows."""
+    return SAME_ROWS if centre is None else f"{centre.label()} at the selected rows"
 
 
-def baseline_cells(table: pd.DataFrame) -> dict[str, RunConfig | None]:
-    """The baseline choices by name: SAME_ROWS (None: resolved against the selection), the article's
-    ViT at 4,000 rows (listed even before it is cached), then every cached config cell (but the
-    crossed cells of `sweep noise`, which hold one data/init/order seed fixed: the Seed noise page's)."""
-    cells: dict[str, RunConfig | None] = {SAME_ROWS: None, cell_name(BASELINE): BASELINE}
-    plain = table[table.reindex(columns=list(SEED_FIELDS)).isna().all(axis=1)]
-    for _, row in plain.drop_duplicates("config_id").sort_values(["model", "label", "train_rows"]).iterrows():
+def baseline_cells(table: pd.DataFrame, centre: RunConfig | None = None) -> dict[str, RunConfig | None]:
+    """The baseline choices by name: same_rows(centre) (None: resolved against the selection), the article's
+    ViT at 4,000 rows (listed even before it is cached; not around your own study's `centre`), then every cached
+    config cell (but the crossed cells of `sweep noise`, which hold one data/init/order seed fixed: the Seed noise
+    page's)."""
+    cells: dict[str, RunConfig | None] = {same_rows(centre): None}
+    if centre is None:
+        cells[cell_name(BASELINE)] = BASELINE
+    for _, row in plain(table).drop_duplicates("config_id").sort_values(["model", "label", "train_rows"]).iterrows():
         cfg = config_of_row(row)
         cells.setdefault(cell_name(cfg), cfg)
     return cells
 
 
-def resolve_baseline(name: str | None, cells: Mapping[str, RunConfig | None], selection: RunConfig) -> RunConfig:
-    """The baseline config a choice names; SAME_ROWS (or an unknown name) -> the article's ViT at the
-    selection's training rows."""
+def resolve_baseline(name: str | None, cells: Mapping[str, RunConfig | None], selection: RunConfig,
+                     centre: RunConfig | None = None) -> RunConfig:
+    """The baseline config a choice names; the first (same_rows) or an unknown name -> the article's ViT, or your
+    own study's `centre`, at the selection's training rows."""
     chosen = cells.get(name) if name is not None else None
-    return chosen if chosen is not None else default_baseline(selection)
+    if chosen is not None:
+        return chosen
+    return default_baseline(selection) if centre is None else centre.replace(train_rows=selection.train_rows)
 
 
 def forget_forged(state, key: str, options, limit: int | None = None) -> bool:

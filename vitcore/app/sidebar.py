@@ -23,7 +23,6 @@ from vitcore.app.selection import (
     MARGIN_KEY,
     MARGINS,
     PAGE_DEFAULTS,
-    SAME_ROWS,
     cell_name,
     coverage_caption,
     current_choices,
@@ -32,7 +31,6 @@ from vitcore.app.selection import (
     resolve_baseline,
     seed_counts,
     selection_or_default,
-    store_choices,
 )
 from vitcore.app.selection import HELP as KEY_HELP
 from vitcore.app.selection import LABELS as KEY_LABELS
@@ -44,7 +42,8 @@ URL_SENT = "_vitcore_url_sent"  # per own-URL key: the URL value this session wr
 PAINTED, _TICKS = "_vitcore_painted", "_vitcore_paint_ticks"
 HELP = {
     **KEY_HELP,  # one entry per sidebar key: the model, each registered switch, the rows
-    BASELINE_KEY: "What every Δ is measured against, seed by seed. Default: the article's ViT at the selected rows.",
+    BASELINE_KEY: "What every Δ is measured against, seed by seed. Default: the article's ViT at the selected rows "
+                  "(in a store of your own study without it: that study's centre).",
     MARGIN_KEY: "An effect smaller than this is no effect: *equivalent* when the 90% interval of the Δ lies inside "
                 "±margin (accuracies and the gap; seconds use ±1 s). Also sets how many random seeds an "
                 "*inconclusive* Δ would need.",
@@ -68,8 +67,10 @@ logging.getLogger("streamlit.elements.lib.policies").addFilter(_QuietReset())
 
 
 def reset() -> None:
-    """Every switch, the baseline, the margin and the Ablations page's controls back to their defaults."""
-    for key, value in {**DEFAULTS, BASELINE_KEY: SAME_ROWS, **PAGE_DEFAULTS}.items():
+    """Every switch, the baseline, the margin and the Ablations page's controls back to their defaults (the store's
+    centre: state.offer)."""
+    found = state.offer()
+    for key, value in {**found.defaults, BASELINE_KEY: next(iter(found.cells)), **PAGE_DEFAULTS}.items():
         st.session_state[key] = value
 
 
@@ -120,10 +121,10 @@ def _from_url(key: str, choices=CHOICES) -> None:
         st.session_state[key] = match[0]
 
 
-def _to_url(key: str) -> None:
+def _to_url(key: str, defaults=DEFAULTS) -> None:
     """The widget's value into the URL as str(value), as a bound widget would: absent at its default."""
-    value = st.session_state.get(key, DEFAULTS[key])
-    text = None if value == DEFAULTS[key] else str(value)
+    value = st.session_state.get(key, defaults[key])
+    text = None if value == defaults[key] else str(value)
     if st.query_params.get(key) != text:
         if text is None:
             del st.query_params[key]
@@ -135,10 +136,10 @@ def _to_url(key: str) -> None:
 def render_sidebar() -> None:
     """Draw the switches (from a session's second run on: `_then_the_rest`); on a session's first run,
     note any query value that was not allowed."""
-    runs = state.load_runs()
-    cells, counts, choices = state.baseline_choices(), seed_counts(runs), store_choices(runs)
+    found, counts = state.offer(), seed_counts(state.study().runs)
+    cells, choices, defaults = found.cells, found.choices, found.defaults
     if NOTES_KEY not in st.session_state:  # Streamlit drops invalid bound values; say so, once per session
-        st.session_state[NOTES_KEY] = query_notes(st.query_params.to_dict(), list(cells), choices)
+        st.session_state[NOTES_KEY] = query_notes(st.query_params.to_dict(), list(cells), found.allowed, defaults)
 
     for note in st.session_state[NOTES_KEY]:  # in the main area, above the page: a phone hides the sidebar
         st.warning(note, icon=":material/link_off:")
@@ -148,28 +149,29 @@ def render_sidebar() -> None:
         return
     for key in (key for key in choices if label(key, choices)):  # before anything reads the selection
         _from_url(key, choices)
-    values = current_choices(st.session_state, st.query_params.to_dict(), choices)
+    values = current_choices(st.session_state, st.query_params.to_dict(), found.allowed, defaults)
     with st.sidebar:
         st.header("Configuration")
-        for key in choices:  # a free field (width, epochs, ...) only where the store holds two values of it
+        for key in choices:  # a free field (width, epochs, ...) only where the store varies it or holds it off default
             options, seeds, shown = choices[key], option_seeds(key, values, counts, choices), label(key, choices)
-            st.radio(LABELS[key], options, index=options.index(DEFAULTS[key]), key=key, help=HELP[key],
+            st.radio(LABELS[key], options, index=options.index(defaults[key]), key=key, help=HELP[key],
                      horizontal=True, captions=[coverage_caption(seeds[option]) for option in options],
                      format_func=shown or str, disabled=key in SWITCH and not SWITCH[key].applies(values["model"]),
                      bind=None if shown else "query-params")
             if shown:
-                _to_url(key)
+                _to_url(key, defaults)
             if key == "model" and values["model"] == "convnet":
                 st.caption("The ViT switches below do not apply to the convnet.")
-        selection, _ = selection_or_default(values)
+        selection, _ = selection_or_default(values, found.fallback)
         st.selectbox(LABELS[BASELINE_KEY], list(cells), index=0, key=BASELINE_KEY, help=HELP[BASELINE_KEY],
                      bind="query-params")
-        chosen = resolve_baseline(st.session_state.get(BASELINE_KEY), cells, selection)
+        chosen = resolve_baseline(st.session_state.get(BASELINE_KEY), cells, selection, found.centre)
         # the box cuts a long name (its text is its URL value, so no shorter label): the caption says it in full
         st.caption(f"Baseline: **{cell_name(chosen)}**, {coverage_caption(counts.get(chosen.config_id, 0))} stored.")
         st.segmented_control(LABELS[MARGIN_KEY], MARGINS, default=MARGIN, required=True, key=MARGIN_KEY,
                              help=HELP[MARGIN_KEY], bind="query-params")  # the page's metric control: one chunk
         st.button("Reset everything", on_click=reset, icon=":material/restart_alt:", key="reset_switches",
-                  help="The article's ViT, its default baseline, margin 0.01, and the Ablations page's defaults.")
+                  help="The article's ViT (or your own study's centre), its default baseline, margin 0.01, and "
+                       "the Ablations page's defaults.")
         st.caption("Under each option: the random seeds stored for it, given the other switches. "
                    "The URL holds this selection: copy it to share exactly this view.")

@@ -24,12 +24,14 @@ from vitcore.app.selection import (  # noqa: F401
     MARGIN_KEY,
     MARGINS,
     SIDEBAR_KEYS,
+    Offer,
     baseline_cells,
     bound,
     config_from_state,
     current_choices,
     resolve_baseline,
     selection_or_default,
+    store_offer,
 )
 from vitcore.config.environment import REPOSITORY_STORE, store_path, timing_path
 from vitcore.config.run import RunConfig
@@ -87,23 +89,40 @@ def _params() -> dict:
     return st.query_params.to_dict()
 
 
+def _selected(state: Mapping, params: Mapping) -> tuple[RunConfig, str | None]:
+    found = offer()
+    return selection_or_default(current_choices(state, params, found.allowed, found.defaults), found.fallback)
+
+
 def selection() -> tuple[RunConfig, str | None]:
-    """(the sidebar's config, None), or (the article's ViT, a note to show) if the state is not valid.
+    """(the sidebar's config, None), or (the store's centre, a note to show) if the state is not valid.
     Before the sidebar is drawn (a session's first paint) its values come from the URL."""
-    return selection_or_default(current_choices(st.session_state, _params()))
+    return _selected(st.session_state, _params())
+
+
+def default_selection() -> RunConfig:
+    """What the sidebar selects with no URL and no session: the article's ViT, or your own study's centre."""
+    return _selected({}, {})[0]
 
 
 def baseline(state=None) -> RunConfig:
-    """The RunConfig of the sidebar's baseline cell (the article's ViT unless another is chosen)."""
+    """The RunConfig of the sidebar's baseline cell (the article's ViT, or your own study's centre, at the selected
+    rows unless another is chosen)."""
     state, params = (st.session_state, _params()) if state is None else (state, {})
-    cfg, _ = selection_or_default(current_choices(state, params))
-    return resolve_baseline(bound(state, params, BASELINE_KEY), baseline_choices(), cfg)
+    cfg, _ = _selected(state, params)
+    return resolve_baseline(bound(state, params, BASELINE_KEY), baseline_choices(), cfg, offer().centre)
 
 
 def baseline_choices() -> Mapping[str, RunConfig | None]:
     """selection.baseline_cells of the store in its current state, read-only: built once per state (a RunConfig per
     stored config, ~14 ms on the committed store), not twice in every page run (the sidebar and baseline())."""
-    return _baseline_choices(STORE_PATH, store_mtime())
+    return offer().cells
+
+
+def offer() -> Offer:
+    """selection.store_offer of the store in its current state: the sidebar's keys, their options and defaults, the
+    default baseline (your own study's centre when the store lacks the article's ViT) and the baseline cells."""
+    return _offer(STORE_PATH, store_mtime())
 
 
 # -- the store's one Study ------------------------------------------------------------------------
@@ -118,8 +137,15 @@ def _study(path: str, mtime: str) -> Study:
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
-def _baseline_choices(path: str, mtime: str) -> Mapping[str, RunConfig | None]:
-    return MappingProxyType(baseline_cells(_study(path, mtime).runs))
+def _offer(path: str, mtime: str) -> Offer:
+    runs = _study(path, mtime).runs
+    found = store_offer(runs, cells={})
+    return Offer(MappingProxyType(dict(found.allowed)), MappingProxyType(dict(found.choices)),
+                 MappingProxyType(dict(found.defaults)), found.centre,
+                 MappingProxyType(baseline_cells(runs, found.centre)))
+
+
+_baseline_choices = _offer  # what tests clear between stores (one cache: the offer holds the baseline cells)
 
 
 def study() -> Study:

@@ -144,13 +144,14 @@ def effect_frame(effects: pd.DataFrame, interaction: bool = False) -> pd.DataFra
                           **levels)
 
 
-def single_cell_note(effects: pd.DataFrame) -> str | None:
-    """Why a single-cell effect can disagree with the flip table, or None when there is none."""
+def single_cell_note(effects: pd.DataFrame, centre: str = "the article's") -> str | None:
+    """Why a single-cell effect can disagree with the flip table, or None when there is none (`centre`: whose other
+    switches that cell holds, e.g. "ViT p7 pre-LN pos epochs 2's" around your own study's centre)."""
     if "cells" not in effects.columns or not (effects["cells"] == 1).any():
         return None
     names = sorted({f"{SWITCH_NAMES[f]} {lvl}" for f, lvl in
                     effects.loc[effects["cells"] == 1, ["factor", "level"]].itertuples(index=False)})
-    return (f"{', '.join(names)}: measured in one cell only (the article's other switches), marked ◆ — a "
+    return (f"{', '.join(names)}: measured in one cell only ({centre} other switches), marked ◆ — a "
             "comparison of two configs, not an average over the grid. A main effect averages a level over every "
             "cell of the other switches, so it can differ in size and even in sign from the flip table, which "
             "changes one switch of one config.")

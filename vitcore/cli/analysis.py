@@ -27,7 +27,8 @@ from vitcore.cli.common import (
 from vitcore.cli.runs import add_config_flags, config_from_args, field_type
 from vitcore.config import numbers
 from vitcore.config.run import RunConfig, default_baseline
-from vitcore.stats import estimates, testset
+from vitcore.stats import centres, estimates, testset
+from vitcore.stats.families import runs_of
 
 COMPARE_FILES = ("metrics.csv", "pairs.csv", "classes.csv", "confusion_delta.csv")
 FLIP_FILES = ("flips.csv", "flip_pairs.csv")  # when runs of both sides kept predictions.npy
@@ -40,7 +41,8 @@ def add_parsers(sub) -> None:
     add_config_flags(compare)
     compare.add_argument("--baseline", default="", metavar="FIELD=VALUE,...",
                          help="the baseline as changes to the article's ViT at the selection's train_rows "
-                              "(e.g. model=convnet or norm=layer,train_rows=4000); default: the article's ViT")
+                              "(e.g. model=convnet or norm=layer,train_rows=4000); default: the article's ViT, or "
+                              "in a store without it, your own study's centre (e.g. epochs=2)")
     add_io_flags(compare)
     compare.set_defaults(handler=_compare)
 
@@ -90,16 +92,21 @@ def _compare(args) -> int:
     out = writable_folder(args.out, "--out")
     files_in(out, COMPARE_FILES + FLIP_FILES, "--out")
     study = open_study(store)
+    if not args.baseline.strip():  # your own study (no article's ViT stored): its centre, as the app's sidebar
+        baseline = centres.default_baseline(study.runs, selection)
     try:
         study.stored(selection, baseline)  # the library's refusal, in its words
     except ValueError as error:
-        raise UsageError(str(error)) from None
+        raise UsageError(str(error) + _baseline_hint(study, selection, baseline)) from None
     # test accuracy's Δ with the test set's sampling, as on every page
     result = study.compare(selection, baseline, margin, confusions=study.confusions((selection, baseline)))
     how = (f"paired over random seeds {', '.join(map(str, result.seeds))}" if result.paired
            else "UNPAIRED (Welch): the sides differ in train_rows")
     print(f"{selection.label()} ({selection.train_rows:,} rows) − {baseline.label()} "
           f"({baseline.train_rows:,} rows), {how}")
+    if baseline != parse_baseline(args.baseline, selection):
+        print(f"baseline: this store's centre (it holds no run of the article's ViT); --baseline "
+              f"{centres.changes_text(baseline)} says so, --baseline FIELD=VALUE names another")
     print(f"verdicts: {result.family.caption()}")
     for row in result.metrics.to_dict("records"):
         print("  " + verdict_line(row))
@@ -111,6 +118,18 @@ def _compare(args) -> int:
             written += [out / Path(path).name for path in _write_flips(study, selection, baseline, stage)]
     print("wrote " + ", ".join(clean(str(path)) for path in written))
     return 0
+
+
+def _baseline_hint(study, selection: RunConfig, baseline: RunConfig) -> str:
+    """What to pass when the baseline has no runs: `--baseline FIELD=VALUE`, naming the store's centre
+    (stats.centres.store_centre) at the selection's rows when that has runs ('' when the baseline has runs)."""
+    if not runs_of(study.runs, baseline).empty or runs_of(study.runs, selection).empty:
+        return ""  # the selection is what has no runs
+    centre = centres.store_centre(study.runs)
+    centre = centre and centre.replace(train_rows=selection.train_rows)
+    if centre is not None and centre != baseline and not runs_of(study.runs, centre).empty:
+        return f"; this store's centre, {centre.label()}, has runs: --baseline {centres.changes_text(centre)}"
+    return "; name a stored baseline with --baseline FIELD=VALUE (`python -m vitcore export` lists the stored runs)"
 
 
 def _write_flips(study, selection: RunConfig, baseline: RunConfig, out) -> list:

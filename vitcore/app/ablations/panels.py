@@ -227,8 +227,8 @@ def main_effects(metric: str, margin: float, base: RunConfig | None = None) -> N
     """The main effects over the chosen cells, what each averages over (the per-cell strips), and the
     verdicts that change over the LayerNorm cells or the cells without collapsed runs; around `base`
     (state.effects_centre: the sidebar's baseline when it is your own study's centre) when given."""
-    main, centre = state.main_effects(metric, margin, base=base), "the article's" if base is None else cell_name(base)
-    if main.empty:
+    main, centre = state.main_effects(metric, margin, base=base), "the article's" if base is None else base.label()
+    if main.empty:  # the centre without its rows: summaries.centre keeps none (a title names the rows it shows)
         st.caption("The factorial grid has no complete cells yet." if base is None else f"No switch is flipped from "
                    f"{centre} at the same training rows and random seeds: no main effects around it yet.")
         return
@@ -244,17 +244,18 @@ def main_effects(metric: str, margin: float, base: RunConfig | None = None) -> N
         return
     most = shown.groupby("train_rows")["n_pairs"].max()
     seeds = ", ".join(f"{int(n)} at {fmt.rows(r)} rows" for r, n in most.items())
+    rows = " and ".join(map(fmt.rows, most.index))  # the rows shown, e.g. '300' for your own study
     key = (metric, margin, cells, base and base.config_id)
     layout.cached_chart(("main", *key), lambda: charts.effect_intervals(
-        tables.effect_frame(shown), metric, f"Main effects on {cards.title(metric).lower()}: a level minus "
-        f"{centre}, averaged over the other switches ({cells})"))
+        tables.effect_frame(shown), metric, f"Main effects on {cards.title(metric).lower()} at {rows} rows: a "
+        f"level minus {centre}, averaged over the other switches ({cells})"))
     both = int((shown.get("interval", pd.Series(dtype=str)) == testset.WITH_TEST).sum())
     images = (f" — and over the test images too for {both} of the {len(shown)} effects (every run behind them kept its "
               "predictions; `interval` in effects.csv)") if both else ""
     st.caption(f"Within each cell of the other switches, same training rows and random seed, then averaged per random "
                f"seed; the interval is over random seeds (up to {seeds}){images}, 95% simultaneous over the family "
                f"(Bonferroni): {tables.families_text(shown)}. Each panel has its own x-scale. {charts.COLOUR_RULE}")
-    if note := tables.single_cell_note(shown):
+    if note := tables.single_cell_note(shown, "the article's" if base is None else f"{base.label()}'s"):
         st.caption(note)
     _cell_strip(metric, shown, cells, False, base)
     if st.toggle("Show the two-way interactions (difference of differences)", key=INTERACTIONS_KEY,

@@ -6,15 +6,14 @@ Above the page's modules (state, cards, panels) so that none of them imports bac
 from __future__ import annotations
 
 from vitcore.app import state
-from vitcore.config.run import RunConfig
 from vitcore.stats.estimates import MARGIN
 
 
 def warm_caches() -> dict[str, float]:
     """Server start-up (streamlit_app.py's lifespan hook, in a background thread): import what the
-    Ablations page imports and fill the store caches of its default view (the article's ViT against
-    itself), so the first visitor does not pay for them. Returns seconds per step. The hook catches
-    what this raises: a failure only means the first visitor computes what is missing."""
+    Ablations page imports and fill the store caches of its default view (the article's ViT, or your own
+    study's centre, against itself), so the first visitor does not pay for them. Returns seconds per step. The
+    hook catches what this raises: a failure only means the first visitor computes what is missing."""
     import time
 
     seconds: dict[str, float] = {}
@@ -31,7 +30,7 @@ def warm_caches() -> dict[str, float]:
 
     lap("imports")
     runs = state.load_runs()
-    cfg, base = RunConfig(), state.baseline({})
+    cfg, base = state.default_selection(), state.baseline({})  # your own study's centre without the article's ViT
     cards.metric_cards(None, stats.runs_of(runs, cfg), stats.runs_of(runs, base), MARGIN, is_baseline=True,
                        timing=state.study().timing)
     lap("runs table and metric cards")
@@ -40,6 +39,6 @@ def warm_caches() -> dict[str, float]:
     charts.learning_curves(charts.curve_frame(histories, dict.fromkeys(ids, "runs")), ["runs"]).to_dict()
     lap("curves and confusions")  # to_dict: altair loads and checks its schema once per process
     panels.forest_spec(cfg, "test_accuracy", MARGIN)  # the landing's forest plot: its flip effects and spec
-    state.main_effects("test_accuracy")
+    state.main_effects("test_accuracy", base=state.effects_centre(base))
     lap("flip and main effects")
     return seconds

@@ -14,7 +14,7 @@ from vitcore.app.selection import LABELS, cell_name, config_of_row
 from vitcore.config.metrics import TABLE
 from vitcore.config.metrics import metric as entry
 from vitcore.config.run import DEFAULTS, RunConfig
-from vitcore.stats import percell
+from vitcore.stats import centres, percell
 from vitcore.stats.estimates import MARGIN
 
 # Every field the sidebar selects by, and the random seed, as (table column, filter label); the integer
@@ -134,8 +134,5 @@ def filtered_csv(name: str, frames: dict[str, pd.DataFrame], shown: pd.DataFrame
 def effects_command(margin: float, base: RunConfig | None) -> str:
     """The CLI command whose effects.csv the Runs page's full download is: `--base` names the centre's fields off
     the article's ViT (state.effects_centre), as `sweep --base` takes them."""
-    default, changed = RunConfig(), ""
-    if base is not None:
-        changed = ",".join(f"{name}={getattr(base, name)}" for name in base.identity()
-                           if name not in ("train_rows", "seed") and getattr(base, name) != getattr(default, name))
+    changed = "" if base is None else centres.changes_text(base)  # as `compare --baseline` names it
     return f"python -m vitcore effects --margin {margin:g}" + (f" --base {changed}" if changed else "")

@@ -1,0 +1,90 @@
+"""Which config a store is centred on: the article's ViT when the store holds it, else your own study's centre.
+
+A store made by `sweep --vary depth=1 --base epochs=2 --rows 300` holds no run of the article's ViT (15 epochs,
+4,000 rows); every Δ of that study is measured against its base, ViT p7 pre-LN pos epochs 2 at 300 rows. The app's
+sidebar (its default selection and baseline) and `compare` (its default --baseline) ask `store_centre` for it, so
+a study of your own is read around its own centre. `summaries.centre` then normalises that config as a centre of
+effects (its rows and random seed dropped). No Streamlit, no TensorFlow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from vitcore.config.run import DEFAULTS, SEED_FIELDS, RunConfig, article_model
+from vitcore.stats.families import neighbours, runs_of
+
+ARTICLE = RunConfig()  # the article's ViT at 4,000 rows: a store that holds it is centred on it
+
+
+def config_of_row(row: Mapping) -> RunConfig:
+    """The seed-0 RunConfig of a runs-table row (ViT-only fields are None for the convnet)."""
+    fields = {key: row[key] for key in RunConfig.__dataclass_fields__
+              if key in row and row[key] is not None and not (isinstance(row[key], float) and pd.isna(row[key]))}
+    fields["seed"] = 0
+    for key, value in fields.items():  # pandas gives floats for integer columns holding None
+        default = DEFAULTS[key]
+        if key in SEED_FIELDS:  # optional random seeds: None (left out above) or a whole number
+            fields[key] = int(value)
+        elif isinstance(default, (int, float)) and not isinstance(default, bool):
+            fields[key] = type(default)(value)
+    return RunConfig(**fields)
+
+
+def plain(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs that take every data, init and order seed from their random seed (not `sweep noise`'s crossed
+    cells, which hold one of them fixed)."""
+    if not len(runs):
+        return runs
+    return runs[runs.reindex(columns=list(SEED_FIELDS)).isna().all(axis=1)]
+
+
+def holds_article(runs: pd.DataFrame) -> bool:
+    """Whether the store has runs of the article's ViT at 4,000 rows (the committed store does)."""
+    return bool(len(runs)) and not runs_of(runs, ARTICLE).empty
+
+
+def off_article(cfg: RunConfig) -> dict:
+    """The fields in which cfg differs from the article's model at its rows (random seed aside), e.g. {'epochs': 2}."""
+    default = article_model("vit", cfg.train_rows)
+    return {name: getattr(cfg, name) for name in cfg.identity()
+            if name not in ("train_rows", "seed") and getattr(cfg, name) != getattr(default, name)}
+
+
+def changes_text(cfg: RunConfig) -> str:
+    """cfg as `--baseline` / `--base` take it: 'epochs=2' ('' for the article's ViT at any rows)."""
+    return ",".join(f"{name}={value}" for name, value in off_article(cfg).items())
+
+
+def store_centre(runs: pd.DataFrame) -> RunConfig | None:
+    """The config a store is read around, at its training rows: the article's ViT when the store holds it; else
+    the stored config (but `sweep noise`'s crossed cells) with the most stored single-switch neighbours at its rows
+    (a one-at-a-time study's base: every other config differs from it in one field), then the most random seeds,
+    then the fewest fields off the article's; None for a store without runs."""
+    if holds_article(runs):
+        return ARTICLE
+    table = plain(runs)
+    if not len(table):
+        return None
+    seeds = table.groupby("config_id")["seed"].nunique()
+    best, best_key = None, None
+    for _, row in table.drop_duplicates("config_id").iterrows():
+        try:
+            cfg = config_of_row(row)
+        except ValueError:  # a row the registry no longer allows: not a centre
+            continue
+        key = (len(neighbours(table, cfg)), int(seeds[row["config_id"]]), -len(off_article(cfg)),
+               cfg.model == "vit", cfg.train_rows)
+        if best_key is None or key > best_key:
+            best, best_key = cfg, key
+    return best
+
+
+def default_baseline(runs: pd.DataFrame, selection: RunConfig) -> RunConfig:
+    """What `selection` is compared with unless told otherwise: the article's ViT at the selection's rows
+    (config.run.default_baseline) when the store holds the article's ViT, else the store's centre at those rows."""
+    centre = None if holds_article(runs) else store_centre(runs)
+    return article_model("vit", selection.train_rows) if centre is None else centre.replace(
+        train_rows=selection.train_rows)
