@@ -16,7 +16,6 @@ from vitcore.app.selection import BASELINE, cell_name
 from vitcore.article import seed_reference as article
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import REGISTRY
-from vitcore.stats import plan
 from vitcore.stats.estimates import MARGIN
 from vitcore.stats.seconds import REFERENCE, context, group_text
 from vitcore.study.words import (
@@ -82,8 +81,7 @@ def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
         "Interval": [verdict_interval(row, places) if row["n_pairs"] >= 2 else "n/a (one seed)" for row in rows],
         "Δ": part["mean_delta"].astype(float),
         "Interval is": [interval_kind(row) for row in rows],
-        "90% interval": [fmt.ci(row["ci90_adj_low" if plan.adjusted(row) else "ci90_low"],
-                                row["ci90_adj_high" if plan.adjusted(row) else "ci90_high"], places) for row in rows],
+        "90% interval": [verdict_interval(row, places, ninety=True) for row in rows],
         "Pairs": part["n_pairs"].astype(int),
         "p_adj": part["p_adj"].map(fmt.p_value),  # '< 0.0001', never '0'
         "p_tost_adj": part["p_tost_adj"].map(fmt.p_value),
