@@ -16,7 +16,7 @@ from vitcore.stats import compare as engine
 from vitcore.stats import estimates as v
 from vitcore.stats import plan, readings, summaries
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, judge, paired_estimate
-from vitcore.stats.records import VERDICT_READINGS, Judgement
+from vitcore.stats.records import VERDICT_READINGS, Contrast, Judgement
 from vitcore.study import Study, words
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -379,3 +379,23 @@ def test_an_interval_from_too_few_random_seeds_is_said_to_bound_nothing_on_every
     narrow = two_seed_rows(3, 0.01)[0]
     assert words.verdict_interval(narrow, 4).startswith("[") and words.TOO_FEW_TO_BOUND not in verdict_line(narrow)
     assert words.unbounded(narrow) is None
+
+
+def test_records_print_as_one_short_line():
+    """A Verdict's repr was ~1,500 characters of nested configs (issue 51): each record is one line naming
+    selection − baseline, the metric, Δ, n and the verdict; row() still has every column."""
+    from fakes import run_row, runs_table
+
+    sel, base = RunConfig(norm="batch", train_rows=1000), RunConfig(train_rows=1000)
+    study = Study(runs_table([run_row(cfg.replace(seed=seed), test_accuracy=0.8 - (cfg is sel) * 0.1 + seed / 100)
+                              for cfg in (sel, base) for seed in range(3)]))
+    found = study.verdict(sel, metric="gap")
+    sides = "ViT p7 pre-BN pos − ViT p7 pre-LN pos at 1,000 rows"
+    assert repr(found) == f"Verdict({sides}, gap, Δ +0.0000, n=3, {found.verdict})"
+    assert repr(found.measurement) == f"Measurement({sides}, gap, Δ +0.0000, n=3)"
+    assert repr(found.contrast) == f"Contrast({sides}, gap, family ×{found.contrast.family.size})"
+    assert repr(found.judgement).startswith(f"Judgement({found.verdict} at ±0.01, family ×")
+    unpaired = Contrast(sel, base.replace(train_rows=4000), "gap")
+    assert repr(unpaired) == ("Contrast(ViT p7 pre-BN pos at 1,000 rows − ViT p7 pre-LN pos at 4,000 rows, gap, "
+                              "family ×1)")
+    assert all("\n" not in repr(r) and len(repr(r)) < 160 for r in (found, found.measurement, found.judgement))
