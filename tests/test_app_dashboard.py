@@ -122,6 +122,19 @@ def test_flip_table_is_one_metric_readable(store):
     assert "first look at 10" in planned.loc[0, "Verdict in full"]
 
 
+def test_a_pooling_change_does_not_read_as_the_gap_metric(tmp_path):
+    """Under the gap metric's forest plot the pooling flip read "pooling gap → cls", as if about the gap: the
+    registry's words for pooling's levels name what they are."""
+    store = RunStore(tmp_path)
+    for seed in range(3):
+        write_run(store, BASELINE.replace(seed=seed), 0.80 + seed / 100)
+        write_run(store, BASELINE.replace(seed=seed, pooling="cls"), 0.79 + seed / 100)
+    frame = tables.flip_frame(stats.flip_effects(store.table(), BASELINE), "gap")
+    assert list(frame["label"]) == list(frame["option"]) == ["pooling token mean → class token"]
+    assert list(tables.flip_table(stats.flip_effects(store.table(), BASELINE), "gap")["Change"]) == \
+        ["pooling token mean → class token"]
+
+
 def test_slot_is_single_flight_and_reports_progress():
     slot, release = TrainingSlot(), threading.Event()
 
