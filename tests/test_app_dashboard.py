@@ -116,6 +116,21 @@ def test_estimate_scales_similar_runs_by_rows_and_epochs(store):
     assert estimate_seconds(store.table().iloc[:0], RunConfig()) is None
 
 
+def test_estimate_leaves_out_each_cells_first_run_which_compiles(store):
+    """A study of 4-10 s runs was estimated at "30.3 min per random seed": its first runs, mostly compiling, scaled
+    up. With reused runs in the store only they count (and the text says so); with none, every run counts."""
+    table = store.table().copy()
+    first = table["seed"] == 0
+    table["timing_group"] = np.where(first, "v5/threads1/workers2/fresh", "v5/threads1/workers2/reused/busy")
+    table["seconds"] = np.where(first, 600.0, table["seconds"])  # compiling: ten minutes
+    seconds, basis = estimate_seconds(table, RunConfig(train_rows=8_000))
+    assert seconds == pytest.approx(2 * np.median([41, 42, 50, 50])) and "reused" in basis
+    assert "first run, which compiles, left out" in basis
+    table["timing_group"] = "v5/threads1/workers2/fresh"
+    seconds, basis = estimate_seconds(table, RunConfig(train_rows=8_000))
+    assert seconds == pytest.approx(2 * np.median([600, 600, 41, 42, 50, 50])) and "left out" not in basis
+
+
 @pytest.mark.parametrize("value, allowed",
                          [(None, True), ("1", True), ("0", False), ("off", False), (" False ", False)])
 def test_training_switch(value, allowed):
@@ -139,6 +154,19 @@ def test_flip_table_is_one_metric_readable(store):
     planned = tables.flip_table(flips, "test_accuracy")  # planned (vitcore.stats.plan): waits for its first look
     assert planned.loc[0, "Verdict in full"].startswith("inconclusive")
     assert "first look at 10" in planned.loc[0, "Verdict in full"]
+
+
+def test_a_pooling_change_does_not_read_as_the_gap_metric(tmp_path):
+    """Under the gap metric's forest plot the pooling flip read "pooling gap → cls", as if about the gap: the
+    registry's words for pooling's levels name what they are."""
+    store = RunStore(tmp_path)
+    for seed in range(3):
+        write_run(store, BASELINE.replace(seed=seed), 0.80 + seed / 100)
+        write_run(store, BASELINE.replace(seed=seed, pooling="cls"), 0.79 + seed / 100)
+    frame = tables.flip_frame(stats.flip_effects(store.table(), BASELINE), "gap")
+    assert list(frame["label"]) == list(frame["option"]) == ["pooling token mean → class token"]
+    assert list(tables.flip_table(stats.flip_effects(store.table(), BASELINE), "gap")["Change"]) == \
+        ["pooling token mean → class token"]
 
 
 def test_slot_is_single_flight_and_reports_progress():

@@ -65,6 +65,22 @@ def test_bad_paths_and_sizes_exit_2_in_one_line_before_any_work(capsys, no_work,
     assert words.format(**paths) in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("args, words", [
+    ("--patchsize 4", "--patchsize is not an option: did you mean --patch-size? It goes after a subcommand (run, "
+                      "compare take it): python -m vitcore run --patch-size …"),
+    ("--patch-size=4", "--patch-size goes after a subcommand (run, compare take it)"),
+    ("--store x check", "--store goes after a subcommand (run, check, export, sweep and "),
+    ("--frobnicate", "--frobnicate is not an option of any subcommand; the subcommand comes first"),
+    ("compare --patchsize 4 --out x", "unrecognized arguments: --patchsize 4 (did you mean --patch-size?)"),
+    ("plan register x --vary depth=1 --seeds 1-2 --lookz 2", "arguments: --lookz 2 (did you mean --looks?)"),
+])
+def test_an_option_before_its_subcommand_or_misspelt_says_which_in_one_line(capsys, no_work, args, words):
+    """`python -m vitcore --patchsize 4` said "invalid choice: '4' (choose from 'run', …)" (issue 51)."""
+    assert cli.main(args.split()) == 2
+    err = capsys.readouterr().err
+    assert words in err and len(err.strip().splitlines()) == 1, err
+
+
 def test_help_states_the_allowed_ranges(capsys):
     with pytest.raises(SystemExit):
         cli.main(["run", "--help"])

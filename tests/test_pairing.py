@@ -7,6 +7,7 @@ import pytest
 from fakes import run_row, runs_table
 
 from vitcore.analysis import flips, pairing
+from vitcore.config.numbers import percent
 from vitcore.config.run import RunConfig
 
 BASE = RunConfig(train_rows=1000)
@@ -56,3 +57,37 @@ def test_a_flip_list_that_lists_nothing_says_how_many_pairs_would():
     assert needed > 10 and would >= 40
     text = flips.summary(report)
     assert "Too few random seeds to list any image" in text and f"about {needed} pairs would list" in text
+
+
+def said(share: float) -> str:
+    """A share as the README writes it: '23%', '−60%' (a typographic minus)."""
+    return percent(share).replace("-", "−")
+
+
+@pytest.mark.slow  # the whole committed store (~3 s)
+def test_the_readmes_pairing_figures_are_what_the_seed_noise_page_computes():
+    """The README quoted a median 24%, quartiles 0–45%, −80…95%, 34 and 39 where the page said 23%, 2–41%,
+    −60…95%, 27 and 36 (issue 51): each figure is recomputed here with the page's own function on cached_runs/."""
+    from conftest import ROOT
+
+    from vitcore.store.runs import RunStore
+
+    table = pairing.survey(RunStore(ROOT / "cached_runs").table())
+    removed = table["removed"].dropna()
+    q1, median, q3 = np.percentile(removed, [25, 50, 75])
+    pooled = 1 - (table["sd_delta"] ** 2).sum() / (table["sd_unpaired"] ** 2).sum()
+    cell = table.set_index(["comparison", "train_rows"])
+    vit_convnet, patch = "ViT − convnet (the article's)", "ViT p4 pre-LN pos − ViT p7 pre-LN pos"
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    expected = (f"Over all {len(removed)} committed paired comparisons",
+                f"removes a median {said(median)} of an unpaired Δ's variance, quartiles {said(q1)[:-1]}–{said(q3)}, "
+                f"from {said(removed.min())} to {said(removed.max())}: "
+                f"more than half in {(removed > 0.5).sum()} of them",
+                f"(the ViT − convnet Δ: {said(cell.loc[(vit_convnet, 1000), 'removed'])} at 1,000 rows, "
+                f"{said(cell.loc[(vit_convnet, 4000), 'removed'])} at 4,000; patch 4 − 7 at 4,000: "
+                f"{said(cell.loc[(patch, 4000), 'removed'])} over {cell.loc[(patch, 4000), 'n_pairs']} pairs), "
+                f"nothing or less in {(removed <= 0).sum()}",
+                f"the ViT − convnet Δ at 8,000 rows reads {said(cell.loc[(vit_convnet, 8000), 'removed'])}); "
+                f"pooled, {said(pooled)}")
+    for text in expected:
+        assert text in readme, text

@@ -154,6 +154,10 @@ def test_the_readme_example_runs(tmp_path, monkeypatch, capsys):
     exec(compile(code, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "Study(" in out and "verdict" in out and "margin" in out
+    # readable whole (issue 51): no frame hides its middle columns, the verdict prints as one short line
+    assert "columns]" not in out and "..." not in out and {"train_rows", "mean_delta", "agrees"} <= set(out.split())
+    assert "Verdict(ViT p7 pre-LN no-pos − ViT p7 pre-LN pos at 4,000 rows, test_accuracy, Δ " in out
+    assert max(len(line) for line in out.splitlines()) <= 120  # a wide terminal's width, not wrapped
 
 
 def test_store_rule(tmp_path):

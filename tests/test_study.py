@@ -16,7 +16,7 @@ from vitcore.stats import compare as engine
 from vitcore.stats import estimates as v
 from vitcore.stats import plan, readings, summaries
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, judge, paired_estimate
-from vitcore.stats.records import VERDICT_READINGS, Judgement
+from vitcore.stats.records import VERDICT_READINGS, Contrast, Judgement
 from vitcore.study import Study, words
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -342,3 +342,60 @@ def test_results_around_your_own_centres_are_bounded(monkeypatch):
     assert len(study._bounded["main around"]) == len(study._bounded["main measured around"]) == 3
     assert any(key[0] == "main" for key in study._memo)  # the article's: unbounded, not evicted by your centres
     assert study.main_effects(("test_accuracy",)).equals(article)
+
+
+def two_seed_rows(seeds: int, spread: float) -> list[dict]:
+    """compare's metrics rows of batch norm against the article's ViT at 1,000 rows over `seeds` random seeds, the
+    Δ in test accuracy alternating by ±spread around -0.05."""
+    from fakes import run_row, runs_table
+
+    sel, base = RunConfig(norm="batch", train_rows=1000), RunConfig(train_rows=1000)
+    rows = [run_row(cfg.replace(seed=seed), test_accuracy=0.5 + (cfg is sel) * (-0.05 + spread * (-1) ** seed))
+            for cfg in (sel, base) for seed in range(seeds)]
+    return Study(runs_table(rows)).compare(sel).metrics.to_dict("records")
+
+
+def test_an_interval_from_too_few_random_seeds_is_said_to_bound_nothing_on_every_view():
+    """With 2 random seeds the CLI printed "95% ×2 [−2.35, +2.40]" and "needs 2,015 paired random seeds" for test
+    accuracy: an interval far past what accuracy can be. Below words.MIN_PAIRS pairs, or past the metric's bound,
+    every view says so instead of the numbers; the CSV's numbers do not move."""
+    from vitcore.cli.common import verdict_line
+
+    accuracy = two_seed_rows(2, 0.3)[0]
+    assert accuracy["metric"] == "test_accuracy" and accuracy["n_pairs"] == 2 and np.isfinite(accuracy["ci_low"])
+    for text in (words.interval_text(accuracy, 4), words.verdict_interval(accuracy, 4), verdict_line(accuracy),
+                 words.verdict_interval(accuracy, 4, ninety=True)):
+        assert words.TOO_FEW_TO_BOUND in text and "[" not in text, text
+    assert "2 pairs; an interval needs at least 3" in words.interval_text(accuracy, 4)
+    fixed = {**accuracy, "metric": "gap", "verdict": v.INCONCLUSIVE, "seeds_needed": 2015.0, "plan": v.FIXED_SAMPLE,
+             "look": np.nan, "looks_planned": 0}  # a fixed-sample row's power count from 2 pairs: a guess
+    assert "needs 2,015 paired random seeds for 80% power (2,013 more), as a new look" in verdict_line(fixed)
+    assert "(a guess: the spread of 2 pairs)" in verdict_line(fixed) and "(a guess" in words.verdict_text(fixed)
+    assert "(a guess" not in words.verdict_text({**fixed, "n_pairs": 3})
+    wide = two_seed_rows(3, 0.45)[0]  # 3 pairs, but an interval past ±1: no Δ of an accuracy can be there
+    assert wide["n_pairs"] == 3 and max(abs(wide["ci_low"]), abs(wide["ci_high"])) > 1
+    assert "more than any Δ of test_accuracy can be" in words.interval_text(wide, 4)
+    assert words.TOO_FEW_TO_BOUND in verdict_line(wide)
+    narrow = two_seed_rows(3, 0.01)[0]
+    assert words.verdict_interval(narrow, 4).startswith("[") and words.TOO_FEW_TO_BOUND not in verdict_line(narrow)
+    assert words.unbounded(narrow) is None
+
+
+def test_records_print_as_one_short_line():
+    """A Verdict's repr was ~1,500 characters of nested configs (issue 51): each record is one line naming
+    selection − baseline, the metric, Δ, n and the verdict; row() still has every column."""
+    from fakes import run_row, runs_table
+
+    sel, base = RunConfig(norm="batch", train_rows=1000), RunConfig(train_rows=1000)
+    study = Study(runs_table([run_row(cfg.replace(seed=seed), test_accuracy=0.8 - (cfg is sel) * 0.1 + seed / 100)
+                              for cfg in (sel, base) for seed in range(3)]))
+    found = study.verdict(sel, metric="gap")
+    sides = "ViT p7 pre-BN pos − ViT p7 pre-LN pos at 1,000 rows"
+    assert repr(found) == f"Verdict({sides}, gap, Δ +0.0000, n=3, {found.verdict})"
+    assert repr(found.measurement) == f"Measurement({sides}, gap, Δ +0.0000, n=3)"
+    assert repr(found.contrast) == f"Contrast({sides}, gap, family ×{found.contrast.family.size})"
+    assert repr(found.judgement).startswith(f"Judgement({found.verdict} at ±0.01, family ×")
+    unpaired = Contrast(sel, base.replace(train_rows=4000), "gap")
+    assert repr(unpaired) == ("Contrast(ViT p7 pre-BN pos at 1,000 rows − ViT p7 pre-LN pos at 4,000 rows, gap, "
+                              "family ×1)")
+    assert all("\n" not in repr(r) and len(repr(r)) < 160 for r in (found, found.measurement, found.judgement))

@@ -15,8 +15,7 @@ from vitcore.app import fmt
 from vitcore.app.selection import BASELINE, cell_name
 from vitcore.article import seed_reference as article
 from vitcore.config.run import RunConfig
-from vitcore.config.switches import REGISTRY
-from vitcore.stats import plan
+from vitcore.config.switches import REGISTRY, change
 from vitcore.stats.estimates import MARGIN
 from vitcore.stats.seconds import REFERENCE, context, group_text
 from vitcore.study.words import (
@@ -64,7 +63,7 @@ def flip_frame(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
     """stats.flip_effects rows of one metric, with `label` ('patch size 7 → 4'), the verdict in words
     (`verdict_text`) and `option` (what the landing page's "select this variant" offers)."""
     part = flips[flips["metric"] == metric].reset_index(drop=True)
-    labels = [f"{SWITCH_NAMES.get(s, s)} {a} → {b}" for s, a, b in zip(part["switch"], part["from"], part["to"])]
+    labels = [change(s, a, b) for s, a, b in zip(part["switch"], part["from"], part["to"])]
     rows = [{**row, "paired": True} for row in part.to_dict("records")]
     words, short = [verdict_text(row, margin) for row in rows], [verdict_text(row, margin, short=True) for row in rows]
     return part.assign(label=labels, verdict_text=words, verdict_short=short, option=labels)
@@ -77,13 +76,12 @@ def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
     part = with_readings(flip_frame(flips, metric, margin))
     rows, places = part.to_dict("records"), fmt.digits(metric)
     return pd.DataFrame({
-        "Change": [f"{SWITCH_NAMES.get(s, s)} {a} → {b}" for s, a, b in zip(part["switch"], part["from"], part["to"])],
+        "Change": [change(s, a, b) for s, a, b in zip(part["switch"], part["from"], part["to"])],
         "Verdict": [marked(row) + work_mark(row, short=True) + (SEEN_MARK if seen(row) else "") for row in rows],
         "Interval": [verdict_interval(row, places) if row["n_pairs"] >= 2 else "n/a (one seed)" for row in rows],
         "Δ": part["mean_delta"].astype(float),
         "Interval is": [interval_kind(row) for row in rows],
-        "90% interval": [fmt.ci(row["ci90_adj_low" if plan.adjusted(row) else "ci90_low"],
-                                row["ci90_adj_high" if plan.adjusted(row) else "ci90_high"], places) for row in rows],
+        "90% interval": [verdict_interval(row, places, ninety=True) for row in rows],
         "Pairs": part["n_pairs"].astype(int),
         "p_adj": part["p_adj"].map(fmt.p_value),  # '< 0.0001', never '0'
         "p_tost_adj": part["p_tost_adj"].map(fmt.p_value),

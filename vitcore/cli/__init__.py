@@ -15,6 +15,7 @@ only by the commands that train or time it. One module per command group:
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 
@@ -44,9 +45,59 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
 
 
+def options(parser: argparse.ArgumentParser, prefix: str = "") -> dict[str, list[str]]:
+    """Every subcommand's long options -> the subcommands that take it ('--patch-size': ['run', 'compare'])."""
+    found: dict[str, list[str]] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command, child in action.choices.items():
+                for option, commands in options(child, f"{prefix}{command} ").items():
+                    found.setdefault(option, []).extend(commands)
+        elif prefix:
+            for option in action.option_strings:
+                if option.startswith("--") and option != "--help":
+                    found.setdefault(option, []).append(prefix.strip())
+    return found
+
+
+def misplaced(parser: argparse.ArgumentParser, flag: str) -> str:
+    """One line for an option given before any subcommand (`python -m vitcore --patchsize 4`): which subcommands
+    take it, or the nearest option that one takes (difflib), and that the subcommand comes first."""
+    known = options(parser)
+    near = flag if flag in known else next(iter(difflib.get_close_matches(flag, known, n=1, cutoff=0.75)), None)
+    if near is None:
+        return (f"{flag} is not an option of any subcommand; the subcommand comes first: "
+                f"{parser.prog} COMMAND [options] (--help lists the commands)")
+    said = flag if near == flag else f"{flag} is not an option: did you mean {near}? It"
+    takers = ", ".join(known[near][:4]) + (f" and {len(known[near]) - 4} more" if len(known[near]) > 4 else "")
+    return f"{said} goes after a subcommand ({takers} take it): {parser.prog} {known[near][0]} {near} …"
+
+
+def unrecognized(parser: argparse.ArgumentParser, argv: list[str], message: str) -> str:
+    """argparse's 'PROG: unrecognized arguments: --patchsize 4' with the nearest option of the subcommand given."""
+    _, found, rest = message.partition(": unrecognized arguments: ")
+    known = options(parser)
+    names = {name for commands in known.values() for name in commands}
+    words = [token for token in argv if not token.startswith("-")]
+    command = next((" ".join(words[:n]) for n in (2, 1) if " ".join(words[:n]) in names), None)
+    mine = [option for option, commands in known.items() if command in commands]
+    for token in rest.split() if found else ():
+        flag = token.partition("=")[0]
+        if flag.startswith("--") and flag not in mine:
+            near = difflib.get_close_matches(flag, mine, n=1, cutoff=0.75)
+            return message + (f" (did you mean {near[0]}?)" if near else "")
+    return message
+
+
 def _main(argv: list[str] | None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        parser, argv = build_parser(), sys.argv[1:] if argv is None else list(argv)
+        if argv and argv[0].startswith("--") and argv[0] != "--help":
+            raise UsageError(f"{parser.prog}: {misplaced(parser, argv[0].partition('=')[0])}")
+        try:
+            args = parser.parse_args(argv)
+        except UsageError as error:
+            raise UsageError(unrecognized(parser, argv, str(error))) from None
         problems = environment.problems(budget=False, data=False)  # the training budget is the app's alone
         problems += filter(None, [data_dir_problem()])
         if problems:

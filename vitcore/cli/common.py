@@ -21,7 +21,7 @@ from vitcore.data.regular import kind
 from vitcore.run import quiet
 from vitcore.stats import estimates, plan, readings
 from vitcore.store.runs import RunStore
-from vitcore.study import Study
+from vitcore.study import Study, words
 
 VERDICTS_EPILOG = ("verdicts (both tests on every Δ, adjusted within its family):\n"
                    + estimates.definitions_text(bullet="  ") + "\nbeside every verdict:\n"
@@ -249,15 +249,14 @@ def verdict_line(row: dict) -> str:
     and, when inconclusive, the power-based seeds (a total and how many more, as the app says it)."""
     places = numbers.digits(row["metric"])  # the app's rule: seconds to 0.1 s, accuracies to 4 decimals
     adjusted, planned = plan.adjusted(row), plan.planned(row) and plan.adjusted(row)
-    low, high = (row["ci_adj_low"], row["ci_adj_high"]) if adjusted else (row["ci_low"], row["ci_high"])
     p, p_tost = (row["p_adj"], row["p_tost_adj"]) if adjusted else (row["p_value"], row["p_tost"])
-    which = (f"RCI look {int(row['look'])}/{int(row['looks_planned'])}" if planned
-             else f"95% ×{int(row['family_size'])}" if adjusted else "95%")
-    text = (f"{row['metric']:21} Δ {numbers.delta(row['mean_delta'], places)} {which} {numbers.ci(low, high, places)}  "
+    which = (f"RCI look {int(row['look'])}/{int(row['looks_planned'])} " if planned else
+             f"95% ×{int(row['family_size'])} " if adjusted else "95% ") + words.verdict_interval(row, places, "no CI")
+    text = (f"{row['metric']:21} Δ {numbers.delta(row['mean_delta'], places)} {which}  "
             f"{'p_adj' if adjusted else 'p'} {numbers.p_value(p)}  {'p_tost_adj' if adjusted else 'p_tost'} "
             f"{numbers.p_value(p_tost)}  n={row['n_pairs']}  {row['verdict']}")
     if row["verdict"] == estimates.INCONCLUSIVE:
-        text += f", {plan.needs(row)}"
+        text += f", {words.needs(row)}"  # the app's words (a guess from fewer than words.MIN_PAIRS pairs)
     elif row.get("size") in ("beyond", "undetermined") and row["verdict"] in estimates.BEYOND:
         text += f", size {row['size']}"  # vitcore.stats.readings: "better" beyond ±margin or maybe inside it
     if row.get("borderline") in (True,):  # a bool or numpy bool; NaN (no reading) is not

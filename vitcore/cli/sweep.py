@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from vitcore.cli.common import UsageError, add_store_flag, clean, usage, writable_folder
+from vitcore.config.numbers import delta
 from vitcore.config.run import MAX_TRAIN_ROWS, MODELS, RANGES
 from vitcore.config.switches import MODEL_NAMES
 from vitcore.store.runs import RunStore
@@ -130,7 +131,7 @@ def _sweep(args) -> int:
     if args.dry_run:
         for cfg in todo:
             print(f"  {cfg.run_id}  {cfg.label():28} rows {cfg.train_rows:>6,}  seed {cfg.seed}")
-        return 0
+        return _decided(args, store, 0)
     if todo:
         writable_folder(store.root, "--store")  # before training, not after it
     started = time.perf_counter()
@@ -178,4 +179,32 @@ def _sweep(args) -> int:
         print(clean(f"failed: run {result['run_id']} {config}: {result['error']}"))
     if failed:
         print(f"{len(failed)} runs failed (listed above with their configs); rerun the sweep to retry them")
-    return 1 if failed else 0
+    return _decided(args, store, 1 if failed else 0)
+
+
+def _decided(args, store: RunStore, code: int) -> int:
+    """`sweep plan [NAME]` ends with what its plan decided, one line per question (the Study's plan report, as the
+    `plans` command and the Plans page read it); `code`: the sweep's exit code, returned."""
+    if args.grid != "plan" or not store.root.is_dir():
+        return code
+    from vitcore.stats.plan_store import BUILTIN
+    from vitcore.study import Study
+
+    name = args.plan or BUILTIN
+    statuses = Study.open(store.root, warn=False).plan_report().of(name)
+    if not statuses:
+        return code
+    decided, capped = sum(q.decided for q in statuses), sum(q.at_cap and not q.decided for q in statuses)
+    seen = sum(q.seen_before_plan for q in statuses)
+    print(f"plan {name}: {decided} of {len(statuses)} questions decided, {capped} undecided at the cap, "
+          f"{len(statuses) - decided - capped} still open")
+    for q in statuses:
+        said = f"{q.verdict}{f' ({q.size})' if q.decided and q.size else ''}"
+        where = f"look {q.look} of {q.looks_planned}" + (" (the cap)" if q.at_cap and not q.decided else "") \
+            if q.decided or q.at_cap else q.needs
+        extra = " †" * bool(q.seen_before_plan) + f" · {q.replicated}" * bool(q.replicated)  # a confirmation's outcome
+        print(clean(f"  {q.question:21} {q.train_rows:>6,} rows {said:20} Δ {delta(q.mean_delta):7} n={q.n_pairs:<3} "
+                    f"{where}{extra}"))
+    if seen:
+        print(f"  † judged on random seeds seen before the plan ({seen} of {len(statuses)})")
+    return code

@@ -52,6 +52,7 @@ class Metric:
     source: str = SUMMARY_FILE    # summary.json, a run file `derive` reads (RUN_FILES), or what counts it
     derive: Callable | None = None  # a derived metric's function of its source file's contents -> float
     short: str = ""               # a card's title when five cards share a row ("" : the title)
+    bound: float | None = None    # the largest |Δ| it can take (an accuracy's: 1); None: no bound
 
     def __post_init__(self) -> None:
         if self.direction not in (HIGHER, LOWER, NONE):
@@ -81,20 +82,20 @@ REGISTRY: tuple[Metric, ...] = (
            margin=0.02),
     Metric("test_accuracy", "Test accuracy",
            "Accuracy on the official 10,000-image test split, with the weights after the last epoch. The headline "
-           "metric.", HIGHER, compared=True),
+           "metric.", HIGHER, compared=True, bound=1.0),
     Metric("best_val_accuracy", "Best val accuracy",
            "Highest accuracy on the fixed 5,000-row validation split over all epochs: the epoch is selected on the "
            "same split it is reported on, so it is optimistic. Test accuracy is the honest figure.", HIGHER,
-           optimistic=True, compared=True, short="Best val (optimistic)"),
+           optimistic=True, compared=True, short="Best val (optimistic)", bound=1.0),
     Metric("best_epoch", "Best epoch", "The epoch of the best validation accuracy.", NONE, digits=0, judged=False),
     Metric("final_train_accuracy", "Final train accuracy",
            "Mean training accuracy over the last epoch (training mode, as seen while fitting).", NONE,
-           compared=True),  # no good direction: fitting the training rows more closely can mean memorising them
+           compared=True, bound=1.0),  # no good direction: fitting the training rows closer can mean memorising them
     Metric("final_val_accuracy", "Final val accuracy", "Accuracy on the validation split after the last epoch.",
-           HIGHER),
+           HIGHER, bound=1.0),
     Metric("gap", "Gap (train − val)",
            "Final train accuracy − final validation accuracy, both at the last epoch: how hard it overfits.", LOWER,
-           signed=True, compared=True),
+           signed=True, compared=True, bound=2.0),
     Metric("params", "Parameters", "The model's parameter count, as Keras counts it.", LOWER, margin=0.0,
            digits=0),
     Metric("seconds", "Seconds",

@@ -48,6 +48,8 @@ class Switch:
     models: tuple = ("vit",)            # the models it means something for; it does not split the others
     grid: tuple = ()                    # its levels crossed in the default factorial sweep (): not crossed
     free: bool = False                  # a numeric field declared in config/run.py; levels are offered values
+    words: tuple = ()                   # (level, word) pairs: a change label's word for a level whose bare value
+                                        # reads as something else (pooling "gap" beside the gap metric)
 
     def __post_init__(self) -> None:
         if self.default not in self.levels:
@@ -95,7 +97,8 @@ REGISTRY: tuple[Switch, ...] = (
     Switch("pooling", ("gap", "cls"), "gap", "Pooling",
            "`gap`: the classifier reads the mean of the tokens. `cls`: a learned class token is prepended and "
            "read out instead (the ViT paper; 64 parameters, one more token).",
-           tag=lambda v: " cls" if v == "cls" else "", why="cls: a class token, as the ViT paper"),
+           tag=lambda v: " cls" if v == "cls" else "", why="cls: a class token, as the ViT paper",
+           words=(("gap", "token mean"), ("cls", "class token"))),
     Switch("tokenizer", ("patch", "shifted"), "patch", "Tokenizer",
            "`patch`: each token is one patch. `shifted`: Shifted Patch Tokenization — each token also carries "
            "its patch of four diagonally shifted copies of the image, then LayerNorm (Lee, Lee & Song 2021).",
@@ -147,6 +150,16 @@ def run_label(model: str, values: dict[str, Any]) -> str:
     """'ViT p7 pre-LN pos', 'convnet', 'ViT p7 post-LN pos warm-up 2': the model and each switch's tag."""
     tags = (SWITCH[name].tag(values[name]) for name in LABEL_SWITCHES if SWITCH[name].applies(model))
     return MODEL_NAMES[model] + "".join(tags)
+
+
+def change(name: str, before: Any, after: Any) -> str:
+    """An effect's label, 'patch size 7 → 4', 'pooling token mean → class token': a switch's noun and its levels, in
+    their words where the registry gives some (Switch.words); a name it does not know as it is."""
+    switch = SWITCH.get(name)
+    if switch is None:
+        return f"{name} {before} → {after}"
+    words = dict(switch.words)
+    return f"{switch.noun} {words.get(before, before)} → {words.get(after, after)}"
 
 
 def check(name: str, value: Any) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Callable
 
+from vitcore.config.numbers import delta, digits, p_value
 from vitcore.config.run import RunConfig
 from vitcore.stats import plan, plan_store, readings, seconds
 from vitcore.stats.estimates import JUDGEMENT_COLUMNS, RESOLVED, Estimate, judge, margin_for
@@ -33,6 +34,16 @@ class Contrast:
     @property
     def paired(self) -> bool:
         return self.selection.train_rows == self.baseline.train_rows
+
+    def sides(self) -> str:
+        """'ViT p7 pre-LN no-pos − ViT p7 pre-LN pos at 4,000 rows' (each side's rows when they differ)."""
+        sel, base = self.selection, self.baseline
+        if self.paired:
+            return f"{sel.label()} − {base.label()} at {sel.train_rows:,} rows"
+        return f"{sel.label()} at {sel.train_rows:,} rows − {base.label()} at {base.train_rows:,} rows"
+
+    def __repr__(self) -> str:  # one line: the dataclass's was two RunConfigs in full
+        return f"Contrast({self.sides()}, {self.metric}, family ×{self.family.size})"
 
 
 @dataclass(frozen=True)
@@ -58,6 +69,10 @@ class Measurement:
     @property
     def n_pairs(self) -> int:
         return self.estimate.n if self.contrast.paired else 0
+
+    def __repr__(self) -> str:  # one line, not two configs and an estimate in full
+        c, est = self.contrast, self.estimate
+        return f"Measurement({c.sides()}, {c.metric}, Δ {delta(est.mean, digits(c.metric))}, n={est.n})"
 
     @property
     def planned(self) -> bool:
@@ -161,6 +176,9 @@ class Judgement:
         """The difference test resolves the direction (better/worse, higher/lower, or their 'slightly')."""
         return self.verdict in RESOLVED
 
+    def __repr__(self) -> str:  # one line: its 25 fields are in row()
+        return f"Judgement({self.verdict} at ±{self.margin:g}, family ×{self.family_size}, p_adj {p_value(self.p_adj)})"
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -180,6 +198,10 @@ class Verdict:
     @property
     def mean_delta(self) -> float:
         return self.measurement.estimate.mean
+
+    def __repr__(self) -> str:  # one line (it was ~1,500 characters of nested configs): row() has every column
+        c, n = self.contrast, self.measurement.estimate.n
+        return f"Verdict({c.sides()}, {c.metric}, Δ {delta(self.mean_delta, digits(c.metric))}, n={n}, {self.verdict})"
 
     def row(self) -> dict:
         """metric, means, mean_delta, n_pairs, the judgement's columns, paired, timing_group, the seconds' notes

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from vitcore.config.metrics import metric
 from vitcore.config.numbers import ci, missing, number, p_value
 from vitcore.stats import estimates as v
 from vitcore.stats import plan, readings
@@ -16,8 +17,12 @@ from vitcore.stats.testset import WITH_TEST
 
 def needs(row) -> str:
     """'needs 41 paired random seeds for 80% power (31 more), as a new look, …' for an inconclusive row, or a planned
-    comparison's next look ('look 2 of 4 at 20 paired random seeds (10 more)'), as the CLI says it."""
-    return plan.needs(row)
+    comparison's next look ('look 2 of 4 at 20 paired random seeds (10 more)'), as the CLI says it; a power count
+    from fewer than MIN_PAIRS pairs says it is a guess (a spread from one or two differences)."""
+    text = plan.needs(row)
+    if _few(row) and not plan.planned(row) and "paired random seeds" in text:
+        text += f" (a guess: the spread of {int(row['n_pairs'])} pairs)"
+    return text
 
 
 def borderline(row) -> bool:
@@ -116,6 +121,29 @@ def flips_text(row) -> str | None:
     return f"borderline: {row['flips']}" if borderline(row) and isinstance(row.get("flips"), str) else None
 
 
+MIN_PAIRS = 3  # fewer paired random seeds bound nothing: a spread from 1 difference, t(1) = 12.7 before any Bonferroni
+TOO_FEW_TO_BOUND = "too few random seeds to bound this"
+
+
+def _few(row) -> bool:
+    n = row.get("n_pairs")
+    return bool(row.get("paired", True)) and not missing(n) and int(n) < MIN_PAIRS
+
+
+def unbounded(row) -> str | None:
+    """Why the verdict's interval bounds nothing, or None: fewer than MIN_PAIRS paired random seeds, or an interval
+    reaching past every Δ the metric can take (Metric.bound: an accuracy's Δ lies within ±1). Every view then says
+    TOO_FEW_TO_BOUND instead of its numbers; the CSVs keep the numbers."""
+    if _few(row):
+        n = int(row["n_pairs"])
+        return f"{n} pair{'' if n == 1 else 's'}; an interval needs at least {MIN_PAIRS}"
+    _, (low, high), _ = _interval(row)
+    bound = metric(row["metric"]).bound
+    if bound is not None and not missing(low) and not missing(high) and max(abs(low), abs(high)) > bound:
+        return f"it reaches past ±{bound:g}, more than any Δ of {row['metric']} can be"
+    return None
+
+
 def _interval(row) -> tuple[str, tuple, tuple]:
     """(which interval goes with the verdict, its 95% (low, high), its 90% (low, high)): simultaneous over the family
     when it has more than one member (so it excludes 0 exactly when the verdict is resolved), a planned row's
@@ -135,15 +163,20 @@ def _interval(row) -> tuple[str, tuple, tuple]:
 def interval_text(row, places: int) -> str:
     """The interval that goes with the verdict (see _interval) in words, and the 90% one the equivalence test reads."""
     which, (low, high), (low90, high90) = _interval(row)
+    if (why := unbounded(row)) is not None:
+        return f"{which}: {TOO_FEW_TO_BOUND} ({why})"
     return (f"{which} {ci(low, high, places, none='no interval')} · 90% "
             f"{ci(low90, high90, places, none='n/a')}")
 
 
-def verdict_interval(row, places: int) -> str:
-    """Just the interval the verdict is read from, '[-0.0560, -0.0324]' (interval_text says which it is): what a
-    narrow table shows beside the verdict."""
-    _, (low, high), _ = _interval(row)
-    return ci(low, high, places, none="no interval")
+def verdict_interval(row, places: int, none: str = "no interval", ninety: bool = False) -> str:
+    """Just the interval the verdict is read from, '[-0.0560, -0.0324]' (interval_text says which it is), or the 90%
+    one the equivalence test reads (`ninety`): what a narrow table (and the CLI's line) shows beside the verdict;
+    TOO_FEW_TO_BOUND where it bounds nothing (unbounded)."""
+    if unbounded(row) is not None:
+        return TOO_FEW_TO_BOUND
+    _, (low, high), (low90, high90) = _interval(row)
+    return ci(low90, high90, places, none="n/a") if ninety else ci(low, high, places, none=none)
 
 
 def interval_kind(row) -> str:

@@ -26,6 +26,7 @@ from vitcore.study.words import (  # noqa: F401 (the shared words, used here and
     needs,
     readings_text,
     tests_text,
+    unbounded,
     verdict_text,
 )
 
@@ -112,7 +113,7 @@ def test_set_line(row, places: int) -> str | None:
     """What the test set's sampling did to test accuracy's interval when every pair kept its predictions
     (vitcore.stats.testset), else None: the verdict uses the interval over random seeds and test images,
     the same on every view; the seed-only interval is shown beside it."""
-    if not row.get("n_pairs_with_test") or fmt.missing(row.get("ci_low_seeds")):
+    if not row.get("n_pairs_with_test") or fmt.missing(row.get("ci_low_seeds")) or unbounded(row):
         return None
     seeds = fmt.ci(row["ci_low_seeds"], row["ci_high_seeds"], places)
     if row.get("interval") != WITH_TEST:

@@ -24,6 +24,7 @@ from vitcore.config.environment import (  # noqa: F401 (re-exported)
     budget_minutes,
 )
 from vitcore.config.run import RunConfig
+from vitcore.store.timing import COMPILE_MODES
 
 COMMUNITY_CLOUD_ROOT = "/mount/src/"  # where Streamlit Community Cloud checks out an app's repository
 
@@ -54,13 +55,33 @@ def training_allowed(environ: Mapping[str, str] = os.environ, app_path: str = __
     return not app_path.startswith(COMMUNITY_CLOUD_ROOT) if allowed is None else allowed
 
 
+REUSED = "reused"  # vitcore.store.timing.COMPILE_MODES: a run of a cell after its first, on the compiled graph
+FIRST_RUNS_LEFT_OUT = "a cell's first run, which compiles, left out"
+
+
+def compile_mode(group) -> str:
+    """A timing group's compile mode ('v2/threads1/workers2/reused/busy' -> 'reused'); '' when it has none."""
+    parts = group.split("/") if isinstance(group, str) else []
+    return parts[3] if len(parts) > 3 and parts[3] in COMPILE_MODES else ""
+
+
 def estimate_seconds(table: pd.DataFrame, cfg: RunConfig) -> tuple[float, str] | None:
-    """Training time for cfg from similar cached runs, scaled by train rows x epochs.
+    """Training time for cfg from similar stored runs, scaled by train rows x epochs: from the reused runs only
+    (timing group '…/reused': a cell's first run spends most of a small run compiling, and scaled up it said
+    "30 min" for a study of 4-10 s runs), else, when the store has none that fit, from every run.
 
     Similar = same model (and, for the ViT, same patch size: the token count drives the cost), at the same
     train rows when there are any (then scaled by epochs alone); falls back to any run of the same model.
     Returns (seconds, what it was based on) or None.
     """
+    if "timing_group" in table.columns:
+        reused = _estimate(table[table["timing_group"].map(compile_mode) == REUSED], cfg, "reused")
+        if reused is not None:
+            return reused[0], f"{reused[1]} ({FIRST_RUNS_LEFT_OUT})"
+    return _estimate(table, cfg, "stored")
+
+
+def _estimate(table: pd.DataFrame, cfg: RunConfig, kind: str) -> tuple[float, str] | None:
     if table.empty:
         return None
     same_model = table[table["model"] == cfg.model]
@@ -75,9 +96,9 @@ def estimate_seconds(table: pd.DataFrame, cfg: RunConfig) -> tuple[float, str] |
     rows = similar[similar["train_rows"] == cfg.train_rows]
     if len(rows):  # the same rows: scaled by epochs only (an epoch's validation and test passes do not shrink
         per_epoch = (rows["seconds"] / rows["epochs"]).median()  # with the rows, so rows scale badly)
-        return float(per_epoch * cfg.epochs), f"median of {len(rows)} cached {basis} at these rows, scaled by epochs"
+        return float(per_epoch * cfg.epochs), f"median of {len(rows)} {kind} {basis} at these rows, scaled by epochs"
     per_unit = (similar["seconds"] / (similar["train_rows"] * similar["epochs"])).median()
-    basis = f"median of {len(similar)} cached {basis}, scaled by rows × epochs"
+    basis = f"median of {len(similar)} {kind} {basis}, scaled by rows × epochs"
     return float(per_unit * cfg.train_rows * cfg.epochs), basis
 
 
