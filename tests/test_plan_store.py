@@ -81,7 +81,10 @@ def test_the_pages_render_beside_a_hostile_plan(tmp_path, monkeypatch, page):
     at = AppTest.from_file(str(frame_opening(page, tmp_path / "app")), default_timeout=180).run()
     assert not at.exception, [e.message for e in at.exception]
     if page == "views/plans.py":
-        assert any("Left out: plan p1.json: nested deeper than 8" in w.value for w in at.warning)
+        assert any("Left out" in w.value and "plan p1.json" in w.value and "nested deeper than 8" in w.value
+                   for w in at.warning)
+    # every page: the frame's note names the plan that judges nothing (issue 50: "the pages render with a note")
+    assert any("plan p1.json" in w.value and "it judges nothing" in w.value for w in at.warning)
 
 
 @pytest.mark.slow  # a child process per case, 1.3-1.6 s each: the slow tier, by the README's rule

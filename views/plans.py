@@ -3,6 +3,7 @@ on fresh random seeds beside its discovery. vitcore.stats.plan_report computes; 
 
 import streamlit as st
 
+from vitcore.app import fmt
 from vitcore.app.plans import plans_view
 
 st.title("Plans")
@@ -15,7 +16,7 @@ st.caption("A plan is written down, with its sha256, before the runs it judges: 
 
 report = plans_view.report()
 for problem in report.problems:
-    st.warning(f"Left out: {problem}")
+    st.warning(f"Left out: {fmt.plain(problem)}")
 for plan in report.plans:
     frame = report.questions_frame()
     frame = frame[frame["plan"] == plan.name].reset_index(drop=True)

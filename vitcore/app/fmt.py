@@ -102,3 +102,13 @@ DELTA_LIMITS = {"confusion rate": 0.2}
 def axis_format(name: str, signed: bool = True) -> str:
     """A d3 format for a chart axis or tooltip of this metric: '+.3f' (Δ of accuracy), '+.1f' (seconds)."""
     return f"{'+' if signed else ''}.{min(digits(name), 3)}f"
+
+
+MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_[]#!|<>~$:"})  # links, images, code, emphasis, HTML, math
+
+
+def plain(text: str) -> str:
+    """Text from the disk (a file's name, a plan's problem) as Streamlit markdown shows it literally: control characters
+    as their escapes, the characters that draw links, images, code, emphasis, HTML, math or emoji escaped."""
+    shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
+    return shown.translate(MARKDOWN)

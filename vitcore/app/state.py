@@ -19,6 +19,7 @@ from types import MappingProxyType
 import pandas as pd
 import streamlit as st
 
+from vitcore.app import fmt
 from vitcore.app.selection import (  # noqa: F401
     BASELINE_KEY,
     MARGIN_KEY,
@@ -167,9 +168,11 @@ def load_runs() -> pd.DataFrame:
 def skipped_note() -> None:
     """One line saying how many damaged runs the pages skip, if any (the reasons are in the server
     log and in `python -m vitcore check`)."""
-    count = len(study().skipped)
+    count, refused = len(study().skipped), study().plans_checked().problems  # a plan file that judges nothing too
     if count:
         st.caption(f"{count} damaged run{'s' if count != 1 else ''} skipped — run `python -m vitcore check`")
+    for problem in refused:
+        st.warning(f"{fmt.plain(problem[:300])}: it judges nothing (the Plans page, `python -m vitcore plans`)")
 
 
 def run_frames(run_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
