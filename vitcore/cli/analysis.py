@@ -29,6 +29,7 @@ from vitcore.config import numbers
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import centres, estimates, testset
 from vitcore.stats.families import runs_of
+from vitcore.study import words
 
 COMPARE_FILES = ("metrics.csv", "pairs.csv", "classes.csv", "confusion_delta.csv")
 FLIP_FILES = ("flips.csv", "flip_pairs.csv")  # when runs of both sides kept predictions.npy
@@ -110,7 +111,7 @@ def _compare(args) -> int:
     print(f"verdicts: {result.family.caption()}")
     for row in result.metrics.to_dict("records"):
         print("  " + verdict_line(row))
-        if (line := testset.sentence(row, numbers.digits(row["metric"]))) is not None:
+        if words.unbounded(row) is None and (line := testset.sentence(row, numbers.digits(row["metric"]))) is not None:
             print(f"  {'':21} {line}")
     with staged(out) as stage:
         written = [out / Path(path).name for path in write(result, stage)]
