@@ -31,7 +31,8 @@ def summary(plan, frame: pd.DataFrame, blind: bool | None, order: str = "") -> s
         seen += f"; order: {order}"
     text = (f"Registered {plan.registered_at} (sha256 `{plan.sha256[:12]}…`), random seeds {plan.seeds_text}, looks "
             f"at {', '.join(map(str, plan.looks))} paired random seeds, margin ±{plan.margin:g}: "
-            f"{len(frame)} question{'' if len(frame) == 1 else 's'}, **{decided} decided**, {capped} at the cap undecided; {seen}.")
+            f"{len(frame)} question{'' if len(frame) == 1 else 's'}, **{decided} decided**, {capped} at the cap "
+            f"undecided; {seen}.")
     if plan.confirms:
         counts = frame["replicated"].value_counts()
         text += (f" It confirms plan **{plan.confirms}** on fresh random seeds, and its verdicts lead every view of "
