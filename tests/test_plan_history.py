@@ -74,6 +74,22 @@ def test_a_plan_rewritten_with_its_hash_line_and_committed_judges_nothing(repo, 
     assert "plans: plan mine.json: changed since commit" in capsys.readouterr().out
 
 
+def test_a_shallow_clone_proves_nothing_and_refuses_nothing(repo, tmp_path):
+    """Streamlit Community Cloud (or a CI) may clone with --depth 1: its one commit 'adds' the plan and its runs
+    alike, which must not read as runs committed with their plan."""
+    store = RunStore(repo / "store")
+    assert main([*PLAN, "--store", str(store.root)]) == 0
+    commit(repo, "register mine")
+    runs(store, range(500, 504))
+    commit(repo, "its runs")
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow)], check=True)
+    cloned = RunStore(shallow / "store")
+    checked = plan_report.checked(cloned.table(), cloned.root)
+    assert checked.problems == () and "mine" in {p.name for p in checked.plans}
+    assert checked.history["mine"].order == plan_history.NOT_PROVEN and "shallow" in checked.history["mine"].why
+
+
 def test_runs_committed_before_their_plan_refuse_it(repo, capsys):
     store = RunStore(repo / "store")
     runs(store, range(500, 502))

@@ -97,6 +97,9 @@ def prove(root, plans: list[Plan], runs_of_plan) -> tuple[dict[str, History], li
         rel = root.resolve().relative_to(top.resolve()).as_posix()
     except ValueError:
         return {p.name: History(NOT_PROVEN, "the store is outside its git work tree") for p in plans}, []
+    if (_git(top, "rev-parse", "--is-shallow-repository") or "").strip() != "false":
+        # a shallow clone (Streamlit Community Cloud's, a CI's --depth 1): its first commit "adds" every file
+        return {p.name: History(NOT_PROVEN, "a shallow clone: the history that proves it is cut") for p in plans}, []
     prefix = "" if rel == "." else rel + "/"
     plan_added = _added(top, f"{prefix}{FOLDER}/*.json")
     run_added = _added(top, f"{prefix}*/summary.json")
