@@ -137,8 +137,12 @@ def test_token_cost_chart():
 
     bench = pd.DataFrame({"tokens": [4, 16, 49, 196], "median_ms": [0.1, 0.2, 0.9, 9.0]})
     curve = cost.with_n2_curve(bench)
-    shown = check(charts.cost_chart(curve))
-    assert [len(key.domain) for key in shown] == [2, 2]  # the measured points and the fitted curve
+    chart = charts.cost_chart(curve)
+    shown = check(list(chart.layer))  # independent colour scales: each layer's key lists what that layer draws
+    assert [len(key.domain) for key in shown] == [1, 1]  # the fitted curve, the measured points
+    line, points = (key.legend for key in shown)  # the fit's key a dashed stroke, the points' a dot (issue 51)
+    assert (line["symbolType"], line["symbolDash"], points["symbolType"]) == ("stroke", [5, 3], "circle")
+    assert chart.to_dict()["resolve"]["scale"]["color"] == "independent"
 
 
 def test_seed_noise_shares_draw_no_key_and_one_colour_per_source(study):

@@ -277,9 +277,10 @@ def cost_chart(curve: pd.DataFrame) -> alt.Chart:
     axes logarithmic: the 4-64-token points the page talks about are spread out, not squashed at 0."""
     measured = curve[curve["series"] == "measured median"]
     fitted = curve[(curve["series"] != "measured median") & (curve["ms"] > 0)]
-    names = [*dict.fromkeys(measured["series"]), *dict.fromkeys(fitted["series"])]
-    colour = alt.Color("series:N", title=None, scale=alt.Scale(domain=names, range=[SELECTION, BASELINE]),
-                       legend=alt.Legend(orient="top", symbolStrokeWidth=2, labelLimit=300, columns=1))
+
+    def colour(frame: pd.DataFrame, hue: str, **symbol) -> alt.Color:  # each layer its own key: a dot, a dashed line
+        return alt.Color("series:N", title=None, scale=alt.Scale(domain=[*dict.fromkeys(frame["series"])], range=[hue]),
+                         legend=alt.Legend(orient="top", symbolStrokeWidth=2, labelLimit=300, columns=1, **symbol))
     ticks = sorted(int(t) for t in measured["tokens"])
     x = alt.X("tokens:Q", title="tokens N (log scale)", scale=alt.Scale(type="log", nice=False, padding=12),
               axis=alt.Axis(values=ticks, format=",d", labelOverlap=False, grid=False))
@@ -287,7 +288,8 @@ def cost_chart(curve: pd.DataFrame) -> alt.Chart:
     y = alt.Y("ms:Q", title=["forward time of one attention", "layer (ms, log scale)"], scale=alt.Scale(type="log"),
               axis=alt.Axis(values=decades, format=",~g"))
     points = alt.Chart(measured).mark_circle(size=80, opacity=1).encode(
-        x=x, y=y, color=colour,
+        x=x, y=y, color=colour(measured, SELECTION, symbolType="circle"),
         tooltip=[alt.Tooltip("tokens:Q", format=",d"), alt.Tooltip("ms:Q", format=",.3f", title="median ms")])
-    line = alt.Chart(fitted).mark_line(strokeDash=[5, 3]).encode(x=x, y=y, color=colour)
-    return (line + points).properties(height=320)
+    line = alt.Chart(fitted).mark_line(strokeDash=[5, 3]).encode(
+        x=x, y=y, color=colour(fitted, BASELINE, symbolType="stroke", symbolDash=[5, 3]))
+    return (line + points).resolve_scale(color="independent").properties(height=320)
