@@ -18,11 +18,14 @@ from vitcore.run.sweep import GRID_ROWS
 from vitcore.stats.centres import (  # noqa: F401 (config_of_row: the pages')
     config_of_row,
     holds_article,
-    plain,
     store_centre,
 )
 from vitcore.stats.estimates import MARGIN
-from vitcore.stats.summaries import METRICS, runs_of  # noqa: F401 (runs_of: the pages' one way to a config's runs)
+from vitcore.stats.summaries import (  # noqa: F401 (runs_of: the pages' one way to a config's runs)
+    METRICS,
+    random_seed_runs,
+    runs_of,
+)
 
 # The sidebar's choices per widget key (== RunConfig field, switches.SELECTED). Values appear in the
 # URL as str(value). The switches' levels come from the registry; train_rows offers every row count
@@ -80,7 +83,7 @@ def _stored(table: pd.DataFrame, key: str) -> set:
     if key not in table.columns or not len(table):
         return set()
     kind = type(FIELD_DEFAULTS[key])
-    return {kind(v) for v in plain(table)[key].dropna().unique()}
+    return {kind(v) for v in random_seed_runs(table)[key].dropna().unique()}
 
 
 def allowed_choices(table: pd.DataFrame) -> dict[str, tuple]:
@@ -263,7 +266,8 @@ def baseline_cells(table: pd.DataFrame, centre: RunConfig | None = None) -> dict
     cells: dict[str, RunConfig | None] = {same_rows(centre): None}
     if centre is None:
         cells[cell_name(BASELINE)] = BASELINE
-    for _, row in plain(table).drop_duplicates("config_id").sort_values(["model", "label", "train_rows"]).iterrows():
+    stored = random_seed_runs(table).drop_duplicates("config_id").sort_values(["model", "label", "train_rows"])
+    for _, row in stored.iterrows():
         cfg = config_of_row(row)
         cells.setdefault(cell_name(cfg), cfg)
     return cells

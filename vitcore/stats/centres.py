@@ -15,6 +15,7 @@ import pandas as pd
 
 from vitcore.config.run import DEFAULTS, SEED_FIELDS, RunConfig, article_model
 from vitcore.stats.families import neighbours, runs_of
+from vitcore.stats.summaries import random_seed_runs
 
 ARTICLE = RunConfig()  # the article's ViT at 4,000 rows: a store that holds it is centred on it
 
@@ -31,14 +32,6 @@ def config_of_row(row: Mapping) -> RunConfig:
         elif isinstance(default, (int, float)) and not isinstance(default, bool):
             fields[key] = type(default)(value)
     return RunConfig(**fields)
-
-
-def plain(runs: pd.DataFrame) -> pd.DataFrame:
-    """The runs that take every data, init and order seed from their random seed (not `sweep noise`'s crossed
-    cells, which hold one of them fixed)."""
-    if not len(runs):
-        return runs
-    return runs[runs.reindex(columns=list(SEED_FIELDS)).isna().all(axis=1)]
 
 
 def holds_article(runs: pd.DataFrame) -> bool:
@@ -65,7 +58,7 @@ def store_centre(runs: pd.DataFrame) -> RunConfig | None:
     then the fewest fields off the article's; None for a store without runs."""
     if holds_article(runs):
         return ARTICLE
-    table = plain(runs)
+    table = random_seed_runs(runs)
     if not len(table):
         return None
     seeds = table.groupby("config_id")["seed"].nunique()

@@ -151,7 +151,7 @@ def switch_family(base: RunConfig, field: str, level, plans=()) -> Family:
 
 def planned_family(plan, question, family: Family | None = None) -> Family:
     """The family of one question of a plan: the registry's (as every view forms it) with the m the plan registered
-    (plans.Plan.family_size), judged at that plan's looks on its random seeds."""
+    (registered_size), judged at that plan's looks on its random seeds."""
     family = family or registry_family(question.base, question.field, question.level)
     return Family(family.name, registered_size(plan, question) or family.size, plan.looks_of(question), plan)
 

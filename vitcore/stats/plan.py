@@ -37,7 +37,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from vitcore.config.run import RunConfig
 from vitcore.stats.estimates import ALPHA, EQUIVALENT, FIXED_SAMPLE, INCONCLUSIVE, RESOLVED, judge, needs_text
 
 METRIC = "test_accuracy"        # the planned metric; the others of a planned comparison stay fixed-sample
@@ -72,17 +71,6 @@ def __getattr__(name: str):
 def questions() -> list[tuple[str, object, int]]:
     """(switch, level, train_rows) of every question of the built-in plan, in its file's order."""
     return [(q.field, q.level, q.train_rows) for q in _builtin().questions]
-
-
-def looks_of(base: RunConfig, field: str, level) -> tuple[int, ...]:
-    """The built-in plan's looks of the single-switch change of `base` to `level` of `field`, () when the
-    comparison is not one of its questions."""
-    plan = _builtin()
-    try:
-        question = plan.question_of(base.replace(seed=0), base.replace(seed=0, **{field: level}))
-    except ValueError:
-        return ()
-    return plan.looks_of(question) if question is not None else ()
 
 
 def spent(alpha: float, t, rho: float = 1.0) -> np.ndarray:

@@ -34,7 +34,6 @@ from vitcore.stats.replication import (  # noqa: F401 (the words, re-exported fo
     OUTCOMES,
     PENDING,
     REPLICATED,
-    claims,
     outcome,
 )
 
@@ -63,10 +62,10 @@ class QuestionStatus:
     seen_before_plan: bool
     text: str                 # the plan's line (plan column of every view)
     discovery_verdict: str = ""
-    discovery_plan: str = ""  # the plan that decided the discovery, or "fixed sample on random seeds A-B"
+    discovery_plan: str = ""  # the plan that decided the discovery, or "fixed sample"
     replicated: str = ""      # for a confirmation: one of replication.OUTCOMES
     discovery_delta: float = np.nan
-    discovery_look: str = ""  # "look 2 of 4, seen" / "20 pairs, fixed sample"
+    discovery_look: str = ""  # "look 2 of 4, seen" / "fixed sample on random seeds 0-39, 10 pairs"
     z: float = np.nan         # (confirmation − discovery) / sd of their difference (replication.pooled)
     pooled_delta: float = np.nan
     pooled_low: float = np.nan
