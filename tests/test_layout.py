@@ -4,7 +4,7 @@
   package) imports argparse;
 - nothing but vitcore/__main__.py (and tests, and the CLI itself) imports vitcore.cli: the library
   never calls its CLI;
-- every module in vitcore/ reads in one sitting (≤ 300 lines) and every page in views/ is a
+- every module in vitcore/ reads in one sitting (≤ 500 lines) and every page in views/ is a
   description of the UI (≤ 120 lines).
 """
 
@@ -16,7 +16,7 @@ from conftest import ROOT
 
 PACKAGE = ROOT / "vitcore"
 UI_LIBRARIES = {"streamlit", "altair"}
-MAX_MODULE_LINES, MAX_PAGE_LINES = 300, 120
+MAX_MODULE_LINES, MAX_PAGE_LINES = 500, 120
 
 
 def modules() -> list[Path]:
