@@ -1,4 +1,4 @@
-"""A plan file read as hostile input (vitcore.stats.plan_json, through vitcore.stats.plans.parse): every way a
+"""A plan file read as hostile input (vitcore.stats.plans, through vitcore.stats.plans.parse): every way a
 hand-made file (with its SHA256SUMS line, as anyone who can write the store can make) could crash a reader or
 say two things is one PlanError saying what was wrong and what is allowed (issue 50)."""
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from vitcore.stats import plan_json, plans
+from vitcore.stats import plans
 
 VARY = [("norm_placement", ("post",))]
 
@@ -50,7 +50,7 @@ CASES = {  # name: (the file's text, words the one-line refusal must hold)
                                                      '"field": "pos_embedding",'), "the key 'field' appears twice"),
     "a byte-order mark": ("\ufeff" + text(), "byte-order mark"),
     "not ASCII": (text(note="caf\u00e9").replace("\\u00e9", "\u00e9"), "not ASCII"),
-    "over the size limit": (text(note="x" * plan_json.MAX_BYTES), "at most 1,048,576 characters"),
+    "over the size limit": (text(note="x" * plans.MAX_BYTES), "at most 1,048,576 characters"),
     "an unknown field": (text(blind=True), "unknown: 'blind'"),
     "a missing field": (json.dumps({k: v for k, v in json.loads(text()).items() if k != "caps"}), "missing: caps"),
     "an array": ("[1, 2]", "holds one JSON object; got list"),

@@ -24,8 +24,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from vitcore.stats.families import family_of
-from vitcore.stats.plan_settings import REPLICATION, TEST_IMAGES
-from vitcore.stats.plans import FOLDER, Plan, sha256
+from vitcore.stats.plans import FOLDER, REPLICATION, TEST_IMAGES, Plan, sha256
 
 PROVEN, NOT_PROVEN = "proven from git", "order not proven"
 TIMEOUT = 30  # seconds for one git command (a huge history still answers; a hung one is not proof)
@@ -140,7 +139,7 @@ def code_version() -> str:
 
 
 def settled(plan: Plan, confirmed: Plan | None = None) -> Plan:
-    """`plan` with everything that decides its verdicts written down (vitcore.stats.plan_settings): the test-image
+    """`plan` with everything that decides its verdicts written down (vitcore.stats.plans): the test-image
     term and replication rule this code implements, each question's family size from the registry, a
     confirmation's discovery seeds (the confirmed plan's random seeds) and the code version."""
     sizes = tuple(family_of(None, q.base, q.variant).size for q in plan.questions)

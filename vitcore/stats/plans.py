@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass
 from dataclasses import field as attribute
@@ -33,9 +34,6 @@ from functools import lru_cache
 from vitcore.config import switches
 from vitcore.config.metrics import known
 from vitcore.config.run import DEFAULTS, RunConfig
-from vitcore.stats import plan_settings
-from vitcore.stats.plan_json import PlanError, fields, items, number, read_json, same_kind, whole, words
-from vitcore.stats.plan_settings import SETTINGS
 from vitcore.store.timing import now_utc, trained_at
 from vitcore.store.upkeep import PLANS
 
@@ -97,7 +95,7 @@ class Plan:
     note: str = attribute(default="", repr=False)
     on_disk: frozenset[str] | None = attribute(default=None, repr=False)  # run ids on disk at registration (built-in)
     sha256: str = ""
-    # plan_settings.SETTINGS (None / () / "": absent from the file, read as today's defaults)
+    # SETTINGS (None / () / "": absent from the file, read as today's defaults)
     test_images: str | None = None
     replication: str | None = None
     family_sizes: tuple[int, ...] = attribute(default=(), repr=False)
@@ -211,7 +209,7 @@ def _question(item: dict) -> Question:
 
 
 def parse(text: str, sha256: str = "") -> Plan:
-    """A plan from its file's text (read as hostile input: vitcore.stats.plan_json); PlanError naming the first
+    """A plan from its file's text (read as hostile input: read_json below); PlanError naming the first
     thing that is not as `Plan.to_json` writes it."""
     data = read_json(text)
     want = {"format", "name", "registered_at", "note", "confirms", "metric", "margin", "alpha", "looks", "caps",
@@ -224,7 +222,7 @@ def parse(text: str, sha256: str = "") -> Plan:
         raise PlanError(f"spending is {{function: {SPENDING!r}, rho}}")
     if not isinstance(seeds, dict) or set(seeds) != {"first", "last"}:
         raise PlanError("seeds is {first, last}")
-    settings = plan_settings.read(data)  # PlanError naming what is not allowed
+    settings = read_settings(data)  # PlanError naming what is not allowed
     caps = []
     for cap in items(data["caps"], "caps"):
         if not isinstance(cap, dict) or set(cap) != {"field", "level", "cap"}:
@@ -295,3 +293,184 @@ def make(name: str, vary, rows, seeds: tuple[int, int], looks=(10, 20, 30, 40), 
                 looks=looks, caps=tuple(caps), margin=margin, confirms=confirms, note=note)
     check(plan)
     return plan
+
+
+# --- plan_settings ---------------------------------------------------------------------------------------
+# What else decides a plan's verdicts besides its questions, looks and margin: written into every new plan file,
+# so no later code change re-reads an old plan (vitcore.stats.plans).
+#
+#     test_images      the test set's term in test accuracy's interval (vitcore.stats.testset): TEST_IMAGES
+#     replication      the rule that says replicated / contradicted / not confirmed (vitcore.stats.replication)
+#     family_sizes     each question's family size m, in question order (the registry's when the plan was made)
+#     discovery_seeds  a confirmation's fixed-sample discovery (questions its confirmed plan does not ask): exactly
+#                      these random seeds, [first, last] (absent: the confirmed plan's random seeds)
+#     code_version     vitcore's version and git commit when the plan was made (a record; nothing reads it)
+#
+# The two committed plans (the built-in one and `confirm`) predate these fields: absent, each reads as today's
+# default (the values above), so their files and hashes stay as registered. A value this code does not implement
+# is refused, never read as something else. No pandas, no TensorFlow.
+
+TEST_IMAGES = "counted where every pair kept predictions"
+REPLICATION = "vitcore-1: same claim decided replicates; an excluded claim contradicts"
+SETTINGS = ("test_images", "replication", "family_sizes", "discovery_seeds", "code_version")
+MAX_FAMILY = 1_000
+
+
+def read_settings(data: dict) -> dict:
+    """The SETTINGS a plan file holds, checked: only the rules this code implements, m and seeds as whole numbers."""
+    out = {}
+    for name, allowed in (("test_images", TEST_IMAGES), ("replication", REPLICATION)):
+        if name in data and data[name] != allowed:
+            raise PlanError(f"{name} {data[name]!r:.80} is not a rule this code implements (allowed: {allowed!r})")
+        out[name] = data.get(name)
+    sizes, seeds = data.get("family_sizes", []), data.get("discovery_seeds")
+    if not isinstance(sizes, list) or not all(type(m) is int and 1 <= m <= MAX_FAMILY for m in sizes) or \
+            (sizes and len(sizes) != len(data.get("questions") or ())):
+        raise PlanError(f"family_sizes is a whole number from 1 to {MAX_FAMILY:,} per question, in question order")
+    if seeds is not None and not (isinstance(seeds, list) and len(seeds) == 2 and all(type(x) is int for x in seeds)
+                                  and 0 <= seeds[0] <= seeds[1] <= 2**31 - 1):
+        raise PlanError("discovery_seeds is [first, last], whole numbers from 0, first <= last")
+    version = data.get("code_version", "")
+    if not isinstance(version, str) or len(version) > 80 or not version.isascii() or not version.isprintable():
+        raise PlanError("code_version is printable ASCII text of at most 80 characters")
+    return {**out, "family_sizes": tuple(sizes), "discovery_seeds": tuple(seeds) if seeds else None,
+            "code_version": version}
+
+
+# --- plan_json -------------------------------------------------------------------------------------------
+# A plan file's JSON read as hostile input, with the store's discipline: anyone who can write the store can
+# write a plan file and its SHA256SUMS line, so its text is bounded and checked before a field of it is used.
+#
+# `read_json(text)` returns the file's top-level object, or raises PlanError saying what was wrong and what
+# is allowed:
+# - at most MAX_BYTES characters, ASCII only (`Plan.text` escapes every other character; a byte-order mark
+#   is refused with it);
+# - nested at most MAX_DEPTH deep (a plan file's own format nests 4: plan, questions, a question, its base);
+#   deeper is refused, 200,000 deep included, never a RecursionError;
+# - a key at most once in each object, at any depth (json keeps the last, a reader sees the first: a
+#   plan file must not say two things);
+# - numbers finite (no NaN, Infinity or 1e999) and integers of at most MAX_DIGITS digits (10**400 written
+#   out is refused before Python converts it).
+# The fields' own kinds and ranges are the plan's (`whole`, `number`, `words` here; `vitcore.stats.plans.check`).
+
+MAX_BYTES = 1 << 20   # a plan file is a few KB (the built-in one 40 KB with its on-disk run ids)
+MAX_DEPTH = 8         # the format nests 4; room for a field that nests a little more, nothing like 200,000
+MAX_DIGITS = 18       # every whole number of a plan (seeds < 2**31, looks, caps) has at most 10 digits
+
+
+class PlanError(ValueError):
+    """A plan file or a registration that is not what it must be: says what, and what is allowed."""
+
+
+def read_json(text: str) -> dict:
+    """The top-level object of a plan file's text (see the module docstring); PlanError otherwise."""
+    if not isinstance(text, str):
+        raise PlanError(f"a plan file is text; got {type(text).__name__}")
+    if len(text) > MAX_BYTES:
+        raise PlanError(f"a plan file is at most {MAX_BYTES:,} characters; this one has {len(text):,}")
+    if text.startswith("\ufeff"):
+        raise PlanError("starts with a byte-order mark: a plan file is ASCII JSON, as `plan register` writes it")
+    if not text.isascii():
+        raise PlanError("is not ASCII text: a plan file escapes every other character, as `plan register` writes it")
+    try:
+        data = json.loads(text, object_pairs_hook=_object, parse_constant=_constant, parse_float=_float,
+                          parse_int=_int)
+    except PlanError:
+        raise
+    except RecursionError:
+        raise PlanError(f"nested deeper than {MAX_DEPTH} (arrays or objects inside each other)") from None
+    except ValueError as error:
+        raise PlanError(f"not JSON ({str(error)[:200]})") from None
+    if not isinstance(data, dict):
+        raise PlanError(f"a plan file holds one JSON object; got {type(data).__name__}")
+    _nesting(data, 1)
+    return data
+
+
+def _object(pairs: list[tuple[str, object]]) -> dict:
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise PlanError(f"the key {key[:80]!r} appears twice in one object (json keeps the last, a reader sees "
+                            "the first): each key is allowed once")
+        out[key] = value
+    return out
+
+
+def _constant(word: str):
+    raise PlanError(f"{word} is not a number a plan holds: numbers are finite")
+
+
+def _float(word: str) -> float:
+    value = float(word)
+    if not math.isfinite(value):
+        raise PlanError(f"{word[:40]} is not a finite number: numbers are finite")
+    return value
+
+
+def _int(word: str) -> int:
+    if len(word.lstrip("-")) > MAX_DIGITS:
+        raise PlanError(f"a whole number of {len(word):,} digits: at most {MAX_DIGITS} are allowed")
+    return int(word)
+
+
+def _nesting(value, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise PlanError(f"nested deeper than {MAX_DEPTH} (arrays or objects inside each other)")
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for child in children:
+        if isinstance(child, (dict, list)):
+            _nesting(child, depth + 1)
+
+
+def whole(value, what: str) -> int:
+    """`value` when it is a JSON whole number (not 10.0, not true); PlanError naming `what` otherwise."""
+    if type(value) is not int:
+        raise PlanError(f"{what} is a whole number; got {_shown(value)}")
+    return value
+
+
+def number(value, what: str) -> float:
+    """`value` as a float when it is a JSON number (not true, not "0.01"); PlanError naming `what` otherwise."""
+    if type(value) not in (int, float):
+        raise PlanError(f"{what} is a number; got {_shown(value)}")
+    return float(value)
+
+
+def words(value, what: str, none: bool = False) -> str | None:
+    """`value` when it is a JSON string (or null, with `none`); PlanError naming `what` otherwise."""
+    if not (isinstance(value, str) or (none and value is None)):
+        raise PlanError(f"{what} is text{' or null' if none else ''}; got {_shown(value)}")
+    return value
+
+
+def items(value, what: str) -> list:
+    """`value` when it is a JSON array; PlanError naming `what` otherwise."""
+    if not isinstance(value, list):
+        raise PlanError(f"{what} is an array; got {_shown(value)}")
+    return value
+
+
+def _shown(value) -> str:
+    return f"{type(value).__name__} {json.dumps(value)[:60]}" if isinstance(value, (dict, list)) else repr(value)[:60]
+
+
+def same_kind(value, default, what: str) -> None:
+    """PlanError unless a RunConfig field's value from a file is of its default's JSON kind (2.0 is not patch
+    size 2, true is not 1; a float field takes a whole number too)."""
+    if default is None or type(default) is int:
+        ok = type(value) is int
+    else:
+        ok = type(value) in ((int, float) if type(default) is float else (type(default),))
+    if not ok:
+        raise PlanError(f"{what} is {'int' if default is None else type(default).__name__}; got {_shown(value)}")
+
+
+def fields(data: dict, want: set, optional: set) -> None:
+    """PlanError naming the missing and the unknown top-level fields of a plan file, if any."""
+    missing, unknown = sorted(want - set(data)), sorted(set(data) - want - optional)
+    if missing or unknown:
+        said = [f"missing: {', '.join(missing)}"] * bool(missing)
+        said += [f"unknown: {', '.join(repr(key[:40]) for key in unknown[:5])}"] * bool(unknown)
+        raise PlanError(f"a plan file holds exactly {', '.join(sorted(want))} (and {', '.join(sorted(optional))}): "
+                        + "; ".join(said))

@@ -18,7 +18,7 @@ combined, as every view says them.
               Q (1 df, p = the two-sided p of z) as the heterogeneity test. Context beside the confirmation's
               verdict, never a verdict: the discovery's half was chosen after looking.
 
-The rule's name is written into every new plan file (vitcore.stats.plan_settings.REPLICATION), so a later change to it
+The rule's name is written into every new plan file (vitcore.stats.plans.REPLICATION), so a later change to it
 is a new rule, never a new reading of an old plan. No pandas, no TensorFlow.
 """
 
