@@ -1,11 +1,11 @@
-"""Seeds needed keep their promise (vitcore.stats.assurance, estimates.seeds_needed): simulated experiments at
+"""Seeds needed keep their promise (vitcore.stats.estimates, estimates.seeds_needed): simulated experiments at
 the stated N, with the sd drawn from its own uncertainty too, reach the promised verdict at least 80% of the time."""
 
 import numpy as np
 import pytest
 from scipy import stats as sp
 
-from vitcore.stats import assurance, testset
+from vitcore.stats import estimates, testset
 from vitcore.stats import estimates as e
 
 # Undecided test-accuracy questions on the committed store at bf3033a (per-seed Δs, family size, the test images' se).
@@ -56,7 +56,7 @@ def test_at_the_stated_n_at_least_80_percent_reach_the_promised_verdict(name):
     n = int(judged["seeds_needed"])
     assert promised_rate(est, n, size) >= 0.80  # 20,000 draws: the simulation's se is 0.003
     # the quadrature the plan uses agrees with the simulation
-    assert assurance.assurance(est.mean, est.scale, est.n - 1, n, MARGIN, e.ALPHA / size, floor=est.floor) == \
+    assert estimates.assurance(est.mean, est.scale, est.n - 1, n, MARGIN, e.ALPHA / size, floor=est.floor) == \
         pytest.approx(promised_rate(est, n, size, seed=1), abs=0.01)
 
 

@@ -28,14 +28,14 @@ def test_both_tests_match_scipy():
 ])
 def test_seeds_needed_is_the_smallest_n_with_80_percent_assurance(deltas, size):
     """The plan's own criterion (tests/test_assurance.py simulates the promise): assurance at N, not at N - 1."""
-    from vitcore.stats import assurance
+    from vitcore.stats import estimates
 
     est = e.paired_estimate(deltas)
     judged = e.judge("test_accuracy", est, 0.01, "f", size)
     assert judged["verdict"] == e.INCONCLUSIVE
     n = int(judged["seeds_needed"])
     assert n > len(deltas) and judged["seeds_more"] == n - len(deltas)
-    chance = [assurance.assurance(est.mean, est.scale, est.n - 1, k, 0.01, 0.05 / size) for k in (n - 1, n)]
+    chance = [estimates.assurance(est.mean, est.scale, est.n - 1, k, 0.01, 0.05 / size) for k in (n - 1, n)]
     assert chance[0] < 0.80 <= chance[1]
     # never below the plan with the sd taken as known (the difference test's power at the observed sd)
     if abs(est.mean) >= 0.01:

@@ -1,4 +1,4 @@
-"""A registered plan proves its own history from git (vitcore.stats.plan_history): its file is its registering
+"""A registered plan proves its own history from git (vitcore.stats.plan_report): its file is its registering
 commit's, and that commit is an ancestor of every commit adding one of its runs; else it judges nothing and
 `plans` / `check` exit 1 naming it. Outside git: 'order not proven'. Each repository is made in tmp_path."""
 
@@ -12,7 +12,7 @@ from fakes import write_run
 
 from vitcore.cli import main
 from vitcore.config.run import RunConfig
-from vitcore.stats import plan_history, plan_report, plans
+from vitcore.stats import plan_report, plans
 from vitcore.store.runs import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,7 +87,7 @@ def test_a_shallow_clone_proves_nothing_and_refuses_nothing(repo, tmp_path):
     cloned = RunStore(shallow / "store")
     checked = plan_report.checked(cloned.table(), cloned.root)
     assert checked.problems == () and "mine" in {p.name for p in checked.plans}
-    assert checked.history["mine"].order == plan_history.NOT_PROVEN and "shallow" in checked.history["mine"].why
+    assert checked.history["mine"].order == plan_report.NOT_PROVEN and "shallow" in checked.history["mine"].why
 
 
 def test_runs_committed_before_their_plan_refuse_it(repo, capsys):
@@ -110,7 +110,7 @@ def test_outside_git_the_order_is_not_proven(tmp_path, capsys):
     assert "not in a git repository" in capsys.readouterr().out
     runs(store, range(500, 502))
     checked = plan_report.checked(store.table(), store.root)
-    assert checked.history["mine"].order == plan_history.NOT_PROVEN and checked.problems == ()
+    assert checked.history["mine"].order == plan_report.NOT_PROVEN and checked.problems == ()
     assert "order not proven" in plan_report.report(store.table(), None, store.root).plans_frame().set_index(
         "plan").loc["mine", "order"]
 

@@ -129,10 +129,10 @@ def test_claims_at_three_margins_measure_once(fresh, crossover, monkeypatch):
 def test_effects_at_three_margins_measure_once(study, fresh, monkeypatch):
     """Main effects and interactions are measured once (summaries.MeasuredEffects) and judged at each margin: no
     contrast or one-cell comparison is measured again, and each margin's table is the uncached library's."""
-    from vitcore.stats import single
+    from vitcore.stats import summaries
 
     calls = []
-    for module, name in ((summaries, "_contrast"), (single, "measure")):
+    for module, name in ((summaries, "_contrast"), (summaries, "measure")):
         original = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *a, _f=original, **kw: calls.append(a[1:4]) or _f(*a, **kw))
     metrics = ("test_accuracy", "seconds")  # one judged at the margin, one at its fixed ±1 s; the rest alike
@@ -181,7 +181,7 @@ def test_what_a_study_keeps_per_comparison_is_bounded(fresh, monkeypatch):
 
 @pytest.mark.slow  # the uncached ledger: ~4 s on the committed store
 def test_claims_are_the_uncached_ledger(study):
-    from vitcore.stats.comparer import uncached
+    from vitcore.stats.compare import uncached
 
     engine_ = uncached(study.runs, study.test_set, study.plans_checked().lead())  # the store's lead order
     for margin in (0.005, 0.02):

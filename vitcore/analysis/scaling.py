@@ -30,7 +30,7 @@ from vitcore.config.metrics import known
 from vitcore.config.papers import PAPER_VARIANTS, SMALL_DATA_VARIANT
 from vitcore.config.run import ARTICLE_MODELS, RunConfig
 from vitcore.config.switches import MODEL_NAMES
-from vitcore.stats.comparer import Comparer, or_uncached
+from vitcore.stats.compare import Comparer, or_uncached
 from vitcore.stats.estimates import BAD, GOOD, MARGIN
 from vitcore.stats.summaries import summarize
 

@@ -44,7 +44,7 @@ from vitcore.article.sources import (  # noqa: F401
 from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
 from vitcore.stats import readings
-from vitcore.stats.comparer import Comparer, or_uncached
+from vitcore.stats.compare import Comparer, or_uncached
 from vitcore.stats.plan import LEAD_COLUMNS
 from vitcore.stats.testset import TEST_COLUMNS
 

@@ -24,7 +24,7 @@ from vitcore.config.numbers import digits, missing, number, p_value
 from vitcore.config.run import ARTICLE_MODELS
 from vitcore.stats import estimates as v
 from vitcore.stats import readings
-from vitcore.stats.comparer import Comparer, or_uncached
+from vitcore.stats.compare import Comparer, or_uncached
 from vitcore.stats.estimates import MARGIN, paired_estimate, prediction_interval
 from vitcore.stats.seconds import NOTE_COLUMNS, reference_group, with_timing_set
 from vitcore.stats.summaries import runs_of, summarize

@@ -23,7 +23,7 @@ from vitcore.cli.common import (
 )
 from vitcore.cli.sweep import _rows_list, _seed_range
 from vitcore.run import custom
-from vitcore.stats import plan_history, plan_report, plan_store, plans
+from vitcore.stats import plan_report, plan_store, plans
 from vitcore.store.runs import RunStore
 
 
@@ -94,7 +94,7 @@ def _register(args) -> int:
                              "pick random seeds no run used")
         if len(stored):  # registered on seen runs: it says so in its file, and every view marks its verdicts seen
             plan = dataclasses.replace(plan, on_disk=frozenset(stored["run_id"]))
-        plan = plan_history.settled(plan, known.get(plan.confirms))
+        plan = plan_report.settled(plan, known.get(plan.confirms))
         writable_folder(store.root, "--store")
         path = plan_store.register(store.root, plan)
     print(f"registered plan {plan.name}: {len(plan.questions)} questions, looks {','.join(map(str, plan.looks))}, "
@@ -103,7 +103,7 @@ def _register(args) -> int:
     if plan.on_disk:
         print(f"warning: {len(plan.on_disk)} of its runs are stored already (its file lists them): its verdicts on "
               "them read 'seen before the plan', never blind", file=sys.stderr)
-    if plan_history.tracked(store.root):
+    if plan_report.tracked(store.root):
         print(f"commit it before any of its runs exists (git then proves the order); then: "
               f"python -m vitcore sweep plan {plan.name} --workers 2")
     else:

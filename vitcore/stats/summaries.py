@@ -14,6 +14,7 @@ Input is `RunStore.table()`: one row per run; ViT-only fields are None on convne
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -22,8 +23,13 @@ from scipy import stats
 from vitcore.config import switches
 from vitcore.config.run import LEVELS, SEED_FIELDS, SWITCHES, RunConfig
 from vitcore.stats import readings, seconds
-from vitcore.stats.compare import Delta, metric_runs, pair_runs, paired_delta  # noqa: F401 (the pairing, re-exported)
-from vitcore.stats.effect_families import MeasuredEffects, declared_size, in_grid  # noqa: F401 (re-exported)
+from vitcore.stats.compare import (  # noqa: F401 (the pairing, re-exported)
+    Delta,
+    measure,
+    metric_runs,
+    pair_runs,
+    paired_delta,
+)
 from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for the pages)
     BETTER,
     CONFIDENCE,
@@ -44,7 +50,7 @@ from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for 
 from vitcore.stats.families import family_of, neighbours, runs_of  # noqa: F401 (re-exported)
 from vitcore.stats.plan import LEAD_COLUMNS
 from vitcore.stats.readings import READING_COLUMNS
-from vitcore.stats.single import one_field_effects, single_measurement
+from vitcore.stats.records import Measurement
 from vitcore.stats.testset import METRIC as PER_IMAGE
 from vitcore.stats.testset import TEST_COLUMNS, TestSet, seed_columns, with_differences
 
@@ -286,3 +292,114 @@ def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: fl
             rows.append({"switch": switch, "from": getattr(cfg, switch), "to": level, **delta.row,
                          "variant_config_id": flipped.config_id})
     return pd.DataFrame(rows, columns=FLIP_COLUMNS).assign(**dict.fromkeys(LEAD_COLUMNS, ""))  # the Study fills them
+
+
+# --- single ----------------------------------------------------------------------------------------------
+# One-cell effects: a switch changed alone around the article's ViT, read as the single-switch comparison it
+# is (its paired Δ, family and verdict, as on the forest plot and the cards), for vitcore.stats.summaries'
+# main effects. No TensorFlow, no Streamlit.
+
+KEY = ["factor", "level", "reference", "train_rows", "metric"]  # the first columns of an effects.csv row
+
+
+def single_measurement(runs: pd.DataFrame, factor: str, level, train_rows: int, metric: str,
+                       test_set: TestSet | None, base: RunConfig | None = None, plans=()) -> Measurement:
+    """A main effect measured in one cell only is the single-switch change of the article's ViT (or of `base`,
+    your own study's centre): its Measurement (before any margin), in that comparison's family (judged by the first
+    of `plans` that asks it: families.family_of), as on the forest plot and the cards."""
+    ref = (base or RunConfig()).replace(train_rows=train_rows, seed=0)
+    variant = ref.replace(**{factor: level})
+    return measure(runs, variant, ref, metric, family_of(runs, variant, ref, plans), test_set)
+
+
+def single_cell(runs: pd.DataFrame, factor: str, level, train_rows: int, metric: str, margin: float,
+                test_set: TestSet | None) -> dict:
+    """single_measurement judged at `margin`: its row (numbers, family, verdict), as on the forest plot."""
+    return single_measurement(runs, factor, level, train_rows, metric, test_set).judged(margin).row()
+
+
+def one_field_effects(runs: pd.DataFrame, metrics, test_set: TestSet | None,
+                      base: RunConfig | None = None, plans=()) -> list[tuple[dict, Measurement]]:
+    """Every switch outside the factorial (the papers'; width, depth, ..., warm-up) changed alone around the
+    article's ViT (or `base`) at each train_rows stored: (its effects.csv key, its single_measurement), one-cell
+    effects judged as the single-switch change they are, as on the forest plot. Your own `sweep --vary
+    depth=1,2,4` lands here (`--base epochs=5` too, with the same base)."""
+    records = []
+    for train_rows in sorted(int(rows) for rows in runs["train_rows"].unique()) if len(runs) else []:
+        ref = (base or RunConfig()).replace(train_rows=train_rows, seed=0)
+        for factor, level, _ in neighbours(runs, ref) if len(runs_of(runs, ref)) else []:
+            if factor in SWITCHES:
+                continue
+            for metric in metrics:
+                key = dict(zip(KEY, [factor, level, getattr(ref, factor), train_rows, metric]))
+                records.append(({**key, "cells": 1}, single_measurement(runs, factor, level, train_rows, metric,
+                                                                         test_set, base, plans)))
+    return records
+
+
+# --- effect_families -------------------------------------------------------------------------------------
+# Main effects and interactions before and after a margin: MeasuredEffects holds every row's estimate once
+# (vitcore.stats.summaries measures them), and judges them at any margin in their family — one per metric and
+# train_rows, sized by the default factorial's declared grid (declared_size), never by what is stored.
+# No TensorFlow.
+
+
+def declared_size(kind: str) -> int:
+    """m of the default factorial's main effects (each grid switch's other grid levels: 5 today) or of its
+    2-way interactions (products of those counts over switch pairs: 9), from the registry, not the store."""
+    others = [len(switches.SWITCH[name].grid) - 1 for name in SWITCHES]
+    return sum(others) if kind == "main effects" else sum(a * b for a, b in itertools.combinations(others, 2))
+
+
+def in_grid(levels: dict) -> bool:
+    """Whether every level of a contrast ({switch: level}) is one of its switch's grid levels."""
+    return all(level in switches.SWITCH[name].grid for name, level in levels.items())
+
+
+def judge_rows(frame: pd.DataFrame, estimates: list[tuple[Estimate, dict]], margin: float, kind: str,
+            declared: list[bool], around: str = "") -> pd.DataFrame:
+    """Judge every row (both tests, the verdict) within its family: `kind` of one metric at one
+    train_rows ("main effects at 4,000 rows"; your own study's centre named: "main effects around ViT ...
+    epochs 5 at 4,000 rows"), m = declared_size(kind) for the grid's contrasts (`declared`), a contrast at a
+    level outside the grid alone."""
+    families = [(f"{kind}{around} at {rows:,} rows", declared_size(kind)) if grid else
+                (f"{kind}{around} at {rows:,} rows outside the default factorial (this contrast alone)", 1)
+                for rows, grid in zip(frame["train_rows"], declared)]
+    judged = []
+    for metric, group, (est, columns), (name, size) in zip(frame["metric"], frame["timing_group"], estimates, families):
+        said = seconds.notes(metric, group, est.n)  # an effect averages cells: no two configs' counted work to say
+        verdict = judge(metric, est, margin, name, size, comparable=not said["timing_note"])
+        judged.append({**verdict, **said, **columns, **readings.verdict_columns(metric, est, verdict, columns)})
+    return pd.concat([frame.reset_index(drop=True),
+                      pd.DataFrame(judged, columns=JUDGEMENT_COLUMNS + NOTES + TEST_COLUMNS + READING_COLUMNS)], axis=1)
+
+
+@dataclass(frozen=True)
+class MeasuredEffects:
+    """Main effects or interactions before any margin (as records.Measurement is for one contrast): each row's
+    key and numbers with what judges it — a grid contrast's (Estimate, its columns) and whether its level is in
+    the declared grid, or a one-cell effect's Measurement. `judged(margin)` is the cheap last step, so the
+    effects at three margins cost one set of estimates."""
+    kind: str        # "main effects" or "interactions": the family's name
+    columns: tuple   # EFFECT_COLUMNS or INTERACTION_COLUMNS
+    entries: tuple   # (key: dict, Measurement | (Estimate, columns), in the declared grid: bool)
+    around: str = ""  # the centre of your own study, in the family's name (summaries.around): "" for the article's
+
+    def judged(self, margin: float = MARGIN) -> pd.DataFrame:
+        """Every row judged at `margin`: a grid contrast in its family (judge_rows), a one-cell effect as the
+        single-switch change it is."""
+        if not self.entries:
+            return pd.DataFrame(columns=list(self.columns))
+        records = [dict(key) for key, _, _ in self.entries]
+        pending = [k for k, (_, what, _) in enumerate(self.entries) if not isinstance(what, Measurement)]
+        for record, (_, what, _) in zip(records, self.entries):
+            if isinstance(what, Measurement):
+                record.update(what.judged(margin).row())
+        if pending:
+            keys = pd.DataFrame([records[k] for k in pending])[["metric", "train_rows", "timing_group"]]
+            judged = judge_rows(keys, [self.entries[k][1] for k in pending], margin, self.kind,
+                             [self.entries[k][2] for k in pending], self.around)
+            columns = JUDGEMENT_COLUMNS + NOTES + TEST_COLUMNS + READING_COLUMNS
+            for k, verdict in zip(pending, judged[columns].to_dict("records")):
+                records[k].update(verdict)
+        return pd.DataFrame(records, columns=list(self.columns))
