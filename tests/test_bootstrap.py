@@ -2,9 +2,8 @@
 recomputed by a plain loop."""
 
 import numpy as np
+import paired_bootstrap as bootstrap
 import pytest
-
-from vitcore.stats import bootstrap
 
 
 def synthetic_differences(pairs: int = 8, images: int = 2_000, seed: int = 1) -> np.ndarray:

@@ -3,6 +3,7 @@
 import re
 
 import numpy as np
+import paired_bootstrap as bootstrap
 import pandas as pd
 import pytest
 from fakes import write_predicted_run, write_run
@@ -12,7 +13,7 @@ from vitcore.article import claims as article_claims
 from vitcore.cli import main
 from vitcore.config.run import RunConfig
 from vitcore.data.fashion import shipped_test_labels
-from vitcore.stats import bootstrap, testset
+from vitcore.stats import testset
 from vitcore.stats.compare import CLASS_COLUMNS, CONFUSION_COLUMNS, METRIC_COLUMNS
 
 

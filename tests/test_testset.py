@@ -4,11 +4,12 @@ simulated tables with known components, the bootstrap cross-check, and the verdi
 from dataclasses import replace
 
 import numpy as np
+import paired_bootstrap as bootstrap
 import pandas as pd
 import pytest
 from scipy import stats as sp
 
-from vitcore.stats import bootstrap, testset
+from vitcore.stats import testset
 from vitcore.stats.compare import paired_delta
 from vitcore.stats.estimates import BETTER, INCONCLUSIVE, Estimate, paired_estimate, seeds_needed
 
