@@ -18,7 +18,8 @@ variance is MS_seeds / (n N) = var(per-pair Δ) / n, so the test images add (MS_
 the seed-only interval and its `interval` column says "random seeds"). The t quantile keeps the seeds' n - 1 degrees of
 freedom (conservative: the images' part has thousands). A paired bootstrap over seeds and images (the tests'
 reference, tests/paired_bootstrap.py) estimates the same variance but counts the seed × image term two or three
-times (Owen 2007), so on our tables it errs wide; a test checks this model's variance against simulated tables with known components.
+times (Owen 2007), so on our tables it errs wide; a test checks this model's variance against simulated tables
+with known components.
 
 The 10,000 official test images are not a simple random sample: they are stratified by class, exactly
 1,000 per class, and another test set would hold the same 1,000 per class. So the verdict's model nests
