@@ -33,16 +33,16 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
 
-    from vitcore.run import startup
+    from vitcore.run import spawn
 
-    with startup.imports():
+    with spawn.imports():
         import vitcore.run.train as train
         from vitcore.config.run import RunConfig
-        from vitcore.run import floor, sweep
+        from vitcore.run import bench, sweep
         from vitcore.run.loop import Loop
         from vitcore.store.runs import RunStore
     threads = train.configure_tensorflow(args.threads)
-    rate = floor.matmul_rate(threads)
+    rate = bench.matmul_rate(threads)
     print(f"float32 matmul, {threads} threads: numpy {rate['numpy'] / 1e9:.1f} GFLOP/s, "
           f"XLA {rate['tensorflow'] / 1e9:.1f} GFLOP/s", flush=True)
 
@@ -91,7 +91,7 @@ def main() -> int:
 
     cfg = RunConfig(train_rows=args.rows)
     configs = [cfg.replace(seed=3_000 + index) for index in range(args.runs + 1)]
-    flops = floor.run_flops(cfg)
+    flops = bench.run_flops(cfg)
     work = {"epoch loop": flops["epochs"], "validation": flops["validation"], "test pass": flops["test"]}
     per_run: list[dict[str, float]] = []
     per_run_cpu: list[dict[str, float]] = []

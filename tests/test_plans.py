@@ -11,7 +11,7 @@ from fakes import write_run
 
 from vitcore.cli import main
 from vitcore.config.run import RunConfig
-from vitcore.run import planned
+from vitcore.run import sweep
 from vitcore.stats import plan, plan_report, plan_store, plans
 from vitcore.stats.compare import compare, paired_delta
 from vitcore.stats.families import family_of, planned_family, runs_of
@@ -99,8 +99,8 @@ def test_a_confirmation_uses_only_its_seeds_and_never_moves_the_discovery(tmp_pa
     store = _pair_store(tmp_path, range(10))
     before = compare(store.table(), RunConfig(train_rows=1000, norm_placement="post")).metrics.iloc[0]
     assert main([*CONFIRM, "--store", str(store.root)]) == 0
-    conf = planned.find(store, "conf")
-    assert planned.next_configs(store, "conf")[0].seed == 500  # its first look: random seeds 500, 501
+    conf = sweep.find(store, "conf")
+    assert sweep.next_configs(store, "conf")[0].seed == 500  # its first look: random seeds 500, 501
     for seed in (500, 501):
         write_run(store, RunConfig(train_rows=1000, seed=seed), 0.8)
         write_run(store, RunConfig(train_rows=1000, seed=seed, norm_placement="post"), 0.82 + seed % 2 * 0.001)
@@ -167,7 +167,7 @@ def test_seen_before_the_plan_is_said_on_the_verdict(tmp_path):
     # through the library: `plan register` refuses a confirmation on stored random seeds (test_plan_history)
     plan_store.register(store.root, plans.make("conf", [("norm_placement", ("post",))], (1000,), (500, 503),
                                                looks=(2, 4), confirms="builtin"))
-    conf = planned.find(store, "conf")
+    conf = sweep.find(store, "conf")
     q = conf.questions[0]
     row = paired_delta(runs_of(table, q.base), runs_of(table, q.variant), "test_accuracy", 0.01,
                        planned_family(conf, q)).row
@@ -237,7 +237,7 @@ def test_a_tiny_plan_registered_swept_and_shown_everywhere(tmp_path, monkeypatch
 def test_the_slowest_chunk_goes_first_to_one_worker_and_the_cheapest_to_the_others():
     """order.schedule (a plan sweep's lanes follow the same rule): with two workers, patch 2 starts at once on one
     while the cheap cells go to the other; one worker keeps cheapest-first (a stopped sweep has the most cells)."""
-    from vitcore.run.order import chunks, cost, schedule
+    from vitcore.run.sweep import chunks, cost, schedule
 
     todo = sorted([RunConfig(train_rows=1000, seed=s, **extra) for s in range(10)
                    for extra in ({}, {"patch_size": 2}, {"patch_size": 14})], key=cost)

@@ -1,12 +1,12 @@
-"""TensorFlow's native notices kept off a training process's stderr (vitcore.run.quiet): absl's preamble and its
-INFO / WARNING lines dropped, everything else passed on in order, also when the process ends by startup.exit."""
+"""TensorFlow's native notices kept off a training process's stderr (vitcore.run.spawn): absl's preamble and its
+INFO / WARNING lines dropped, everything else passed on in order, also when the process ends by spawn.exit."""
 
 import subprocess
 import sys
 
 import pytest
 
-from vitcore.run import quiet
+from vitcore.run import spawn
 
 PREAMBLE = b"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR"
 INFO = b"I0000 00:00:1733268390.123456   12345 cpu_feature_guard.cc:210] This TensorFlow binary is optimized"
@@ -18,27 +18,27 @@ ERROR = b"E0000 00:00:1733268391.654321   12345 xla_bridge.cc:123] a native erro
                                            (b"UserWarning: mine", False), (b"I0000 is not a notice", False),
                                            (b"Traceback (most recent call last):", False)])
 def test_which_lines_are_notices(line, dropped):
-    assert quiet.notice(line) is dropped
+    assert spawn.notice(line) is dropped
 
 
 def test_whole_lines_pass_and_a_bar_redrawn_in_place_is_not_held():
-    out, rest = quiet.kept(INFO + b"\nkept\n" + b"half a li")
+    out, rest = spawn.kept(INFO + b"\nkept\n" + b"half a li")
     assert (out, rest) == (b"kept\n", b"half a li")
-    out, rest = quiet.kept(b"50%|#####     |\r60%|######    |\r70")
+    out, rest = spawn.kept(b"50%|#####     |\r60%|######    |\r70")
     assert out == b"50%|#####     |\r60%|######    |\r" and rest == b"70"
 
 
 SCRIPT = """
 import os, sys, types, warnings
-from vitcore.run import quiet, startup
-quiet.quiet()
+from vitcore.run import spawn, spawn
+spawn.quiet()
 os.write(2, {native!r})
 warnings.warn("mine")
 os.write(2, {error!r} + b"\\n")
 print("last words", file=sys.stderr)
 if {hard}:
-    sys.modules["tensorflow"] = types.ModuleType("tensorflow")  # as after training: startup.exit skips teardown
-startup.exit(3)
+    sys.modules["tensorflow"] = types.ModuleType("tensorflow")  # as after training: spawn.exit skips teardown
+spawn.exit(3)
 """
 
 

@@ -1,4 +1,4 @@
-"""vitcore.run.startup: imports without garbage collections, and an exit without the interpreter's teardown
+"""vitcore.run.spawn: imports without garbage collections, and an exit without the interpreter's teardown
 that keeps what Python's exit promises (exit handlers, flushed output, the exit code)."""
 
 import gc
@@ -9,19 +9,19 @@ import textwrap
 import pytest
 from conftest import ROOT, TINY, run_cli, train_command
 
-from vitcore.run import startup
+from vitcore.run import spawn
 
 
 def test_imports_run_without_the_collector_and_freeze_what_they_made():
     assert gc.isenabled()
     before = gc.get_freeze_count()
     try:
-        with startup.imports():
+        with spawn.imports():
             assert not gc.isenabled()
             made = [[] for _ in range(1_000)]  # container objects, as modules and classes are
         assert gc.isenabled() and gc.get_freeze_count() >= before + len(made)
         gc.disable()  # a caller that keeps the collector off keeps it off, even when an import fails
-        with pytest.raises(ImportError), startup.imports():
+        with pytest.raises(ImportError), spawn.imports():
             import vitcore_no_such_module  # noqa: F401
         assert not gc.isenabled()
     finally:
@@ -30,10 +30,10 @@ def test_imports_run_without_the_collector_and_freeze_what_they_made():
 
 
 # A process that writes unflushed output, registers an exit handler and has an object whose finaliser
-# only the interpreter's teardown runs (a module global), then ends through startup.exit.
+# only the interpreter's teardown runs (a module global), then ends through spawn.exit.
 SCRIPT = textwrap.dedent("""
     import atexit, sys, threading, time, types
-    from vitcore.run import startup
+    from vitcore.run import spawn
 
     class Teardown:
         def __del__(self):
@@ -46,7 +46,7 @@ SCRIPT = textwrap.dedent("""
         threading.Thread(target=time.sleep, args=(0.3,)).start()
     atexit.register(lambda: sys.stderr.write("exit handler\\n"))
     sys.stdout.write("last line, unflushed")
-    startup.exit(3)
+    spawn.exit(3)
 """)
 
 

@@ -1,10 +1,10 @@
 import sys
 
-from vitcore.run import startup
+from vitcore.run import spawn
 
-with startup.imports():  # the CLI's imports (pandas, SciPy) without garbage collections: vitcore.run.startup
+with spawn.imports():  # the CLI's imports (pandas, SciPy) without garbage collections: vitcore.run.spawn
     from vitcore.cli import main
     from vitcore.cli.common import escaped_excepthook
 
 sys.excepthook = escaped_excepthook  # a bug's traceback, names from the disk in it escaped
-startup.exit(main())
+spawn.exit(main())

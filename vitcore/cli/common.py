@@ -18,7 +18,7 @@ from vitcore.config import metrics, numbers
 from vitcore.config.environment import store_path
 from vitcore.config.metrics import checked_margin as margin_rule
 from vitcore.data.regular import kind
-from vitcore.run import quiet
+from vitcore.run import spawn
 from vitcore.stats import estimates, plan, readings
 from vitcore.store.runs import RunStore
 from vitcore.study import Study, words
@@ -285,7 +285,7 @@ def import_tensorflow_quietly() -> None:
     They are written by native code before any Python logging exists, so TF_CPP_MIN_LOG_LEVEL=2
     removes only some; the rest goes to file descriptor 2 while the import runs and nowhere else.
     An import that fails raises as usual, after stderr is back."""
-    quiet.quiet()  # absl's notices at the first compile too, for the rest of the process (vitcore.run.quiet)
+    spawn.quiet()  # absl's notices at the first compile too, for the rest of the process (vitcore.run.spawn)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     sys.stderr.flush()
     saved = os.dup(2)

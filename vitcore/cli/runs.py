@@ -24,7 +24,7 @@ from vitcore.config.run import MODELS, RANGES, SEED_FIELDS, RunConfig
 from vitcore.data import testsplit
 from vitcore.data.fashion import read_in_background
 from vitcore.data.samples import CHECK_ROWS
-from vitcore.run import bench, startup
+from vitcore.run import bench, spawn
 from vitcore.stats import plan_report
 from vitcore.store.runs import RunStore, StoreWarning
 
@@ -100,7 +100,7 @@ def _run(args) -> int:
         # The data set decodes and the run's split is made on the other core while TensorFlow imports.
         ready = threading.Event()
         reading = read_in_background((cfg.train_rows, cfg.seeds.data), ready)
-        with startup.imports():  # TensorFlow and Keras without garbage collections (vitcore.run.startup)
+        with spawn.imports():  # TensorFlow and Keras without garbage collections (vitcore.run.spawn)
             import sklearn.model_selection  # noqa: F401 - the split's (TensorFlow imports scikit-learn too)
 
             ready.set()

@@ -151,7 +151,7 @@ def _sweep(args) -> int:
             bar.update(1)
         with usage():
             if args.grid == sweep.PLAN and args.executor == "local" and not backfill:  # re-planned as chunks finish
-                from vitcore.run.plansweep import run_plan
+                from vitcore.run.sweep import run_plan
 
                 results = run_plan(store, args.plan, args.workers, progress, args.rows, args.seeds)
             else:

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from vitcore.config.papers import PAPER_VARIANTS
-from vitcore.config.run import RunConfig
-from vitcore.run import floor
+from vitcore.config.run import RunConfig, full_batches
+from vitcore.model.work import macs
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # where `python -m vitcore…` finds this vitcore
 
@@ -114,7 +114,7 @@ def bench_sweep(rows=(1_000, 4_000), runs: int = 4, repeats: int = 2) -> dict[in
     """Runs/hour of the sweep worker (one process, compiled once per cell) against one
     `python -m vitcore run` process per run, side by side (A B A B) on the same run list: the
     article's ViT with unused random seeds, at the same thread count. Beside it, each reused run's
-    seconds ÷ its floor (vitcore.run.floor: its counted FLOPs at this box's float32 matmul rate on the same
+    seconds ÷ its floor (floor_seconds below: its counted FLOPs at this box's float32 matmul rate on the same
     threads, measured here before every pair and after the last: the highest counts). Returns the median ratio
     (worker runs/hour ÷ process-per-run runs/hour) per row count."""
     import os
@@ -131,7 +131,7 @@ def bench_sweep(rows=(1_000, 4_000), runs: int = 4, repeats: int = 2) -> dict[in
         rates: list[float] = []
 
         def measure(when: str) -> None:
-            rates.append(floor.matmul_rate(int(threads), backends=("numpy",))["best"])
+            rates.append(matmul_rate(int(threads), backends=("numpy",))["best"])
             print(f"{train_rows:,} rows, {when}: float32 matmul {rates[-1] / 1e9:.0f} GFLOP/s on {threads} threads "
                   f"(NumPy's BLAS; load {os.getloadavg()[0]:.1f})", flush=True)
 
@@ -154,9 +154,9 @@ def bench_sweep(rows=(1_000, 4_000), runs: int = 4, repeats: int = 2) -> dict[in
             print(f"{train_rows:,} rows: worker {worker[-1]:.0f} runs/hour, one process per run {fresh[-1]:.0f} "
                   f"runs/hour (load {os.getloadavg()[0]:.1f})", flush=True)
         measure("after the pairs")
-        best, counted = max(rates), sum(floor.run_flops(configs[0]).values())
+        best, counted = max(rates), sum(run_flops(configs[0]).values())
         print(f"{train_rows:,} rows: a run's counted {counted / 1e9:.0f} GFLOP at the highest rate, {best / 1e9:.0f} "
-              f"GFLOP/s: floor {floor.floor_seconds(configs[0], best):.2f} s", flush=True)
+              f"GFLOP/s: floor {floor_seconds(configs[0], best):.2f} s", flush=True)
         ratios[train_rows] = statistics.median(w / f for w, f in zip(worker, fresh))
         for line in sweep_report(configs[0], worker, fresh, reused, best):
             print(line, flush=True)
@@ -167,7 +167,7 @@ def sweep_report(cfg: RunConfig, worker: list[float], fresh: list[float], reused
                  rate: float) -> list[str]:
     """bench_sweep's summary of one row count: the worker's runs/hour against one process per run (pairs in
     order), the cell's time as a multiple of the processes', and each reused run's seconds × its floor at `rate`
-    FLOP/s (vitcore.run.floor), then their median."""
+    FLOP/s (the floor, below), then their median."""
     ratio = statistics.median(w / f for w, f in zip(worker, fresh, strict=True))
     rows = f"{cfg.train_rows:,} rows"
     lines = [f"{rows}, {len(worker)} side-by-side pairs: worker median {statistics.median(worker):.0f} runs/hour "
@@ -175,9 +175,9 @@ def sweep_report(cfg: RunConfig, worker: list[float], fresh: list[float], reused
              f"(min {min(fresh):.0f}, max {max(fresh):.0f}); median ratio {ratio:.2f}x (goal >= 2x), cell time "
              f"{1 / ratio:.2f}x the processes' (goal <= 0.40)"]
     if reused:
-        times = [floor.times_floor(seconds, cfg, rate) for seconds in reused]
+        times = [times_floor(seconds, cfg, rate) for seconds in reused]
         each = ", ".join(f"{seconds:.2f} s = {times:.2f}x" for seconds, times in zip(reused, times))
-        lines.append(f"{rows}, {len(reused)} reused runs (floor {floor.floor_seconds(cfg, rate):.2f} s): {each}; "
+        lines.append(f"{rows}, {len(reused)} reused runs (floor {floor_seconds(cfg, rate):.2f} s): {each}; "
                      f"median {statistics.median(reused):.2f} s = {statistics.median(times):.2f}x the floor "
                      f"(goal <= 2.5x)")
     return lines
@@ -254,3 +254,70 @@ def bench_papers(repeats: int = 3, rows: int = 4_000) -> dict[str, float]:
               f"(range {min(times[name]):.2f}-{max(times[name]):.2f}), {value / base:.2f}x the article's ViT",
               flush=True)
     return medians
+
+
+# --- floor -----------------------------------------------------------------------------------------------
+# The floor of a run: its counted FLOPs at this machine's sustained float32 matmul rate.
+#
+# A run cannot take less wall time than its multiply-adds (vitcore.model.work, ×2 for FLOPs) at the
+# rate the box's cores multiply large float32 matrices; `× the floor` is a run's seconds over that. The
+# rate is measured here, not looked up: the same process, the same threads, the same moment's load.
+
+VAL_ROWS, TEST_ROWS = 5_000, 10_000  # vitcore.data.fashion's fixed validation set and the official test split
+
+
+def run_flops(cfg: RunConfig) -> dict[str, float]:
+    """Counted FLOPs of one run of cfg, phase by phase: the training epochs (forward + backward ≈ 3×
+    the forward pass, over the full batches actually trained), the validation passes, the test pass."""
+    steps, batch = full_batches(cfg.train_rows, cfg.batch_size)
+    forward = 2.0 * macs(cfg)  # FLOPs of one image's forward pass
+    return {"epochs": cfg.epochs * steps * batch * 3 * forward,
+            "validation": cfg.epochs * VAL_ROWS * forward,
+            "test": TEST_ROWS * forward}
+
+
+def floor_seconds(cfg: RunConfig, rate: float) -> float:
+    """The least wall time a run of cfg can take: its counted FLOPs (run_flops) at `rate` FLOP/s."""
+    return sum(run_flops(cfg).values()) / rate
+
+
+def times_floor(seconds: float, cfg: RunConfig, rate: float) -> float:
+    """A run of cfg that took `seconds`, in multiples of its floor at `rate` FLOP/s ("× the floor")."""
+    return seconds / floor_seconds(cfg, rate)
+
+
+def matmul_rate(threads: int, side: int = 2_048, seconds: float = 2.0,
+                backends: tuple[str, ...] = ("numpy", "tensorflow")) -> dict[str, float]:
+    """Sustained float32 FLOP/s of square matmuls (side × side) on `threads` cores, by NumPy's BLAS and by
+    TensorFlow's XLA-compiled matmul (configure TensorFlow first: its intra-op pool is then the run's), and
+    the best of them ("best"). Each is repeated for about `seconds` after one untimed warm-up call; the best
+    of three windows counts (a rate the box sustains, not its average under other load)."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    a = np.random.default_rng(0).standard_normal((side, side), dtype=np.float32)
+    b = np.random.default_rng(1).standard_normal((side, side), dtype=np.float32)
+    flops = 2.0 * side ** 3
+    calls = {"numpy": lambda: np.matmul(a, b)}
+    if "tensorflow" in backends:
+        import tensorflow as tf
+
+        xla = tf.function(lambda x, y: tf.linalg.matmul(x, y), jit_compile=True)
+        ta, tb = tf.constant(a), tf.constant(b)
+        calls["tensorflow"] = lambda: xla(ta, tb).numpy()
+
+    rates = {}
+    with threadpool_limits(limits=threads, user_api="blas"):
+        for name in backends:
+            call = calls[name]
+            call()
+            best = 0.0
+            for _ in range(3):
+                count, start = 0, time.perf_counter()
+                while time.perf_counter() - start < seconds / 3:
+                    call()
+                    count += 1
+                best = max(best, count * flops / (time.perf_counter() - start))
+            rates[name] = best
+    rates["best"] = max(rates.values())
+    return rates

@@ -13,16 +13,18 @@ runs, then they sat ~4.5 minutes at ~1.1 GB each. `die_with_parent` (the pool's 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
+import gc
 import os
+import re
 import signal
 import sys
 import threading
 import time
 import types
-
-from vitcore.run.quiet import quiet
+from typing import NoReturn
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>: the signal this process gets when the thread that started it ends
 WATCH_SECONDS = 1.0   # where there is no prctl: how often a worker checks that its parent is alive
@@ -56,7 +58,7 @@ def neutral_main():
 
 def worker_start(parent: int) -> None:
     """Initializer of a sweep's worker process: dies with `parent` (die_with_parent), and TensorFlow's native
-    notices stay off its stderr (vitcore.run.quiet: a worker's stderr carries no terminal display)."""
+    notices stay off its stderr (quiet() below: a worker's stderr carries no terminal display)."""
     quiet()
     die_with_parent(parent)
 
@@ -84,3 +86,135 @@ def _watch(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(WATCH_SECONDS)
     os._exit(1)
+
+
+# --- startup ---------------------------------------------------------------------------------------------
+# A command's own start-up and exit: seconds of `python -m vitcore run` that train nothing.
+#
+# Two costs of every training process that change nothing it computes or stores (README, "Speed"):
+# - Python's cyclic garbage collector walks every live object on each full collection. Importing
+#   TensorFlow, Keras, pandas and SciPy makes millions of them, so the collections during those imports,
+#   and during the tracing after them (which walk them all again), cost ~1 s of CPU per process.
+#   `imports()` keeps the collector off while they import, then freezes what they made out of every
+#   later collection (gc.freeze) and turns it back on: the run traces and trains with it on as before.
+# - Tearing the interpreter down after the run is stored (freeing every module's objects, TensorFlow's
+#   C++ destructors and thread pools) took ~0.7 s. `exit()` ends a process that imported TensorFlow as
+#   Python's own exit would (exit handlers, flushed stdout and stderr, the same exit code) without it.
+
+@contextlib.contextmanager
+def imports():
+    """Import inside this block with the cyclic garbage collector off; afterwards every object that
+    exists is frozen (never walked again: modules, classes and functions that live as long as the
+    process) and the collector is as it was before the block."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was_enabled:
+            gc.enable()
+
+
+def exit(code: int | None) -> NoReturn:  # noqa: A001 - what the function does, as sys.exit
+    """End the process with `code`. After TensorFlow was imported: run the exit handlers (atexit:
+    logging's flush, temporary folders, pools), flush stdout and stderr, then leave without the
+    interpreter's teardown (os._exit). Otherwise, or while another non-daemon thread still runs (Python
+    would wait for it), exit normally. A flush that fails (the reader of stdout went away) gives exit
+    code 120, as Python's own exit does."""
+    code = code or 0  # None: success, as SystemExit(None)
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    if "tensorflow" not in sys.modules or others:
+        raise SystemExit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe, or a stream closed by the program
+            code = code or 120
+    os._exit(code)
+
+
+# --- quiet -----------------------------------------------------------------------------------------------
+# TensorFlow's native notices kept off a training process's stderr; everything else passes through unchanged.
+#
+# TensorFlow's C++ code, and XLA's through absl, write straight to file descriptor 2, below Python:
+# TF_CPP_MIN_LOG_LEVEL=2 silences TensorFlow's own logging, but on some machines absl's still comes through at the
+# first compile, e.g.
+#
+#     WARNING: All log messages before absl::InitializeLog() is called are written to STDERR
+#     I0000 00:00:1733268390.123456   12345 cpu_feature_guard.cc:210] This TensorFlow binary is optimized to use ...
+#     W0000 00:00:1733268391.654321   12345 xla_bridge.cc:123] ...
+#
+# `quiet()` puts a pipe in front of file descriptor 2 for the rest of the process; a thread passes every line on to
+# the real stderr except those two kinds (absl's preamble, and its INFO / WARNING lines in absl's own format). Python's
+# warnings and errors, absl's ERROR and FATAL lines and anything else are kept, in order. Only for processes whose
+# stderr carries no terminal display: the training CLI's `run` (its bar is on stdout), a sweep's workers, the app's
+# training child — a pipe is not a terminal, so a progress bar on stderr would switch itself off.
+
+NATIVE = re.compile(rb"^(?:WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
+                    rb"|[IW]\d{4} \d\d:\d\d:\d+\.\d+ +\d+ +[\w./+-]+:\d+\] )")
+CHUNK = 1 << 16
+_state: dict = {}
+
+
+def notice(line: bytes) -> bool:
+    """Whether one line of stderr is a native notice `quiet` drops (absl's preamble or an INFO / WARNING line)."""
+    return NATIVE.match(line) is not None
+
+
+def kept(data: bytes) -> tuple[bytes, bytes]:
+    """(what to pass on now, what to hold until its line ends) of stderr bytes: whole lines but notices, and a
+    line still being written once it holds a carriage return (a bar redrawn in place, never a notice)."""
+    *lines, rest = data.split(b"\n")
+    out = b"".join(line + b"\n" for line in lines if not notice(line))
+    if b"\r" in rest:
+        cut = rest.rindex(b"\r") + 1
+        out, rest = out + rest[:cut], rest[cut:]
+    return out, rest
+
+
+def _write(fd: int, data: bytes) -> None:
+    while data:
+        try:
+            data = data[os.write(fd, data):]
+        except OSError:  # the real stderr went away: nothing more can be said
+            return
+
+
+def _pump(read: int, real: int) -> None:
+    rest = b""
+    with os.fdopen(read, "rb", buffering=0) as pipe:
+        while chunk := pipe.read(CHUNK):
+            out, rest = kept(rest + chunk)
+            _write(real, out)
+    if rest and not notice(rest):
+        _write(real, rest)
+
+
+def quiet() -> None:
+    """Filter this process's file descriptor 2 as the module says, until it exits (once; later calls do nothing)."""
+    if _state:
+        return
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    real = os.dup(2)
+    read, write = os.pipe()
+    os.dup2(write, 2)
+    os.close(write)
+    thread = threading.Thread(target=_pump, args=(read, real), name="vitcore-quiet-stderr", daemon=True)
+    thread.start()
+    _state.update(real=real, thread=thread)
+    atexit.register(_restore)
+
+
+def _restore() -> None:
+    """At exit: the real stderr back on file descriptor 2, and what the pipe still holds written out."""
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os.dup2(_state["real"], 2)  # the pipe's write end closes (unless a child still holds it): the pump ends
+    _state["thread"].join(timeout=2)

@@ -17,20 +17,24 @@ threads each, so N workers never oversubscribe the CPU; on Ray, each node's own 
 from __future__ import annotations
 
 import itertools
+import math
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
 from multiprocessing import get_context
+
+import numpy as np
 
 from vitcore.config import switches
 from vitcore.config.papers import PAPER_VARIANTS, SMALL_DATA_VARIANT
 from vitcore.config.run import MODELS, RunConfig
-from vitcore.run import planned
-from vitcore.run.order import CHUNK, chunks, missing_predictions, pending, schedule  # noqa: F401 (their home)
 from vitcore.run.overlap import new_session
 from vitcore.run.spawn import neutral_main, worker_start
+from vitcore.stats import plan_store, plans, testset
+from vitcore.stats.compare import paired_delta
+from vitcore.stats.families import planned_family, runs_of
 from vitcore.store import replacements
 from vitcore.store.replacements import REPLACED_LOG, REPLACED_METRICS  # noqa: F401 (re-exported: where they lived)
-from vitcore.store.runs import RunStore
+from vitcore.store.runs import PREDICTIONS, RunStore
 
 SEEDS = tuple(range(10))       # 10 random seeds per cell: enough to resolve a ~0.005 accuracy effect
 TOKEN_SEEDS = tuple(range(5))  # patch 2 (196 tokens) costs ~10 min a run: 5 random seeds
@@ -121,7 +125,7 @@ GRIDS = {"default": _default, "tokens": _tokens, "warmup": _warmup, "headline": 
 GRIDS["all"] = lambda: list(dict.fromkeys(config for name in ("default", "warmup", "tokens", "headline", "scaling",
                                                               "papers", "papers-scaling")
                                           for config in GRIDS[name]()))
-PLAN = "plan"  # the grid that reads the store: what the sequential plan asks for next (vitcore.run.planned)
+PLAN = "plan"  # the grid that reads the store: what the sequential plan asks for next (next_configs below)
 
 
 def grid(name: str, seeds: tuple[int, int] | None = None, rows: tuple[int, ...] | None = None,
@@ -132,7 +136,7 @@ def grid(name: str, seeds: tuple[int, int] | None = None, rows: tuple[int, ...] 
         raise ValueError(f"unknown grid {name!r}; grids: {', '.join([*GRIDS, PLAN])}")
     if plan is not None and name != PLAN:
         raise ValueError(f"a plan name goes with the grid {PLAN!r} (`sweep plan {plan}`), not with {name!r}")
-    configs = planned.next_configs(store, plan) if name == PLAN else list(dict.fromkeys(GRIDS[name]()))
+    configs = next_configs(store, plan) if name == PLAN else list(dict.fromkeys(GRIDS[name]()))
     if seeds is not None:
         configs = [cfg for cfg in configs if seeds[0] <= cfg.seed <= seeds[1]]
     if rows is not None:
@@ -252,3 +256,154 @@ def _finished(chunk: list[dict], store: RunStore, progress) -> list[dict]:
         if progress:
             progress(result)
     return chunk
+
+
+# --- order -----------------------------------------------------------------------------------------------
+# Which runs of a sweep are left, and in what order they go to the workers: cheapest cell first, a cell's random
+# seeds together in chunks (one compile per chunk), the slowest cells started at once on one worker.
+
+CHUNK = 5  # seeds of one cell per worker task: compile once, still spread over the workers
+
+
+def cost(cfg: RunConfig) -> int:
+    """A rough relative cost, so cheap runs land first and a stopped sweep has the most cells."""
+    per_row = 40 if cfg.model == "convnet" else cfg.tokens + cfg.tokens ** 2 / 16  # MLPs ~ N, attention ~ N^2
+    return int(per_row * cfg.train_rows * cfg.epochs)
+
+
+def pending(configs: list[RunConfig], store: RunStore) -> list[RunConfig]:
+    """The configs not yet in the store, cheapest cell first, a cell's seeds together."""
+    return sorted((cfg for cfg in configs if store.get(cfg) is None), key=lambda c: (cost(c), c.graph_id, c.seed))
+
+
+def missing_predictions(configs: list[RunConfig], store: RunStore) -> list[RunConfig]:
+    """Stored configs whose run has no predictions.npy (trained before predictions were kept)."""
+    runs = (store.get(cfg) for cfg in configs)
+    return sorted((run.config for run in runs if run is not None and not (run.path / PREDICTIONS).exists()),
+                  key=lambda c: (cost(c), c.graph_id, c.seed))
+
+
+def chunks(todo: list[RunConfig], size: int = CHUNK) -> list[list[RunConfig]]:
+    """Each cell's configs split into near-equal chunks of at most `size` (one worker task each)."""
+    out = []
+    for _, group in itertools.groupby(todo, key=lambda c: c.graph_id):  # one compiled graph
+        group = list(group)
+        parts = math.ceil(len(group) / size)
+        out += [group[i::parts] for i in range(parts)]  # interleaved: each chunk spans the seed range
+    return [sorted(chunk, key=lambda c: c.seed) for chunk in out]
+
+
+def schedule(tasks: list[list[RunConfig]], workers: int) -> list[list[RunConfig]]:
+    """The order to hand `tasks` (cheapest first) to a pool of `workers`: simulated with _cost, the first worker
+    takes the most expensive task left and the others the cheapest, so the slowest cells (patch 2) start at
+    once on one worker while the cheap ones finish early on the rest, and nothing waits for them at the end."""
+    if workers < 2 or len(tasks) < 3:
+        return tasks
+    left, order = list(tasks), []
+    free = [(0, worker) for worker in range(workers)]
+    while left:
+        free.sort()
+        at, worker = free.pop(0)
+        task = left.pop() if worker == 0 else left.pop(0)
+        order.append(task)
+        free.append((at + sum(cost(cfg) for cfg in task), worker))
+    return order
+
+
+# --- planned ---------------------------------------------------------------------------------------------
+# The `plan` grid: exactly the random seeds a registered plan asks for next (vitcore.stats.plans, .plan).
+#
+#     python -m vitcore sweep plan --dry-run              # the built-in plan's next looks, on the store
+#     python -m vitcore sweep plan confirm --workers 2    # train the plan 'confirm' until every question is decided
+#
+# For every question of the plan that is not decided and not at its cap: both sides at the plan's first n
+# random seeds of its next look, the ones not stored yet. A decided question, or one at its cap, asks for
+# nothing. The verdict is the one every view shows (compare.paired_delta with the store's test set, in the
+# question's family at the plan's margin), so the sweep trains what the views say is needed. Unlike the
+# other grids it reads the store; resumable as every sweep (a stored run is never trained again).
+
+def find(store: RunStore | None, name: str | None) -> plans.Plan:
+    """The plan called `name` that judges `store` (None: the built-in plan); ValueError naming the plans there."""
+    if name is None or name == plan_store.BUILTIN:
+        return plan_store.builtin()
+    found, problems = plan_store.load(store.root if store is not None else None)
+    for plan in found:
+        if plan.name == name:
+            return plan
+    why = f" ({'; '.join(problems)})" if problems else ""
+    raise ValueError(f"no registered plan {name!r} in this store; plans: {', '.join(p.name for p in found)}{why}")
+
+
+def status(store: RunStore, plan: plans.Plan | None = None, runs=None, test_set=None) -> list[dict]:
+    """One row per question of `plan` (default: the built-in one): question, switch, level, train_rows, base,
+    variant and the plan's row (verdict, look, plan, seeds_needed: the next look's paired random seeds, NaN when
+    decided, inf at the cap)."""
+    plan = plan or plan_store.builtin()
+    runs = store.table() if runs is None else runs
+    test_set = testset.from_store(store) if test_set is None else test_set
+    rows = []
+    for question in plan.questions:
+        base, variant = question.base, question.variant
+        delta = paired_delta(runs_of(runs, base), runs_of(runs, variant), plan.metric, plan.margin,
+                             family=planned_family(plan, question), test_set=test_set)
+        rows.append({"plan": plan.name, "question": question.name, "switch": question.field, "level": question.level,
+                     "train_rows": question.train_rows, "base": base, "variant": variant,
+                     **{k: v for k, v in delta.row.items() if k != "plan"}, "plan_text": delta.row["plan"]})
+    return rows
+
+
+def next_configs(store: RunStore | None, name: str | None = None) -> list[RunConfig]:
+    """Both sides of every undecided question of the plan below its cap, at the plan's first n random seeds of
+    its next look (stored ones included: `sweep.pending` drops them), each config once, in question order."""
+    if store is None:
+        raise ValueError("the plan grid needs the store it plans for (--store)")
+    plan = find(store, name)
+    configs = []
+    for row in status(store, plan):
+        needed = row["seeds_needed"]
+        if not np.isfinite(needed):  # decided (NaN) or at the plan's cap (inf)
+            continue
+        seeds = range(plan.first_seed, plan.first_seed + int(needed))
+        configs += [cfg.replace(seed=seed) for cfg in (row["base"], row["variant"]) for seed in seeds]
+    return list(dict.fromkeys(configs))
+
+
+# --- plansweep -------------------------------------------------------------------------------------------
+# `sweep plan NAME` on local workers: train a registered plan until every question is decided or at its cap,
+# re-planning as each chunk finishes, so a question's next look starts while a slow cell (patch 2) still trains.
+#
+# One worker lane takes the most expensive chunk left (the slowest cells start at once), the others the cheapest
+# (vitcore.run.sweep.schedule's rule, applied as workers free up). After every finished chunk the plan is judged
+# again on the store (vitcore.run.sweep.next_configs: the views' own verdicts) and what it asks for next, less
+# what is stored or training, is queued. Resumable as every sweep: a stored run is never trained again.
+
+def run_plan(store: RunStore, name: str | None, workers: int = 1, progress=None, rows=None, seeds=None) -> list[dict]:
+    """Train the plan `name` (None: the built-in one) in `store` until nothing more is asked; `rows` / `seeds`
+    (low, high) restrict what is trained. Returns the results of the runs trained now."""
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    session, results, lanes = new_session(), [], {}  # lanes: future -> (lane, its configs)
+
+    def asked() -> list[list]:
+        busy = {cfg for _, configs in lanes.values() for cfg in configs}
+        todo = [cfg for cfg in pending(next_configs(store, name), store) if cfg not in busy
+                and (rows is None or cfg.train_rows in rows) and (seeds is None or seeds[0] <= cfg.seed <= seeds[1])]
+        return sorted(chunks(todo), key=lambda chunk: sum(cost(cfg) for cfg in chunk))
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=worker_start,
+                             initargs=(os.getpid(),)) as pool:
+        while True:
+            queue = asked()
+            free = [lane for lane in range(workers) if lane not in {used for used, _ in lanes.values()}]
+            for lane in free:
+                if not queue:
+                    break
+                chunk = queue.pop() if lane == 0 else queue.pop(0)  # lane 0: the most expensive chunk left
+                with neutral_main():  # workers start here; they must not re-run a foreign __main__ (vitcore.run.spawn)
+                    future = pool.submit(_train_chunk, chunk, str(store.root), threads, workers, False, False, session)
+                lanes[future] = (lane, chunk)
+            if not lanes:
+                return results
+            done, _ = wait(lanes, return_when=FIRST_COMPLETED)
+            for future in done:
+                lanes.pop(future)
+                results += _finished(future.result(), store, progress)

@@ -7,7 +7,7 @@ the thread count the reply says it trained with) and compares:
 - the first run each worker returns for each cell (one compiled graph: vitcore.config.run.RunConfig.graph_id), and
 - after that, a share VERIFY_SHARE of its runs, drawn by a generator seeded with VERIFY_SEED (so a sweep's choice
   is reproducible; a worker cannot know which of its runs will be retrained).
-A worker is one task as the driver sees it (one chunk of a cell's random seeds, vitcore.run.order.chunks): the
+A worker is one task as the driver sees it (one chunk of a cell's random seeds, vitcore.run.sweep.chunks): the
 driver knows which task a reply came from without asking the worker. Compared (`differences`): predictions.npy
 and confusion.csv byte for byte, every history column but its wall seconds and every summary result exactly, but
 the losses to LOSS_TOLERANCE (XLA on another CPU kind rounds float32's last bits). A mismatch refuses that run and

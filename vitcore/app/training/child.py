@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 from vitcore.config.run import RunConfig
-from vitcore.run.quiet import quiet
+from vitcore.run.spawn import quiet
 
 POLL_SECONDS = 0.25  # how often the server looks at Cancel and the budget while the child trains
 ERROR_TAIL = 20      # lines of the child's stderr kept for the error message
