@@ -1,6 +1,7 @@
 """Blind first, on the committed store: the confirmation's verdict leads every view of the questions it asks, the
-discovery follows as one line, the replication outcome takes one of five words, and the README's counts are
-`plans`' (vitcore.study.lead, vitcore.stats.replication). One Study of the committed store serves the module."""
+discovery follows as one line, the replication outcome takes one of five words, and the counts
+docs/plans-and-confirmation.md quotes are `plans`' (vitcore.study.lead, vitcore.stats.replication). One Study of the
+committed store serves the module."""
 
 import re
 from pathlib import Path
@@ -83,8 +84,8 @@ def test_questions_take_five_outcomes_and_pool_between_their_estimates(questions
     assert questions.loc[("pos_embedding=sincos", 4000), "z"] == pytest.approx(-0.37, abs=0.01)
 
 
-def test_the_readme_counts_are_the_plans(study, questions):
-    text = (ROOT / "README.md").read_text()
+def test_the_documented_counts_are_the_plans(study, questions):
+    text = (ROOT / "docs" / "plans-and-confirmation.md").read_text()  # "Where the confirmation stands"
     said = {word: int(re.search(rf"\*\*(\d+) {word}\*\*", text).group(1))
             for word in ("replicated", "contradicted", "not confirmed", "with no decided discovery")}
     counts = questions["replicated"].value_counts()

@@ -62,12 +62,12 @@ def test_every_direction_word_is_defined_once_and_said_the_same_everywhere():
     assert len(set(claims.DIRECTIONS)) == len(claims.DIRECTIONS) == len(claims.DEFINITIONS) == 6
     assert "unresolved" not in claims.DIRECTIONS
     legend = claims_view.meaning(claims.claims_table(_world()), 0.01)
-    readme = (ROOT / "README.md").read_text()
+    methods = (ROOT / "docs" / "methods-and-verdicts.md").read_text()  # the claims ledger's words
     counts = {**{word: k for k, word in enumerate(claims.DIRECTIONS)}, "counted": 15, "not_counted": 1}
     line = claims.tally_line(counts, 0.01)
     for k, direction in enumerate(claims.REGISTRY):
         assert f"*{direction.word}*: {direction.meaning}" in legend
-        assert f"- **{direction.word}** — {direction.meaning}" in readme
+        assert f"- **{direction.word}** — {direction.meaning}" in methods
         assert direction.counted.format(n=k) in line
 
 

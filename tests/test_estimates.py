@@ -49,7 +49,7 @@ def test_needs_text_says_a_total_and_how_many_more():
     assert e.needs_text(12.0, 10, paired=False).endswith(e.NEW_LOOK)  # unpaired: a new look too
     assert e.needs_text(np.nan, 10) == "spread unknown" and "new look" not in e.needs_text(np.inf, 10)
     # one sentence, so a card or the CLI's line carries it; the why (the second look's false positives) is in the
-    # definition of "inconclusive", printed by README, the legends and --help
+    # definition of "inconclusive", printed by the README, the legends and --help
     assert e.needs_text(41.0, 10).count(". ") == 0 and e.PLAN_COMMANDS in e.DEFINITIONS["inconclusive"]
 
 
@@ -78,11 +78,14 @@ def test_readme_legend_and_help_print_the_library_words():
     from vitcore.app.ablations import cards
     from vitcore.cli.common import VERDICTS_EPILOG
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()  # the verdict words and the margin: "What the verdict words mean"
+    methods = (root / "docs" / "methods-and-verdicts.md").read_text()  # the readings beside every verdict
     legend = cards.definitions()
     from vitcore.stats import readings
 
-    for word, text in [*e.DEFINITIONS.items(), *readings.DEFINITIONS.items()]:
-        assert f"**{word}** — {text}" in readme and f"**{word}**: {text}" in legend
-        assert f"{word}: {text}" in VERDICTS_EPILOG
+    for page, definitions in ((readme, e.DEFINITIONS), (methods, readings.DEFINITIONS)):
+        for word, text in definitions.items():
+            assert f"**{word}** — {text}" in page and f"**{word}**: {text}" in legend
+            assert f"{word}: {text}" in VERDICTS_EPILOG
     assert e.MARGIN_REASON in readme and e.MARGIN_REASON in legend

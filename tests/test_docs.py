@@ -1,0 +1,97 @@
+"""The front door and its reference (issue 52): the README stays short, says what the tool is and shows a picture of
+the app that is in the repository, carries no test-timing figures, and links the docs/ pages; every relative
+markdown link in README.md, docs/*.md and bench/RESULTS.md points to a file that exists, and an anchor, if given, to
+a heading of that file."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "bench" / "RESULTS.md"]
+LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")  # [text](target) and ![alt](target)
+FENCE = re.compile(r"^(```|~~~).*?^\1\s*$", re.S | re.M)
+
+
+def prose(text: str) -> str:
+    """The text outside fenced code blocks and inline code, where a link is a link."""
+    return re.sub(r"`[^`\n]*`", "", FENCE.sub("", text))
+
+
+def links(path: Path) -> list[str]:
+    return LINK.findall(prose(path.read_text()))
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, markup and punctuation dropped, spaces as hyphens."""
+    text = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip().lower())
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    found, seen = set(), {}
+    for line in prose(path.read_text()).splitlines():
+        if match := re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line):
+            base = slug(match.group(1))
+            n = seen.get(base, 0)
+            seen[base] = n + 1
+            found.add(base if n == 0 else f"{base}-{n}")
+    return found
+
+
+def test_slugs_are_githubs():
+    assert slug("Security: what is checked and what is not") == "security-what-is-checked-and-what-is-not"
+    assert slug("Registered plans, seen or blind, and the confirmation") == (
+        "registered-plans-seen-or-blind-and-the-confirmation")
+    assert slug("The `plan` column, **bold**") == "the-plan-column-bold"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
+def test_every_relative_link_points_to_a_file_and_heading_that_exist(page):
+    broken = []
+    for target in links(page):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto: — not checked here
+            continue
+        file, _, anchor = target.partition("#")
+        where = (page.parent / file).resolve() if file else page
+        if not where.exists():
+            broken.append(f"{target}: no {where}")
+        elif anchor and (where.suffix != ".md" or anchor not in anchors(where)):
+            broken.append(f"{target}: no heading #{anchor} in {where.relative_to(ROOT)}")
+    assert not broken, "\n".join(broken)
+
+
+def test_a_broken_link_is_found(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("# Here\n\n[fine](#here) [gone](missing.md) [no anchor](page.md#nowhere)\n```\n[code](x.md)\n```\n")
+    assert links(page) == ["#here", "missing.md", "page.md#nowhere"]
+    assert anchors(page) == {"here"}
+
+
+def test_the_readme_is_a_front_door():
+    text = README.read_text()
+    lines = text.splitlines()
+    assert len(lines) <= 300, f"README.md has {len(lines)} lines: the reference belongs in docs/"
+    first = "\n".join(lines[:20])
+    assert "dashboard" in first and "ablation" in first and "the article's ViT" in first, "what it is, first"
+    assert "paired by random seed" in first and "registered before" in first and "fresh random seeds" in first
+    pictures = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", first)
+    assert pictures, "a picture of the app in the first 20 lines"
+    for picture in pictures:
+        path = ROOT / picture
+        assert path.is_file() and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", picture
+        assert path.stat().st_size < 300_000, f"{picture}: keep it small"
+    pages = {target.split("#")[0] for target in links(README) if target.startswith("docs/") and target.endswith(".md")}
+    assert len(pages) >= 3 and all((ROOT / page).is_file() for page in pages), pages
+
+
+def test_the_readme_carries_no_test_timings():
+    """Test times are a measurement diary (bench/RESULTS.md#test-times), not the front door: no "N tests in N s",
+    no "passed in N s"."""
+    text = " ".join(README.read_text().split())
+    timings = re.findall(r"\b(?:tests?|passed|failed) in [\d.,]+ ?(?:s|min)\b|\b[\d,]+ tests? (?:in|took)\b", text)
+    assert not timings, timings
