@@ -1,4 +1,4 @@
-"""The seeds x test-images bootstrap (vitcore.stats.bootstrap, the cross-check of vitcore.stats.testset),
+"""The seeds x test-images bootstrap (tests/paired_bootstrap.py, the cross-check of vitcore.stats.testset),
 recomputed by a plain loop."""
 
 import numpy as np

@@ -218,7 +218,7 @@ def power_equivalence(delta: float, sd: float, n: int, margin: float, level: flo
 
 def seeds_needed(est: Estimate, margin: float, size: int = 1, most: int = 100_000) -> float:
     """Paired random seeds (runs per side when unpaired) that settle the Δ at the family's level (alpha /
-    size) in 80% of experiments, averaged over the sd's own uncertainty (vitcore.stats.assurance): the
+    size) in 80% of experiments, averaged over the sd's own uncertainty (assurance, below): the
     difference test resolving the observed Δ, or, when the observed Δ lies inside ±margin, either test
     resolving (a settled equivalence is settled). The estimate's `floor` (the test set's sampling) stays
     whatever n is, so a Δ smaller than it can is never settled (inf). NaN without a spread; inf beyond

@@ -12,7 +12,7 @@ discovery of a confirmation's question is the confirmed plan's verdict on it whe
 fixed-sample verdict at the confirmation's margin on the discovery's random seeds (the plan's `discovery_seeds`;
 absent, the confirmed plan's random seeds: the depth/width study on random seeds 0-9 of 0-39). Which plans judge
 at all is `checked`: registered, unchanged since they were (their sha256 and, in git, their registering commit),
-registered before their runs (vitcore.stats.plan_history). No TensorFlow, no Streamlit.
+registered before their runs (prove, below). No TensorFlow, no Streamlit.
 """
 
 from __future__ import annotations
