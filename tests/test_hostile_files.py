@@ -23,7 +23,7 @@ from vitcore import cli
 from vitcore.config import environment
 from vitcore.config.run import RunConfig
 from vitcore.data import fashion
-from vitcore.data.folder import data_dir_problem
+from vitcore.data.fashion import data_dir_problem
 from vitcore.run import overlap
 from vitcore.store.runs import RunStore
 

@@ -28,7 +28,7 @@ from vitcore.config.run import RunConfig
 from vitcore.data import regular
 from vitcore.run import overlap, sweep
 from vitcore.stats import plan_store, plans
-from vitcore.store import index, replacements
+from vitcore.store import index, upkeep
 from vitcore.store.runs import RunStore
 
 SOON = 5.0  # seconds: an operation that takes longer blocked (then its FIFO is opened from the other side)
@@ -210,7 +210,7 @@ def test_the_backfill_log_is_appended_only_when_a_regular_file(store, outside, o
     replaced. Now one message, and the sweep checks the log before it trains or replaces anything."""
     log = plant(store.root / sweep.REPLACED_LOG, kind, outside)
     planted, before = identity(log), outside.snapshot()
-    error = attempt(lambda: replacements.log(store.root, replaced(RunConfig())), [log])
+    error = attempt(lambda: upkeep.log_replaced(store.root, replaced(RunConfig())), [log])
     assert isinstance(error, ValueError) and str(log) in str(error)
     assert ("a link is never followed" if kind.startswith("link") else
             f"is {regular.kind(planted[0])}: never opened") in str(error)
@@ -228,7 +228,7 @@ def test_an_append_never_writes_through_a_hard_link(store, outside, name):
     os.link(outside.root / "file", store.root / name)
     if name == sweep.REPLACED_LOG:
         with pytest.raises(ValueError, match="is a regular file with 1 other hard link"):
-            replacements.log(store.root, replaced(RunConfig()))
+            upkeep.log_replaced(store.root, replaced(RunConfig()))
     else:
         with pytest.raises(plans.PlanError, match="not a plain file"):
             plan_store.register(store.root, dataclasses.replace(plan_store.builtin(), name="mine"))
@@ -237,7 +237,7 @@ def test_an_append_never_writes_through_a_hard_link(store, outside, name):
 
 def test_the_backfill_log_gets_its_header_once(store):
     for seed in (1, 2):
-        replacements.log(store.root, replaced(RunConfig(seed=seed)))
+        upkeep.log_replaced(store.root, replaced(RunConfig(seed=seed)))
     lines = (store.root / sweep.REPLACED_LOG).read_text().splitlines()
     assert len(lines) == 3 and lines[0].startswith("run_id,label,") and lines[2].startswith(RunConfig(seed=2).run_id)
 

@@ -15,9 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from vitcore.config.papers import PAPER_VARIANTS
 from vitcore.config.run import SEED_FIELDS, RunConfig
-from vitcore.config.switches import LEVELS
+from vitcore.config.switches import LEVELS, PAPER_VARIANTS
 from vitcore.data.patches import SIDE, token_width
 from vitcore.model.anatomy import total
 

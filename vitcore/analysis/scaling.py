@@ -27,9 +27,8 @@ from vitcore.analysis.crossover import (  # noqa: F401 (re-exported)
     plain_interpolation,
 )
 from vitcore.config.metrics import known
-from vitcore.config.papers import PAPER_VARIANTS, SMALL_DATA_VARIANT
 from vitcore.config.run import ARTICLE_MODELS, RunConfig
-from vitcore.config.switches import MODEL_NAMES
+from vitcore.config.switches import MODEL_NAMES, PAPER_VARIANTS, SMALL_DATA_VARIANT
 from vitcore.stats.compare import Comparer, or_uncached
 from vitcore.stats.estimates import BAD, GOOD, MARGIN
 from vitcore.stats.summaries import summarize

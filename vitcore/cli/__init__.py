@@ -22,8 +22,7 @@ import sys
 from vitcore.cli import analysis, plans, results, runs, sweep
 from vitcore.cli.common import Parser, UsageError, clean, escaped_warnings
 from vitcore.config import environment
-from vitcore.data.fashion import DataError
-from vitcore.data.folder import data_dir_problem
+from vitcore.data.fashion import DataError, data_dir_problem
 from vitcore.run import TRAIN_INSTALL
 
 GROUPS = (runs, sweep, plans, results, analysis)  # each adds its subcommands; each subcommand sets `handler`

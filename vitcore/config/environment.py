@@ -12,7 +12,7 @@
 An empty VITCORE_STORE or VITCORE_DATA_DIR is refused (Path("") is the current folder), and so is any
 other spelling of VITCORE_ALLOW_TRAINING (`flase` must not mean "on").
 
-`problems()` (and vitcore.data.folder.data_dir_problem, which reads the folder) says, one line each, what is wrong: the
+`problems()` (and vitcore.data.fashion.data_dir_problem, which reads the folder) says, one line each, what is wrong: the
 CLI exits with code 2 before any work, the app shows a note and turns training off. The lines name the variable and
 never a path, since the app shows them to visitors.
 """
@@ -132,7 +132,7 @@ def store_problem(path: str) -> str | None:
 
 def data_dir_value(environ: Mapping[str, str] = os.environ) -> None:
     """ValueError when VITCORE_DATA_DIR is set but empty (it would be the current folder). Whether the folder
-    holds Fashion-MNIST is the data layer's to check (vitcore.data.folder.data_dir_problem)."""
+    holds Fashion-MNIST is the data layer's to check (vitcore.data.fashion.data_dir_problem)."""
     value = environ.get("VITCORE_DATA_DIR")
     if value is not None and not value.strip():
         raise ValueError("VITCORE_DATA_DIR is empty (that would be the current folder): unset it, or name the data "
@@ -143,7 +143,7 @@ def problems(environ: Mapping[str, str] = os.environ, store: str | None = None, 
              budget: bool = True) -> list[str]:
     """One line per environment value that is wrong (threads, an empty VITCORE_STORE, the app's own values
     when `budget`: the budget and VITCORE_ALLOW_TRAINING, the store at `store`, an empty data dir when `data`);
-    [] when all is well. The CLI and the app pass data=False and ask vitcore.data.folder.data_dir_problem,
+    [] when all is well. The CLI and the app pass data=False and ask vitcore.data.fashion.data_dir_problem,
     which also reads the folder (this layer imports none above it)."""
     found = []
     for check in (threads, store_value, xla_cache, *((budget_minutes, allow_training) if budget else ()),

@@ -15,6 +15,7 @@ import os
 import struct
 import threading
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -290,3 +291,24 @@ def load_split(train_rows: int, seed: int) -> Split:
     picked = pool[_stratified_pick(raw.y_train[pool], train_rows, np.random.default_rng(seed))]
     return Split(_scaled(raw.x_train[picked]), raw.y_train[picked].astype(np.int32), x_val, y_val, x_test, y_test,
                  raw.source)
+
+
+# --- folder ----------------------------------------------------------------------------------------------
+# Whether $VITCORE_DATA_DIR can be used: checked before any work (the CLI exits with code 2, the app turns
+# training off), reading the folder's official test labels now (vitcore.data.fashion reads the rest when needed).
+
+def data_dir_problem(environ: Mapping[str, str] = os.environ) -> str | None:
+    """Why VITCORE_DATA_DIR cannot be used (None when unset or usable): a folder holding the four IDX
+    files whose test labels are the official ones (the images are checked when first read)."""
+    folder = environ.get("VITCORE_DATA_DIR")
+    if folder is None:
+        return None
+    if not folder.strip():
+        return "VITCORE_DATA_DIR is empty (that would be the current folder): unset it, or name the data folder"
+    try:
+        official_test_labels.__wrapped__()  # not its per-process cache: this checks the folder now
+    except DataError as error:
+        return f"VITCORE_DATA_DIR does not hold Fashion-MNIST ({str(error).replace(folder, '$VITCORE_DATA_DIR')})"
+    except OSError as error:
+        return f"VITCORE_DATA_DIR is unreadable ({error.strerror})"
+    return None

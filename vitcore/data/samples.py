@@ -126,7 +126,7 @@ def load_samples(path: Path = SAMPLES_PATH) -> Gallery:
 
 def gallery(prefer_full: bool = True) -> Gallery:
     """The full test split if it is on disk (and wanted) and reads as Fashion-MNIST, else the shipped
-    sample (a damaged $VITCORE_DATA_DIR is reported once, by vitcore.data.folder.data_dir_problem)."""
+    sample (a damaged $VITCORE_DATA_DIR is reported once, by vitcore.data.fashion.data_dir_problem)."""
     if prefer_full and local_data_available():
         try:
             images, labels, _ = load_test()

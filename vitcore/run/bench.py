@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from vitcore.config.papers import PAPER_VARIANTS
 from vitcore.config.run import RunConfig, full_batches
+from vitcore.config.switches import PAPER_VARIANTS
 from vitcore.model.work import macs
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # where `python -m vitcore…` finds this vitcore
@@ -221,7 +221,7 @@ def bench_cache(repeats: int = 3, rows: int = 4_000) -> float:
 
 def bench_papers(repeats: int = 3, rows: int = 4_000) -> dict[str, float]:
     """Median seconds of one training epoch (`rows` rows, batch 64, compiled) of the article's ViT and each
-    papers' variant (vitcore.config.papers), measured round-robin in one process so load hits all alike;
+    papers' variant (vitcore.config.switches), measured round-robin in one process so load hits all alike;
     prints each median and its ratio to the article's ViT. Returns variant -> median seconds."""
     import numpy as np
 

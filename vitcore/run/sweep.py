@@ -25,16 +25,16 @@ from multiprocessing import get_context
 import numpy as np
 
 from vitcore.config import switches
-from vitcore.config.papers import PAPER_VARIANTS, SMALL_DATA_VARIANT
 from vitcore.config.run import MODELS, RunConfig
+from vitcore.config.switches import PAPER_VARIANTS, SMALL_DATA_VARIANT
 from vitcore.run.overlap import new_session
 from vitcore.run.spawn import neutral_main, worker_start
 from vitcore.stats import plan_store, plans, testset
 from vitcore.stats.compare import paired_delta
 from vitcore.stats.families import planned_family, runs_of
-from vitcore.store import replacements
-from vitcore.store.replacements import REPLACED_LOG, REPLACED_METRICS  # noqa: F401 (re-exported: where they lived)
+from vitcore.store import upkeep
 from vitcore.store.runs import PREDICTIONS, RunStore
+from vitcore.store.upkeep import REPLACED_LOG, REPLACED_METRICS  # noqa: F401 (re-exported: where they lived)
 
 SEEDS = tuple(range(10))       # 10 random seeds per cell: enough to resolve a ~0.005 accuracy effect
 TOKEN_SEEDS = tuple(range(5))  # patch 2 (196 tokens) costs ~10 min a run: 5 random seeds
@@ -218,7 +218,7 @@ def run_sweep(configs: list[RunConfig], store: RunStore, workers: int = 1, execu
     if not todo:
         return []
     if backfill and replace:
-        replacements.check(store.root)  # refused now, not after a run was replaced
+        upkeep.check_replaced_log(store.root)  # refused now, not after a run was replaced
     threads = max(1, (os.cpu_count() or 1) // workers)
     tasks, session = schedule(chunks(todo), workers), new_session()
     if executor == "ray":
@@ -252,7 +252,7 @@ def _finished(chunk: list[dict], store: RunStore, progress) -> list[dict]:
     result reported to `progress` as it comes."""
     for result in chunk:
         if result.get("replaced"):
-            replacements.log(store.root, result)
+            upkeep.log_replaced(store.root, result)
         if progress:
             progress(result)
     return chunk

@@ -33,7 +33,7 @@ from vitcore.data.regular import Refused, replace
 from vitcore.stats.plan_store import FOLDER as PLANS
 from vitcore.store import index
 from vitcore.store.files import BadRun, read_bounded
-from vitcore.store.replacements import REPLACED_LOG as REPLACEMENTS
+from vitcore.store.upkeep import REPLACED_LOG as REPLACEMENTS
 
 PREFIX = ".results-"
 LIMIT = 8 << 20  # bytes a kept result may have (the landing's flip effects: ~60 KB)

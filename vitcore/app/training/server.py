@@ -13,7 +13,7 @@ import streamlit as st
 
 from vitcore.app import state
 from vitcore.config import environment as checks
-from vitcore.data.folder import data_dir_problem
+from vitcore.data.fashion import data_dir_problem
 
 ENVIRONMENT = ("VITCORE_THREADS", "VITCORE_MAX_TRAIN_MINUTES", "VITCORE_DATA_DIR", "VITCORE_STORE",
                "VITCORE_ALLOW_TRAINING")
