@@ -10,10 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from vitcore.config.metrics import DERIVED, METRIC, TABLE
+from vitcore.config.metrics import DERIVED, TABLE
 from vitcore.config.run import FIELD_NAMES, VIT_FIELDS, RunConfig
 from vitcore.data.fashion import CLASS_NAMES
 from vitcore.model import anatomy
+from vitcore.store import derived as derived_metrics
+from vitcore.store import writer
+from vitcore.store.files import BadRun
 from vitcore.store.runs import HISTORY_COLUMNS, RunStore
 from vitcore.store.timing import now_utc
 
@@ -86,12 +89,21 @@ def write_centre_factorial(store: RunStore, centre: RunConfig, seeds: int) -> Ru
     return store
 
 
-def derived(cfg: RunConfig, summary: dict) -> dict:
-    """The registry's derived metrics (vitcore.config.metrics.DERIVED) of the run `write_run` would store:
-    each metric's own function of its file (`confusion(test accuracy)`, `history(cfg, summary)`)."""
-    files = {"confusion.csv": lambda: confusion(summary["test_accuracy"]),
-             "history.csv": lambda: pd.DataFrame(history(cfg, summary), columns=HISTORY_COLUMNS)}
-    return {name: float(METRIC[name].derive(files[METRIC[name].source]())) for name in DERIVED}
+def derived(cfg: RunConfig, summary: dict, counts: np.ndarray | None = None,
+            predicted: np.ndarray | None = None) -> dict:
+    """The registry's derived metrics (vitcore.config.metrics.DERIVED) of the run `write_run` would store (with
+    `counts` and `predicted`: `write_predicted_run`'s): its files rendered as the store writes them and read
+    through the store's own parsers (vitcore.store.derived.PARSERS), so every source the store can read is one
+    the fakes give, and a file the run does not keep (predictions.npy) gives NaN, as in the store. Files the
+    store would refuse (a row overridden past what a run can hold) give NaN too."""
+    if not DERIVED:
+        return {}
+    counts = confusion(summary["test_accuracy"]) if counts is None else counts
+    try:
+        files = writer.render(cfg, history(cfg, summary), counts, {}, predictions=predicted)
+        return derived_metrics.from_bytes(files, cfg)
+    except BadRun:
+        return {name: np.nan for name in DERIVED}
 
 
 def run_row(cfg: RunConfig, **overrides) -> dict:

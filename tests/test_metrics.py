@@ -24,6 +24,7 @@ def test_every_view_of_a_metric_is_its_registry_entry(entry):
     assert (entry.name in metrics.COMPARED) == entry.compared == (entry.name in cards.HELP)
     assert (entry.name in index.COLUMNS) == entry.in_table
     assert (entry.name in validate.METRICS) == (entry.source == metrics.SUMMARY_FILE)
+    assert metrics.has_test_set(entry.name) == entry.test_set == (entry.name in metrics.TEST_SET)
 
 
 @pytest.mark.parametrize("entry", JUDGED, ids=lambda m: m.name)

@@ -10,18 +10,28 @@ reports and the tests. A name the registry does not know raises (`metric`): a ne
 judged higher-is-better by default.
 
 How to add a metric (e.g. macro-F1 of the confusion matrix):
-  1. Write its function of the run file it reads (`confusion.csv`: the (10, 10) counts, row = true class;
-     `history.csv`: the history DataFrame), returning a float.
+  1. Write its function of the run file it reads, returning a float. What it receives is that file's parser's
+     (vitcore.store.derived.PARSERS): `confusion.csv`, the (10, 10) counts, row = true class; `history.csv`,
+     the history DataFrame; `predictions.npy`, the (10,000,) uint8 predicted class of each official test
+     image, in the test split's order (a run trained before predictions were kept has none: NaN).
   2. Append one `Metric(..., source="confusion.csv", derive=that_function)` to REGISTRY, with
-     `compared=True` if the default views (effects, `compare`, the Ablations cards) should show it.
+     `compared=True` if the default views (effects, `compare`, the Ablations cards) should show it, and
+     `test_set=True` if it is an accuracy on the official test images (below).
   The store computes it once per run and caches the value in its index beside the run's file stamps
   (vitcore.store.derived), so a warm `RunStore.table()` reads no extra file; a changed function is
-  recomputed (the cache is keyed by its code). tests/test_new_metric.py adds a throw-away one.
+  recomputed (the cache is keyed by its code). tests/test_new_metric.py adds a throw-away one. A new kind of
+  run file is one name in RUN_FILES and its parser in vitcore.store.derived.PARSERS (the store and the test
+  fakes both read through that table).
+
+The test-set term: a metric with `test_set=True` is the share of the official test images a run classifies
+right, image by image what predictions.npy says, so its Δ's interval can add the sampling of those images
+to the random seeds' (vitcore.stats.testset): every view asks `has_test_set`, never the metric's name.
 
 SUMMARY: the metrics every run's summary.json holds, in the runs table's (runs.csv's) column order.
 DERIVED: the metrics computed from a run's files; TABLE = SUMMARY + DERIVED, the runs table's metrics.
 COMPARED: the metrics the statistics compare by default (effects, flips, `compare`), in display order.
 JUDGED: every metric a Δ may be taken over.
+TEST_SET: the metrics whose Δ's interval includes the test images' sampling (`test_set`).
 `checked` and `checked_margin` are what the public API (vitcore.study.Study) and the CLI refuse, in one message.
 """
 
@@ -33,7 +43,8 @@ from numbers import Real
 
 HIGHER, LOWER, NONE = "higher", "lower", "none"  # which direction is better; NONE: no good direction
 SUMMARY_FILE = "summary.json"
-RUN_FILES = ("confusion.csv", "history.csv")  # what a derived metric may be a function of
+# what a derived metric may be a function of: each read by its parser in vitcore.store.derived.PARSERS
+RUN_FILES = ("confusion.csv", "history.csv", "predictions.npy")
 ACCURACY_MARGIN = None  # a Metric.margin: the accuracy margin (the sidebar's, --margin; default ±0.01)
 
 
@@ -53,6 +64,7 @@ class Metric:
     derive: Callable | None = None  # a derived metric's function of its source file's contents -> float
     short: str = ""               # a card's title when five cards share a row ("" : the title)
     bound: float | None = None    # the largest |Δ| it can take (an accuracy's: 1); None: no bound
+    test_set: bool = False        # an accuracy on the official test images: its interval adds their sampling
 
     def __post_init__(self) -> None:
         if self.direction not in (HIGHER, LOWER, NONE):
@@ -61,6 +73,8 @@ class Metric:
             raise ValueError(f"metric {self.name}: a function (derive) exactly when its source is one of {RUN_FILES}")
         if self.compared and not self.in_table:
             raise ValueError(f"metric {self.name}: only a metric of the runs table can be compared")
+        if self.test_set and not (self.in_table and self.judged):
+            raise ValueError(f"metric {self.name}: only a judged metric of the runs table has a test-set term")
 
     @property
     def in_table(self) -> bool:
@@ -82,7 +96,7 @@ REGISTRY: tuple[Metric, ...] = (
            margin=0.02),
     Metric("test_accuracy", "Test accuracy",
            "Accuracy on the official 10,000-image test split, with the weights after the last epoch. The headline "
-           "metric.", HIGHER, compared=True, bound=1.0),
+           "metric.", HIGHER, compared=True, bound=1.0, test_set=True),
     Metric("best_val_accuracy", "Best val accuracy",
            "Highest accuracy on the fixed 5,000-row validation split over all epochs: the epoch is selected on the "
            "same split it is reported on, so it is optimistic. Test accuracy is the honest figure.", HIGHER,
@@ -118,6 +132,7 @@ DERIVED = tuple(m.name for m in REGISTRY if m.derive is not None)
 TABLE = SUMMARY + DERIVED
 COMPARED = tuple(m.name for m in REGISTRY if m.compared)
 JUDGED = COMPARED + tuple(m.name for m in REGISTRY if m.judged and m.in_table and not m.compared)
+TEST_SET = tuple(m.name for m in REGISTRY if m.test_set)
 
 
 def metric(name: str) -> Metric:
@@ -126,6 +141,13 @@ def metric(name: str) -> Metric:
         return METRIC[name]
     except (KeyError, TypeError):
         raise ValueError(f"unknown metric {name!r}: vitcore.config.metrics knows {', '.join(METRIC)}") from None
+
+
+def has_test_set(name: str) -> bool:
+    """Whether `name`'s Δ is judged over random seeds and test images (its entry's `test_set`): read from the
+    registry at each call, never from the name. False for a column the registry does not know."""
+    entry = METRIC.get(name) if isinstance(name, str) else None
+    return entry is not None and entry.test_set
 
 
 def known(*names: str) -> tuple[str, ...]:

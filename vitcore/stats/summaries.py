@@ -21,6 +21,7 @@ import pandas as pd
 from scipy import stats
 
 from vitcore.config import switches
+from vitcore.config.metrics import has_test_set
 from vitcore.config.run import LEVELS, SEED_FIELDS, SWITCHES, RunConfig
 from vitcore.stats import readings, seconds
 from vitcore.stats.compare import (  # noqa: F401 (the pairing, re-exported)
@@ -51,7 +52,6 @@ from vitcore.stats.families import family_of, neighbours, runs_of  # noqa: F401 
 from vitcore.stats.plan import LEAD_COLUMNS
 from vitcore.stats.readings import READING_COLUMNS
 from vitcore.stats.records import Measurement
-from vitcore.stats.testset import METRIC as PER_IMAGE
 from vitcore.stats.testset import TEST_COLUMNS, TestSet, seed_columns, with_differences
 
 
@@ -129,8 +129,9 @@ def factorial_runs(runs: pd.DataFrame, base: RunConfig | None = None) -> pd.Data
 def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, ...], metric: str,
               test_set: TestSet | None = None) -> dict[int, tuple[Estimate, dict]]:
     """For each train_rows: (the Estimate over seeds of each random seed's mean contrast across other-switch
-    cells, its TEST_COLUMNS). For test accuracy with a `test_set` and every run's predictions, the
-    interval includes the test set's sampling (each seed's per-image contrast, vitcore.stats.testset).
+    cells, its TEST_COLUMNS). For a metric with a test-set term (its registry entry's `test_set`: test
+    accuracy's) with a `test_set` and every run's predictions, the interval includes the test set's sampling
+    (each seed's per-image contrast, vitcore.stats.testset).
 
     weights maps a tuple of levels of `factors` to +1/-1 (main effect: {(L,): +1, (ref,): -1}).
     A cell (one combination of the other switches) contributes only where every weighted level
@@ -144,7 +145,7 @@ def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, 
         return result
     contrast = sum(sign * wide[level] for level, sign in weights.items()).dropna()
     ids = None
-    if metric == PER_IMAGE and test_set is not None:
+    if has_test_set(metric) and test_set is not None:
         ids = vit.pivot_table(index=["train_rows", *others, "seed"], columns=list(factors), values="run_id",
                               aggfunc="first")
     spread = wide[list(weights)].groupby(level=list(range(wide.index.nlevels - 1)))  # per config, over seeds

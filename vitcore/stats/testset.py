@@ -31,10 +31,12 @@ could mix the classes differently; it is kept as `test_se_srs`, the check of a b
 (vitcore.stats.readings), with the Satterthwaite degrees of freedom of the seeds-plus-images standard
 error (`df_satterthwaite`, in place of n - 1).
 
-Used by the verdict: every view of a test-accuracy comparison (card, forest plot, flip table,
-single-cell main effect, claims, `compare`, `report`) passes the store's TestSet to
-vitcore.stats.compare.paired_delta, so the comparison has one verdict everywhere; when a pair lacks
-its predictions the Δ stays over random seeds only, and says so (`interval`). No pandas, no TensorFlow.
+Used by the verdict: every view of a comparison (card, forest plot, flip table, single-cell main effect,
+claims, `compare`, `report`) passes the store's TestSet to vitcore.stats.compare.paired_delta, so the
+comparison has one verdict everywhere. Which metrics get the term is their registry entry's `test_set`
+(vitcore.config.metrics.has_test_set: test accuracy's, and any other accuracy on the official test images
+marked so), never their name; when a pair lacks its predictions the Δ stays over random seeds only, and says
+so (`interval`). No pandas, no TensorFlow.
 """
 
 from __future__ import annotations
@@ -46,11 +48,11 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
+from vitcore.config.metrics import has_test_set
 from vitcore.data.fashion import DataError, shipped_test_labels
 from vitcore.stats.estimates import CONFIDENCE, Estimate, two_sided_p
 
 SEEDS_ONLY, WITH_TEST = "random seeds", "random seeds and test images"  # which interval the verdict used
-METRIC = "test_accuracy"  # the one metric with per-image outcomes (predictions.npy)
 # compare's and the forest plot's extra columns: the verdict's interval kind, the seed-only interval beside
 # it, and the test images' share of the standard error
 # and the two checks of a borderline verdict: the images' term as a simple random sample, and the Satterthwaite df
@@ -196,9 +198,11 @@ def seed_columns(est: Estimate) -> dict:
 
 
 def judged_estimate(est: Estimate, metric: str, pairs, test_set: TestSet | None) -> tuple[Estimate, dict]:
-    """(the estimate the verdict uses, TEST_COLUMNS for the row): for test accuracy with every pair's
-    predictions, the interval over random seeds and test images (within their classes); otherwise the seed-only one."""
-    if metric != METRIC or test_set is None or est.n < 2 or not {"run_id_variant", "run_id_baseline"} <= set(pairs):
+    """(the estimate the verdict uses, TEST_COLUMNS for the row): for a metric with a test-set term (test
+    accuracy's) and every pair's predictions, the interval over random seeds and test images (within their
+    classes); otherwise the seed-only one."""
+    if (not has_test_set(metric) or test_set is None or est.n < 2
+            or not {"run_id_variant", "run_id_baseline"} <= set(pairs)):
         return est, seed_columns(est)
     return with_differences(est, test_set.differences(pairs["run_id_variant"], pairs["run_id_baseline"]),
                             test_set.labels)

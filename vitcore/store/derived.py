@@ -2,24 +2,61 @@
 once per run and cached in the store's index beside the run's stamp, so a warm `RunStore.table()` reads no
 file more than it reads without them.
 
+PARSERS is the one table of what a derived metric may read: {run file: its parser}, each parser a function of
+the file's bytes (read bounded, never through a link: vitcore.store.files) and the run's config, raising
+BadRun for a file that is not what a valid run holds. The store reads a run's files through it, and so do the
+test fakes (tests/fakes.py), so a new source is one entry here (and its name in RUN_FILES, which the registry
+checks its entries against). A run that keeps no such file (predictions.npy of a run trained before
+predictions were kept) gets NaN for the metrics of it.
+
 A valid run's verdict in the index (vitcore.store.index) is `[stamp, None, {key: value}]` while the registry
 has derived metrics: each value keyed by `key(name)`, the name and a digest of its function's code, so a
 changed formula is computed again rather than read back stale. A value that is not a finite number (a
-function's NaN) is cached as None and read back as NaN.
+function's NaN, or a run without the file) is cached as None and read back as NaN.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import os
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from vitcore.config.metrics import DERIVED, METRIC
+from vitcore.config.metrics import DERIVED, METRIC, RUN_FILES
 from vitcore.config.run import RunConfig
+from vitcore.data.fashion import NUM_CLASSES
 from vitcore.store import files, validate
+from vitcore.store.files import PREDICTIONS, BadRun
+
+
+def confusion(data: bytes, config: RunConfig) -> np.ndarray:
+    """confusion.csv as (10, 10) int64 counts, row = true class."""
+    return validate.parse_confusion(files.decoded(data, "confusion.csv"))
+
+
+def history(data: bytes, config: RunConfig) -> pd.DataFrame:
+    """history.csv as a DataFrame of HISTORY_COLUMNS, one row per epoch of the config."""
+    rows = validate.parse_history(files.decoded(data, "history.csv"), config)
+    return pd.DataFrame(rows, columns=validate.HISTORY_COLUMNS)
+
+
+def predictions(data: bytes, config: RunConfig) -> np.ndarray:
+    """predictions.npy as the (10,000,) uint8 predicted classes of the official test images, in their order
+    (the header checked before any array is made: a file claiming 10^12 rows is BadRun, not an allocation)."""
+    values = files.predictions_array(data)
+    if values.max() >= NUM_CLASSES:
+        raise BadRun(f"{PREDICTIONS}: class {values.max()} outside 0-{NUM_CLASSES - 1}")
+    return values
+
+
+PARSERS = {"confusion.csv": confusion, "history.csv": history, PREDICTIONS: predictions}
+if set(PARSERS) != set(RUN_FILES):
+    raise ValueError(f"vitcore.store.derived.PARSERS reads {', '.join(PARSERS)}; the metric registry's RUN_FILES "
+                     f"are {', '.join(RUN_FILES)}: one parser for each")
 
 
 @cache
@@ -31,23 +68,23 @@ def key(name: str) -> str:
 
 
 def parse(source: str, folder: Path, config: RunConfig):
-    """A run file as a derived metric's function receives it: confusion.csv as (10, 10) int64 counts (row =
-    true class), history.csv as a DataFrame of HISTORY_COLUMNS (one row per epoch)."""
-    text = files.text(folder, source)
-    if source == "confusion.csv":
-        return validate.parse_confusion(text)
-    return pd.DataFrame(validate.parse_history(text, config), columns=validate.HISTORY_COLUMNS)
+    """A run file as a derived metric's function receives it (PARSERS), or None when the run keeps no such
+    file; BadRun naming the file when it cannot be read or is not what a valid run holds."""
+    if not os.path.lexists(os.path.join(folder, source)):
+        return None
+    return PARSERS[source](files.read(folder, source), config)
 
 
 def compute(name: str, parsed) -> float:
-    """One derived metric's value from its parsed source file."""
-    return float(METRIC[name].derive(parsed))
+    """One derived metric's value from its parsed source file (NaN when the run keeps no such file)."""
+    return math.nan if parsed is None else float(METRIC[name].derive(parsed))
 
 
-def values(folder: Path, config: RunConfig, cached: dict | None = None, confusion=None) -> dict[str, float]:
+def values(folder: Path, config: RunConfig, cached: dict | None = None, parsed: dict | None = None) -> dict[str, float]:
     """{name: value} of every derived metric of the run in `folder`: read from `cached` (the index's {key:
-    value}) where it holds the metric's key, else computed from the run's file (`confusion`: already parsed)."""
-    out, parsed = {}, {} if confusion is None else {"confusion.csv": confusion}
+    value}) where it holds the metric's key, else computed from the run's file (`parsed`: {source: what its
+    parser gave} for the files the validation already read, None for one the run does not keep)."""
+    out, parsed = {}, dict(parsed or {})
     for name in DERIVED:
         if cached is not None and key(name) in cached:
             value = cached[key(name)]
@@ -58,6 +95,15 @@ def values(folder: Path, config: RunConfig, cached: dict | None = None, confusio
             parsed[source] = parse(source, folder, config)
         out[name] = compute(name, parsed[source])
     return out
+
+
+def from_bytes(run_files: dict[str, bytes], config: RunConfig) -> dict[str, float]:
+    """{name: value} of every derived metric of a run whose files are `run_files` ({name: bytes}, as
+    vitcore.store.writer.render gives them): what the store would compute once they were stored."""
+    parsed = {}
+    for source in {METRIC[name].source for name in DERIVED}:
+        parsed[source] = PARSERS[source](run_files[source], config) if source in run_files else None
+    return {name: compute(name, parsed[METRIC[name].source]) for name in DERIVED}
 
 
 def cached(found: dict[str, float]) -> dict[str, float | None]:

@@ -101,8 +101,13 @@ def read(folder: Path, name: str, limit: int | None = None, head: int | None = N
 
 
 def text(folder: Path, name: str) -> str:
+    return decoded(read(folder, name), name)
+
+
+def decoded(data: bytes | bytearray, name: str) -> str:
+    """A run file's bytes as text, or BadRun naming it."""
     try:
-        return read(folder, name).decode()
+        return data.decode()
     except UnicodeDecodeError:
         raise BadRun(f"{name} is not text") from None
 

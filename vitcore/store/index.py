@@ -147,11 +147,12 @@ def _judge(folder: Path, run_id: str, labels, is_dir: bool,
     folder_stamp = stamp(folder, is_dir)
     try:
         contents = read_run(folder, run_id, _labels() if labels is None else labels, deep=deep)
+        values = derived.values(folder, contents.config, parsed={"confusion.csv": contents.confusion,
+                                                                 PREDICTIONS: contents.predictions}) if DERIVED else {}
     except OutOfMemory as error:  # not a verdict on the run: no stamp, so it is judged again next time
         return [None, str(error)], None, {}
-    except BadRun as error:
+    except BadRun as error:  # a run file changed while read too (a derived metric's): named, the run skipped
         return [folder_stamp, str(error)], None, {}
-    values = derived.values(folder, contents.config, confusion=contents.confusion) if DERIVED else {}
     return ([folder_stamp, None, derived.cached(values)] if DERIVED else [folder_stamp, None]), contents, values
 
 
