@@ -77,7 +77,7 @@ def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
     return pd.DataFrame({
         "Change": [change(s, a, b) for s, a, b in zip(part["switch"], part["from"], part["to"])],
         "Verdict": [marked(row) + work_mark(row, short=True) + (SEEN_MARK if seen(row) else "") for row in rows],
-        "Interval": [verdict_interval(row, places) if row["n_pairs"] >= 2 else "n/a (one seed)" for row in rows],
+        "Interval": [verdict_interval(row, places, one_seed="n/a (one seed)") for row in rows],
         "Δ": part["mean_delta"].astype(float),
         "Interval is": [interval_kind(row) for row in rows],
         "90% interval": [verdict_interval(row, places, ninety=True) for row in rows],
