@@ -9,6 +9,7 @@ from vitcore.app import tables
 from vitcore.app.walkthrough import walk
 from vitcore.article import report
 from vitcore.config.run import RunConfig
+from vitcore.study import Study
 
 
 def test_cost_table_prints_as_the_article():
@@ -42,7 +43,8 @@ def test_relative_seconds_against_patch_7():
 
 
 def test_bench_sentences_quote_the_committed_measurements():
-    text = " ".join(tables.bench_sentences(cost.load_attention_bench()))
+    bench, _, fit = Study(pd.DataFrame()).attention_bench()
+    text = " ".join(tables.bench_sentences(bench, fit))
     assert "16 → 196 tokens: entries × 150.1" in text and "log-log slope over N ≥ 100" in text
 
 

@@ -139,15 +139,122 @@ def test_no_import_cycles():
 
 
 PAGE_LAYERS = ("app", "study", "config")  # what a page (views/*.py) may import: the app, the Study, the shared facts
+# What a page may take from below those, each not a statistic of the store: pure data and the model's own counts.
+PAGE_FACTS = {"vitcore.data.fashion": "the class names", "vitcore.data.samples": "the source article's sample rows",
+              "vitcore.data.patches": "the patch split the Patching page shows and prints",
+              "vitcore.model.anatomy": "a config's parameter count", "vitcore.model.work": "a config's multiply-adds",
+              "vitcore.article.seed_reference": "the source article's quoted numbers"}
+# The files under views/ and vitcore/app that may import vitcore.stats or vitcore.analysis, each with its reason.
+STATISTICS = ("vitcore.stats", "vitcore.analysis")
+DIRECT = {"views/attention.py": "the probes' readings of one model's attention scores (analysis.attention), not the "
+                                "store's statistics"}
 
 
 def test_pages_import_the_app_and_the_study_not_the_layers_below():
-    """A page describes the UI: it reaches the library through vitcore.app (its helpers, and
-    vitcore.app.walkthrough.library for what the walkthrough shows) and the Study, never stats, analysis, data,
-    model, store or run directly (issue 42: 11 such imports in 6 pages)."""
+    """A page describes the UI: it reaches the library through vitcore.app and the Study, never stats, analysis, store
+    or run directly; from data, model and article only the facts of PAGE_FACTS, and statistics only where DIRECT
+    says why."""
     modules = set(graph())
     below = {f"{page.name}: {target}" for page in sorted((ROOT / "views").glob("*.py"))
              for target in imports_of(page, modules | {f"vitcore.{layer}" for layer in RANK})
-             if layer(target) not in PAGE_LAYERS}
+             if layer(target) not in PAGE_LAYERS and target not in PAGE_FACTS
+             and f"views/{page.name}" not in DIRECT}
     assert below == set()
-    assert imports_of(ROOT / "views" / "attention.py", modules) >= {"vitcore.app.walkthrough.library"}  # it can fail
+
+
+# -- what pages and the app CALL ----------------------------------------------------------------------
+def bindings(path) -> dict[str, str]:
+    """The names a file binds by importing, anywhere in it, each to what it names: `from vitcore.stats import
+    percell as p` binds p -> vitcore.stats.percell; `import vitcore.stats.seconds` binds vitcore ->
+    vitcore (attribute chains resolve from there)."""
+    found = {}
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    found[alias.asname] = alias.name
+                else:
+                    found[alias.name.split(".")[0]] = alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return found
+
+
+def resolver():
+    """resolve(qualified name) -> where it is defined, following re-exports through every module of vitcore/ (a name
+    a module binds by importing it is that import's target, again and again)."""
+    tables = {module_name(p): bindings(p) for p in PACKAGE.rglob("*.py")}
+
+    def resolve(name: str, seen=()) -> str:
+        module, _, attr = name.rpartition(".")
+        if name in seen or module not in tables or attr not in tables[module]:
+            return name
+        return resolve(tables[module][attr], (*seen, name))
+
+    return resolve
+
+
+def dotted(node) -> list[str] | None:
+    """['state', 'study'] for state.study, None for what is not a name or a chain of attributes of one."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.insert(0, node.attr)
+        node = node.value
+    return [node.id, *parts] if isinstance(node, ast.Name) else None
+
+
+def statistics_called(path, resolve, modules: set[str] | None = None) -> set[str]:
+    """The functions (and classes) of vitcore.stats / vitcore.analysis `path` calls, through any alias or re-export:
+    'line 12: vitcore.analysis.pairing.survey'."""
+    names, found, modules = bindings(path), set(), modules or set(graph())
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.Call) or (parts := dotted(node.func)) is None or parts[0] not in names:
+            continue
+        target = resolve(names[parts[0]])
+        for part in parts[1:]:
+            target = resolve(f"{target}.{part}")
+        target = resolve(target)
+        if target.rpartition(".")[0] in modules and target.startswith(tuple(f"{name}." for name in STATISTICS)):
+            found.add(f"line {node.lineno}: {target}")
+    return found
+
+
+# vitcore/app modules that still call statistics themselves (each a table or a chart the Study does not hand out
+# yet); the list only shrinks. Pages (views/) call none but DIRECT's.
+STILL_CALLING = {"vitcore/app/state.py", "vitcore/app/charts.py", "vitcore/app/tables.py", "vitcore/app/sidebar.py",
+                 "vitcore/app/ablations/cards.py", "vitcore/app/ablations/panels.py",
+                 "vitcore/app/ablations/strips.py", "vitcore/app/ablations/warm.py",
+                 "vitcore/app/claims/claims_view.py", "vitcore/app/plans/plans_view.py",
+                 "vitcore/app/runs/runs_view.py", "vitcore/app/selection.py", "vitcore/app/training/train_panel.py",
+                 "vitcore/app/walkthrough/probes.py", "vitcore/app/walkthrough/sketch.py"}
+
+
+def calling(resolve) -> dict[str, set[str]]:
+    files, modules = [*sorted((ROOT / "views").glob("*.py")), *sorted((PACKAGE / "app").rglob("*.py"))], set(graph())
+    return {str(path.relative_to(ROOT)): called for path in files
+            if (called := statistics_called(path, resolve, modules))}
+
+
+def test_the_call_probe_sees_a_statistic_through_an_alias_and_a_re_export(tmp_path):
+    resolve = resolver()
+    page = tmp_path / "page.py"
+    page.write_text("from vitcore.app import selection as s\nfrom vitcore.analysis import pairing as p\n"
+                    "import vitcore.stats.seconds\nfrom vitcore.app import state\nfrom vitcore.stats import summaries\n"
+                    "s.runs_of(None, None)\np.survey(None)\nvitcore.stats.seconds.one_group(None)\n"
+                    "state.study().timed()\nlen([])\nsummaries.runs_of(None, None)\n")
+    assert statistics_called(page, resolve) == {"line 6: vitcore.stats.families.runs_of",
+                                                "line 7: vitcore.analysis.pairing.survey",
+                                                "line 8: vitcore.stats.seconds.one_group",
+                                                "line 11: vitcore.stats.families.runs_of"}
+    assert resolve("vitcore.app.selection.runs_of") == "vitcore.stats.families.runs_of"
+
+
+def test_pages_call_no_statistics_the_study_computes():
+    """Every number a page shows comes from the Study: a page (views/*.py) calls no function of vitcore.stats or
+    vitcore.analysis, whatever alias or re-export it is reached through (DIRECT's reasons aside), and the app's
+    modules only those of STILL_CALLING."""
+    called = calling(resolver())
+    pages = {name: found for name, found in called.items() if name.startswith("views/") and name not in DIRECT}
+    assert pages == {}
+    assert set(called) - set(DIRECT) <= STILL_CALLING, {name: called[name] for name in set(called) - STILL_CALLING}

@@ -15,7 +15,7 @@ from vitcore.app.training.train_panel import render_train_offer
 cfg, note = state.selection()
 baseline, margin = state.baseline(), state.margin()
 runs = state.load_runs()
-selected, base = selection.runs_of(runs, cfg), selection.runs_of(runs, baseline)
+selected, base = state.study().runs_of(cfg), state.study().runs_of(baseline)
 is_baseline = cfg.config_id == baseline.config_id
 
 
@@ -54,7 +54,7 @@ if is_baseline:
     if variants:
         panels.variant_picker(cfg, metric, margin)
     st.subheader(f"The baseline's own numbers ({len(selected)} random seeds)")
-panels.metric_cards(cards.metric_cards(comparison, selected, base, margin, is_baseline, state.study().timing),
+panels.metric_cards(cards.metric_cards(comparison, selected, base, margin, is_baseline, state.study().timed(cfg)),
                     comparison, selected,
                     is_baseline, runs_button=painted)
 panels.collapse(cfg, selected, base)

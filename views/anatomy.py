@@ -5,9 +5,11 @@ imported; tests/test_anatomy.py checks every count against the Keras builder for
 import streamlit as st
 
 from vitcore.app import fmt, state
-from vitcore.app.walkthrough.library import POSITION_EMBEDDING_PARAMS, VIT_PARAMS_QUOTED, anatomy, work
+from vitcore.article.seed_reference import POSITION_EMBEDDING_PARAMS, VIT_PARAMS_QUOTED  # the source article's
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import SWITCH
+from vitcore.model import anatomy  # the parameter count of a config: the model's, not a statistic
+from vitcore.model.work import macs as counted_macs  # the multiply-adds of a config: the model's, not a statistic
 
 CONVNET = RunConfig(model="convnet")
 
@@ -73,14 +75,14 @@ st.markdown(
     "(4 tokens) both cost more than patch 7: one pays in positions, the other in projection weights.")
 
 st.subheader("Counted work: multiply-adds per image")
-macs = work.work_table(cfg)
+macs = state.study().work_table(cfg)
 st.dataframe(macs[["part", "macs", "formula"]], hide_index=True, width="stretch", row_height=66,
              column_config={  # the count
     "part": st.column_config.TextColumn(width=170),  # beside its part, inside a 400-px screen; 66 px: two lines wrap
     "macs": st.column_config.NumberColumn("multiply-adds", format="localized", width=110),
     "formula": st.column_config.TextColumn(width=420)})
 st.caption(f"One image's forward pass, exact from the config (vitcore.analysis.work): every multiply-add of a matrix "
-           f"product; norms, softmax and GELU not counted. The convnet: **{fmt.rows(work.macs(CONVNET))}**. This, "
+           f"product; norms, softmax and GELU not counted. The convnet: **{fmt.rows(counted_macs(CONVNET))}**. This, "
            "not wall seconds, decides the compute claims (the Claims page) — seconds depend on the machine's load.")
 
 with st.expander("The convnet's layers"):

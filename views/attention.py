@@ -4,14 +4,15 @@ sketch. The weights run through vitcore.model.numpy_vit (NumPy + h5py): this pag
 
 import streamlit as st
 
+from vitcore.analysis import attention as A  # the probes' readings of one model's attention scores, not the store's
 from vitcore.app import layout, state
 from vitcore.app.walkthrough import probes, walk
-from vitcore.app.walkthrough.library import CLASS_NAMES, SEED_ROWS
-from vitcore.app.walkthrough.library import attention as A
 from vitcore.app.walkthrough.pictures import attention_picture, colour_key
 from vitcore.app.walkthrough.sketch import render_sketch
 from vitcore.app.walkthrough.walk_charts import spread_bars
 from vitcore.config.run import POS_EMBEDDINGS, RunConfig
+from vitcore.data.fashion import CLASS_NAMES
+from vitcore.data.samples import SEED_ROWS
 
 st.title("What the attention heads did")
 st.caption("The source article claims: heads are mostly diffuse (spreads 0.15–0.29 against a uniform 0.0625) "

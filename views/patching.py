@@ -7,8 +7,9 @@ import numpy as np
 import streamlit as st
 
 from vitcore.app import fmt, state
-from vitcore.app.walkthrough.library import CLASS_NAMES, patches
 from vitcore.app.walkthrough.pictures import framed, grid_picture, matrix_picture, tiles_picture, token_numbers
+from vitcore.data import patches  # the patch split the page shows and prints: data, not a statistic
+from vitcore.data.fashion import CLASS_NAMES
 
 st.title("Patching is a reshape")
 st.caption("The source article: 28×28 → 16 tokens of 49 values, lossless (max |rebuilt − original| = "

@@ -5,7 +5,7 @@ import streamlit as st
 
 from vitcore.app import fmt, state
 from vitcore.app.runs import downloads, runs_view
-from vitcore.app.selection import SIDEBAR_KEYS, cell_name, runs_of
+from vitcore.app.selection import SIDEBAR_KEYS, cell_name
 
 SIDEBAR, ALL = "The sidebar's selection", "All runs, filtered here"
 OPTIONAL = ("has_predictions", "timing_group", "collapsed")  # newer store columns, shown when present
@@ -24,7 +24,7 @@ scope = st.radio("Show", (SIDEBAR, ALL), horizontal=True, key="runs_scope",
                  help="The sidebar's selection: every random seed of the config the sidebar selects. All runs: the "
                       "whole store, narrowed by the filters below (the sidebar is then ignored).")
 if scope == SIDEBAR:
-    shown = runs_of(runs, cfg)
+    shown = state.study().runs_of(cfg)
     described = (f"every random seed of the sidebar's selection, {cell_name(cfg)}; pick *{ALL}* to see the whole "
                  "store and filter it")
 else:

@@ -6,20 +6,21 @@ import streamlit as st
 
 from vitcore.app import fmt, layout, state, tables
 from vitcore.app.charts import cost_chart
-from vitcore.app.walkthrough.library import cost, seconds, timing, work
+from vitcore.config.run import RunConfig
 
 st.title("Token count is the price")
 st.caption("The source article: self-attention compares every token with every other, so cost grows as N²; "
            "halving the patch size quadruples N and multiplies attention entries by 16.")
 
 st.subheader("Attention entries, computed")
-st.dataframe(tables.cost_table(cost.token_cost_table()), hide_index=True, width="content")
+study = state.study()
+st.dataframe(tables.cost_table(study.token_cost()), hide_index=True, width="content")
 with st.expander("Try another image and patch size"):
     left, right = st.columns(2)
     side = left.number_input("Image side (pixels)", min_value=4, max_value=1024, value=224, step=4)
     patch = right.number_input("Patch side (pixels)", min_value=1, max_value=256, value=16)
     try:
-        row = cost.token_cost(int(side), int(patch))
+        row = study.token_cost(int(side), int(patch))
     except ValueError as error:
         st.info(f"{error}: patches must tile the image exactly.")
     else:
@@ -28,37 +29,36 @@ with st.expander("Try another image and patch size"):
                     f"**{fmt.times(row['relative'])}** the article's 16-token ViT.")
 
 st.subheader("Counted: multiply-adds per image, by patch size")
-counted = work.patch_work()
+counted = study.patch_work()
 st.dataframe(counted, hide_index=True, width="content", column_config={
     "patch_size": st.column_config.NumberColumn("patch"),
     "macs": st.column_config.NumberColumn("multiply-adds per image", format="localized"),
     "relative": st.column_config.NumberColumn("relative to patch 7", format="%.2f×"),
-    "training_macs": st.column_config.NumberColumn(f"per training run ({fmt.rows(work.BASE.train_rows)} rows, "
-                                                   f"{work.BASE.epochs} epochs, × 3 with backward)",
+    "training_macs": st.column_config.NumberColumn(f"per training run ({fmt.rows(RunConfig().train_rows)} rows, "
+                                                   f"{RunConfig().epochs} epochs, × 3 with backward)",
                                                    format="localized")})
 st.caption("Exact from the config (vitcore.analysis.work; the layer by layer count is on Parameter anatomy): the "
            "deterministic measure of compute, the one the Claims page's compute claims use. Wall seconds below "
            "depend on the machine's load as well.")
 
 st.subheader("Measured: one attention layer's forward time")
-bench = state.attention_bench()
-if bench is None:
+measured = study.attention_bench()
+if measured is None:
     st.info("No measurements yet: run `python -m vitcore bench-attention` "
             "(writes vitcore/analysis/attention_cost.csv).")
 else:
-    layout.chart(cost_chart(cost.with_n2_curve(bench)))
+    bench, curve, fit = measured
+    layout.chart(cost_chart(curve))
     shown = bench[["tokens", "attention_entries", "median_ms", "min_ms", "max_ms", "repeats"]]
     st.dataframe(shown, hide_index=True, width="content", column_config={
         "attention_entries": st.column_config.NumberColumn(format="localized"),
         "median_ms": st.column_config.NumberColumn("median ms", format="%.3f"),
         "min_ms": st.column_config.NumberColumn("min ms", format="%.3f"),
         "max_ms": st.column_config.NumberColumn("max ms", format="%.3f")})
-    st.markdown(" ".join(tables.bench_sentences(bench)))
+    st.markdown(" ".join(tables.bench_sentences(bench, fit)))
 
 st.subheader("Measured: training time per patch size (the sweep's `tokens` grid)")
-
-runs = seconds.with_timing_set(state.load_runs(), state.study().timing)  # seconds only: the timing set's group first
-groups = cost.tokens_timing_groups(runs)
+groups = study.token_timing_groups()  # seconds only: the dedicated timing set's group first
 if not groups:
     st.info("No baseline ViT runs in the store yet: `python -m vitcore sweep tokens` trains the article's ViT at "
             "patch 2, 4, 7 and 14.")
@@ -68,11 +68,11 @@ else:
                               "concurrent workers and compile mode (the store's timing_group). The first is the "
                               "reference: the dedicated timing set if trained, else the group not timed under load "
                               "with the most patch sizes (replaced, overlapped or busy groups come last).")
-    grid = cost.tokens_grid_seconds(runs[runs["timing_group"] == group])
+    grid = study.token_seconds(group)
     st.markdown(f"**Timing basis:** every second below comes from runs of timing group `{group}` — "
                 f"{tables.timing_label(group)}. Seconds are compared only within one group: runs timed by other code "
                 "or under other load are not mixed in. Wall time of one run, data loading to test evaluation. "
-                + ("" if timing.context(group) == timing.REFERENCE else "The dedicated timing set (`python -m "
+                + ("" if tables.is_reference(group) else "The dedicated timing set (`python -m "
                    "vitcore bench-timing`: interleaved pairs on a quiet machine) is not trained yet."))
     shown = grid.assign(std_seconds=[fmt.metric(std, "seconds") for std in grid["std_seconds"]])  # one seed: —
     st.dataframe(shown, hide_index=True, width="content", column_config={
@@ -85,18 +85,18 @@ else:
         st.markdown(sentence)
 
 st.subheader("What the papers' changes cost")
-variants = cost.variant_cost_table()
+variants = study.variant_cost()
 st.dataframe(variants, hide_index=True, width="content", column_config={
     "attention_entries": st.column_config.NumberColumn("attention entries", format="localized"),
     "relative": st.column_config.NumberColumn("relative to 16 tokens", format="%.3f×"),
     "values_per_token": st.column_config.NumberColumn("values per token"),
     "parameters": st.column_config.NumberColumn(format="localized")})
 st.markdown(" ".join(tables.variant_cost_sentences(variants)))
-seconds = cost.variant_seconds(runs)
-if seconds.empty:
+timed = study.variant_seconds()
+if timed.empty:
     st.info("No stored runs of the papers' variants yet: `python -m vitcore sweep papers` trains them.")
 else:
-    shown = seconds.assign(std_seconds=[fmt.metric(std, "seconds") for std in seconds["std_seconds"]])  # one seed: —
+    shown = timed.assign(std_seconds=[fmt.metric(std, "seconds") for std in timed["std_seconds"]])  # one seed: —
     st.dataframe(shown, hide_index=True, width="content", column_config={
         "mean_seconds": st.column_config.NumberColumn("mean seconds", format=fmt.printf("seconds")),
         "std_seconds": st.column_config.TextColumn("std seconds"),

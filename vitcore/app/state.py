@@ -254,14 +254,6 @@ def load_gallery():
     return shared
 
 
-@st.cache_data(show_spinner=False, max_entries=1)
-def attention_bench() -> pd.DataFrame | None:
-    """vitcore/analysis/attention_cost.csv (cost.load_attention_bench), or None before it is measured."""
-    from vitcore.analysis import cost
-
-    return cost.load_attention_bench()
-
-
 # -- the Ablations page's comparison (issue 9) and its flipped images (issue 10) ------------------
 def margin(state=None) -> float:
     """The sidebar's equivalence margin (verdicts.MARGIN unless one of MARGINS is chosen)."""

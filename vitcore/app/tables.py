@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from vitcore.analysis import cost
 from vitcore.analysis.flips import BROKEN
 from vitcore.app import fmt
 from vitcore.app.selection import BASELINE, cell_name
@@ -78,7 +77,7 @@ def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
     return pd.DataFrame({
         "Change": [change(s, a, b) for s, a, b in zip(part["switch"], part["from"], part["to"])],
         "Verdict": [marked(row) + work_mark(row, short=True) + (SEEN_MARK if seen(row) else "") for row in rows],
-        "Interval": [verdict_interval(row, places) if row["n_pairs"] >= 2 else "n/a (one seed)" for row in rows],
+        "Interval": [verdict_interval(row, places, one_seed="n/a (one seed)") for row in rows],
         "Δ": part["mean_delta"].astype(float),
         "Interval is": [interval_kind(row) for row in rows],
         "90% interval": [verdict_interval(row, places, ninety=True) for row in rows],
@@ -185,17 +184,17 @@ def headline_claim() -> str:
 
 
 def cost_table(table: pd.DataFrame) -> pd.DataFrame:
-    """cost.token_cost_table() as the source article prints it: 2,401 and 9.4×, 2,401.0×."""
+    """Study.token_cost() as the source article prints it: 2,401 and 9.4×, 2,401.0×."""
     return pd.DataFrame({
         "Image": table["image"], "Patch": table["patch"], "Tokens": table["tokens"].map(fmt.rows),
         "Attention entries": table["attention_entries"].map(fmt.rows),
         "Relative to 16 tokens": table["relative"].map(fmt.times)})
 
 
-def bench_sentences(bench: pd.DataFrame) -> list[str]:
-    """What vitcore/analysis/attention_cost.csv says: the setup, the 16 -> 196 token ratio, the N² fit and slope."""
-    a, b, r2 = cost.quadratic_fit(bench["tokens"], bench["median_ms"])
-    slope = cost.loglog_slope(bench["tokens"], bench["median_ms"])
+def bench_sentences(bench: pd.DataFrame, fit: dict) -> list[str]:
+    """What vitcore/analysis/attention_cost.csv says: the setup, the 16 -> 196 token ratio, the N² fit and slope
+    (`fit`: Study.attention_bench's a, b, r2 and slope)."""
+    a, b, r2, slope = fit["a"], fit["b"], fit["r2"], fit["slope"]
     by_tokens = bench.set_index("tokens")["median_ms"]
     first = bench.iloc[0]
     sentences = [f"One MultiHeadAttention layer (width {int(first['width'])}, {int(first['heads'])} heads, batch "
@@ -240,6 +239,11 @@ def timed_as(group: str) -> str:
         return f"timed in {group_text(group)}"
     load = f"; {group_text(group)}" if context(group) else ""  # a clean group's words say nothing new here
     return f"timed one run after another, not interleaved ({timing_basis(group)}{load})"
+
+
+def is_reference(group: str) -> bool:
+    """Whether a timing group is the dedicated timing set's (interleaved pairs on a quiet machine)."""
+    return context(group) == REFERENCE
 
 
 def timing_label(group: str) -> str:

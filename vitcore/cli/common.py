@@ -248,13 +248,9 @@ def verdict_line(row: dict) -> str:
     """One Δ row as `compare` prints it: Δ, the interval that goes with the verdict, both tests, the verdict
     and, when inconclusive, the power-based seeds (a total and how many more, as the app says it)."""
     places = numbers.digits(row["metric"])  # the app's rule: seconds to 0.1 s, accuracies to 4 decimals
-    adjusted, planned = plan.adjusted(row), plan.planned(row) and plan.adjusted(row)
-    p, p_tost = (row["p_adj"], row["p_tost_adj"]) if adjusted else (row["p_value"], row["p_tost"])
-    which = (f"RCI look {int(row['look'])}/{int(row['looks_planned'])} " if planned else
-             f"95% ×{int(row['family_size'])} " if adjusted else "95% ") + words.verdict_interval(row, places, "no CI")
+    which = f"{words.chosen(row).short} {words.verdict_interval(row, places, 'no CI')}"  # the study's one choice
     text = (f"{row['metric']:21} Δ {numbers.delta(row['mean_delta'], places)} {which}  "
-            f"{'p_adj' if adjusted else 'p'} {numbers.p_value(p)}  {'p_tost_adj' if adjusted else 'p_tost'} "
-            f"{numbers.p_value(p_tost)}  n={row['n_pairs']}  {row['verdict']}")
+            f"{words.tests_line(row, '  ')}  n={row['n_pairs']}  {row['verdict']}")
     if row["verdict"] == estimates.INCONCLUSIVE:
         text += f", {words.needs(row)}"  # the app's words (a guess from fewer than words.MIN_PAIRS pairs)
     elif row.get("size") in ("beyond", "undetermined") and row["verdict"] in estimates.BEYOND:

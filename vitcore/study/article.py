@@ -112,6 +112,18 @@ class ArticleViews:
         components, pairing, advice = self._cached(("noise", margin), compute)
         return components.copy(), pairing.copy(), list(advice)
 
+    def pairing_survey(self) -> tuple[pd.DataFrame, str]:
+        """(every stored paired comparison with what pairing by the random seed removes, the advice over all of
+        them): analysis.pairing's survey of the whole store, not of one cell, once."""
+        from vitcore.analysis import pairing
+
+        def compute():
+            table = pairing.survey(self.runs)
+            return table, pairing.advice(table)
+
+        table, advice = self._cached("pairing survey", compute)
+        return table.copy(), advice
+
     # -- the plans: which verdict leads, and what follows it ------------------------------------------
     def plans_checked(self) -> plan_report.Checked:
         """The plans that judge this store, the problems of those that judge nothing, git's word on their order and

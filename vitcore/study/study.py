@@ -23,12 +23,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from vitcore.analysis import flips
+from vitcore.analysis import cost, flips, work
 from vitcore.config.environment import NO_STORE, store_path, timing_path
 from vitcore.config.metrics import checked, checked_margin
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import compare as engine
-from vitcore.stats import percell, summaries, testset
+from vitcore.stats import percell, seconds, summaries, testset
 from vitcore.stats.estimates import MARGIN, METRICS
 from vitcore.stats.families import ALONE, Family, family_of, neighbours, runs_of
 from vitcore.stats.records import Measurement, Verdict
@@ -254,6 +254,21 @@ class Study(ArticleViews):
         return self._around(("cell_effects", tuple(metrics), interactions, cells), lambda: (
             percell.cell_effects(percell.restrict(self.runs, cells), tuple(metrics), interactions, base)), base).copy()
 
+    def effects_of(self, run_ids, margin: float = MARGIN, base: RunConfig | None = None) -> pd.DataFrame:
+        """effects.csv computed from just these runs (the Runs page's shown set), in the CLI's columns: the main
+        effects with their per-cell spread (percell.effects_with_spread), around `base` when given, each verdict
+        from the plan that leads it on the whole store (as `effects` says). Once per set of runs, margin and base."""
+        ids, margin = tuple(sorted(set(run_ids))), checked_margin(margin)
+
+        def compute():
+            shown = self.runs[self.runs["run_id"].isin(set(ids))]
+            return percell.effects_with_spread(shown, margin=margin, test_set=self.test_set, base=base,
+                                               plans=self.plans_checked().lead(),
+                                               words=lambda frame: self.effect_words(frame, base))
+
+        key = ("effects of", ids, margin, None if base is None else base.config_id)
+        return self._cached(key, compute, keep=8).copy()
+
     def _around(self, key: tuple, compute, base: RunConfig | None):
         """_cached under key; around your own centre (a ViT) at most CENTRES of each kind, whatever is picked."""
         if base is None:
@@ -261,6 +276,71 @@ class Study(ArticleViews):
         if base.model != "vit":
             raise ValueError(f"main effects are the ViT's switches: base must be a ViT, got the {base.model}")
         return self._cached((f"{key[0]} around", *key[1:], base.config_id), compute, keep=CENTRES)
+
+    # -- seconds and the token cost: what a change costs ----------------------------------------------
+    def runs_of(self, cfg: RunConfig) -> pd.DataFrame:
+        """The valid runs of cfg at every random seed (families.runs_of), a copy a caller may change."""
+        return runs_of(self.runs, cfg).copy()
+
+    def timed(self, cfg: RunConfig | None = None) -> tuple[pd.DataFrame, str]:
+        """(cfg's runs of one timing group, that group; every run's when cfg is None): what a seconds mean is taken
+        over (stats.seconds.one_group), the dedicated timing set's group first, never a mean pooled across groups."""
+        runs = self.runs if cfg is None else runs_of(self.runs, cfg)
+        return seconds.one_group(seconds.with_timing_set(runs, self.timing))
+
+    def _with_timing(self) -> pd.DataFrame:
+        """The store's runs and its timing set's runs of their configs (stats.seconds.with_timing_set): seconds only."""
+        return self._cached("with timing", lambda: seconds.with_timing_set(self.runs, self.timing))
+
+    def token_timing_groups(self) -> list[str]:
+        """The timing groups with a tokens grid (the article's ViT at several patch sizes), best basis first
+        (analysis.cost.tokens_timing_groups)."""
+        return list(self._cached("token groups", lambda: cost.tokens_timing_groups(self._with_timing())))
+
+    def token_seconds(self, group: str) -> pd.DataFrame:
+        """Training seconds per patch size within one timing group (analysis.cost.tokens_grid_seconds)."""
+        runs = self._with_timing()
+        return self._cached(("token seconds", group), lambda: cost.tokens_grid_seconds(
+            runs[runs["timing_group"] == group]), keep=CENTRES).copy()
+
+    def variant_seconds(self) -> pd.DataFrame:
+        """Training seconds of the article's ViT and each paper variant, per timing group (cost.variant_seconds)."""
+        return self._cached("variant seconds", lambda: cost.variant_seconds(self._with_timing())).copy()
+
+    def token_cost(self, image: int | None = None, patch: int | None = None):
+        """The source article's 'Token count is the price' table, computed (analysis.cost.token_cost_table); with
+        `image` and `patch`, that one row as a dict (ValueError when the patches do not tile the image)."""
+        if image is not None or patch is not None:
+            return cost.token_cost(image, patch)
+        return self._cached("token cost", cost.token_cost_table).copy()
+
+    def variant_cost(self) -> pd.DataFrame:
+        """What each paper's change costs the article's ViT, computed from the configs (cost.variant_cost_table)."""
+        return self._cached("variant cost", cost.variant_cost_table).copy()
+
+    def patch_work(self) -> pd.DataFrame:
+        """Multiply-adds per image by patch size, counted from the config (analysis.work.patch_work)."""
+        return self._cached("patch work", work.patch_work).copy()
+
+    def work_table(self, cfg: RunConfig) -> pd.DataFrame:
+        """One image's forward pass of cfg, multiply-add by multiply-add (analysis.work.work_table): exact from the
+        config, the deterministic measure of compute."""
+        return self._cached(("work", cfg.config_id), lambda: work.work_table(cfg), keep=CENTRES).copy()
+
+    def attention_bench(self) -> tuple[pd.DataFrame, pd.DataFrame, dict] | None:
+        """(the committed attention measurements, the chart's long frame with the a + b·N² fit, the fit: a, b, r2
+        and the log-log slope) from analysis/attention_cost.csv (cost.load_attention_bench), or None before it
+        is measured."""
+        def compute():
+            bench = cost.load_attention_bench()
+            if bench is None:
+                return None
+            a, b, r2 = cost.quadratic_fit(bench["tokens"], bench["median_ms"])
+            slope = cost.loglog_slope(bench["tokens"], bench["median_ms"])
+            return bench, cost.with_n2_curve(bench), {"a": a, "b": b, "r2": r2, "slope": slope}
+
+        found = self._cached("attention bench", compute)
+        return None if found is None else (found[0].copy(), found[1].copy(), dict(found[2]))
 
     def flip_report(self, selection: RunConfig, baseline: RunConfig):
         """analysis.flips.flip_report of the pairs of selection and baseline that kept predictions (a FlipReport),

@@ -6,6 +6,8 @@ are compare.METRIC_COLUMNS dicts (records.Verdict.row()). Plain strings: no Stre
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from vitcore.config.metrics import metric
@@ -144,20 +146,45 @@ def unbounded(row) -> str | None:
     return None
 
 
-def _interval(row) -> tuple[str, tuple, tuple]:
-    """(which interval goes with the verdict, its 95% (low, high), its 90% (low, high)): simultaneous over the family
-    when it has more than one member (so it excludes 0 exactly when the verdict is resolved), a planned row's
-    repeated CI at its look; over random seeds and test images where the verdict counts both."""
+@dataclass(frozen=True)
+class Chosen:
+    """What goes with a verdict, chosen in one place (`chosen`) for every view, the CLI's line and the CSVs' words:
+    which interval and p-values (adjusted or not), the interval's name in full (`kind`) and short (`short`, the CLI's
+    'RCI look 2/4', '95% ×3', '95%'), its 95% and 90% ends, and the two tests' names and p-values."""
+    adjusted: bool
+    kind: str
+    short: str
+    interval: tuple
+    ninety: tuple
+    tests: tuple  # ((name, p), (name, p_tost)): ('p_adj', …), ('p_tost_adj', …) when adjusted
+
+
+def chosen(row) -> Chosen:
+    """The interval and tests that go with a row's verdict: simultaneous over the family when it has more than one
+    member (so the interval excludes 0 exactly when the verdict is resolved), a planned row's repeated CI at its look;
+    over random seeds and test images where the verdict counts both; unadjusted before a plan's first look."""
     size, adjusted = int(row.get("family_size", 1) or 1), plan.adjusted(row)
     low, high = (row["ci_adj_low"], row["ci_adj_high"]) if adjusted else (row["ci_low"], row["ci_high"])
     low90, high90 = (row["ci90_adj_low"], row["ci90_adj_high"]) if adjusted else (row["ci90_low"], row["ci90_high"])
-    which = f"95% CI, Bonferroni ×{size}" if size > 1 else "95% CI"
+    kind = f"95% CI, Bonferroni ×{size}" if size > 1 else "95% CI"
+    short = f"95% ×{int(row['family_size'])}" if adjusted else "95%"
     if plan.planned(row):  # the repeated confidence interval of the plan's look (vitcore.stats.plan)
-        which = f"repeated CI at look {int(row['look'])} of {int(row['looks_planned'])}, ×{size}" if adjusted \
+        kind = f"repeated CI at look {int(row['look'])} of {int(row['looks_planned'])}, ×{size}" if adjusted \
             else "95% CI (before the plan's first look)"
+        if adjusted:
+            short = f"RCI look {int(row['look'])}/{int(row['looks_planned'])}"
     if row.get("interval") == WITH_TEST:  # vitcore.stats.testset: the test set's sampling counted
-        which += " over random seeds and test images"
-    return which, (low, high), (low90, high90)
+        kind += " over random seeds and test images"
+    tested = adjusted and "p_adj" in row  # a row without the adjusted columns: its own p's
+    tests = ((("p_adj", row.get("p_adj")), ("p_tost_adj", row.get("p_tost_adj"))) if tested else
+             (("p", row.get("p_value")), ("p_tost", row.get("p_tost"))))
+    return Chosen(adjusted, kind, short, (low, high), (low90, high90), tests)
+
+
+def _interval(row) -> tuple[str, tuple, tuple]:
+    """(which interval goes with the verdict, its 95% (low, high), its 90% (low, high)): `chosen`'s."""
+    said = chosen(row)
+    return said.kind, said.interval, said.ninety
 
 
 def interval_text(row, places: int) -> str:
@@ -169,10 +196,13 @@ def interval_text(row, places: int) -> str:
             f"{ci(low90, high90, places, none='n/a')}")
 
 
-def verdict_interval(row, places: int, none: str = "no interval", ninety: bool = False) -> str:
+def verdict_interval(row, places: int, none: str = "no interval", ninety: bool = False,
+                     one_seed: str | None = None) -> str:
     """Just the interval the verdict is read from, '[-0.0560, -0.0324]' (interval_text says which it is), or the 90%
     one the equivalence test reads (`ninety`): what a narrow table (and the CLI's line) shows beside the verdict;
-    TOO_FEW_TO_BOUND where it bounds nothing (unbounded)."""
+    TOO_FEW_TO_BOUND where it bounds nothing (unbounded), `one_seed` (when given) for a single pair."""
+    if one_seed is not None and row["n_pairs"] < 2:
+        return one_seed
     if unbounded(row) is not None:
         return TOO_FEW_TO_BOUND
     _, (low, high), (low90, high90) = _interval(row)
@@ -184,10 +214,14 @@ def interval_kind(row) -> str:
     return _interval(row)[0]
 
 
-def tests_text(row) -> str:
-    """Both tests' p-values, adjusted when the family has more than one member."""
+def tests_text(row, sep: str = " · ") -> str:
+    """Both tests' p-values (`chosen`'s: adjusted when the verdict's interval is), 'p_adj 0.0312 · p_tost_adj 0.41';
+    '' for a row without a test."""
     if missing(row.get("p_value")):
         return ""
-    if plan.adjusted(row) and not missing(row.get("p_adj")):
-        return f"p_adj {p_value(row['p_adj'])} · p_tost_adj {p_value(row['p_tost_adj'])}"
-    return f"p {p_value(row['p_value'])} · p_tost {p_value(row['p_tost'])}"
+    return tests_line(row, sep)
+
+
+def tests_line(row, sep: str = " · ") -> str:
+    """`chosen`'s two p-values with their names, '—' for a missing one: the CLI's line says them whatever they are."""
+    return sep.join(f"{name} {p_value(p)}" for name, p in chosen(row).tests)

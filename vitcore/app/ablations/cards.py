@@ -14,9 +14,10 @@ from vitcore.app.selection import cell_name
 from vitcore.config.metrics import metric as entry
 from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
-from vitcore.stats import plan, readings, seconds
+from vitcore.stats import plan, readings
 from vitcore.stats.summaries import METRICS
 from vitcore.stats.testset import WITH_TEST
+from vitcore.study import Study
 from vitcore.study.words import (  # noqa: F401 (the shared words, used here and re-exported)
     BORDERLINE,
     borderline,
@@ -57,19 +58,19 @@ def collapsed_note(runs: pd.DataFrame) -> str | None:
 
 
 def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin: float = v.MARGIN,
-                 is_baseline: bool = False, timing: pd.DataFrame | None = None) -> list[dict]:
+                 is_baseline: bool = False, timed: tuple[pd.DataFrame, str] | None = None) -> list[dict]:
     """One card per metric: metric, title, value, delta, delta_color, delta_arrow, help, lines (markdown,
     the card's own text). Paired: the selection's mean over the paired random seeds and the paired Δ;
     a config against itself (comparison None) shows its own seed mean and no Δ; no pairs: the mean over
-    its runs. `timing`: the store's dedicated timing set (Study.timing), whose group a seconds mean prefers."""
+    its runs. `timed`: the selection's runs of one timing group and that group (Study.timed), what a seconds mean
+    is taken over; without it, those of `selected` alone."""
     cards = []
     rows = comparison.metrics.to_dict("records") if comparison is not None else [{"metric": m} for m in METRICS]
     for row in rows:
         metric, places = row["metric"], fmt.digits(row["metric"])
         card = {"metric": metric, "title": title(metric), "help": entry(metric).help, "delta": None,
                 "delta_color": "off", "delta_arrow": "off"}
-        values, group = (seconds.one_group(seconds.with_timing_set(selected, timing)) if metric == "seconds"
-                         else (selected, ""))
+        values, group = ((timed or Study(selected).timed()) if metric == "seconds" else (selected, ""))
         values = values[metric]  # seconds: one timing group's runs, never a mean pooled across groups
         # seconds not timed as a design show the config's own time and why there is no Δ: a Δ between runs timed one
         # after another is the machine's as much as the model's (vitcore.stats.seconds.timing_note)

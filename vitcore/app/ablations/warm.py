@@ -26,15 +26,13 @@ def warm_caches() -> dict[str, float]:
 
     from vitcore.app import charts  # altair
     from vitcore.app.ablations import cards, panels
-    from vitcore.stats import summaries as stats  # scipy.stats
 
     lap("imports")
-    runs = state.load_runs()
+    study = state.study()  # the runs table (scipy.stats came with the Study's summaries)
     cfg, base = state.default_selection(), state.baseline({})  # your own study's centre without the article's ViT
-    cards.metric_cards(None, stats.runs_of(runs, cfg), stats.runs_of(runs, base), MARGIN, is_baseline=True,
-                       timing=state.study().timing)
+    cards.metric_cards(None, study.runs_of(cfg), study.runs_of(base), MARGIN, is_baseline=True, timed=study.timed(cfg))
     lap("runs table and metric cards")
-    ids = [*stats.runs_of(runs, cfg)["run_id"], *stats.runs_of(runs, base)["run_id"]]
+    ids = [*study.runs_of(cfg)["run_id"], *study.runs_of(base)["run_id"]]
     histories, _ = state.run_frames(ids)
     charts.learning_curves(charts.curve_frame(histories, dict.fromkeys(ids, "runs")), ["runs"]).to_dict()
     lap("curves and confusions")  # to_dict: altair loads and checks its schema once per process

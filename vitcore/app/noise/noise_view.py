@@ -8,7 +8,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from vitcore.analysis import noise, pairing
+from vitcore.analysis import noise
 from vitcore.app import fmt, state
 
 SHOWN = ("data", "init", "order", noise.INTERACTIONS)  # the chart's bars: each source alone, then all interactions
@@ -22,15 +22,9 @@ def tables(margin: float) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
         return state.study().noise(margin)
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
-def _survey(path: str, mtime: float) -> tuple[pd.DataFrame, str]:
-    table = pairing.survey(state.load_runs())
-    return table, pairing.advice(table)
-
-
 def pairing_survey() -> tuple[pd.DataFrame, str]:
-    """(every committed paired comparison with what pairing removes, the advice over all of them)."""
-    return _survey(state.STORE_PATH, state.store_mtime())
+    """(every committed paired comparison with what pairing removes, the advice over all of them): the Study's."""
+    return state.study().pairing_survey()
 
 
 def survey_display(table: pd.DataFrame) -> pd.DataFrame:

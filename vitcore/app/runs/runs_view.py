@@ -14,7 +14,7 @@ from vitcore.app.selection import LABELS, cell_name, config_of_row
 from vitcore.config.metrics import TABLE
 from vitcore.config.metrics import metric as entry
 from vitcore.config.run import DEFAULTS, RunConfig
-from vitcore.stats import centres, percell
+from vitcore.stats import centres
 from vitcore.stats.estimates import MARGIN
 
 # Every field the sidebar selects by, and the random seed, as (table column, filter label); the integer
@@ -120,13 +120,10 @@ def coverage(runs: pd.DataFrame) -> pd.DataFrame:
 def filtered_csv(name: str, frames: dict[str, pd.DataFrame], shown: pd.DataFrame, study, margin: float = MARGIN,
                  base: RunConfig | None = None) -> bytes:
     """One export restricted to the shown runs, in the CLI's format (runs/histories/confusions: the
-    export frame's rows of those run ids; effects.csv: main effects computed from the shown runs, at `margin`,
+    export frame's rows of those run ids; effects.csv: the Study's main effects of the shown runs, at `margin`,
     around `base` when given, each verdict from the plan that leads it on the store, as `effects` says)."""
     if name == "effects.csv":
-        return percell.effects_with_spread(shown, margin=margin, test_set=study.test_set, base=base,
-                                           plans=study.plans_checked().lead(),
-                                           words=lambda frame: study.effect_words(frame, base)).to_csv(
-            index=False).encode()
+        return study.effects_of(shown["run_id"], margin, base).to_csv(index=False).encode()
     frame = frames[name]
     return frame[frame["run_id"].isin(set(shown["run_id"]))].to_csv(index=False).encode()
 
