@@ -93,7 +93,7 @@ REGISTRY: tuple[Switch, ...] = (
            "Side of a square patch: 2/4/7/14 → 196/49/16/4 tokens. Attention cost grows with tokens².",
            tag=lambda v: f" p{v}", why="smaller patch -> more tokens -> attention cost ~ tokens^2",
            grid=(7, 4, 14)),  # patch 2 (196 tokens, ~10 min a run) has its own grid: sweep tokens
-    # What the ViT papers tried on small data (issue 21; vitcore.config.papers): not in the factorial.
+    # What the ViT papers tried on small data: not in the factorial.
     Switch("pooling", ("gap", "cls"), "gap", "Pooling",
            "`gap`: the classifier reads the mean of the tokens. `cls`: a learned class token is prepended and "
            "read out instead (the ViT paper; 64 parameters, one more token).",

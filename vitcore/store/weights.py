@@ -109,7 +109,7 @@ def probabilities(config: RunConfig, weights: dict, images: np.ndarray) -> np.nd
     from vitcore.data.samples import to_float
 
     if config.model == "convnet":
-        from vitcore.model.numpy_convnet import convnet_probs
+        from vitcore.model.numpy_vit import convnet_probs
 
         forward = functools.partial(convnet_probs, weights)
     else:
