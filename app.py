@@ -10,7 +10,7 @@ import streamlit as st
 
 from vitcore.app import state
 from vitcore.app.sidebar import render_sidebar
-from vitcore.app.training import server
+from vitcore.app.training import slot
 
 # The tab icon is a file served by this server: a Material icon or emoji would be fetched from an outside
 # font server (a console error offline, a request to a third party online).
@@ -34,6 +34,6 @@ page = st.navigation({
     ],
 })
 render_sidebar()
-server.environment_note()  # a wrong VITCORE_* value: one note, training off
+slot.environment_note()  # a wrong VITCORE_* value: one note, training off
 state.skipped_note()  # damaged runs are left out of every page: say how many
 page.run()

@@ -1,7 +1,7 @@
 """Entry point: `streamlit run streamlit_app.py` serves the dashboard in app.py.
 
 Through `st.App` (Streamlit's ASGI entry point) for one reason: its lifespan hook runs once when
-the server starts, before any visitor. It starts `vitcore.app.ablations.warm.warm_caches` in a background
+the server starts, before any visitor. It starts `vitcore.app.ablations.panels.warm_caches` in a background
 thread (the server answers at once), which imports pandas, scipy and altair and fills the store
 caches of the Ablations page's default view, so the first visitor after a start or a wake-up
 from sleep gets the page as fast as the second one.
@@ -22,7 +22,7 @@ arrow_uses_malloc()  # Arrow's buffers too: its own allocator kept what finished
 
 
 def _warm() -> None:
-    from vitcore.app.ablations.warm import warm_caches  # inside the hook: the runtime and its caches exist now
+    from vitcore.app.ablations.panels import warm_caches  # inside the hook: the runtime and its caches exist now
 
     start = time.perf_counter()
     try:

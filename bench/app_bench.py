@@ -44,7 +44,7 @@ import time
 from streamlit.testing.v1 import AppTest
 from vitcore.app.sidebar import PAINTED
 if {warm!r}:  # what streamlit_app.py's start-up hook does before anyone visits
-    from vitcore.app.ablations.warm import warm_caches
+    from vitcore.app.ablations.panels import warm_caches
     warm_caches()
 times = []
 for session in range(2):  # a fresh session each time; the second finds imports and st.cache_data warm

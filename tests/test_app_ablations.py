@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 
 from vitcore.analysis import flips
 from vitcore.app import fmt, state
-from vitcore.app.ablations import evidence
+from vitcore.app.ablations import panels
 from vitcore.app.selection import BASELINE, CHOICES, cell_name
 from vitcore.app.sidebar import PAINTED
 from vitcore.config.metrics import COMPARED
@@ -164,7 +164,7 @@ def test_flipped_images_against_seed_noise_and_flips_csv(app):
     expected = flips.flip_report(paired, official_test_labels())
     broken = expected.images[expected.images["direction"] == flips.BROKEN]
     assert expected.observed[flips.BROKEN] == 300 and (broken["newly_wrong"] == 3).sum() == 300  # 30 per class
-    shown = evidence.flipped_images(POST, BASELINE)  # what the page draws and offers as flips.csv
+    shown = panels.flip_evidence(POST, BASELINE)  # what the page draws and offers as flips.csv
     assert shown.n_pairs == 3
     pd.testing.assert_frame_equal(shown.images, expected.images)
     assert list(at.dataframe[0].value["Newly wrong"]) == [f"{n:,}" for n in expected.pairs["newly_wrong"]]  # '3,272'

@@ -15,8 +15,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from vitcore import cli
-from vitcore.app import state
-from vitcore.app.claims import claims_view
+from vitcore.app import claims_view, state
 from vitcore.article import claims
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import REGISTRY

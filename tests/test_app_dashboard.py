@@ -226,14 +226,14 @@ def test_downloads_are_the_cli_bytes(store, tmp_path, monkeypatch):
 
 def test_effects_downloads_follow_the_sidebars_margin(store, tmp_path, monkeypatch):
     """Before: the Runs page wrote effects.csv (full and shown) at ±0.01 whatever margin the sidebar said."""
-    from vitcore.app.runs import downloads
+    from vitcore.app import runs_view
 
     monkeypatch.setattr(state, "STORE_PATH", str(store.root))
     out = tmp_path / "effects.csv"
     assert cli.main(["effects", "--margin", "0.02", "--store", str(store.root), "--out", str(out)]) == 0
     assert state.export_csv("effects.csv", 0.02) == out.read_bytes() != state.export_csv("effects.csv")
     every = state.study().runs["run_id"]
-    shown = pd.read_csv(io.BytesIO(downloads.filtered_export_csv("effects.csv", every, 0.02)))
+    shown = pd.read_csv(io.BytesIO(runs_view.filtered_export_csv("effects.csv", every, 0.02)))
     assert set(shown["margin"]) >= {0.02} and shown.equals(pd.read_csv(out))
 
 
@@ -241,7 +241,7 @@ def test_effects_downloads_follow_the_sidebars_margin(store, tmp_path, monkeypat
 def test_effects_downloads_follow_your_own_centre(tmp_path, monkeypatch):
     """With your own study's centre as the sidebar's baseline (state.effects_centre), both effects.csv downloads are
     `effects --base epochs=5`'s bytes and the page names that command; around the article's ViT they stay empty."""
-    from vitcore.app.runs import downloads, runs_view
+    from vitcore.app import runs_view
 
     centre = RunConfig(train_rows=1000, epochs=5)
     store = write_centre_factorial(RunStore(tmp_path / "own"), centre, seeds=3)
@@ -252,7 +252,7 @@ def test_effects_downloads_follow_your_own_centre(tmp_path, monkeypatch):
     assert base == RunConfig(epochs=5) and state.effects_centre(RunConfig(train_rows=1000)) is None
     assert state.export_csv("effects.csv", base=base) == out.read_bytes()
     every = state.study().runs["run_id"]
-    assert pd.read_csv(io.BytesIO(downloads.filtered_export_csv("effects.csv", every, base=base))).equals(
+    assert pd.read_csv(io.BytesIO(runs_view.filtered_export_csv("effects.csv", every, base=base))).equals(
         pd.read_csv(out))
     assert len(pd.read_csv(io.BytesIO(state.export_csv("effects.csv")))) == 0  # nothing around the article's ViT
     assert runs_view.effects_command(0.02, base) == "python -m vitcore effects --margin 0.02 --base epochs=5"

@@ -84,7 +84,7 @@ def test_durations_read_like_the_readme():
 
 def test_a_share_that_rounds_to_zero_reads_0_percent_never_minus_0():
     """Issue 43: the Noise page's pairing table read '-0%' for a share of -0.1%; every share goes through one rule."""
-    from vitcore.app.noise import noise_view
+    from vitcore.app import noise_view
 
     assert [fmt.percent(x) for x in (0.236, -0.001, 0.004, -0.16, 1.0, NAN)] == ["24%", "0%", "0%", "-16%", "100%", "—"]
     pairing = pd.DataFrame({"cell": ["none − learned"], "train_rows": [4000], "paired_by": ["data"], "variance": [1e-5],

@@ -195,7 +195,7 @@ FRESH_PROCESS = """
 import json
 import sys
 from streamlit.testing.v1 import AppTest
-from vitcore.app.ablations.warm import warm_caches
+from vitcore.app.ablations.panels import warm_caches
 steps = warm_caches()  # what streamlit_app.py's start-up hook runs
 assert list(steps) == ["imports", "runs table and metric cards", "curves and confusions",
                        "flip and main effects"], steps

@@ -7,8 +7,7 @@ import numpy as np
 import pandas as pd
 from fakes import run_row
 
-from vitcore.app.claims import claims_view
-from vitcore.app.runs import runs_view
+from vitcore.app import claims_view, runs_view
 from vitcore.app.selection import (
     BASELINE_KEY,
     baseline_cells,

@@ -17,8 +17,7 @@ from browsing import CHROMIUM, OUTSIDE, ROOT, chromium, laid_out, open_page, set
 from narrow import grid, lines, overflowing
 
 from vitcore.analysis import work
-from vitcore.app import fmt, results, state, tables
-from vitcore.app.claims import claims_view
+from vitcore.app import claims_view, fmt, state, tables
 from vitcore.app.selection import BASELINE, VIEWS, seed_counts
 from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
@@ -277,7 +276,7 @@ def test_tables_show_the_verdict_and_its_interval_at_400_and_1400_px(at_400, at_
     row holds, measured with the grid's own font). The grid's columns are exactly the widths the page sets."""
     flips = tables.flip_table(state.flip_effects(BASELINE.replace(norm="batch")), "test_accuracy")
     flips["Δ"] = flips["Δ"].map(lambda d: f"{d:+.4f}")
-    claims = results.claims(state.margin({}))
+    claims = tables.claims(state.margin({}))
     macs = work.work_table(BASELINE).assign(macs=lambda f: f["macs"].map(fmt.rows))[["part", "macs", "formula"]]
     cases = [(VARIANT_FLIPS, flips, tables.FLIP_WIDTHS, tables.ROW,
               ["Change", "Verdict", "Interval"]),

@@ -57,7 +57,7 @@ def test_the_direction_reads_the_adjusted_tests_never_a_raw_p():
 def test_every_direction_word_is_defined_once_and_said_the_same_everywhere():
     from conftest import ROOT
 
-    from vitcore.app.claims import claims_view
+    from vitcore.app import claims_view
 
     assert len(set(claims.DIRECTIONS)) == len(claims.DIRECTIONS) == len(claims.DEFINITIONS) == 6
     assert "unresolved" not in claims.DIRECTIONS

@@ -104,12 +104,12 @@ def test_the_probe_sees_a_cycle():
 
 
 def test_the_probes_see_an_upward_import_and_a_core_module_importing_a_page():
-    edges = {"vitcore.store.validate": {"vitcore.model.anatomy", "vitcore.article.seed_reference"},
+    edges = {"vitcore.store.validate": {"vitcore.model.anatomy", "vitcore.article.sources"},
              "vitcore.app.cli_helper": set(), "vitcore.cli.common": {"vitcore.app.state"},
              "vitcore.app.tables": {"vitcore.app.ablations.cards", "vitcore.app.fmt"},
              "vitcore.app.ablations.cards": {"vitcore.app.fmt"}, "vitcore.app.fmt": set()}
     assert upward(edges) == ["vitcore.cli.common -> vitcore.app.state (cli -> app)",
-                             "vitcore.store.validate -> vitcore.article.seed_reference (store -> article)"]
+                             "vitcore.store.validate -> vitcore.article.sources (store -> article)"]
     assert shared_to_page(edges) == ["vitcore.app.tables -> vitcore.app.ablations.cards"]
 
 
@@ -143,7 +143,7 @@ PAGE_LAYERS = ("app", "study", "config")  # what a page (views/*.py) may import:
 PAGE_FACTS = {"vitcore.data.fashion": "the class names", "vitcore.data.samples": "the source article's sample rows",
               "vitcore.data.patches": "the patch split the Patching page shows and prints",
               "vitcore.model.anatomy": "a config's parameter count", "vitcore.model.work": "a config's multiply-adds",
-              "vitcore.article.seed_reference": "the source article's quoted numbers"}
+              "vitcore.article.sources": "the source article's quoted numbers"}
 # The files under views/ and vitcore/app that may import vitcore.stats or vitcore.analysis, each with its reason.
 STATISTICS = ("vitcore.stats", "vitcore.analysis")
 DIRECT = {"views/attention.py": "the probes' readings of one model's attention scores (analysis.attention), not the "
@@ -224,10 +224,9 @@ def statistics_called(path, resolve, modules: set[str] | None = None) -> set[str
 # yet); the list only shrinks. Pages (views/) call none but DIRECT's.
 STILL_CALLING = {"vitcore/app/state.py", "vitcore/app/charts.py", "vitcore/app/tables.py", "vitcore/app/sidebar.py",
                  "vitcore/app/ablations/cards.py", "vitcore/app/ablations/panels.py",
-                 "vitcore/app/ablations/strips.py", "vitcore/app/ablations/warm.py",
-                 "vitcore/app/claims/claims_view.py", "vitcore/app/plans/plans_view.py",
-                 "vitcore/app/runs/runs_view.py", "vitcore/app/selection.py", "vitcore/app/training/train_panel.py",
-                 "vitcore/app/walkthrough/probes.py", "vitcore/app/walkthrough/sketch.py"}
+                 "vitcore/app/claims_view.py", "vitcore/app/plans_view.py",
+                 "vitcore/app/runs_view.py", "vitcore/app/selection.py", "vitcore/app/training/train_panel.py",
+                 "vitcore/app/walkthrough/probes.py"}
 
 
 def calling(resolve) -> dict[str, set[str]]:

@@ -15,9 +15,9 @@ LIGHT = ["vitcore", "vitcore.config.run", "vitcore.store.runs", "vitcore.stats.s
          "vitcore.app.tables", "vitcore.app.training.slot", "vitcore.app.sidebar", "vitcore.app.training.train_panel",
          "vitcore.app.charts", "vitcore.app.walkthrough.probes", "vitcore.model.anatomy", "vitcore.analysis.attention",
          "vitcore.model.numpy_vit",
-         "vitcore.app.results", "vitcore.app.walkthrough.walk", "vitcore.app.walkthrough.walk_charts",
-         "vitcore.app.runs.runs_view",
-         "vitcore.app.claims.claims_view", "vitcore.study", "vitcore.study.words"]
+         "vitcore.app.tables", "vitcore.app.walkthrough.walk", "vitcore.app.walkthrough.walk_charts",
+         "vitcore.app.runs_view",
+         "vitcore.app.claims_view", "vitcore.study", "vitcore.study.words"]
 
 
 def test_light_modules_do_not_import_tensorflow():

@@ -12,7 +12,7 @@ from conftest import ROOT
 from legends import check, conflicts, legends
 
 from vitcore.app import charts, fmt, tables
-from vitcore.app.ablations import strips
+from vitcore.app.ablations import panels
 from vitcore.app.walkthrough import walk, walk_charts
 from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
@@ -52,7 +52,7 @@ def test_main_effects_legend_shows_verdict_colours_and_marker_shapes(study):
 
 
 def fmt_rows(frame):
-    from vitcore.app.panel import panel_order
+    from vitcore.app.layout import panel_order
 
     return panel_order(frame)
 
@@ -70,8 +70,8 @@ def test_the_old_main_effects_fill_hid_the_verdict_legend(study):
 
 def test_cell_strip_legend(study):
     effects = study.main_effects(("test_accuracy",))
-    frame = strips.strip_frame(study.cell_effects(("test_accuracy",)), effects)
-    for panel in strips.strip(frame, "test_accuracy", "title"):
+    frame = panels.strip_frame(study.cell_effects(("test_accuracy",)), effects)
+    for panel in panels.strip(frame, "test_accuracy", "title"):
         (key,) = check(panel)
         assert key.range == verdict_colours(key.domain)
 
@@ -147,7 +147,7 @@ def test_token_cost_chart():
 
 def test_seed_noise_shares_draw_no_key_and_one_colour_per_source(study):
     """The Seed noise page's bars name their source on the axis (no key); each source keeps one colour."""
-    from vitcore.app.noise import noise_view
+    from vitcore.app import noise_view
 
     components, _, _ = study.noise(v.MARGIN)
     panels = noise_view.shares_chart(components)

@@ -37,7 +37,7 @@ def test_every_page_renders_a_300_row_own_study(own_study):
 
 @pytest.mark.slow
 def test_the_warm_up_does_not_raise_on_an_own_study(own_study):
-    from vitcore.app.ablations.warm import warm_caches
+    from vitcore.app.ablations.panels import warm_caches
 
     assert "flip and main effects" in warm_caches()  # the article's ViT at 4,000 rows has no run here
 

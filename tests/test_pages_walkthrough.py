@@ -102,7 +102,7 @@ def test_token_cost_training_seconds_from_store(empty_store):
 def test_vit_vs_convnet_empty_store_says_how(empty_store):
     at = page("vit_vs_convnet")
     assert not at.exception and "sweep default" in at.info[0].value
-    assert "0.7160 / 0.7970" in text(at)  # the article's claim, written from vitcore.article.seed_reference
+    assert "0.7160 / 0.7970" in text(at)  # the article's claim, written from vitcore.article.sources
     assert "sweep scaling" in at.info[1].value  # no data-size curve yet either
 
 

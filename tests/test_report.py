@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from fakes import write_run
 
-from vitcore.article import report, seed_reference
+from vitcore.article import report, sources
 from vitcore.config.run import RunConfig
 from vitcore.stats import plan
 from vitcore.stats.percell import SPREAD_COLUMNS
@@ -56,7 +56,7 @@ def test_headline_table_beside_the_source_article(tmp_path):
                                                               ("convnet", 4000)]
     assert (table["n_seeds"] == 3).all()
     vit4k = table[(table["model"] == "vit") & (table["train_rows"] == 4000)].iloc[0]
-    assert vit4k["params_mean"] == 71_946 and vit4k["seed_params"] == seed_reference.VIT_PARAMS_QUOTED
+    assert vit4k["params_mean"] == 71_946 and vit4k["seed_params"] == sources.VIT_PARAMS_QUOTED
     assert vit4k["seed_best_val_accuracy"] == 0.7970 and vit4k["seed_gap"] == 0.1545
     assert vit4k["gap_mean"] == pytest.approx(0.15, abs=0.01) and vit4k["best_val_accuracy_std"] > 0
     assert np.isnan(table.loc[0, "seed_gap"])  # the seed page gives no gap at 1,000 rows

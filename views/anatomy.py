@@ -5,7 +5,7 @@ imported; tests/test_anatomy.py checks every count against the Keras builder for
 import streamlit as st
 
 from vitcore.app import fmt, state
-from vitcore.article.seed_reference import POSITION_EMBEDDING_PARAMS, VIT_PARAMS_QUOTED  # the source article's
+from vitcore.article.sources import POSITION_EMBEDDING_PARAMS, VIT_PARAMS_QUOTED  # the source article's
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import SWITCH
 from vitcore.model import anatomy  # the parameter count of a config: the model's, not a statistic

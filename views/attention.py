@@ -8,7 +8,7 @@ from vitcore.analysis import attention as A  # the probes' readings of one model
 from vitcore.app import layout, state
 from vitcore.app.walkthrough import probes, walk
 from vitcore.app.walkthrough.pictures import attention_picture, colour_key
-from vitcore.app.walkthrough.sketch import render_sketch
+from vitcore.app.walkthrough.probes import render_sketch
 from vitcore.app.walkthrough.walk_charts import spread_bars
 from vitcore.config.run import POS_EMBEDDINGS, RunConfig
 from vitcore.data.fashion import CLASS_NAMES

@@ -4,15 +4,14 @@ claims.csv byte for byte as `python -m vitcore claims` writes it. Reads the stor
 
 import streamlit as st
 
-from vitcore.app import fmt, results, state
-from vitcore.app.claims import claims_view
+from vitcore.app import claims_view, fmt, state, tables
 
 st.title("Claims, checked")
 st.caption("Each row: what a source claims, in which setting it was measured (or only stated), and what our runs "
            "of the article's ViT and its variants say on Fashion-MNIST, paired by random seed.")
 
 margin = state.margin()
-table = results.claims(margin)
+table = tables.claims(margin)
 if table.empty or table["n_pairs"].sum() == 0:
     st.info("No stored runs match the claims yet: `python -m vitcore sweep default` trains them.")
 
@@ -24,7 +23,7 @@ for start in range(0, len(claims_view.REGISTRY), ACROSS):
                       help=f"{direction.word}: {direction.meaning} Distinct comparisons, each counted once, at "
                            f"margin ±{margin:g} ({found['not_counted']} rows shown beside are not counted: the "
                            "Tally column says why).")
-st.markdown(claims_view.tally_text(results.claims_tally()))
+st.markdown(claims_view.tally_text(tables.claims_tally()))
 
 pairs = claims_view.configs(table)
 links = claims_view.links(table)

@@ -4,8 +4,7 @@ that means for pairing a Δ. vitcore.analysis.noise computes; this page shows. R
 
 import streamlit as st
 
-from vitcore.app import layout, state
-from vitcore.app.noise import noise_view
+from vitcore.app import layout, noise_view, state
 
 st.title("Seed noise")
 st.caption("One random seed sets three things: which training rows are sampled, the initial weights and the "

@@ -3,8 +3,7 @@ on fresh random seeds beside its discovery. vitcore.stats.plan_report computes; 
 
 import streamlit as st
 
-from vitcore.app import fmt
-from vitcore.app.plans import plans_view
+from vitcore.app import fmt, plans_view
 
 st.title("Plans")
 st.caption("A plan is written down, with its sha256, before the runs it judges: its questions, margin, looks, caps, "

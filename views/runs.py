@@ -3,8 +3,7 @@ switch; which cells have runs at which sizes; the CSV downloads (the CLI's bytes
 
 import streamlit as st
 
-from vitcore.app import fmt, state
-from vitcore.app.runs import downloads, runs_view
+from vitcore.app import fmt, runs_view, state
 from vitcore.app.selection import SIDEBAR_KEYS, cell_name
 
 SIDEBAR, ALL = "The sidebar's selection", "All runs, filtered here"
@@ -80,7 +79,7 @@ for name in state.EXPORTS:  # one row per file: its name, then the shown and the
     file.markdown(f"`{name}`")
     empty = shown.empty or (name == "effects.csv" and no_effects is not None)
     filtered.download_button(f"shown ({fmt.rows(len(shown))} runs)",
-                             lambda name=name: downloads.filtered_export_csv(name, ids, margin, centre),
+                             lambda name=name: runs_view.filtered_export_csv(name, ids, margin, centre),
                              file_name=name.replace(".csv", "_shown.csv"), mime="text/csv",
                              icon=":material/filter_alt:",
                              on_click="ignore", key=f"download_shown_{name}", disabled=empty, width="stretch",

@@ -4,7 +4,7 @@ random seed, the data-size curve and the overfitting gap. Reads the store only (
 
 import streamlit as st
 
-from vitcore.app import layout, results, state, tables
+from vitcore.app import layout, state, tables
 from vitcore.app.walkthrough import walk
 from vitcore.app.walkthrough.walk_charts import data_size_curve, gap_bars, paired_delta
 
@@ -12,13 +12,13 @@ st.title("ViT vs convnet, re-measured")
 st.caption(tables.headline_claim())
 
 margin = state.margin()
-headline, deltas, sentences = results.headline(margin)
+headline, deltas, sentences = tables.headline(margin)
 if headline["n_seeds"].sum() == 0:
     st.info("No runs of the article's ViT or convnet (15 epochs, 1,000 or 4,000 rows) are stored yet. "
             "`python -m vitcore sweep default` trains them; until then only the source article's numbers exist.")
 
 st.subheader("How small can the data be before the convnet wins?")
-curve, scaling_deltas, crossover = results.data_size(margin)
+curve, scaling_deltas, crossover = tables.data_size(margin)
 if curve.empty:
     st.info("No runs of the article's ViT and convnet at any training size yet: "
             "`python -m vitcore sweep scaling` trains 1,000 to 16,000 rows.")
@@ -34,7 +34,7 @@ else:
         st.markdown(f"**Where the lead changes sides.** {crossover}")
         with st.expander("The paired Δ per row count, as a table"):
             st.dataframe(walk.scaling_table(scaling_deltas), hide_index=True, width="stretch")
-    st.markdown(f"**Does the papers' small-data recipe move it?** {results.crossover_shift()}")
+    st.markdown(f"**Does the papers' small-data recipe move it?** {tables.crossover_shift()}")
     st.caption("The variant is the article's ViT with Shifted Patch Tokenization and Locality Self-Attention (Lee, "
                "Lee & Song 2021), its line in the curve above. Its crossover is estimated as the ViT's; the shift "
                "resamples the random seeds of the ViT, the variant and the convnet together, since they share each "

@@ -63,10 +63,21 @@ MOVED = {
     "vitcore.models": "vitcore.model.build", "vitcore.numpy_vit": "vitcore.model.numpy_vit",
     "vitcore.patches": "vitcore.data.patches", "vitcore.report": "vitcore.article.report",
     "vitcore.samples": "vitcore.data.samples", "vitcore.scaling": "vitcore.analysis.scaling",
-    "vitcore.seed_reference": "vitcore.article.seed_reference", "vitcore.spawn": "vitcore.run.spawn",
+    "vitcore.seed_reference": "vitcore.article.sources", "vitcore.spawn": "vitcore.run.spawn",
     "vitcore.sweep": "vitcore.run.sweep", "vitcore.train": "vitcore.run.train",
     "vitcore.upkeep": "vitcore.store.upkeep",
     "vitcore.validate": "vitcore.store.validate", "vitcore.verdicts": "vitcore.stats.estimates",
+    # small modules folded into their neighbours (every name they held lives on there)
+    "vitcore.stats.plan_settings": "vitcore.stats.plans", "vitcore.stats.plan_json": "vitcore.stats.plans",
+    "vitcore.stats.plan_history": "vitcore.stats.plan_report", "vitcore.stats.single": "vitcore.stats.summaries",
+    "vitcore.stats.effect_families": "vitcore.stats.summaries", "vitcore.stats.comparer": "vitcore.stats.compare",
+    "vitcore.stats.assurance": "vitcore.stats.estimates", "vitcore.run.floor": "vitcore.run.bench",
+    "vitcore.run.order": "vitcore.run.sweep", "vitcore.run.planned": "vitcore.run.sweep",
+    "vitcore.run.plansweep": "vitcore.run.sweep", "vitcore.run.startup": "vitcore.run.spawn",
+    "vitcore.run.quiet": "vitcore.run.spawn", "vitcore.model.posemb": "vitcore.model.build",
+    "vitcore.model.numpy_convnet": "vitcore.model.numpy_vit", "vitcore.data.folder": "vitcore.data.fashion",
+    "vitcore.config.papers": "vitcore.config.switches", "vitcore.config.oldpaths": "vitcore.config",
+    "vitcore.store.replacements": "vitcore.store.upkeep", "vitcore.article.seed_reference": "vitcore.article.sources",
 }
 
 

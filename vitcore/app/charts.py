@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from vitcore.app.fmt import BASELINE, DELTA_LIMITS, GUIDE, LESS, MORE, NO_EFFECT, PALE, SELECTION, ZERO, axis_format
-from vitcore.app.panel import EFFECT_ROW, PANEL_TITLE, effect_rows, panel_order, panel_title  # noqa: F401
+from vitcore.app.layout import EFFECT_ROW, PANEL_TITLE, effect_rows, panel_order, panel_title  # noqa: F401
 from vitcore.app.tables import READING_FIELDS, SIZE_FILL, with_readings
 from vitcore.data.fashion import CLASS_NAMES
 from vitcore.stats import estimates as v

@@ -8,11 +8,12 @@ stay a description of the UI and this is unit-tested directly.
 from __future__ import annotations
 
 import pandas as pd
+import streamlit as st
 
 from vitcore.analysis.flips import BROKEN
-from vitcore.app import fmt
+from vitcore.app import fmt, state
 from vitcore.app.selection import BASELINE, cell_name
-from vitcore.article import seed_reference as article
+from vitcore.article import sources as article
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import REGISTRY, change
 from vitcore.stats.estimates import MARGIN
@@ -170,7 +171,7 @@ def mcnemar_table(pairs: pd.DataFrame) -> pd.DataFrame:
 
 
 def headline_claim() -> str:
-    """The source article's headline, written from vitcore.article.seed_reference (never typed twice)."""
+    """The source article's headline, written from vitcore.article.sources (never typed twice)."""
     def quoted(model: str, metric: str, rows: tuple[int, ...], signed: bool = False) -> str:
         return " / ".join(fmt.number(article.seed_value(model, r, metric), signed=signed) for r in rows)
 
@@ -288,3 +289,36 @@ def variant_cost_sentences(table: pd.DataFrame) -> list[str]:
         changes.append(f"{fmt.number(delta, 0, signed=True)} parameters")
         sentences.append(f"**{name}**: " + "; ".join(changes) + ".")
     return sentences
+
+
+# --- results ---------------------------------------------------------------------------------------------
+# Library results for the ViT vs convnet and Claims pages: the headline and the data-size curve
+# (vitcore.article.report, vitcore.analysis.scaling) and the claims ledger (vitcore.article.claims), from the
+# store's one Study (vitcore.app.state.study), which computes each once per store state and margin, so a new
+# run shows on the next rerun. No TensorFlow.
+
+def headline(margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """(report.headline, report.headline_deltas, report.headline_sentences) of the store at this margin."""
+    return state.study().headline(margin)
+
+
+def data_size(margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """The data-size curve: (scaling.curve, scaling.deltas, the crossover estimate's sentence and
+    scaling.crossover's) of the store."""
+    return state.study().data_size(margin)
+
+
+def crossover_shift() -> str:
+    """Does the papers' small-data variant move the crossover with the convnet? (scaling.variant_sentence)"""
+    with st.spinner("Resampling random seeds…"):
+        return state.study().crossover_shift()
+
+
+def claims(margin: float = MARGIN) -> pd.DataFrame:
+    """vitcore.article.claims.claims_table of the store at this margin (what `python -m vitcore claims` writes)."""
+    return state.study().claims(margin)
+
+
+def claims_tally() -> pd.DataFrame:
+    """vitcore.article.claims.tally of the store at the margins 0.005, 0.01 and 0.02 (what `claims` prints)."""
+    return state.study().tally()

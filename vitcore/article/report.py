@@ -5,7 +5,7 @@
     python -m vitcore report --store cached_runs --out report/     # headline.csv, headline.md
 
 Every sentence is generated from the runs and the paired intervals of vitcore.stats.summaries; the seed
-page's numbers (vitcore.article.seed_reference) appear only as the labelled single-seed reference.
+page's numbers (vitcore.article.sources) appear only as the labelled single-seed reference.
 No TensorFlow here.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from vitcore.article import seed_reference as seed
+from vitcore.article import sources as seed
 from vitcore.config.metrics import known
 from vitcore.config.metrics import metric as entry
 from vitcore.config.numbers import digits, missing, number, p_value

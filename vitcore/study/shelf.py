@@ -1,6 +1,6 @@
 """Results computed once per store state, kept under the store so a restarted server need not compute them again.
 
-The server's warm-up (vitcore.app.ablations.warm) computes the landing's flip effects and the main effects:
+The server's warm-up (vitcore.app.ablations.panels) computes the landing's flip effects and the main effects:
 4-6 CPU seconds on the committed store at every start, for frames of a few hundred kilobytes that stay the
 same until the store, its plans or this code change. A shelf keeps them as `<store>/.results-<state>-<name>.json`:
 

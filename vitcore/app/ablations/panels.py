@@ -6,18 +6,22 @@ UI: the landing forest plot, the metric cards, the collapse note, and the five v
 
 from __future__ import annotations
 
+import altair as alt
 import pandas as pd
 import streamlit as st
 
 from vitcore.analysis import bn
 from vitcore.analysis import flips as flip_words
 from vitcore.app import charts, fmt, layout, state, tables
-from vitcore.app.ablations import cards, evidence, strips
+from vitcore.app.ablations import cards
+from vitcore.app.charts import EFFECT_ROW, effect_rows, panel_order, panel_title, verdict_scale
+from vitcore.app.fmt import axis_format
 from vitcore.app.selection import DEFAULTS, INTERACTIONS_KEY, cell_name
 from vitcore.app.sidebar import painted  # noqa: F401 (the page asks here: is this the first paint?)
 from vitcore.config.run import RunConfig
 from vitcore.stats import percell, plan, testset
 from vitcore.stats.compare import mean_rates
+from vitcore.stats.estimates import ALPHA, INCONCLUSIVE, MARGIN, direction
 from vitcore.study import words
 
 PICK_KEY = "variant_pick"
@@ -168,7 +172,7 @@ def flipped_images(cfg: RunConfig, baseline: RunConfig, comparison, is_baseline:
     if is_baseline:
         st.caption("Flipped images appear when the selection differs from its baseline.")
         return
-    report = evidence.flipped_images(cfg, baseline)
+    report = flip_evidence(cfg, baseline)
     if report is None:
         st.info("The flipped images need the official test labels, which are not on this machine.")
         return
@@ -193,9 +197,9 @@ def flipped_images(cfg: RunConfig, baseline: RunConfig, comparison, is_baseline:
                    "with predictions.", icon=":material/casino:")
         return
     gallery = state.load_gallery()
-    for direction in flip_words.DIRECTIONS:
-        part = report.listed[report.listed["direction"] == direction]
-        st.markdown(f"**{direction.capitalize()}**, beating random-seed noise: {fmt.rows(len(part))} images"
+    for way in flip_words.DIRECTIONS:
+        part = report.listed[report.listed["direction"] == way]
+        st.markdown(f"**{way.capitalize()}**, beating random-seed noise: {fmt.rows(len(part))} images"
                     + (f" (the {GALLERY_LIMIT} smallest q shown)" if len(part) > GALLERY_LIMIT else ""))
         part = part.head(GALLERY_LIMIT)
         held = part[gallery.holds(part["image"])]
@@ -232,7 +236,7 @@ def main_effects(metric: str, margin: float, base: RunConfig | None = None) -> N
         st.caption("The factorial grid has no complete cells yet." if base is None else f"No switch is flipped from "
                    f"{centre} at the same training rows and random seeds: no main effects around it yet.")
         return
-    for note in strips.control_notes(main, {name: state.main_effects(metric, margin, name, base)
+    for note in control_notes(main, {name: state.main_effects(metric, margin, name, base)
                                             for name in (percell.LAYER_NORM, percell.NO_COLLAPSE)}):
         st.warning(note, icon=":material/filter_alt:")
     cells = st.segmented_control("Cells to average over", percell.SUBSETS, default=percell.ALL, required=True,
@@ -269,14 +273,14 @@ def main_effects(metric: str, margin: float, base: RunConfig | None = None) -> N
 def _cell_strip(metric: str, effects: pd.DataFrame, cells: str, interaction: bool, base: RunConfig | None) -> None:
     """What the effects average over: one dot per cell of the other switches, a flag where cells disagree
     in sign beyond noise, and the per-cell CSV (around `base` when given)."""
-    per_cell = evidence.cell_effects(metric, interaction, cells, base)
+    per_cell = cell_effects(metric, interaction, cells, base)
     if per_cell.empty:
         return
-    if note := strips.disagreement_note(per_cell, interaction):
+    if note := disagreement_note(per_cell, interaction):
         st.markdown(note)
     kind = "interaction" if interaction else "main effect"
-    layout.cached_chart(("strip", metric, cells, interaction, base and base.config_id), lambda: strips.strip(
-        strips.strip_frame(per_cell, effects, interaction), metric,
+    layout.cached_chart(("strip", metric, cells, interaction, base and base.config_id), lambda: strip(
+        strip_frame(per_cell, effects, interaction), metric,
         f"Each {kind} in every cell of the other switches ({cells})"))
     spread = percell.spread(per_cell)
     st.caption(f"Dot: the {kind} within one cell, paired over its random seeds; tick: the average above. Per-cell "
@@ -287,3 +291,130 @@ def _cell_strip(metric: str, effects: pd.DataFrame, cells: str, interaction: boo
                        on_click="ignore", key=f"download_cells_{interaction}",
                        help="Every effect in every cell: Δ, 95% CI, pairs, p, Holm p within the effect's cells, "
                             "whether the cell holds a collapsed run, whether it is a LayerNorm cell.")
+
+
+# --- evidence --------------------------------------------------------------------------------------------
+# The Ablations page's evidence behind an effect, cached until the store changes: the per-cell effects
+# (vitcore.stats.percell) and the flipped images against random-seed noise (vitcore.analysis.flips).
+
+def cell_effects(metric: str, interactions: bool = False, cells: str = "", base: RunConfig | None = None
+                 ) -> pd.DataFrame:
+    """vitcore.stats.percell.cell_effects of one metric: each effect in each cell of the other switches (around
+    `base`, state.effects_centre, when given)."""
+    return state.study().cell_effects((metric,), interactions, cells, base)
+
+
+def flip_evidence(cfg: RunConfig, base: RunConfig):
+    """vitcore.analysis.flips.flip_report of the pairs that kept predictions (a FlipReport), or None when
+    the package's copy of the test labels is damaged."""
+    with st.spinner("Comparing the runs' per-image predictions…"):
+        return state.study().flip_report(cfg, base)
+
+
+# --- strips ----------------------------------------------------------------------------------------------
+# The per-cell strips beside the main effects: each effect in every cell of the other switches.
+#
+# Charts and sentences from vitcore.stats.percell: one dot per cell (coloured by whether that cell's
+# effect is resolved after Holm within the effect's cells), a black tick at the averaged effect, and the
+# notes a reader needs — where cells disagree in sign beyond noise, and which verdicts change when the
+# effect is computed over the LayerNorm cells or the cells without collapsed runs. Cells are coloured by
+# the one rule of the verdict charts (vitcore.app.charts.COLOUR_RULE). No Streamlit here.
+
+def strip_frame(cells: pd.DataFrame, effects: pd.DataFrame, interaction: bool = False) -> pd.DataFrame:
+    """Cells with the chart's `effect` and `rows` labels (as tables.effect_frame names the effects),
+    `resolved` and `average` (the averaged effect, for the tick)."""
+    labelled = tables.effect_frame(cells, interaction)
+    key = [c for c in percell.EFFECT_KEY if c in effects.columns]
+    averages = {tuple(map(str, k)): m for *k, m in effects[[*key, "mean_delta"]].itertuples(index=False)}
+    labelled["average"] = [averages.get(tuple(map(str, k))) for k in cells[key].itertuples(index=False)]
+    resolved = labelled["p_holm"] < ALPHA  # the cell's own verdict word, coloured by the one rule (charts)
+    labelled["resolved"] = [direction(metric, m > 0, False) if r else INCONCLUSIVE
+                            for r, m, metric in zip(resolved, labelled["mean_delta"], labelled["metric"])]
+    labelled["collapse"] = labelled["collapsed"].map({True: "holds a collapsed run", False: ""})
+    return labelled
+
+
+def strip(frame: pd.DataFrame, metric: str, title: str) -> list[alt.Chart]:
+    """One dot per cell and effect (x: that cell's paired Δ), a black tick at the averaged effect, one
+    panel (chart) per training size with its own x-scale, at its container's width."""
+    places = axis_format(metric)
+    colour = alt.Color("resolved:N", title="The cell's verdict (Holm)",  # short: a legend cuts a long title
+                       scale=verdict_scale(metric, frame["resolved"]))
+    y, names = effect_rows(alt.Chart())
+    base = alt.Chart().encode(y=y)
+    dots = base.mark_circle(size=45, opacity=0.8, yOffset=8).encode(
+        x=alt.X("mean_delta:Q", title="Δ in each cell of the other switches",
+                axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy")),
+        color=colour,
+        tooltip=["effect:N", "rows:N", "cell:N", alt.Tooltip("mean_delta:Q", format=places.replace("3", "4")),
+                 alt.Tooltip("ci_low:Q", format=places), alt.Tooltip("ci_high:Q", format=places), "n_pairs:Q",
+                 alt.Tooltip("p_holm:Q", format=".3f", title="p (Holm, cells)"), "collapse:N"])
+    tick = base.mark_tick(color="black", thickness=2, size=14, yOffset=8).encode(x="average:Q")
+    zero = alt.Chart().mark_rule(color="#adb5bd", strokeDash=[3, 3]).encode(x=alt.datum(0))
+    return [alt.layer(zero, dots, tick, names, data=frame[frame["rows"] == rows]).properties(
+        height=alt.Step(EFFECT_ROW), title=panel_title(title, rows)).configure_legend(orient="bottom")
+        for rows in panel_order(frame)]
+
+
+def disagreement_note(cells: pd.DataFrame, interaction: bool = False) -> str | None:
+    """Which effects have cells resolved in opposite directions, or None."""
+    spread = percell.spread(cells)
+    flagged = spread[spread["signs_disagree"].astype(bool)]
+    if flagged.empty:
+        return None
+    labels = tables.effect_frame(flagged, interaction)
+    items = [f"{effect} at {fmt.rows(rows)} rows ({higher} cells resolved higher, {lower} lower; cells range "
+             f"{low:+.4f} to {high:+.4f})" for effect, rows, higher, lower, low, high in
+             labels[["effect", "train_rows", "cells_higher", "cells_lower", "cell_min",
+                     "cell_max"]].itertuples(index=False)]
+    return ("**Cells disagree in sign beyond noise** (each cell's paired Δ, Holm-adjusted within the effect's cells): "
+            + "; ".join(items) + ". The average over cells hides effects of opposite sign: read the strip below.")
+
+
+def control_notes(everything: pd.DataFrame, subsets: dict[str, pd.DataFrame]) -> list[str]:
+    """One sentence per control (LayerNorm cells only, cells without collapsed runs) whose effects
+    change a verdict of the all-cells effects."""
+    notes = []
+    for name, frame in subsets.items():
+        sentence = percell.changed_sentence(percell.changed_verdicts(everything, frame), name, tables.SWITCH_NAMES)
+        if sentence:
+            notes.append(sentence)
+    return notes
+
+
+# --- warm ------------------------------------------------------------------------------------------------
+# Server start-up for the Ablations page: fill the store caches of its default view before any visitor.
+#
+# Above the page's modules (state, cards, panels) so that none of them imports back up: no import cycle.
+
+def warm_caches() -> dict[str, float]:
+    """Server start-up (streamlit_app.py's lifespan hook, in a background thread): import what the
+    Ablations page imports and fill the store caches of its default view (the article's ViT, or your own
+    study's centre, against itself), so the first visitor does not pay for them. Returns seconds per step. The
+    hook catches what this raises: a failure only means the first visitor computes what is missing."""
+    import time
+
+    seconds: dict[str, float] = {}
+    start = time.perf_counter()
+
+    def lap(step: str) -> None:
+        nonlocal start
+        now = time.perf_counter()
+        seconds[step], start = now - start, now
+
+    from vitcore.app import charts  # altair
+    from vitcore.app.ablations import cards, panels
+
+    lap("imports")
+    study = state.study()  # the runs table (scipy.stats came with the Study's summaries)
+    cfg, base = state.default_selection(), state.baseline({})  # your own study's centre without the article's ViT
+    cards.metric_cards(None, study.runs_of(cfg), study.runs_of(base), MARGIN, is_baseline=True, timed=study.timed(cfg))
+    lap("runs table and metric cards")
+    ids = [*study.runs_of(cfg)["run_id"], *study.runs_of(base)["run_id"]]
+    histories, _ = state.run_frames(ids)
+    charts.learning_curves(charts.curve_frame(histories, dict.fromkeys(ids, "runs")), ["runs"]).to_dict()
+    lap("curves and confusions")  # to_dict: altair loads and checks its schema once per process
+    panels.forest_spec(cfg, "test_accuracy", MARGIN)  # the landing's forest plot: its flip effects and spec
+    state.main_effects("test_accuracy", base=state.effects_centre(base))
+    lap("flip and main effects")
+    return seconds

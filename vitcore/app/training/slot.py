@@ -9,21 +9,28 @@ child process, vitcore.app.training.child), so it is unit-tested directly.
 
 from __future__ import annotations
 
+import functools
 import os
+import tempfile
 import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import pandas as pd
+import streamlit as st
 
+from vitcore.app import state
+from vitcore.config import environment as checks
 from vitcore.config.environment import (  # noqa: F401 (re-exported)
     DEFAULT_BUDGET_MINUTES,
     allow_training,
     budget_minutes,
 )
 from vitcore.config.run import RunConfig
+from vitcore.data.fashion import data_dir_problem
 from vitcore.store.timing import COMPILE_MODES
 
 COMMUNITY_CLOUD_ROOT = "/mount/src/"  # where Streamlit Community Cloud checks out an app's repository
@@ -211,3 +218,53 @@ class TrainingSlot:
 
 
 SERVER_SLOT = TrainingSlot()  # the one slot of this server process (module state: no client can clear it)
+
+
+# --- server ----------------------------------------------------------------------------------------------
+# What this server may do, checked once: its environment values (vitcore.config.environment) and
+# whether it can write its store. A wrong value is a visible note on every page and turns training off;
+# the notes name the variable, never a server path.
+
+ENVIRONMENT = ("VITCORE_THREADS", "VITCORE_MAX_TRAIN_MINUTES", "VITCORE_DATA_DIR", "VITCORE_STORE",
+               "VITCORE_ALLOW_TRAINING")
+
+
+@functools.lru_cache(maxsize=8)
+def _environment(values: tuple, store_path: str) -> tuple[float, tuple[str, ...]]:
+    environ = {name: value for name, value in values if value is not None}
+    try:
+        budget = checks.budget_minutes(environ)
+    except ValueError:
+        budget = checks.DEFAULT_BUDGET_MINUTES  # unused: training is off while there is a problem
+    return budget, tuple(checks.problems(environ, store_path,
+                                         data=False) + list(filter(None, [data_dir_problem(environ)])))
+
+
+def environment() -> SimpleNamespace:
+    """budget_minutes and problems (one line each) of this server's environment, checked once per
+    distinct setting."""
+    values = tuple((name, os.environ.get(name)) for name in ENVIRONMENT)
+    budget, problems = _environment(values, state.STORE_PATH)
+    return SimpleNamespace(budget_minutes=budget, problems=problems)
+
+
+def environment_note() -> None:
+    """A visible note (never an exception box) for each environment value that is wrong."""
+    for problem in environment().problems:
+        st.warning(f"This server is misconfigured: {problem}. Training is off until it is fixed.",
+                   icon=":material/settings_alert:")
+
+
+def training_refused() -> str | None:
+    """Why this server may not train now (a wrong environment value, a store it cannot write), or None.
+    The store is probed with a real file: permission bits say nothing for root or a read-only mount."""
+    problems = environment().problems
+    if problems:
+        return problems[0]
+    try:
+        os.makedirs(state.STORE_PATH, exist_ok=True)
+        with tempfile.TemporaryFile(dir=state.STORE_PATH):
+            pass
+    except OSError as error:
+        return f"it cannot write its store ({error.strerror or 'not writable'}), so a run could not be kept"
+    return None

@@ -3,7 +3,7 @@
 Training runs in the server's single TrainingSlot (a background thread relaying a child process,
 vitcore.app.training.child), so it survives reruns and page switches, every other session sees that
 the server is busy, and only the session that started it sees Cancel. TensorFlow is only ever
-imported by that child, never by the server.
+imported by that child, never by the slot.
 """
 
 from __future__ import annotations
@@ -16,9 +16,16 @@ import streamlit as st
 from vitcore.analysis.attention import train_command
 from vitcore.app import fmt, state
 from vitcore.app.selection import cell_name
-from vitcore.app.training import server
 from vitcore.app.training.child import train_in_child
-from vitcore.app.training.slot import SERVER_SLOT, TrainingStatus, estimate_seconds, over_budget, training_allowed
+from vitcore.app.training.slot import (
+    SERVER_SLOT,
+    TrainingStatus,
+    environment,
+    estimate_seconds,
+    over_budget,
+    training_allowed,
+    training_refused,
+)
 from vitcore.config.run import RunConfig
 from vitcore.run import TRAIN_INSTALL, training_installed
 
@@ -66,13 +73,13 @@ def render_train_offer(cfg: RunConfig, runs: pd.DataFrame) -> None:
         st.info(f"Training needs TensorFlow, which this install leaves out: `{TRAIN_INSTALL}`, then restart "
                 f"the app (or train from a terminal: `{train_command(cfg)}`).", icon=":material/download:")
         return
-    refused = server.training_refused()
+    refused = training_refused()
     if refused:
         st.info(f"Training is off on this server: {refused}. To train it locally: `{train_command(cfg)}`")
         return
     seeds = st.radio("Random seeds to train", (1, 3), horizontal=True, key="train_seeds",
                      help="One random seed shows the numbers; three give the seed-paired 95% intervals.")
-    budget = server.environment().budget_minutes
+    budget = environment().budget_minutes
     refused = over_budget(None if estimate is None else estimate[0], seeds, budget)
     if refused:
         st.info(f"Not from this page: {refused}. To train it on your own machine: `{train_command(cfg)}`")

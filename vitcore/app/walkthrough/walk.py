@@ -12,7 +12,7 @@ import pandas as pd
 from vitcore.analysis.scaling import CURVE_METRICS
 from vitcore.app import fmt
 from vitcore.app.tables import timing_basis  # noqa: F401 (a timing group in words: the core's, re-exported)
-from vitcore.article.seed_reference import SEED_VIT_TEST_ACCURACY
+from vitcore.article.sources import SEED_VIT_TEST_ACCURACY
 from vitcore.config.metrics import TABLE, known
 from vitcore.config.metrics import metric as metric_entry
 

@@ -1,1 +1,0 @@
-"""The Seed noise page."""

@@ -1,1 +1,0 @@
-"""The Plans page's pieces (vitcore.app.plans.plans_view)."""
