@@ -10,7 +10,7 @@
 
 Tests that train, start a server or browser, or spawn a process are marked `slow`;
 `python -m pytest -m "not slow" -n 2` is the inner loop. With pytest-xdist's `-n 2 --dist loadgroup` (the
-README's commands) each worker takes whole groups: a test file (its module fixtures built once), every
+README's and CI's commands) each worker takes whole groups: a test file (its module fixtures built once), every
 test of the session's `tiny_store` (trained once), the fast tests that import TensorFlow
 (`xdist_group("tensorflow")`: one worker pays its import, ~3 s) and the tests that start Ray
 (`xdist_group("ray")`: one Ray at a time on the machine).

@@ -106,7 +106,7 @@ def test_trim_gives_back_the_free_pages_between_live_blocks():
 
 def test_the_server_gives_arrows_buffers_to_malloc():
     """Before: pyarrow's own mimalloc pool held Arrow's buffers (pandas' strings, what Streamlit sends each
-    session) and kept what finished script threads freed: a 30-visitor crowd peaked ~50 MB higher (README)."""
+    session) and kept what finished script threads freed: a 30-visitor crowd peaked ~50 MB higher (bench/RESULTS.md)."""
     import os
     import subprocess
 

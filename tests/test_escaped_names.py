@@ -1,4 +1,4 @@
-"""Every name printed is escaped, on stdout and on stderr, in every command (issue 41, part 6).
+"""Every name printed is escaped, on stdout and on stderr, in every command.
 
 Before: a folder named with terminal escapes inside a run folder was escaped on `check`'s stdout, but the
 StoreWarning that `check` and `export` print on stderr showed it raw: it cleared the screen and printed a

@@ -1,4 +1,4 @@
-"""Families are decided by the registry and the plan, not by the store (issue 26): removing whole switches'
+"""Families are decided by the registry and the plan, not by the store: removing whole switches'
 runs from the committed store moves no other comparison's adjusted p or verdict."""
 
 import pandas as pd

@@ -1,4 +1,4 @@
-"""The fuzz test of issue 19: every hostile variant of every run file (tests/hostile.py) applied to
+"""The fuzz test: every hostile variant of every run file (tests/hostile.py) applied to
 its own run of one copy of cached_runs/, and every hostile `.index.json`. Each damaged run must be
 named by `check` and skipped by every reader — the table, the exports, every page (AppTest, with
 the "damaged runs skipped" note) — while the readers' memory stays under the app's 400 MB goal

@@ -1,7 +1,7 @@
 """A real `streamlit run` server and clients that do what Streamlit lets any client do.
 
 Streamlit accepts a "clear cache" message (BackMsg.clear_cache) from every websocket client, and it
-empties st.cache_data and st.cache_resource for all sessions. Before issue 19 the training slot lived
+empties st.cache_data and st.cache_resource for all sessions. Before, the training slot lived
 in st.cache_resource: one such message during a training gave the next visitor "Train now" (a second
 training started) and every visitor saw Cancel for someone else's training. Here session A starts a
 training in Chromium (Playwright, Debian's /usr/bin/chromium), a raw websocket client sends the

@@ -1,4 +1,4 @@
-"""Hostile files, round three (issue 28): special files where outputs, upkeep, training markers and the
+"""Hostile files: special files where outputs, upkeep, training markers and the
 data are, compression bombs, empty paths, names that are terminal commands (the app's cases:
 tests/test_hostile_app.py; the weights variants: tests/hostile_weights.py in the fuzz table). Each case
 failed before (hung, replaced a device node, read 1 GiB, wrote into the current folder, printed a forged

@@ -67,7 +67,7 @@ def setup_commands() -> list[str]:
 
 
 def test_both_readme_set_up_commands_install_the_package_after_its_requirements():
-    """Without `pip install -e .` the README's environment has no `vitcore` outside the repository's root (issue 43:
+    """Without `pip install -e .` the README's environment has no `vitcore` outside the repository's root (before,
     its own "From Python" example, saved as a file, failed with No module named 'vitcore')."""
     commands = setup_commands()
     assert len(commands) == 2
@@ -134,7 +134,7 @@ MARGIN = "margin must be between 0 and 1 (exclusive), got "
 ])
 def test_the_public_api_refuses_what_the_cli_refuses_in_one_clear_message(ask, message):
     """A misspelt metric raised a bare KeyError, a margin of -0.01 was judged, a config with no runs read "too few
-    seeds" (issue 43): each is now one ValueError saying what is allowed, the CLI's rule and words."""
+    seeds": each is now one ValueError saying what is allowed, the CLI's rule and words."""
     study = vitcore.Study(runs_table([run_row(cfg.replace(seed=seed), test_accuracy=0.8 + seed / 100)
                                       for cfg in (SEL, BASE) for seed in range(3)]))
     with pytest.raises(ValueError) as refused:
@@ -154,7 +154,7 @@ def test_the_readme_example_runs(tmp_path, monkeypatch, capsys):
     exec(compile(code, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "Study(" in out and "verdict" in out and "margin" in out
-    # readable whole (issue 51): no frame hides its middle columns, the verdict prints as one short line
+    # readable whole: no frame hides its middle columns, the verdict prints as one short line
     assert "columns]" not in out and "..." not in out and {"train_rows", "mean_delta", "agrees"} <= set(out.split())
     assert "Verdict(ViT p7 pre-LN no-pos − ViT p7 pre-LN pos at 4,000 rows, test_accuracy, Δ " in out
     assert max(len(line) for line in out.splitlines()) <= 120  # a wide terminal's width, not wrapped

@@ -1,5 +1,5 @@
 """vitcore.run.spawn: spawn children do not re-run a script that Streamlit's AppTest left as __main__, and
-die with their parent, even a SIGKILLed one (issue 41: a killed sweep's workers went on training)."""
+die with their parent, even a SIGKILLed one (a killed sweep's workers went on training)."""
 
 import multiprocessing
 import os

@@ -1,4 +1,4 @@
-"""Weights that must be the run's own (issue 41, item 3; vitcore.store.weights): `check` runs a run's
+"""Weights that must be the run's own (vitcore.store.weights): `check` runs a run's
 weights on all 10,000 official test images and refuses them unless they give every stored prediction;
 weights without predictions.npy are refused by every reader. The victims are copies of committed runs of
 the cheapest weighted model (the ViT at patch 14: ~0.2 s a full pass); the weights planted there are
@@ -118,7 +118,7 @@ def test_near_ties_only_may_differ():
 def test_without_the_official_test_images_weights_are_screened_and_check_says_so(store, tmp_path, monkeypatch):
     """Where the official test images are missing, the run stays valid on the 64 shipped images' screen and
     `check` says its weights were not verified here: perturbed weights that pass the screen are then not
-    caught (README, "Not checked")."""
+    caught (docs/security.md, "Not checked")."""
     from conftest import run_cli
 
     env = other_test_images(tmp_path / "data")
