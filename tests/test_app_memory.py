@@ -139,7 +139,7 @@ def test_arrow_uses_malloc_keeps_arrows_results():
 
 def test_what_the_warm_up_left_is_frozen_out_of_every_full_collection():
     """Before: Streamlit's collection after every script run (runner.postScriptGC) walked every object of the
-    warmed server, ~0.1 s holding the GIL, so the first paint's chart left the server that much later."""
+    warmed server, a noticeable pause holding the GIL, so the first paint's chart left the server that much later."""
     import gc
 
     from vitcore.app.memory import freeze_survivors

@@ -184,7 +184,7 @@ def test_every_page_renders(page):
     assert not at.exception, [exception.value for exception in at.exception]
 
 
-@pytest.mark.slow  # 9 renders of the whole committed store, each page's analyses computed cold (~15 s)
+@pytest.mark.slow  # 9 renders of the whole committed store, each page's analyses computed cold (many seconds)
 @pytest.mark.parametrize("page", PAGES)
 def test_every_page_renders_on_the_committed_store(committed, page):
     at = app(page=page)

@@ -177,7 +177,7 @@ print(done.stdout + done.stderr)
 @pytest.mark.slow
 def test_check_refuses_a_sparse_gib_and_the_bomb_under_the_memory_goal(tmp_path):
     """`python -m vitcore check` on a store holding a sparse 1 GiB weights file (a huge legal config) and the
-    HDF5 bomb: both named, peak RSS of the check process under GOAL_MB (~6 s)."""
+    HDF5 bomb: both named, peak RSS of the check process under GOAL_MB (seconds)."""
     store = RunStore(copy_store(tmp_path / "store", keep={SMALL}))
     bomb(store.root / SMALL)
     huge = huge_weighted_run(store, sparse(tmp_path / "sparse.h5", 1 << 30))

@@ -143,7 +143,7 @@ def test_committed_store_is_clean(tmp_path):
     """`python -m vitcore check` on the shipped cached_runs/: every committed run is valid and current. Run
     without the official test split (VITCORE_DATA_DIR: test images that are not the official ones), each run's
     weights are screened on the shipped check images and check says the full check was not run: on a fresh
-    machine it costs ~170 s CPU for the 87 weighted runs. tests/test_weights_owned.py runs the full check on
+    machine it costs minutes of CPU for the 87 weighted runs. tests/test_weights_owned.py runs the full check on
     committed runs that cover every architecture. It checks a copy: checked in place, the committed store's
     index would be rewritten under this test's key and data, and the next `check` there would call it damaged."""
     from stores import copy_store, other_test_images

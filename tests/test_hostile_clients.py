@@ -65,7 +65,7 @@ def test_a_client_clearing_the_caches_gets_no_second_training_and_no_cancel(serv
 
     clear_caches_as_a_client(url)
     # Its caches cleared, the server computes them again beside the training and the other test worker:
-    # CI once took over 60 s for this page's sidebar (2 cores).
+    # on 2 busy cores this page's sidebar can take over a minute.
     other = open_page(browser, url + URL_QUERY, timeout=180_000)
     try:
         assert other.get_by_text("started by another session").first.is_visible()

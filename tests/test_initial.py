@@ -8,7 +8,7 @@ import pytest
 
 from vitcore.config.run import RunConfig
 
-# One pytest-xdist worker takes every fast test that imports TensorFlow (~2.6 s of import, paid once).
+# One pytest-xdist worker takes every fast test that imports TensorFlow (seconds of import, paid once).
 pytestmark = pytest.mark.xdist_group("tensorflow")
 
 

@@ -99,7 +99,7 @@ def _page(query: dict, page: str = "views/ablations.py") -> AppTest:
     return at
 
 
-@pytest.mark.slow  # three page runs, ~2 s
+@pytest.mark.slow  # three page runs: over 1 s
 def test_a_base_study_lands_on_its_own_runs(base_study):
     """The landing of a `--base epochs=2` store shows its base's runs (no "no stored runs yet"), with a control for
     depth, for epochs (at 2) and the 300 rows; `?epochs=2` is its default and `?epochs=7` is noted."""

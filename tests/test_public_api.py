@@ -79,7 +79,7 @@ def test_both_readme_set_up_commands_install_the_package_after_its_requirements(
 def readme_environment(tmp_path: Path) -> str:
     """The interpreter of the environment the README's commands make: this venv's when it has vitcore installed
     (as both commands do), else a throwaway venv over this one's packages (the requirements) with the README's own
-    `pip install -e .` of this checkout (no index, no build isolation: nothing downloaded; ~3 s)."""
+    `pip install -e .` of this checkout (no index, no build isolation: nothing downloaded; seconds)."""
     probe = subprocess.run([sys.executable, "-c", "import vitcore; print(vitcore.__file__)"], cwd=tmp_path,
                            capture_output=True, text=True, timeout=120)
     if probe.returncode == 0 and probe.stdout.strip() == str(ROOT / "vitcore" / "__init__.py"):
@@ -98,7 +98,7 @@ def readme_environment(tmp_path: Path) -> str:
     return str(python)
 
 
-@pytest.mark.slow  # an editable install and a fresh interpreter over the whole committed store (~40 s)
+@pytest.mark.slow  # an editable install and a fresh interpreter over the whole committed store (tens of seconds)
 def test_the_readme_example_runs_as_a_script_from_a_folder_outside_the_repository(tmp_path):
     """The README's "From Python" block saved as a file and run with `python file.py` from a folder outside the
     repository, in the environment the README's commands create (readme_environment): the store found by the rule."""

@@ -297,7 +297,7 @@ def test_position_embedding_none_shows_its_seconds_not_comparable_saying_the_wor
     assert "the counted work is the same (1,164,928 multiply-adds per image" in text
 
 
-@pytest.mark.slow  # the whole committed store behind the page (~30 s)
+@pytest.mark.slow  # the whole committed store behind the page (tens of seconds)
 def test_position_embedding_none_on_the_committed_store_is_not_a_seconds_verdict(monkeypatch):
     """`/?pos_embedding=none` on the committed store shows its seconds "not
     comparable" (or a Δ within ±1 s), saying the counted work is the article's ViT's."""

@@ -179,7 +179,7 @@ def test_what_a_study_keeps_per_comparison_is_bounded(fresh, monkeypatch):
     assert {kind: len(kept) for kind, kept in fresh._bounded.items()} == {"verdict": 2, "measure": 2, "family": 2}
 
 
-@pytest.mark.slow  # the uncached ledger: ~4 s on the committed store
+@pytest.mark.slow  # the uncached ledger: seconds on the committed store
 def test_claims_are_the_uncached_ledger(study):
     from vitcore.stats.compare import uncached
 
@@ -274,7 +274,7 @@ def test_the_claims_and_the_data_size_view_share_one_crossover(study, fresh, cro
     assert row["crossover_rows"] == made[0].rows or (np.isnan(row["crossover_rows"]) and np.isnan(made[0].rows))
 
 
-@pytest.mark.slow  # every stored config's seconds verdicts on the committed store: ~20 s
+@pytest.mark.slow  # every stored config's seconds verdicts on the committed store: tens of seconds
 def test_no_seconds_verdict_on_the_committed_store_rests_on_fewer_than_ten_interleaved_pairs(study):
     """A seconds verdict only where the timing was a design (vitcore.stats.seconds.timing_note). Every
     stored config against its default baseline and each of its single-switch changes (the cards, the forest plot,

@@ -58,7 +58,7 @@ def test_the_relabelled_run_passes_the_weights_check_but_not_a_retrain(tmp_path)
 @needs_test_split
 def test_the_driver_retrains_the_claimed_config_and_stores_nothing(tmp_path):
     """The issue's check, for real: store_result with no verifier of the test's retrains the 1,000-row config here
-    (a fresh process, ~10-20 s) and refuses the relabelled 4,000-row run."""
+    (a fresh process, many seconds) and refuses the relabelled 4,000-row run."""
     store = RunStore(tmp_path)
     result = cluster.store_result(CLAIMED, reply(CLAIMED, relabelled()), store)
     assert "refusing remote run" in result["error"] and "predictions.npy" in result["error"]
