@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
-OUTSIDE: list[str] = []  # every request a page made to a host other than the server (issue 20: none)
+OUTSIDE: list[str] = []  # every request a page made to a host other than the server (none)
 
 
 def free_port() -> int:

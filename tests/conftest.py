@@ -1,6 +1,6 @@
 """Shared fixtures: the one tiny config, the stores built from it, and the synthetic-run writer.
 
-- `TINY` / `tiny_config`: the article's ViT on 300 rows for 2 epochs (~15 s to train on 2 cores).
+- `TINY` / `tiny_config`: the article's ViT on 300 rows for 2 epochs (many seconds to train).
 - `tiny_store` (slow): TINY and TINY without position embedding, trained for real in fresh
   processes through the CLI, seed 0 so their weights are kept. Shared by the whole session.
 - `committed_table`: the committed store's table, read once per session.
@@ -10,9 +10,9 @@
 
 Tests that train, start a server or browser, or spawn a process are marked `slow`;
 `python -m pytest -m "not slow" -n 2` is the inner loop. With pytest-xdist's `-n 2 --dist loadgroup` (the
-README's commands) each worker takes whole groups: a test file (its module fixtures built once), every
+README's and CI's commands) each worker takes whole groups: a test file (its module fixtures built once), every
 test of the session's `tiny_store` (trained once), the fast tests that import TensorFlow
-(`xdist_group("tensorflow")`: one worker pays its import, ~3 s) and the tests that start Ray
+(`xdist_group("tensorflow")`: one worker pays its import, seconds) and the tests that start Ray
 (`xdist_group("ray")`: one Ray at a time on the machine).
 """
 
@@ -33,7 +33,7 @@ from vitcore.config.run import RunConfig  # noqa: E402
 from vitcore.config.switches import FACTORS, LEVELS, REGISTRY  # noqa: E402
 from vitcore.store.runs import RunStore  # noqa: E402
 
-TINY = RunConfig(train_rows=300, epochs=2)  # the article's ViT on 300 rows: ~15 s with compile
+TINY = RunConfig(train_rows=300, epochs=2)  # the article's ViT on 300 rows: many seconds with compile
 TINY_VARIANTS = (TINY, TINY.replace(pos_embedding="none"))  # what tiny_store holds
 
 
@@ -87,8 +87,8 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(scope="session", autouse=True)
 def scan_streamlit_components_once():
-    """Every AppTest run scans all installed distributions for Streamlit components (~0.6 s of each
-    page test, reading ~600 metadata files); they cannot change during a session, so scan once."""
+    """Every AppTest run scans all installed distributions for Streamlit components (a large share of
+    each page test, reading ~600 metadata files); they cannot change during a session, so scan once."""
     from streamlit.components.v2 import manifest_scanner
 
     original = manifest_scanner.scan_component_manifests
@@ -152,7 +152,7 @@ def committed_table():
 
 @pytest.fixture(scope="session", autouse=True)
 def page_store_copy(tmp_path_factory, committed_table) -> Path:
-    """page_store's folder, copied as the session starts (~0.1 s), so that its files' times have settled by the
+    """page_store's folder, copied as the session starts (quick), so that its files' times have settled by the
     time a test asks for page_store (see there)."""
     from stores import PAGE_CONFIGS, copy_store, page_runs
 

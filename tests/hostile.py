@@ -1,4 +1,4 @@
-"""Hostile variants of every file of a run and of `.index.json` (issue 19): files crafted to make a
+"""Hostile variants of every file of a run and of `.index.json`: files crafted to make a
 reader recurse, allocate, hang, overflow or leave the run folder. Each is a function of a run folder
 with the words `check` must say; tests/test_fuzz.py applies them all to one copy of cached_runs/.
 """
@@ -83,7 +83,7 @@ def h5_claiming(path: Path, values: int) -> None:
 
 def permuted_predictions(path: Path) -> None:
     """predictions.npy shuffled: the same class counts (confusion.csv's column sums), other images. Before
-    issue 28 `check` named it and the pages used it, or not, depending on who wrote .index.json last."""
+    one judgement of them, `check` named it and the pages used it, or not, depending on who wrote .index.json last."""
     values = np.load(path / "predictions.npy")
     np.save(path / "predictions.npy", np.random.default_rng(0).permutation(values))
 
@@ -139,7 +139,7 @@ HOSTILE = {
     "weights fifo": (True, lambda p: fifo(p / "model.weights.h5"), "model.weights.h5 is not a plain file"),
     "weights symlink": (True, lambda p: link_out(p / "model.weights.h5"), "model.weights.h5 is a symbolic link"),
 }
-HOSTILE.update(HOSTILE_WEIGHTS)  # issue 28: needs a weighted run (True), or one this predicate accepts
+HOSTILE.update(HOSTILE_WEIGHTS)  # needs a weighted run (True), or one this predicate accepts
 if os.geteuid() != 0:  # root reads a file whatever its mode
     HOSTILE["summary unreadable"] = (False, lambda p: (p / "summary.json").chmod(0), "summary.json unreadable")
 

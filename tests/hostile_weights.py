@@ -1,4 +1,4 @@
-"""Hostile weights files (issue 28): each passed `check` before (float32, exact parameter count) and
+"""Hostile weights files: each passed `check` before (float32, exact parameter count) and
 made the Attention page hang, fail or show wrong numbers. Each is an in-place edit of a run's
 model.weights.h5 (h5py, mode r+); tests/hostile.py adds them to HOSTILE."""
 

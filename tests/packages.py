@@ -1,5 +1,5 @@
 """A copy of the vitcore package to edit, for the tests (and benchmarks) that add a switch or a metric the way a
-contributor would: the README's recipes applied to a copy, never to the package under test."""
+contributor would: docs/contributing.md's recipes applied to a copy, never to the package under test."""
 
 from __future__ import annotations
 

@@ -58,7 +58,7 @@ def copied_table(committed: pd.DataFrame, keep: set[str]) -> pd.DataFrame:
     """RunStore(copy_store(..., keep=keep)).table() before the copy is changed, from `committed` (the committed
     store's table, read once per session): the copy holds exactly those run folders, unchanged, so its table is
     these rows (equal frames, checked in tests/test_fuzz.py); reading the copy again validated every run from its
-    files, ~2 s of each fixture that damages one."""
+    files, seconds of each fixture that damages one."""
     return committed[committed["run_id"].isin(keep)].reset_index(drop=True)
 
 

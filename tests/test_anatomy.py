@@ -10,7 +10,7 @@ from vitcore.config.run import NORMS, PATCH_SIZES, RunConfig
 from vitcore.model import anatomy
 
 GRID = switch_grid()
-# The papers' switches (issue 21) with every patch size and both norms: SPT's projection scales with the patch area,
+# The papers' switches with every patch size and both norms: SPT's projection scales with the patch area,
 # BatchNorm changes no new row, and the class token and LSA stack.
 PAPERS = [RunConfig(pooling=pooling, tokenizer=tokenizer, self_attention=attention, patch_size=patch, norm=norm)
           for pooling, tokenizer, attention, patch, norm in itertools.product(

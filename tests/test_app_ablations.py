@@ -222,7 +222,7 @@ def test_a_first_visit_to_the_landing_paints_its_forest_plot_first(app):
 
 def test_a_repeated_first_paint_builds_neither_the_baseline_list_nor_the_forest_table(app, store, monkeypatch):
     """Before: every page run built the baseline choices twice (the sidebar and state.baseline(): a RunConfig per
-    stored config, ~27 ms on the committed store) and the forest plot's table (~16 ms) even when its spec was
+    stored config: tens of ms on the committed store) and the forest plot's table even when its spec was
     cached, all before the first paint's chart."""
     from stores import settled
 
@@ -248,7 +248,7 @@ def test_a_repeated_first_paint_builds_neither_the_baseline_list_nor_the_forest_
 
 
 def test_training_rows_read_by_the_number_rule_and_keep_their_url_values(app):
-    """The sidebar says '1,000' as every page does (issue 20), while the URL keeps `?train_rows=1000`
+    """The sidebar says '1,000' as every page does, while the URL keeps `?train_rows=1000`
     (Streamlit would bind the label '1,000'): old links restore the state, the widget's value goes back
     into the URL as the plain number, a value that is not an option is named and dropped. (AppTest reruns
     only the page after the first run, so clicks and page switches are checked in tests/test_browser.py.)"""

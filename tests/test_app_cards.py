@@ -171,7 +171,7 @@ def test_variants_count_the_flip_table_rows_without_statistics(table):
 
 
 def test_one_more_random_seed_is_singular():
-    """Issue 43: the forest plot's short verdict read '1 more random seeds'."""
+    """Before: the forest plot's short verdict read '1 more random seeds'."""
     row = {"metric": "test_accuracy", "verdict": verdicts.INCONCLUSIVE, "seeds_more": 1.0, "seeds_needed": 4.0,
            "n_pairs": 3, "plan": verdicts.FIXED_SAMPLE, "looks_planned": 0, "look": float("nan")}
     assert cards.verdict_text(row, short=True) == "inconclusive — 1 more random seed as a new look"
@@ -180,7 +180,7 @@ def test_one_more_random_seed_is_singular():
 
 
 def test_a_seconds_card_says_its_timing_group_in_words():
-    """Issue 43: a seconds card read 'timed as v3/threads2/workers1/fresh/reference'; it says where, in words."""
+    """Before: a seconds card read 'timed as v3/threads2/workers1/fresh/reference'; it says where, in words."""
     group = "v3/threads2/workers1/fresh/reference"
     rows = [run_row(cfg.replace(seed=s), seconds=secs + 0.1 * (-1) ** s) | {"timing_group": group}
             for s in range(10) for cfg, secs in ((BASELINE, 8.0), (RunConfig(patch_size=4), 21.0))]

@@ -115,7 +115,7 @@ def test_claims_page_renders_every_claim_its_download_and_the_runs_behind_one(st
 
 
 def test_the_claims_definitions_read_as_sentences():
-    """Issue 43: each verdict definition ends in its own full stop, and they were joined with '; ' into '.;'."""
+    """Each verdict definition ends in its own full stop; before, they were joined with '; ' into '.;'."""
     text = claims_view.meaning(pd.DataFrame(), 0.01)
     assert ".;" not in text and "*not comparable*: seconds not timed as a design" in text
 

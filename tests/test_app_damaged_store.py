@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
 SKIPPED = len(RUN_DAMAGE) + 2  # every damaged run, the symlinked run folder and the duplicated folder
 
-pytestmark = pytest.mark.slow  # every page rendered on damaged copies of the store: ~15 s idle
+pytestmark = pytest.mark.slow  # every page rendered on damaged copies of the store: many seconds
 
 
 def pages() -> list[str]:

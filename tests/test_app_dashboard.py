@@ -59,7 +59,7 @@ def test_unknown_baseline_is_noted_only_when_baselines_are_given():
 
 
 def test_the_sidebar_of_your_own_base_study_is_built_from_its_configs(tmp_path):
-    """Issue 51: a `sweep --vary depth=1 --rows 300 --base epochs=2` store (no article's ViT) offers its own rows and
+    """A `sweep --vary depth=1 --rows 300 --base epochs=2` store (no article's ViT) offers its own rows and
     models, a control for depth and for epochs (held off the article's 15), its base as the default selection and
     baseline; a URL value it lacks gets a note, its own values none."""
     own, base = RunStore(tmp_path / "own"), RunConfig(train_rows=300, epochs=2)
@@ -237,7 +237,7 @@ def test_effects_downloads_follow_the_sidebars_margin(store, tmp_path, monkeypat
     assert set(shown["margin"]) >= {0.02} and shown.equals(pd.read_csv(out))
 
 
-@pytest.mark.slow  # 1.35 s: the slow tier by the README's rule
+@pytest.mark.slow  # over 1 s: the slow tier (docs/contributing.md)
 def test_effects_downloads_follow_your_own_centre(tmp_path, monkeypatch):
     """With your own study's centre as the sidebar's baseline (state.effects_centre), both effects.csv downloads are
     `effects --base epochs=5`'s bytes and the page names that command; around the article's ViT they stay empty."""

@@ -1,4 +1,4 @@
-"""A corrupt VITCORE_DATA_DIR (issue 19): one note naming the variable, never a raw zlib.error or
+"""A corrupt VITCORE_DATA_DIR: one note naming the variable, never a raw zlib.error or
 DataError box; the Patching and Attention pages fall back to the shipped sample, the Flipped images
 render (they judge with the package's own copy of the test labels). Each page is reached through the
 real frame (app.py), where the environment note lives.
@@ -76,7 +76,7 @@ def test_attention_shows_one_note_and_no_error_box(corrupt_data, tmp_path):
     assert len(data_notes(at)) == 1, notes(at)
 
 
-@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
+@pytest.mark.slow  # over 1 s a case: the slow tier, so the fast tier stays under a minute (docs/contributing.md)
 def test_flipped_images_render_under_the_one_note(corrupt_data, tmp_path):
     """They judge with the package's own copy of the test labels (vitcore.stats.testset), so a damaged
     data dir leaves them as they are; the frame's note is the only word about it."""

@@ -1,4 +1,4 @@
-"""An empty store (issue 19): every page renders, through the real frame, and no rendered text names
+"""An empty store: every page renders, through the real frame, and no rendered text names
 a server path — not the store's, the checkout's, the data set's or any other absolute one.
 
 Before: the Runs page said "No runs stored yet in `/abs/path/to/store`", and the Patching and Attention
@@ -36,7 +36,7 @@ def rendered_text(at: AppTest) -> str:
     return "\n".join(texts)
 
 
-@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
+@pytest.mark.slow  # over 1 s a case: the slow tier, so the fast tier stays under a minute (docs/contributing.md)
 @pytest.mark.parametrize("page", pages())
 def test_an_empty_store_shows_no_server_path_on_any_page(page, tmp_path, monkeypatch):
     store = tmp_path / "empty store"

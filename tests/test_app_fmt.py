@@ -52,7 +52,7 @@ def test_counts_times_and_missing():
     assert fmt.number(0) == "0.0000" and fmt.number(-0.5, signed=True) == "-0.5000"
 
 
-def test_one_rule_for_app_cli_and_report():  # issue 20: separators everywhere, seconds to 0.1 s
+def test_one_rule_for_app_cli_and_report():  # separators everywhere, seconds to 0.1 s
     from vitcore.article import report
     from vitcore.config import numbers
 
@@ -67,7 +67,7 @@ def test_report_markdown_sits_below_the_page_title():
 
 
 def test_one_rounding_whatever_float_sum_made_the_number():
-    """Issue 30: the baseline mean 0.79185 read 0.7918 on one card and 0.7919 on another (two float paths)."""
+    """Before: the baseline mean 0.79185 read 0.7918 on one card and 0.7919 on another (two float paths)."""
     for value in (0.79185, 0.7918499999999, 0.79185000000001, sum([0.8, 0.7837]) / 2):
         assert fmt.number(value) == "0.7919"
     assert fmt.number(-0.00001, 4, signed=True) == "+0.0000" and fmt.number(2.5, 0) == "3"
@@ -83,7 +83,7 @@ def test_durations_read_like_the_readme():
 
 
 def test_a_share_that_rounds_to_zero_reads_0_percent_never_minus_0():
-    """Issue 43: the Noise page's pairing table read '-0%' for a share of -0.1%; every share goes through one rule."""
+    """Before: the Noise page's pairing table read '-0%' for a share of -0.1%; every share goes through one rule."""
     from vitcore.app import noise_view
 
     assert [fmt.percent(x) for x in (0.236, -0.001, 0.004, -0.16, 1.0, NAN)] == ["24%", "0%", "0%", "-16%", "100%", "—"]

@@ -106,7 +106,7 @@ def test_trim_gives_back_the_free_pages_between_live_blocks():
 
 def test_the_server_gives_arrows_buffers_to_malloc():
     """Before: pyarrow's own mimalloc pool held Arrow's buffers (pandas' strings, what Streamlit sends each
-    session) and kept what finished script threads freed: a 30-visitor crowd peaked ~50 MB higher (README)."""
+    session) and kept what finished script threads freed: a 30-visitor crowd peaked ~50 MB higher (bench/RESULTS.md)."""
     import os
     import subprocess
 
@@ -139,7 +139,7 @@ def test_arrow_uses_malloc_keeps_arrows_results():
 
 def test_what_the_warm_up_left_is_frozen_out_of_every_full_collection():
     """Before: Streamlit's collection after every script run (runner.postScriptGC) walked every object of the
-    warmed server, ~0.1 s holding the GIL, so the first paint's chart left the server that much later."""
+    warmed server, a noticeable pause holding the GIL, so the first paint's chart left the server that much later."""
     import gc
 
     from vitcore.app.memory import freeze_survivors

@@ -99,7 +99,7 @@ def test_default_view_is_the_article_vit_against_itself(table):
     assert under_first_card.startswith(f"± {fmt.number(base.std())} sd over {len(base)} random seeds")
 
 
-@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
+@pytest.mark.slow  # over 1 s a case: the slow tier, so the fast tier stays under a minute (docs/contributing.md)
 @pytest.mark.parametrize("key, value", FLIPS)
 def test_each_sidebar_switch_shows_the_matching_cached_run(table, key, value):
     at = app()
@@ -184,7 +184,7 @@ def test_every_page_renders(page):
     assert not at.exception, [exception.value for exception in at.exception]
 
 
-@pytest.mark.slow  # 9 renders of the whole committed store, each page's analyses computed cold (~15 s)
+@pytest.mark.slow  # 9 renders of the whole committed store, each page's analyses computed cold (many seconds)
 @pytest.mark.parametrize("page", PAGES)
 def test_every_page_renders_on_the_committed_store(committed, page):
     at = app(page=page)
@@ -216,7 +216,7 @@ def test_no_page_imports_tensorflow_or_keras(page_store):
     """In a fresh interpreter (pytest's own process has TensorFlow from other test modules): the
     server's cache warm-up, the ablations page, its uncached path, and every other page run without
     importing TensorFlow or Keras (the view-only install, requirements.txt, has neither): Anatomy counts from
-    formulas, Attention runs the stored weights in NumPy (issue 11). On the page store, the runs every page draws
+    formulas, Attention runs the stored weights in NumPy. On the page store, the runs every page draws
     from (the whole committed store's renders: test_every_page_renders_on_the_committed_store)."""
     import os
     import subprocess
@@ -232,7 +232,7 @@ def test_runs_page_follows_the_sidebar_and_offers_each_download_shown_and_full(t
     shown = at.dataframe[0].value
     assert set(shown["config_id"]) == {BASELINE.config_id}  # the sidebar's selection: the article's ViT
     assert len(shown) == len(stats.runs_of(table, BASELINE))
-    assert list(shown["seed"]) == sorted(shown["seed"])  # random seeds in order (issue 20)
+    assert list(shown["seed"]) == sorted(shown["seed"])  # random seeds in order
     buttons = [button.proto for button in at.get("download_button")]  # per file: shown, then all
     assert [button.label for button in buttons] == [f"{kind} ({n:,} runs)" for _ in state.EXPORTS
                                                     for kind, n in (("shown", len(shown)), ("all", len(table)))]
@@ -302,11 +302,11 @@ def test_reset_returns_every_switch_to_the_article_vit(table):
     assert not {"norm", "patch_size", "model"} & set(at.query_params)  # defaults leave the URL clean
 
 
-# The papers' levels (issue 21): each from the URL, as a copied link would give it, on every page.
+# The papers' levels: each from the URL, as a copied link would give it, on every page.
 PAPER_LEVELS = [("pos_embedding", "sincos"), ("pooling", "cls"), ("tokenizer", "shifted"), ("self_attention", "lsa")]
 
 
-@pytest.mark.slow  # 8 full-store page renders per level (~7 s each at load 8): the slow tier, still in CI
+@pytest.mark.slow  # 8 full-store page renders per level (seconds each): the slow tier, still in CI
 @pytest.mark.parametrize("key, value", PAPER_LEVELS)
 def test_every_page_renders_for_each_papers_level(key, value):
     for page in PAGES:

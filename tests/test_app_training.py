@@ -63,7 +63,7 @@ def test_the_budget_stops_a_training_that_runs_long():
     assert finished.status.cancelled is None and done == [1, 2, 3]
 
 
-@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
+@pytest.mark.slow  # over 1 s a case: the slow tier, so the fast tier stays under a minute (docs/contributing.md)
 def test_the_page_refuses_a_click_over_budget_and_says_why(monkeypatch, on_page_store):
     from test_app_pages import app, uncached
 
@@ -114,7 +114,7 @@ def _blocking_train(gate: threading.Event, done: list):
     return fake_train
 
 
-@pytest.mark.slow  # two sessions around a blocked training thread (~10 s at load 8): the slow tier, still in CI
+@pytest.mark.slow  # two sessions around a blocked training thread (seconds): the slow tier, still in CI
 def test_cancel_is_offered_to_the_starting_session_only(monkeypatch, on_page_store):
     from test_app_pages import app, uncached
 

@@ -14,7 +14,7 @@ from vitcore.config.run import RunConfig
 from vitcore.stats import replication
 from vitcore.study import Study
 
-pytestmark = pytest.mark.slow  # the committed store's plan report (~3 s) and its claims
+pytestmark = pytest.mark.slow  # the committed store's plan report (seconds) and its claims
 ROOT = Path(__file__).resolve().parents[1]
 
 

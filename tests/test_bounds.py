@@ -1,4 +1,4 @@
-"""Memory bounded by a file's real content (issue 41): a fixed ceiling on every read whatever the config
+"""Memory bounded by a file's real content: a fixed ceiling on every read whatever the config
 says, weights files whose HDF5 storage cannot inflate past their declared arrays (checked before any array
 is read), and a MemoryError confined to its run. The attack files are built in tmp_path and stay small on
 disk (sparse files, a few KB of deflate stream)."""
@@ -26,7 +26,7 @@ from vitcore.store.runs import RunStore
 
 SMALL = "0e20848b91a9"  # a committed ViT p14 run with weights (412 KB): the cheapest forward pass
 HUGE = RunConfig(width=4096, depth=64, heads=64, mlp_dim=65_536)  # legal: its parameter count allowed ~232 GB
-GOAL_MB = 600  # `check`'s peak RSS with the attack files in the store (issue 41)
+GOAL_MB = 600  # `check`'s peak RSS with the attack files in the store
 
 
 def huge_weighted_run(store: RunStore, weights: Path) -> Path:
@@ -67,7 +67,7 @@ def test_a_read_takes_the_files_real_size_in_one_buffer(tmp_path):
 
 def bomb(run: Path, times: int = 2, mib: int = 1024) -> None:
     """The classifier's bias (10 floats) as one chunk of `mib` MiB (2^28 floats), deflated `times` times: a few KB
-    on disk (issue 41's bomb: 1,895 bytes of stream). HDF5 allows a chunk past the shape of a dataset that may
+    on disk (1,895 bytes of stream). HDF5 allows a chunk past the shape of a dataset that may
     grow, so the bomb's dataset says it may."""
     stream = zlib.compressobj(9)
     data = b"".join([*(stream.compress(bytes(1 << 20)) for _ in range(mib)), stream.flush()])
@@ -112,7 +112,7 @@ def gzip_of_its_own_size(run: Path) -> None:
     edit(run, "classifier", 0, change)
 
 
-@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
+@pytest.mark.slow  # over 1 s a case: the slow tier, so the fast tier stays under a minute (docs/contributing.md)
 @pytest.mark.parametrize("damage, words", [
     (bomb, "is filtered 2 times"),
     (lambda run: bomb(run, times=1, mib=64), "may grow"),  # 64 KB of stream: within the run's size limit
@@ -177,7 +177,7 @@ print(done.stdout + done.stderr)
 @pytest.mark.slow
 def test_check_refuses_a_sparse_gib_and_the_bomb_under_the_memory_goal(tmp_path):
     """`python -m vitcore check` on a store holding a sparse 1 GiB weights file (a huge legal config) and the
-    HDF5 bomb: both named, peak RSS of the check process under GOAL_MB (~6 s)."""
+    HDF5 bomb: both named, peak RSS of the check process under GOAL_MB (seconds)."""
     store = RunStore(copy_store(tmp_path / "store", keep={SMALL}))
     bomb(store.root / SMALL)
     huge = huge_weighted_run(store, sparse(tmp_path / "sparse.h5", 1 << 30))

@@ -101,7 +101,7 @@ def test_every_page_renders_in_a_real_browser(at_1400):
 
 
 def test_every_page_fits_a_400_px_screen(at_400):
-    """Issue 30: on a 400 × 800 phone screen no page draws a chart, table or image past the right edge, and no
+    """On a 400 × 800 phone screen no page draws a chart, table or image past the right edge, and no
     chart cuts its key or an axis title; a table may scroll inside its own frame. Every page, the Seed noise
     page included, and each view of the Ablations page with a variant selected (narrow_<page>.png)."""
     found = {}
@@ -127,7 +127,7 @@ def test_a_shared_link_to_any_page_works_on_a_fresh_server(browser, tmp_path):
 
 
 def test_first_hour_layout(server, browser, at_1400, at_400):
-    """Issue 20's layout items, one screenshot each: the sidebar's baseline box in full (sidebar.png), the
+    """The first hour's layout, one screenshot each: the sidebar's baseline box in full (sidebar.png), the
     Runs page's sorted seeds, fitted table and file-by-file downloads (runs.png), the Claims table's Source
     beside each claim (claims.png), a variant's metric control inside the views it changes
     (ablations_main.png) and the Ablations landing 400 px wide, its forest plot and every verdict
@@ -210,7 +210,7 @@ def test_claims_and_vit_vs_convnet_show_their_tables_and_charts(at_1400):
     assert page.get_by_text("claims.csv").first.is_visible()
     # At 1,400 px the grid draws (and lists for screen readers) only the columns in view: the claim, what we
     # found (verdict, its interval, direction), the comparison that tells apart rows whose claim reads alike
-    # (the seed-noise rows, issue 29), and the link to the runs, inside the grid (issue 20)
+    # (the seed-noise rows), and the link to the runs, inside the grid
     shown = page.locator('[data-testid="stDataFrame"]').first.locator('[role="columnheader"]').all_inner_texts()
     assert shown[:9] == ["Claim", "Verdict", "Interval", "Direction", "Δ = selection − baseline", "Rows", "Metric",
                          "Δ", "Runs"], shown
@@ -229,8 +229,8 @@ def test_claims_and_vit_vs_convnet_show_their_tables_and_charts(at_1400):
 
 
 def test_ablations_landing_a_flipped_switch_and_flipped_images(server, browser):
-    """Issue 13's landing (the forest plot, then the cards) and one click to a variant (the cards lead,
-    with their verdicts); issue 9's collapse note with the BatchNorm diagnosis and issue 10's flipped
+    """The landing (the forest plot, then the cards) and one click to a variant (the cards lead,
+    with their verdicts); the collapse note with the BatchNorm diagnosis and the flipped
     images (screenshots ablations_landing.png, ablations_flipped.png, ablations_collapse_flips.png)."""
     page = open_page(browser, server.url)
     try:
@@ -270,7 +270,7 @@ def test_ablations_landing_a_flipped_switch_and_flipped_images(server, browser):
 
 
 def test_tables_show_the_verdict_and_its_interval_at_400_and_1400_px(at_400, at_1400):
-    """Issue 43 item 4: the Flip-one-switch table, the Claims table and Anatomy's counted work show what a row is
+    """The Flip-one-switch table, the Claims table and Anatomy's counted work show what a row is
     read by (the verdict and the interval it is read from; a part's count) inside a 400-px screen without a
     sideways scroll, and no cell of those columns is cut at 400 or 1,400 px (its words wrapped into the lines its
     row holds, measured with the grid's own font). The grid's columns are exactly the widths the page sets."""
@@ -315,7 +315,7 @@ def test_tables_show_the_verdict_and_its_interval_at_400_and_1400_px(at_400, at_
 
 
 def test_no_chart_cuts_its_key_at_1400_px(at_1400):
-    """Issue 43: the attention page's key of the uniform line ('uniform head: 1/N = 0.0625') was cut at the
+    """Before: the attention page's key of the uniform line ('uniform head: 1/N = 0.0625') was cut at the
     edge of its 240-px panel at 1,400 px; every chart text of every page (and of a variant's Main effects view)
     inside its chart."""
     found = {name: cut[:3] for name, page in at_1400.items()

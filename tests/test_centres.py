@@ -1,4 +1,4 @@
-"""vitcore.stats.centres: which config a store is read around (issue 51: your own `--base` study is first-class)."""
+"""vitcore.stats.centres: which config a store is read around (your own `--base` study is first-class)."""
 
 import pandas as pd
 import pytest

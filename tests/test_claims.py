@@ -199,7 +199,7 @@ def test_every_claim_is_evaluated_on_the_committed_store(committed):
     assert len(patch_two) >= 1  # patch 2 is checked too
 
 
-@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
+@pytest.mark.slow  # over 1 s a case: the slow tier, so the fast tier stays under a minute (docs/contributing.md)
 @pytest.mark.parametrize("margin", [0.005, 0.01, 0.02])
 def test_one_tally_each_comparison_once_no_disagrees_unless_resolved_against(committed, fixed, margin):
     table = claims.claims_table(committed, margin, fixed=fixed)
@@ -243,7 +243,7 @@ def test_the_data_size_row_is_the_crossover_estimate():
             "rows" in row["setting"] or "crosses zero at 4,000 rows" in row["setting"]) and np.isnan(row["train_rows"])
 
 
-@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
+@pytest.mark.slow  # over 1 s of its own: the slow tier (docs/contributing.md)
 def test_the_seed_noise_rows_judge_bouthillier_on_the_crossed_runs(tmp_path):
     """A crossed store where the data sample dominates (its own term 50x each other one) agrees; one
     where the batch order does disagrees; the ViT without position embedding gets no row."""

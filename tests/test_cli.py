@@ -75,7 +75,7 @@ def test_bad_paths_and_sizes_exit_2_in_one_line_before_any_work(capsys, no_work,
     ("plan register x --vary depth=1 --seeds 1-2 --lookz 2", "arguments: --lookz 2 (did you mean --looks?)"),
 ])
 def test_an_option_before_its_subcommand_or_misspelt_says_which_in_one_line(capsys, no_work, args, words):
-    """`python -m vitcore --patchsize 4` said "invalid choice: '4' (choose from 'run', …)" (issue 51)."""
+    """`python -m vitcore --patchsize 4` said "invalid choice: '4' (choose from 'run', …)": not which option."""
     assert cli.main(args.split()) == 2
     err = capsys.readouterr().err
     assert words in err and len(err.strip().splitlines()) == 1, err
@@ -87,7 +87,7 @@ def test_help_states_the_allowed_ranges(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "10 to 55,000; fewer than --batch-size train as one smaller batch per epoch" in text
     assert "1 to 1,000, default 15" in text and "between 0 and 1, exclusive" in text
-    assert "Train one config (or print its cached result)." in text  # a description line (issue 20)
+    assert "Train one config (or print its cached result)." in text  # a description line
 
 
 @pytest.mark.slow
@@ -143,7 +143,7 @@ def test_committed_store_is_clean(tmp_path):
     """`python -m vitcore check` on the shipped cached_runs/: every committed run is valid and current. Run
     without the official test split (VITCORE_DATA_DIR: test images that are not the official ones), each run's
     weights are screened on the shipped check images and check says the full check was not run: on a fresh
-    machine it costs ~170 s CPU for the 87 weighted runs. tests/test_weights_owned.py runs the full check on
+    machine it costs minutes of CPU for the 87 weighted runs. tests/test_weights_owned.py runs the full check on
     committed runs that cover every architecture. It checks a copy: checked in place, the committed store's
     index would be rewritten under this test's key and data, and the next `check` there would call it damaged."""
     from stores import copy_store, other_test_images

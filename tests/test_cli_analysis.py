@@ -45,7 +45,7 @@ def test_compare_writes_the_three_tables(filled, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "paired over random seeds 0, 1, 2, 3" in printed
     lines = {line.split()[0]: line for line in printed.splitlines() if line.startswith("  ") and " Δ " in line}
-    number = r"[+-][\d,]+\.\d{%d}"  # the app's rule (issue 20): seconds to 0.1 s, accuracies to 4 decimals
+    number = r"[+-][\d,]+\.\d{%d}"  # the app's rule: seconds to 0.1 s, accuracies to 4 decimals
     for metric, places in (("seconds", 1), ("test_accuracy", 4)):
         shape = rf"Δ {number % places} 95%( ×\d+)? \[{number % places}, {number % places}\] "
         assert re.search(shape, lines[metric]), lines[metric]
@@ -201,7 +201,7 @@ def base_study(store):
 
 
 def test_compare_defaults_to_your_own_studys_centre(base_study, tmp_path, capsys):
-    """Issue 51: `compare --depth 1 --epochs 2 --train-rows 300` on a `--base epochs=2` study compares with its base,
+    """`compare --depth 1 --epochs 2 --train-rows 300` on a `--base epochs=2` study compares with its base,
     and says that it did and how to name it."""
     out = tmp_path / "out"
     assert main(["compare", "--depth", "1", "--epochs", "2", "--train-rows", "300", "--store", str(base_study.root),

@@ -1,4 +1,4 @@
-"""The CLI's outputs are whole or absent (issue 19): each command writes into a staging folder and
+"""The CLI's outputs are whole or absent: each command writes into a staging folder and
 renames each file into place, so a full disk (here: a file-size limit, RLIMIT_FSIZE, which fails a
 write as ENOSPC does, without root or a real full disk) is one line, exit 1, and no partial file.
 Before: ENOSPC tracebacks and truncated CSVs (histories.csv at 897,024 bytes, effects.csv cut at

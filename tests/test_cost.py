@@ -58,7 +58,7 @@ def test_load_bench_rejects_missing_or_malformed(tmp_path):
     assert cost.load_attention_bench(tmp_path / "bad.csv") is None
 
 
-@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
+@pytest.mark.slow  # over 1 s a case: the slow tier, so the fast tier stays under a minute (docs/contributing.md)
 @pytest.mark.xdist_group("tensorflow")  # a real Keras layer: on the worker that imports TensorFlow anyway
 def test_bench_attention_measures_a_real_layer():
     table = cost.bench_attention(tokens=(4, 64), repeats=2, batch=2)

@@ -144,7 +144,7 @@ def test_the_background_split_waits_for_ready_and_is_taken_once(uncached):
     assert data.load_split(1_000, 4).y_train.tolist() != prepared.y_train.tolist()  # another seed is not it
 
 
-@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
+@pytest.mark.slow  # over 1 s of its own: the slow tier (docs/contributing.md)
 def test_a_failed_background_read_is_raised_by_the_next_load(data_copy, monkeypatch, uncached):
     path = data_copy / data.FILES["train_images"]
     with gzip.open(path, "rb") as handle:

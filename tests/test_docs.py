@@ -1,4 +1,4 @@
-"""The front door and its reference (issue 52): the README stays short, says what the tool is and shows a picture of
+"""The front door and its reference: the README stays short, says what the tool is and shows a picture of
 the app that is in the repository, carries no test-timing figures, and links the docs/ pages; every relative
 markdown link in README.md, docs/*.md and bench/RESULTS.md points to a file that exists, and an anchor, if given, to
 a heading of that file."""

@@ -1,4 +1,4 @@
-"""Every name printed is escaped, on stdout and on stderr, in every command (issue 41, part 6).
+"""Every name printed is escaped, on stdout and on stderr, in every command.
 
 Before: a folder named with terminal escapes inside a run folder was escaped on `check`'s stdout, but the
 StoreWarning that `check` and `export` print on stderr showed it raw: it cleared the screen and printed a
@@ -91,7 +91,7 @@ def test_a_bugs_traceback_is_printed_escaped(capsys):
                                                                    "GOOD\\x1b[0m\\n81be36c72149: valid\n")
 
 
-@pytest.mark.slow  # two CLI processes, ~5 s
+@pytest.mark.slow  # two CLI processes: seconds
 def test_check_and_export_print_escaped_names_on_stderr(store, tmp_path):
     """As a user sees it: `python -m vitcore check` and `export` in a fresh process, Python printing the warnings."""
     for argv in (["check"], ["export", "--out", str(tmp_path / "out")]):

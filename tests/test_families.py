@@ -1,4 +1,4 @@
-"""Families are decided by the registry and the plan, not by the store (issue 26): removing whole switches'
+"""Families are decided by the registry and the plan, not by the store: removing whole switches'
 runs from the committed store moves no other comparison's adjusted p or verdict."""
 
 import pandas as pd
@@ -41,7 +41,7 @@ def assert_same_where_both(full: pd.DataFrame, reduced: pd.DataFrame, least: int
     pd.testing.assert_frame_equal(reduced.loc[shared, JUDGED], full.loc[shared, JUDGED], check_dtype=False)
 
 
-@pytest.mark.slow  # every verdict of the committed store computed twice (~21 s at load 8): the slow tier, still in CI
+@pytest.mark.slow  # every verdict of the committed store computed twice (tens of seconds): the slow tier, still in CI
 def test_removing_four_switches_runs_moves_no_other_verdict(both):
     full, reduced = both
     assert_same_where_both(flip_rows(full), flip_rows(reduced), least=300)

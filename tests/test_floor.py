@@ -12,7 +12,7 @@ def test_run_flops_count_the_batches_trained_the_validation_and_the_test(rows, s
     batch = min(cfg.batch_size, rows)
     assert flops == {"epochs": cfg.epochs * steps * batch * 3 * forward, "validation": cfg.epochs * 5_000 * forward,
                      "test": 10_000 * forward}
-    if rows == 1_000:  # issue 40's figure: ~0.30 TFLOP for the article's ViT at 1,000 rows
+    if rows == 1_000:  # ~0.30 TFLOP (bench/RESULTS.md) for the article's ViT at 1,000 rows
         assert 0.29e12 < sum(flops.values()) < 0.31e12
 
 

@@ -1,4 +1,4 @@
-"""The fuzz test of issue 19: every hostile variant of every run file (tests/hostile.py) applied to
+"""The fuzz test: every hostile variant of every run file (tests/hostile.py) applied to
 its own run of one copy of cached_runs/, and every hostile `.index.json`. Each damaged run must be
 named by `check` and skipped by every reader — the table, the exports, every page (AppTest, with
 the "damaged runs skipped" note) — while the readers' memory stays under the app's 400 MB goal
@@ -23,7 +23,7 @@ from vitcore.store.runs import INDEX, RunStore, StoreWarning
 
 MEMORY_GOAL = 400 << 20
 
-pytestmark = pytest.mark.slow  # every page rendered on damaged copies of the store: ~15 s idle
+pytestmark = pytest.mark.slow  # every page rendered on damaged copies of the store: many seconds
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +86,7 @@ def test_check_names_every_hostile_file_within_the_memory_goal(hostile, screened
     assert memory < MEMORY_GOAL
 
 
-@pytest.mark.slow  # ~30 s: every reader over every hostile file
+@pytest.mark.slow  # tens of seconds: every reader over every hostile file
 def test_every_reader_skips_them_within_the_memory_goal(hostile, tmp_path):
     store, expected, valid = hostile
     (tmp_path / "out").mkdir()

@@ -1,4 +1,4 @@
-"""Hostile clients and races in the app, round three (issue 28): strict environment words, runs that
+"""Hostile clients and races in the app: strict environment words, runs that
 vanish or change mid-read, forged widget values, bounded caches, an empty store variable. Each case
 raised, showed a traceback, grew without bound or said nothing before.
 """

@@ -1,7 +1,7 @@
 """A real `streamlit run` server and clients that do what Streamlit lets any client do.
 
 Streamlit accepts a "clear cache" message (BackMsg.clear_cache) from every websocket client, and it
-empties st.cache_data and st.cache_resource for all sessions. Before issue 19 the training slot lived
+empties st.cache_data and st.cache_resource for all sessions. Before, the training slot lived
 in st.cache_resource: one such message during a training gave the next visitor "Train now" (a second
 training started) and every visitor saw Cancel for someone else's training. Here session A starts a
 training in Chromium (Playwright, Debian's /usr/bin/chromium), a raw websocket client sends the
@@ -65,7 +65,7 @@ def test_a_client_clearing_the_caches_gets_no_second_training_and_no_cancel(serv
 
     clear_caches_as_a_client(url)
     # Its caches cleared, the server computes them again beside the training and the other test worker:
-    # CI once took over 60 s for this page's sidebar (2 cores).
+    # on 2 busy cores this page's sidebar can take over a minute.
     other = open_page(browser, url + URL_QUERY, timeout=180_000)
     try:
         assert other.get_by_text("started by another session").first.is_visible()

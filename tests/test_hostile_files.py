@@ -1,4 +1,4 @@
-"""Hostile files, round three (issue 28): special files where outputs, upkeep, training markers and the
+"""Hostile files: special files where outputs, upkeep, training markers and the
 data are, compression bombs, empty paths, names that are terminal commands (the app's cases:
 tests/test_hostile_app.py; the weights variants: tests/hostile_weights.py in the fuzz table). Each case
 failed before (hung, replaced a device node, read 1 GiB, wrote into the current folder, printed a forged
@@ -159,7 +159,7 @@ def data_dir(tmp_path: Path, labels) -> Path:
 def bomb(path: Path, inflated: int = 1 << 30) -> None:
     """A gzip file of `inflated` zero bytes after an IDX labels header (~1 MB on disk for 1 GiB): one member
     holding the header, then one member of 1 MiB of zeros, compressed once and written `inflated` / 1 MiB times
-    (a valid multi-member gzip, as `gzip -d` and gzip.open read it; compressing 1 GiB took ~5 s of the fast tier)."""
+    (a valid multi-member gzip, as `gzip -d` and gzip.open read it; compressing 1 GiB took seconds of the fast tier)."""
     megabyte = gzip.compress(bytes(1 << 20), compresslevel=9, mtime=0)
     with open(path, "wb") as out:
         out.write(gzip.compress(b"\x00\x00\x08\x01" + (10_000).to_bytes(4, "big"), mtime=0))

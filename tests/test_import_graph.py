@@ -6,7 +6,7 @@ import ast
 from conftest import ROOT
 
 PACKAGE = ROOT / "vitcore"
-# The layers, lowest first (README "Contributing"): a module may import its own layer and the ones below.
+# The layers, lowest first (docs/contributing.md): a module may import its own layer and the ones below.
 # Layers on one line are peers and import neither each other nor anything above.
 LAYERS = (("config",), ("data",), ("model",), ("store",), ("stats",), ("run",), ("analysis",), ("article",),
           ("study",), ("app", "cli"), ("__main__",))

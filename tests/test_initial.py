@@ -8,7 +8,7 @@ import pytest
 
 from vitcore.config.run import RunConfig
 
-# One pytest-xdist worker takes every fast test that imports TensorFlow (~2.6 s of import, paid once).
+# One pytest-xdist worker takes every fast test that imports TensorFlow (seconds of import, paid once).
 pytestmark = pytest.mark.xdist_group("tensorflow")
 
 
@@ -35,7 +35,7 @@ def fresh(cfg: RunConfig, seed: int):
     return [keras.ops.convert_to_numpy(w) for w in model.weights], random.getstate(), np.random.get_state()
 
 
-@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
+@pytest.mark.slow  # over 1 s a case: the slow tier, so the fast tier stays under a minute (docs/contributing.md)
 @pytest.mark.parametrize("changes", [{}, {"pooling": "cls"}, {"norm": "batch", "norm_placement": "post"},
                                      {"tokenizer": "shifted", "self_attention": "lsa"}, {"pos_embedding": "sincos"},
                                      {"model": "convnet"}], ids=lambda c: "-".join(map(str, c.values())) or "vit")
@@ -80,6 +80,6 @@ def test_the_timing_version_keeps_the_replays_seconds_apart():
     from vitcore.store.timing import timing_group
 
     timing = {"threads": 1, "workers": 2, "compile": "reused"}
-    assert TIMING_VERSION >= 6  # bumped by the replay (issue 40, second round)
+    assert TIMING_VERSION >= 6  # bumped by the replay
     ours, before = ({"timing": {"code": code, **timing}} for code in (TIMING_VERSION, 5))
     assert timing_group(ours) != timing_group(before)

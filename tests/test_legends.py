@@ -1,4 +1,4 @@
-"""Every legend says what its chart draws (issue 43 item 3): one test per Altair chart of the app, built by the
+"""Every legend says what its chart draws: one test per Altair chart of the app, built by the
 app's own chart function from the committed store's analysis (or the page's own frame), read from its
 Vega-Lite spec (tests/legends.py): entries exactly the values drawn, one colour per entry, markers where a
 legend claims shapes, no legend merged away by a hidden twin."""
@@ -28,14 +28,14 @@ def verdict_colours(domain) -> list[str]:
     return [charts.VERDICT_COLOURS[verdict] for verdict in domain]
 
 
-@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
+@pytest.mark.slow  # over 1 s a case: the slow tier, so the fast tier stays under a minute (docs/contributing.md)
 def test_forest_legend_lists_the_verdicts_drawn_in_their_colours(study):
     frame = tables.flip_frame(study.flip_effects(RunConfig(), v.MARGIN, ("test_accuracy",)), "test_accuracy")
     (key,) = [key for key in check(charts.forest(frame, "test_accuracy", "title")) if key.channel == "color"][:1]
     assert set(key.domain) == set(frame["verdict"]) and key.range == verdict_colours(key.domain)
 
 
-@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
+@pytest.mark.slow  # over 1 s of its own: the slow tier (docs/contributing.md)
 def test_main_effects_legend_shows_verdict_colours_and_marker_shapes(study):
     frame = tables.effect_frame(study.main_effects(("test_accuracy",)))
     assert {"averaged over the grid's cells", "one cell only"} <= set(frame["basis"])  # both shapes occur
@@ -76,7 +76,7 @@ def test_cell_strip_legend(study):
         assert key.range == verdict_colours(key.domain)
 
 
-@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
+@pytest.mark.slow  # over 1 s of its own: the slow tier (docs/contributing.md)
 def test_class_bars_and_heatmaps(study):
     batch = RunConfig(norm="batch")
     comparison = study.compare(batch, RunConfig(), v.MARGIN, confusions=study.confusions((batch, RunConfig())))
@@ -140,7 +140,7 @@ def test_token_cost_chart():
     chart = charts.cost_chart(curve)
     shown = check(list(chart.layer))  # independent colour scales: each layer's key lists what that layer draws
     assert [len(key.domain) for key in shown] == [1, 1]  # the fitted curve, the measured points
-    line, points = (key.legend for key in shown)  # the fit's key a dashed stroke, the points' a dot (issue 51)
+    line, points = (key.legend for key in shown)  # the fit's key a dashed stroke, the points' a dot
     assert (line["symbolType"], line["symbolDash"], points["symbolType"]) == ("stroke", [5, 3], "circle")
     assert chart.to_dict()["resolve"]["scale"]["color"] == "independent"
 

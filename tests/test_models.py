@@ -5,14 +5,14 @@ from conftest import switch_grid
 from vitcore.config.run import RunConfig
 from vitcore.data.patches import model_inputs
 
-# One pytest-xdist worker takes every fast test that imports TensorFlow (~2.6 s of import, paid once).
+# One pytest-xdist worker takes every fast test that imports TensorFlow (seconds of import, paid once).
 pytestmark = pytest.mark.xdist_group("tensorflow")
 
 
 @pytest.fixture(autouse=True, scope="module")
 def _keras_models():
     """Keras and the model builders, imported when this file's tests run, not when it is collected: a worker
-    of `pytest -n 2` that runs none of them never pays TensorFlow's import (~2.6 s)."""
+    of `pytest -n 2` that runs none of them never pays TensorFlow's import."""
     global keras, build_model, build_vit, param_breakdown
     keras = pytest.importorskip("keras")
     from vitcore.model.build import build_model, build_vit, param_breakdown

@@ -1,4 +1,4 @@
-"""Issue 42's "done when": a throw-away metric added as one registry entry and one function reaches every view.
+"""A throw-away metric added as one registry entry and one function reaches every view.
 
 The vitcore package is copied to a temporary folder and one function (macro-F1 of confusion.csv) and one
 `Metric` entry (higher is better, the accuracy margin, compared by default) are appended to the copy's

@@ -1,5 +1,5 @@
-"""Issue 18's "done when": a throw-away switch added to the registry (and its RunConfig field, written in the
-class since issue 27) reaches every layer.
+"""A throw-away switch added to the registry (and its RunConfig field, written in the class) reaches every
+layer.
 
 The vitcore package is copied to a temporary folder, one `Switch` (dropout 0.0 / 0.1, crossed in the
 default grid) is appended to the copy's registry and its field to the copy's RunConfig, and a fresh process importing

@@ -96,7 +96,7 @@ def test_a_synthetic_store_gives_back_its_components(store):
     write_crossed(store, learned, none)
     write_run(store, RunConfig(train_rows=1000, epochs=2, seed=9), 0.5)  # a plain run: not part of the design
     components, pairing = noise.noise_tables(store.table(), draws=1_000)
-    # the runs train 2 epochs: their label says so (issue 30: a label names every field off its default)
+    # the runs train 2 epochs: their label says so (a label names every field off its default)
     cell = components[components["cell"] == "ViT p7 pre-LN pos epochs 2"].set_index("component")
     assert list(cell.index) == [*noise.COMPONENTS, "interactions", "data alone", "init alone", "order alone", "total"]
     # a source alone: its term and its three interactions (what varies when the other two are fixed)

@@ -19,7 +19,7 @@ from vitcore.data.patches import model_inputs
 from vitcore.model.numpy_vit import NumpyViT, load_weights, random_weights
 
 GRID = switch_grid(patch_size=(4, 7, 14), pos_embedding=("learned", "none"))
-# The papers' variants (issue 21), alone and with the other switches where they interact: the class token with
+# The papers' variants, alone and with the other switches where they interact: the class token with
 # BatchNorm and post-norm, LSA with the class token (its masked diagonal spans 17 tokens), SPT at another patch.
 PAPERS = [dict(pos_embedding="sincos"), dict(pos_embedding="sincos", patch_size=4), dict(pooling="cls"),
           dict(pooling="cls", norm="batch", norm_placement="post", pos_embedding="none"),

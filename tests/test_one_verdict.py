@@ -1,4 +1,4 @@
-"""One comparison, one verdict (issue 16), on the committed store: every comparison that appears on more than
+"""One comparison, one verdict, on the committed store: every comparison that appears on more than
 one view has one verdict and one interval; the CSVs carry both tests, recomputed here with scipy; no seconds
 figure mixes timing groups."""
 
@@ -113,7 +113,7 @@ def bonferroni_row(deltas: np.ndarray, size: int, margin: float = 0.01, test_se:
 
 
 def single_switch_family_size(switch: str) -> int:
-    """A single-switch change's family: the switch's other levels in the registry, whatever is stored (issue 26)."""
+    """A single-switch change's family: the switch's other levels in the registry, whatever is stored."""
     return len(switches.LEVELS[switch]) - 1
 
 

@@ -1,4 +1,4 @@
-"""Your own runs are first-class (issue 30): every RunConfig field is a switch of the registry, so runs
+"""Your own runs are first-class: every RunConfig field is a switch of the registry, so runs
 trained with `--width 32` get their own label, a Width control in the sidebar, single-switch effects
 and `compare --width 32`, while the committed store's sidebar stays as it was."""
 

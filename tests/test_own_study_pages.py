@@ -1,4 +1,4 @@
-"""Your own study at the README's size (issue 43): a store holding only a 300-row depth study renders every page,
+"""Your own study at docs/own-ablation.md's size: a store holding only a 300-row depth study renders every page,
 offers 300 rows in the sidebar, and the server's warm-up does not raise on it."""
 
 import pytest
@@ -51,7 +51,7 @@ def own_centre(tmp_path, monkeypatch) -> RunStore:
     return store
 
 
-@pytest.mark.slow  # two page runs, 1.6 s: the slow tier by the README's rule
+@pytest.mark.slow  # two page runs, over 1 s: the slow tier (docs/contributing.md)
 def test_main_effects_centre_on_your_own_study_chosen_as_the_baseline(own_centre):
     """The Main effects view around the sidebar's baseline when that is your own study's centre (as `effects --base
     epochs=5`), its families named by it; that centre is also the default baseline of a store without the article's
@@ -71,7 +71,7 @@ def test_main_effects_centre_on_your_own_study_chosen_as_the_baseline(own_centre
 
     centre = RunConfig(train_rows=300, epochs=5)
     shown = captions(cell_name(centre))
-    assert captions(None) == shown  # no article's ViT stored: the store's centre is the default baseline (issue 51)
+    assert captions(None) == shown  # no article's ViT stored: the store's centre is the default baseline
     expected = Study.open(own_centre.root, warn=False).effects(base=centre)
     family = expected.set_index(["factor", "metric"]).loc[("norm", "test_accuracy"), "family"]
     assert family == f"main effects around {centre.label()} at 300 rows" and family in shown
@@ -80,7 +80,7 @@ def test_main_effects_centre_on_your_own_study_chosen_as_the_baseline(own_centre
 
 @pytest.fixture
 def base_study(tmp_path, monkeypatch) -> RunStore:
-    """`sweep --vary depth=1 --seeds 0-1 --rows 300 --base epochs=2` (issue 51), without training."""
+    """`sweep --vary depth=1 --seeds 0-1 --rows 300 --base epochs=2`, without training."""
     store = RunStore(tmp_path / "base")
     for seed in range(2):
         write_run(store, RunConfig(train_rows=300, epochs=2, seed=seed), 0.42 + 0.01 * seed)
@@ -99,7 +99,7 @@ def _page(query: dict, page: str = "views/ablations.py") -> AppTest:
     return at
 
 
-@pytest.mark.slow  # three page runs, ~2 s
+@pytest.mark.slow  # three page runs: over 1 s
 def test_a_base_study_lands_on_its_own_runs(base_study):
     """The landing of a `--base epochs=2` store shows its base's runs (no "no stored runs yet"), with a control for
     depth, for epochs (at 2) and the 300 rows; `?epochs=2` is its default and `?epochs=7` is noted."""
@@ -119,7 +119,7 @@ def test_a_base_study_lands_on_its_own_runs(base_study):
 
 @pytest.mark.slow  # one page run
 def test_main_effects_of_a_base_study_carry_its_rows(base_study):
-    """Issue 51: the Main effects of a 300-row study are titled with 300 rows, around its base."""
+    """The Main effects of a 300-row study are titled with 300 rows, around its base."""
     from test_app_ablations import titles
 
     from vitcore.app.selection import cell_name

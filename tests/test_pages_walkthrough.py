@@ -44,8 +44,8 @@ def test_patching_round_trip_follows_the_sidebar_patch_size(empty_store):
     assert not at.exception
     shown = text(at)
     assert "max |rebuilt − original|: 0.00e+00" in shown and "Tokens × values: 16 × 49" in shown
-    assert not at.radio  # one patch-size control: the sidebar's (issue 13.9)
-    assert "The code (vitcore/data/patches.py)" in [e.label for e in at.expander]  # the file it shows (issue 43)
+    assert not at.radio  # one patch-size control: the sidebar's
+    assert "The code (vitcore/data/patches.py)" in [e.label for e in at.expander]  # the file it shows
     at = page("patching", patch_size=4)
     assert not at.exception and "Tokens × values: 49 × 16" in text(at)
     at.selectbox(key="patching_class").set_value(2).run()
@@ -61,12 +61,12 @@ def test_anatomy_numbers_match_the_article_exactly(empty_store):
     counted = dict(zip(at.dataframe[0].value["component"], at.dataframe[0].value["parameters"]))
     assert [counted[name] for name in ("patch projection", "position embedding", "one attention block",
                                        "one MLP block")] == [3_200, 1_024, 16_640, 16_576]
-    assert not any(name.startswith("Conv2D") for name in counted)  # not a part of the ViT's total (issue 20)
+    assert not any(name.startswith("Conv2D") for name in counted)  # not a part of the ViT's total
     assert "Not in the ViT, for scale" in shown and "3×3×1×64 + 64 = **640** parameters" in shown
-    assert "Conv2D(64, 3) on the same one-channel image" in shown  # issue 43: it read "Conv2D(64 on the same"
+    assert "Conv2D(64, 3) on the same one-channel image" in shown  # not cut: "Conv2D(64 on the same"
     assert "3,200 + 1,024 + 2 × 33,472 + 778" in at.dataframe[0].value.set_index("component").loc["total", "formula"]
-    effects = at.dataframe[1].value.set_index(["switch", "to"])  # switches by their sidebar labels (issue 20)
-    assert effects.loc[("Position embedding", "none"), "Δ parameters"] == "-1,024"  # separators (issue 13.9)
+    effects = at.dataframe[1].value.set_index(["switch", "to"])  # switches by their sidebar labels
+    assert effects.loc[("Position embedding", "none"), "Δ parameters"] == "-1,024"  # separators
     assert effects.loc[("Patch size", "14"), "Δ parameters"] == "+8,640"
     assert effects.loc[("Norm placement", "post"), "Δ parameters"] == "0"
 
@@ -120,7 +120,7 @@ def test_vit_vs_convnet_headline_is_paired_and_places_the_single_seed(empty_stor
     shown = text(at)
     for sentence in report.headline_sentences(runs):  # the report's conclusions, as written
         assert sentence in shown
-    sizes, headline, single = (frame.value for frame in at.dataframe)  # the data-size section leads (issue 20)
+    sizes, headline, single = (frame.value for frame in at.dataframe)  # the data-size section leads
     assert "Pairs" in sizes.columns
     assert headline["Metric"].iloc[0] == "Test accuracy"  # the headline table leads with test accuracy
     optimistic = headline[headline["Metric"].str.startswith("Best val accuracy")]["Metric"]

@@ -64,10 +64,10 @@ def said(share: float) -> str:
     return percent(share).replace("-", "−")
 
 
-@pytest.mark.slow  # the whole committed store (~3 s)
+@pytest.mark.slow  # the whole committed store (seconds)
 def test_the_documented_pairing_figures_are_what_the_seed_noise_page_computes():
     """The README (now docs/what-varies.md) quoted a median 24%, quartiles 0–45%, −80…95%, 34 and 39 where the page
-    said 23%, 2–41%, −60…95%, 27 and 36 (issue 51): each figure is recomputed here with the page's own function on
+    said 23%, 2–41%, −60…95%, 27 and 36: each figure is recomputed here with the page's own function on
     cached_runs/."""
     from conftest import ROOT
 

@@ -142,7 +142,7 @@ def test_sweep_plan_asks_for_the_next_look_of_every_undecided_question(tmp_path,
     assert main(["sweep", "plan", "--dry-run", "--store", str(store.root), "--rows", "1000"]) == 0
     out = capsys.readouterr().out
     assert "grid plan: 120 runs, 20 in" in out and "100 to train" in out and "cls" in out and "pre-BN" not in out
-    # it ends with what the plan decided, one line per question (issue 51: it ended "0 to train", no word more)
+    # it ends with what the plan decided, one line per question (not "0 to train", no word more)
     summary = out[out.index("plan builtin: "):].splitlines()
     assert summary[0].startswith("plan builtin: 1 of 20 questions decided, 0 undecided at the cap, 19 still open")
     (batch_line,) = [line for line in summary if line.split()[:2] == ["norm=batch", "1,000"]]

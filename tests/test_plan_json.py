@@ -1,6 +1,6 @@
 """A plan file read as hostile input (vitcore.stats.plans, through vitcore.stats.plans.parse): every way a
 hand-made file (with its SHA256SUMS line, as anyone who can write the store can make) could crash a reader or
-say two things is one PlanError saying what was wrong and what is allowed (issue 50)."""
+say two things is one PlanError saying what was wrong and what is allowed."""
 
 import json
 

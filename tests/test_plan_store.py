@@ -1,4 +1,4 @@
-"""Plan files in a store (vitcore.stats.plan_store) under attack (issue 50): a registered hostile plan file
+"""Plan files in a store (vitcore.stats.plan_store) under attack: a registered hostile plan file
 (with its SHA256SUMS line) is one line naming it in `plans` and `check`, no traceback in `compare` and `report`,
 judges nothing and leaves the pages standing; a registration that fails (a full disk) leaves nothing behind; a
 killed one's temporary file is named by `check` and removed by `check --fix`."""
@@ -83,11 +83,11 @@ def test_the_pages_render_beside_a_hostile_plan(tmp_path, monkeypatch, page):
     if page == "views/plans.py":
         assert any("Left out" in w.value and "plan p1.json" in w.value and "nested deeper than 8" in w.value
                    for w in at.warning)
-    # every page: the frame's note names the plan that judges nothing (issue 50: "the pages render with a note")
+    # every page: the frame's note names the plan that judges nothing ("the pages render with a note")
     assert any("plan p1.json" in w.value and "it judges nothing" in w.value for w in at.warning)
 
 
-@pytest.mark.slow  # a child process per case, 1.3-1.6 s each: the slow tier, by the README's rule
+@pytest.mark.slow  # a child process per case, over 1 s each: the slow tier (docs/contributing.md)
 @pytest.mark.parametrize("failing", ["its text", "its hash line"])
 def test_a_full_disk_registers_nothing_and_leaves_the_name_free(tmp_path, failing):
     """Before: the plan file was created, its write failed, the empty file stayed: the name was taken for ever and

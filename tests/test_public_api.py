@@ -67,7 +67,7 @@ def setup_commands() -> list[str]:
 
 
 def test_both_readme_set_up_commands_install_the_package_after_its_requirements():
-    """Without `pip install -e .` the README's environment has no `vitcore` outside the repository's root (issue 43:
+    """Without `pip install -e .` the README's environment has no `vitcore` outside the repository's root (before,
     its own "From Python" example, saved as a file, failed with No module named 'vitcore')."""
     commands = setup_commands()
     assert len(commands) == 2
@@ -79,7 +79,7 @@ def test_both_readme_set_up_commands_install_the_package_after_its_requirements(
 def readme_environment(tmp_path: Path) -> str:
     """The interpreter of the environment the README's commands make: this venv's when it has vitcore installed
     (as both commands do), else a throwaway venv over this one's packages (the requirements) with the README's own
-    `pip install -e .` of this checkout (no index, no build isolation: nothing downloaded; ~3 s)."""
+    `pip install -e .` of this checkout (no index, no build isolation: nothing downloaded; seconds)."""
     probe = subprocess.run([sys.executable, "-c", "import vitcore; print(vitcore.__file__)"], cwd=tmp_path,
                            capture_output=True, text=True, timeout=120)
     if probe.returncode == 0 and probe.stdout.strip() == str(ROOT / "vitcore" / "__init__.py"):
@@ -98,7 +98,7 @@ def readme_environment(tmp_path: Path) -> str:
     return str(python)
 
 
-@pytest.mark.slow  # an editable install and a fresh interpreter over the whole committed store (~40 s)
+@pytest.mark.slow  # an editable install and a fresh interpreter over the whole committed store (tens of seconds)
 def test_the_readme_example_runs_as_a_script_from_a_folder_outside_the_repository(tmp_path):
     """The README's "From Python" block saved as a file and run with `python file.py` from a folder outside the
     repository, in the environment the README's commands create (readme_environment): the store found by the rule."""
@@ -134,7 +134,7 @@ MARGIN = "margin must be between 0 and 1 (exclusive), got "
 ])
 def test_the_public_api_refuses_what_the_cli_refuses_in_one_clear_message(ask, message):
     """A misspelt metric raised a bare KeyError, a margin of -0.01 was judged, a config with no runs read "too few
-    seeds" (issue 43): each is now one ValueError saying what is allowed, the CLI's rule and words."""
+    seeds": each is now one ValueError saying what is allowed, the CLI's rule and words."""
     study = vitcore.Study(runs_table([run_row(cfg.replace(seed=seed), test_accuracy=0.8 + seed / 100)
                                       for cfg in (SEL, BASE) for seed in range(3)]))
     with pytest.raises(ValueError) as refused:
@@ -154,7 +154,7 @@ def test_the_readme_example_runs(tmp_path, monkeypatch, capsys):
     exec(compile(code, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "Study(" in out and "verdict" in out and "margin" in out
-    # readable whole (issue 51): no frame hides its middle columns, the verdict prints as one short line
+    # readable whole: no frame hides its middle columns, the verdict prints as one short line
     assert "columns]" not in out and "..." not in out and {"train_rows", "mean_delta", "agrees"} <= set(out.split())
     assert "Verdict(ViT p7 pre-LN no-pos − ViT p7 pre-LN pos at 4,000 rows, test_accuracy, Δ " in out
     assert max(len(line) for line in out.splitlines()) <= 120  # a wide terminal's width, not wrapped

@@ -1,4 +1,4 @@
-"""Results checked wherever they come from (issue 41, item 4): what a Ray task returns is stored by the
+"""Results checked wherever they come from: what a Ray task returns is stored by the
 driver's `vitcore.run.cluster.store_result` only after vitcore.run.remote has checked its sizes (before a
 byte is written) and recomputed its predictions, confusion matrix, test accuracy and loss from its weights
 on the official test split. Each test hands store_result a forged reply directly, as a hostile worker

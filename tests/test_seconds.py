@@ -134,7 +134,7 @@ def page(name: str, **session) -> AppTest:
     return at.run()
 
 
-@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
+@pytest.mark.slow  # over 1 s a case: the slow tier, so the fast tier stays under a minute (docs/contributing.md)
 @pytest.mark.parametrize("name", PAGES)
 def test_no_page_shows_a_seconds_mean_pooled_across_timing_groups(two_groups, name):
     _, pooled = two_groups
@@ -143,7 +143,7 @@ def test_no_page_shows_a_seconds_mean_pooled_across_timing_groups(two_groups, na
     assert _pooled_in(*_shown(at), pooled) == []
 
 
-@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
+@pytest.mark.slow  # over 1 s of its own: the slow tier (docs/contributing.md)
 def test_no_card_and_no_csv_shows_a_seconds_mean_pooled_across_timing_groups(two_groups, tmp_path):
     store, pooled = two_groups
     at = page("ablations", model="convnet")  # a variant's cards: Δ and the baseline's seconds
@@ -278,7 +278,7 @@ def test_equal_counted_work_never_reads_faster_without_saying_so():
 
 
 def test_position_embedding_none_shows_its_seconds_not_comparable_saying_the_work_is_the_same(tmp_path, monkeypatch):
-    """`/?pos_embedding=none` (issue 43): its seconds were "better" by 11 s from 2 pairs timed one run after another
+    """`/?pos_embedding=none`: its seconds were "better" by 11 s from 2 pairs timed one run after another
     in a sweep. Its card now shows its own time, "not comparable" and why, and that the counted work is the same."""
     store = RunStore(tmp_path / "store")
     for seed in range(3):
@@ -297,9 +297,9 @@ def test_position_embedding_none_shows_its_seconds_not_comparable_saying_the_wor
     assert "the counted work is the same (1,164,928 multiply-adds per image" in text
 
 
-@pytest.mark.slow  # the whole committed store behind the page (~30 s)
+@pytest.mark.slow  # the whole committed store behind the page (tens of seconds)
 def test_position_embedding_none_on_the_committed_store_is_not_a_seconds_verdict(monkeypatch):
-    """Issue 43's done-when, as written: `/?pos_embedding=none` on the committed store shows its seconds "not
+    """`/?pos_embedding=none` on the committed store shows its seconds "not
     comparable" (or a Δ within ±1 s), saying the counted work is the article's ViT's."""
     monkeypatch.setattr(state, "STORE_PATH", str(ROOT / "cached_runs"))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)

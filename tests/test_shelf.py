@@ -36,7 +36,7 @@ def kept_files(root) -> list[str]:
     return sorted(name for name in os.listdir(root) if name.startswith(shelf.PREFIX))
 
 
-@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
+@pytest.mark.slow  # over 1 s a case: the slow tier, so the fast tier stays under a minute (docs/contributing.md)
 def test_a_restart_reads_the_warm_up_results_it_kept_and_they_are_the_computed_ones(app_store, monkeypatch):
     from vitcore.app import state
     from vitcore.study import Study
@@ -55,7 +55,7 @@ def test_a_restart_reads_the_warm_up_results_it_kept_and_they_are_the_computed_o
         state.flip_effects(RunConfig(), 0.02)
 
 
-@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
+@pytest.mark.slow  # over 1 s of its own: the slow tier (docs/contributing.md)
 def test_a_run_added_or_a_plan_registered_is_another_state_and_its_files_replace_the_old(app_store, monkeypatch):
     from vitcore.app import state
 

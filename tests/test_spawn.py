@@ -1,5 +1,5 @@
 """vitcore.run.spawn: spawn children do not re-run a script that Streamlit's AppTest left as __main__, and
-die with their parent, even a SIGKILLed one (issue 41: a killed sweep's workers went on training)."""
+die with their parent, even a SIGKILLed one (a killed sweep's workers went on training)."""
 
 import multiprocessing
 import os
@@ -131,7 +131,7 @@ def kill_and_wait(driver: subprocess.Popen) -> list[psutil.Process]:
     return left
 
 
-@pytest.mark.slow  # starts processes (~3 s)
+@pytest.mark.slow  # starts processes (seconds)
 @pytest.mark.parametrize("prctl", [True, False], ids=["prctl", "watching thread"])
 def test_workers_die_with_their_killed_parent(tmp_path, prctl):
     (tmp_path / "child_init.py").write_text(CHILD_INIT)
@@ -146,10 +146,10 @@ def test_workers_die_with_their_killed_parent(tmp_path, prctl):
     assert kill_and_wait(driver) == []
 
 
-@pytest.mark.slow  # a real sweep: 2 workers start training (~20-40 s on 2 busy cores)
+@pytest.mark.slow  # a real sweep: 2 workers start training (tens of seconds)
 def test_a_sigkilled_sweep_leaves_no_worker(tmp_path):
     """Before: the store went from 4 to 8 runs after the sweep was SIGKILLed, then its workers sat ~4.5 min
-    at ~1.1 GB each. Now they are gone within GONE_SECONDS, mid-training."""
+    each holding a training process's memory. Now they are gone within GONE_SECONDS, mid-training."""
     store = tmp_path / "store"
     driver = subprocess.Popen([sys.executable, "-m", "vitcore", "sweep", "--vary", "epochs=1,2", "--rows", "100",
                                "--seeds", "0-3", "--workers", "2", "--store", str(store)], cwd=ROOT,

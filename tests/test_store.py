@@ -225,7 +225,7 @@ def test_a_symlinked_run_folder_is_never_followed(store, tmp_path):
 
 
 def test_predictions_are_checked_against_the_test_labels_by_every_reader(store):
-    """One judgement (issue 28): table() and check() both compare predictions.npy cell by cell with the
+    """One judgement: table() and check() both compare predictions.npy cell by cell with the
     shipped official labels, so whoever wrote the index last, they agree."""
     labels = shipped_test_labels()
     run = fakes.write_run(store, RunConfig())
@@ -241,7 +241,7 @@ def test_predictions_are_checked_against_the_test_labels_by_every_reader(store):
     swapped[[i, j]] = swapped[[j, i]]
     store.add_predictions(run, swapped)
     with pytest.warns(StoreWarning, match="another confusion matrix"):
-        assert store.table().empty  # before issue 28: table() checked counts only, check() the cells
+        assert store.table().empty  # before one judgement: table() checked counts only, check() the cells
     assert "another confusion matrix" in dict(store.check())[run.run_id]
     (store.root / INDEX).unlink()
     with pytest.warns(StoreWarning, match="another confusion matrix"):
@@ -275,7 +275,7 @@ def test_check_says_when_every_run_has_its_predictions(store, capsys):
 
 def test_check_names_each_skipped_run_once(store, capsys):
     """Before: a damaged run was named by `check`, then again by the table it prints counts from, as a Python warning
-    line with a source location (issue 50)."""
+    line with a source location."""
     fakes.write_run(store, RunConfig(seed=0))
     damaged = fakes.write_run(store, RunConfig(seed=1))
     (damaged.path / "summary.json").write_text("{")

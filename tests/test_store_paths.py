@@ -1,4 +1,4 @@
-"""Hostile files, round four (issue 41, part 1): a symbolic link, a FIFO and a device node planted at every
+"""Hostile paths: a symbolic link, a FIFO and a device node planted at every
 name of the store that the code writes or touches — the training markers and their `.overlapped` flags,
 `replaced_runs.csv`, `.index.json`, `.tmp-*` and `.index-*` debris, a run's folder and its predictions.npy,
 `plans/` and `plans/SHA256SUMS`. Nothing outside the store may be created or touched, nothing may block, a

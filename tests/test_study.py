@@ -58,7 +58,7 @@ def test_judgement_is_judge_as_a_record():
         Judgement.of(row).verdict = "better"
 
 
-@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
+@pytest.mark.slow  # over 1 s a case: the slow tier, so the fast tier stays under a minute (docs/contributing.md)
 @pytest.mark.parametrize("selection, baseline", [
     (RunConfig(pos_embedding="none"), None),                                             # a flip-table change
     (RunConfig(model="convnet", train_rows=4000), RunConfig(train_rows=4000)),         # the article's models
@@ -79,7 +79,7 @@ def test_study_compare_is_the_engine(study, selection, baseline):
         assert cached.family == direct.family
 
 
-@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
+@pytest.mark.slow  # over 1 s of its own: the slow tier (docs/contributing.md)
 def test_seconds_pair_in_the_timing_set_where_it_holds_both_configs(study):
     """The headline's ViT − convnet at 4,000 rows: the store's runs of the two share no timing group outside load,
     the dedicated timing set holds 10 interleaved pairs of exactly them; the seconds Δ is theirs, every other
@@ -97,7 +97,7 @@ def test_seconds_pair_in_the_timing_set_where_it_holds_both_configs(study):
     assert row.loc["test_accuracy", "mean_delta"] == direct.metrics.iloc[0]["mean_delta"]  # no timing-set run in it
 
 
-@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
+@pytest.mark.slow  # over 1 s of its own: the slow tier (docs/contributing.md)
 def test_flip_effects_are_the_summaries(study):
     cfg = RunConfig()
     pd.testing.assert_frame_equal(study.flip_effects(cfg, 0.02).drop(columns=plan.LEAD_COLUMNS),
@@ -106,7 +106,7 @@ def test_flip_effects_are_the_summaries(study):
                                                          ).drop(columns=plan.LEAD_COLUMNS))
 
 
-@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
+@pytest.mark.slow  # over 1 s a case: the slow tier, so the fast tier stays under a minute (docs/contributing.md)
 def test_claims_at_three_margins_measure_once(fresh, crossover, monkeypatch):
     """The margin is applied last: the tally at three margins after one claims table measures nothing new."""
     from vitcore.analysis import scaling
@@ -125,7 +125,7 @@ def test_claims_at_three_margins_measure_once(fresh, crossover, monkeypatch):
     assert len(table) and len(calls) == once
 
 
-@pytest.mark.slow  # over 1 s a case on the idle box: the fast tier stays under a minute
+@pytest.mark.slow  # over 1 s a case: the slow tier, so the fast tier stays under a minute (docs/contributing.md)
 def test_effects_at_three_margins_measure_once(study, fresh, monkeypatch):
     """Main effects and interactions are measured once (summaries.MeasuredEffects) and judged at each margin: no
     contrast or one-cell comparison is measured again, and each margin's table is the uncached library's."""
@@ -165,7 +165,7 @@ def test_a_verdict_is_judged_once_per_margin(study, fresh, monkeypatch):
     assert first[0] == study.measurement(cfg, RunConfig(), "test_accuracy").judged(0.01)  # the same judgement
 
 
-@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
+@pytest.mark.slow  # over 1 s of its own: the slow tier (docs/contributing.md)
 def test_what_a_study_keeps_per_comparison_is_bounded(fresh, monkeypatch):
     """Families, measurements and verdicts are kept for at most KEPT comparisons each, least recently used
     dropped: selections a visitor forges (free switches) cannot grow a served Study without end."""
@@ -179,7 +179,7 @@ def test_what_a_study_keeps_per_comparison_is_bounded(fresh, monkeypatch):
     assert {kind: len(kept) for kind, kept in fresh._bounded.items()} == {"verdict": 2, "measure": 2, "family": 2}
 
 
-@pytest.mark.slow  # the uncached ledger: ~4 s on the committed store
+@pytest.mark.slow  # the uncached ledger: seconds on the committed store
 def test_claims_are_the_uncached_ledger(study):
     from vitcore.stats.compare import uncached
 
@@ -259,7 +259,7 @@ def test_callers_arriving_together_compute_a_result_once():
     assert fresh._cached("broken", lambda: "fixed") == "fixed" and fresh._computing == {}
 
 
-@pytest.mark.slow  # over 1 s of its own (1.3-1.9 s on the idle box): the slow tier, as the README says
+@pytest.mark.slow  # over 1 s of its own: the slow tier (docs/contributing.md)
 def test_the_claims_and_the_data_size_view_share_one_crossover(study, fresh, crossover, monkeypatch):
     """The claims' data-size row and the ViT vs convnet page's sentence read one crossover bootstrap (each ran
     its own, both at once when a crowd opened the two pages), and the row is what data_size_row gives it."""
@@ -274,9 +274,9 @@ def test_the_claims_and_the_data_size_view_share_one_crossover(study, fresh, cro
     assert row["crossover_rows"] == made[0].rows or (np.isnan(row["crossover_rows"]) and np.isnan(made[0].rows))
 
 
-@pytest.mark.slow  # every stored config's seconds verdicts on the committed store: ~20 s
+@pytest.mark.slow  # every stored config's seconds verdicts on the committed store: tens of seconds
 def test_no_seconds_verdict_on_the_committed_store_rests_on_fewer_than_ten_interleaved_pairs(study):
-    """Issue 43: a seconds verdict only where the timing was a design (vitcore.stats.seconds.timing_note). Every
+    """A seconds verdict only where the timing was a design (vitcore.stats.seconds.timing_note). Every
     stored config against its default baseline and each of its single-switch changes (the cards, the forest plot,
     the flip table), the main effects, interactions and the headline: each resolved seconds verdict rests on 10 or
     more pairs timed interleaved, the rest are "not comparable" saying why; position embedding none says the
@@ -382,7 +382,7 @@ def test_an_interval_from_too_few_random_seeds_is_said_to_bound_nothing_on_every
 
 
 def test_records_print_as_one_short_line():
-    """A Verdict's repr was ~1,500 characters of nested configs (issue 51): each record is one line naming
+    """A Verdict's repr was ~1,500 characters of nested configs: each record is one line naming
     selection − baseline, the metric, Δ, n and the verdict; row() still has every column."""
     from fakes import run_row, runs_table
 

@@ -64,7 +64,7 @@ def test_stored_weights_reproduce_the_stored_test_accuracy(tiny_store):
     assert (probs.argmax(axis=1) == data.y_test).mean() == run.summary["test_accuracy"]
 
 
-@pytest.mark.xdist_group("tensorflow")  # imports Keras (~3 s): on the worker that imports it anyway
+@pytest.mark.xdist_group("tensorflow")  # imports Keras (seconds): on the worker that imports it anyway
 def test_linear_warmup_then_constant():
     from vitcore.run.train import learning_rate
 
@@ -134,7 +134,7 @@ def test_data_init_and_order_seeds_each_drive_only_their_source(monkeypatch):
 @pytest.mark.slow
 def test_todays_code_reproduces_a_committed_run(tmp_path):
     """cached_runs/ holds what the code computes: a committed run (the article's ViT at patch 14, 1,000 rows, random
-    seed 5, trained at 1 intra-op thread by the code before issue 32's speed-ups) retrained now in a fresh
+    seed 5, trained at 1 intra-op thread by the code before the speed-ups of docs/speed.md) retrained now in a fresh
     `python -m vitcore run` process at that thread count has the same predictions, confusion and accuracies, every
     epoch's included. Its losses are bit for bit on the kind of CPU the store was trained on; XLA compiles for the
     CPU it runs on, and on an AVX-512 Xeon (2026-12-02) they differ in the last bits of float32 (up to 3.6e-7, with
@@ -161,12 +161,12 @@ def test_todays_code_reproduces_a_committed_run(tmp_path):
     assert fresh.summary["test_accuracy"] == committed.summary["test_accuracy"]
 
 
-BEFORE_ISSUE_32 = "76470cdfea639f4ad2d839a710a49eb83d389040"  # main before issue 32's speed-ups (README, "Speed")
+BEFORE_ISSUE_32 = "76470cdfea639f4ad2d839a710a49eb83d389040"  # main before the speed-ups of docs/speed.md
 
 
 @pytest.mark.slow
 def test_todays_code_trains_bit_for_bit_what_the_code_before_issue_32_trains(tmp_path):
-    """Issue 32's speed-ups (compile cache, imports, the epoch loop lowered once) change no run: on the machine
+    """The speed-ups (docs/speed.md: compile cache, imports, the epoch loop lowered once) change no run: on the machine
     running the test, the code before them (taken from git history) and today's code, each in a fresh
     `python -m vitcore run` process at 1 intra-op thread, train the same run bit for bit: every column of the
     history but its wall seconds, the predictions, the confusion, the summary's accuracies."""

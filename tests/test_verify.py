@@ -1,7 +1,7 @@
 """Retrain before trust (vitcore.run.verify, through the driver's vitcore.run.cluster.store_result): a Ray
 worker's reply that passes every check of vitcore.run.remote (its results are its weights') but is not a training
 of the config it is labelled with is refused, because the driver retrains the first run of each worker's cell and
-a seeded share after it (issue 50). The attack: a committed 4,000-row run relabelled as the 1,000-row config."""
+a seeded share after it. The attack: a committed 4,000-row run relabelled as the 1,000-row config."""
 
 import json
 
@@ -39,10 +39,10 @@ def reply(cfg: RunConfig, files) -> dict:
     return {"run_id": cfg.run_id, "files": files}
 
 
-@pytest.mark.slow  # over 1 s of its own (the weights check on the test images): the slow tier, by the README's rule
+@pytest.mark.slow  # over 1 s of its own (the weights check on the test images): the slow tier (docs/contributing.md)
 @needs_test_split
 def test_the_relabelled_run_passes_the_weights_check_but_not_a_retrain(tmp_path):
-    """Without a retrain the forgery is stored (what issue 50 found: that config's accuracy 0.792 for 0.717)."""
+    """Without a retrain the forgery is stored (that config's accuracy 0.792 for 0.717)."""
     assert remote.checked_reply(CLAIMED, relabelled())  # every recomputation holds: the weights are a real run's
     store = RunStore(tmp_path)
     honest = verify.Verifier(store, retrain=lambda cfg, threads: files_of(cfg))  # the 1,000-row run, bit for bit
@@ -58,7 +58,7 @@ def test_the_relabelled_run_passes_the_weights_check_but_not_a_retrain(tmp_path)
 @needs_test_split
 def test_the_driver_retrains_the_claimed_config_and_stores_nothing(tmp_path):
     """The issue's check, for real: store_result with no verifier of the test's retrains the 1,000-row config here
-    (a fresh process, ~10-20 s) and refuses the relabelled 4,000-row run."""
+    (a fresh process, many seconds) and refuses the relabelled 4,000-row run."""
     store = RunStore(tmp_path)
     result = cluster.store_result(CLAIMED, reply(CLAIMED, relabelled()), store)
     assert "refusing remote run" in result["error"] and "predictions.npy" in result["error"]
@@ -86,7 +86,7 @@ def rendered(cfg: RunConfig, accuracy: float = 0.8) -> dict[str, bytes]:
     return writer.render(cfg, history(cfg, summary), confusion(accuracy), summary)
 
 
-@pytest.mark.slow  # over 1 s of its own: the slow tier, by the README's rule
+@pytest.mark.slow  # over 1 s of its own: the slow tier (docs/contributing.md)
 def test_which_runs_are_retrained_first_per_worker_and_cell_then_a_seeded_share(tmp_path):
     asked = []
 

@@ -1,7 +1,7 @@
-"""Weights that must be the run's own (issue 41, item 3; vitcore.store.weights): `check` runs a run's
+"""Weights that must be the run's own (vitcore.store.weights): `check` runs a run's
 weights on all 10,000 official test images and refuses them unless they give every stored prediction;
 weights without predictions.npy are refused by every reader. The victims are copies of committed runs of
-the cheapest weighted model (the ViT at patch 14: ~0.2 s a full pass); the weights planted there are
+the cheapest weighted model (the ViT at patch 14: the cheapest full pass); the weights planted there are
 randomly perturbed copies of its own, another config's of the same shapes (the same model at another
 train_rows; post-LN), or (slow, tests/test_weights_owned.py::test_another_random_seeds_weights...) another
 random seed's run of the very same config."""
@@ -118,7 +118,7 @@ def test_near_ties_only_may_differ():
 def test_without_the_official_test_images_weights_are_screened_and_check_says_so(store, tmp_path, monkeypatch):
     """Where the official test images are missing, the run stays valid on the 64 shipped images' screen and
     `check` says its weights were not verified here: perturbed weights that pass the screen are then not
-    caught (README, "Not checked")."""
+    caught (docs/security.md, "Not checked")."""
     from conftest import run_cli
 
     env = other_test_images(tmp_path / "data")
@@ -153,7 +153,7 @@ def test_the_runs_borrowed_from_are_what_their_names_say(committed_table):
 
 
 @needs_split
-@pytest.mark.slow  # trains TINY at random seed 1 (~15 s) beside the session's tiny_store
+@pytest.mark.slow  # trains TINY at random seed 1 (many seconds) beside the session's tiny_store
 def test_another_random_seeds_weights_of_the_same_config_fail(tiny_store, tmp_path, monkeypatch):
     """The closest borrowing: a run of the very same config trained from another random seed (the same
     architecture, data size and schedule) planted in the random-seed-0 run, with and without its predictions."""
@@ -175,7 +175,7 @@ def test_another_random_seeds_weights_of_the_same_config_fail(tiny_store, tmp_pa
 
 
 ARCHITECTURE = ["model", "pos_embedding", "norm_placement", "norm", "pooling", "tokenizer", "self_attention", "depth",
-                "width"]  # not patch_size: one code path for every size (a patch-2 run alone costs ~17 s)
+                "width"]  # not patch_size: one code path for every size (a patch-2 run alone costs many seconds)
 
 
 def covering(table) -> list[str]:
@@ -204,7 +204,7 @@ def test_the_covering_sample_shows_every_level(committed_table):
 @pytest.mark.slow
 @needs_split
 def test_committed_weights_of_every_architecture_give_all_their_predictions(committed_table):
-    """The full check (what `check` runs on every weighted run: 0.2–17 s CPU each, ~170 s for the 87) on a sample of
+    """The full check (what `check` runs on every weighted run: up to many CPU seconds each) on a sample of
     committed runs covering every architecture level; tests/test_cli.py's check of the whole committed store
     runs without the official test split, so the suite stays inside its time."""
     store = RunStore(COMMITTED)

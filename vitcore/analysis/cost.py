@@ -141,7 +141,7 @@ def tokens_grid_seconds(runs: pd.DataFrame) -> pd.DataFrame:
     for name, value in _ARTICLE_VIT.items():  # every switch but the patch size at the article's ViT's value
         if name != "patch_size" and name in vit.columns:
             vit = vit[vit[name] == value]
-    vit = vit[vit.reindex(columns=list(SEED_FIELDS)).isna().all(axis=1)]  # one run per random seed (issue 22)
+    vit = vit[vit.reindex(columns=list(SEED_FIELDS)).isna().all(axis=1)]  # one run per random seed
     if vit.empty:
         return pd.DataFrame(columns=columns)
     vit = vit.assign(patch_size=vit["patch_size"].astype(int))

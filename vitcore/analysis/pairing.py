@@ -9,7 +9,7 @@ to vitcore.analysis.noise). For each, over its n paired random seeds,
 
 is the share of an unpaired Δ's variance (two independent sets of runs) that pairing takes away:
 2·cov / (var + var). Negative when the two configs' seed effects happen to anti-correlate. `survey`
-lists every comparison; `advice` states the distribution (the Seed noise page and the README).
+lists every comparison; `advice` states the distribution (the Seed noise page and docs/what-varies.md).
 No TensorFlow.
 """
 

@@ -10,8 +10,9 @@ and claims.csv give one tally (`tally_of`).
 
 Direction and size are judged separately:
     direction   one word of DIRECTIONS, each defined once in REGISTRY (the Claims page's
-                legend and cards, the CLI's tally line, README), every one read off the adjusted tests (the
-                family's or the planned look's p_adj and p_tost_adj, as the verdict is), never a raw p
+                legend and cards, the CLI's tally line, docs/methods-and-verdicts.md), every one read off the
+                adjusted tests (the family's or the planned look's p_adj and p_tost_adj, as the verdict is),
+                never a raw p
     size        the engine's size word (vitcore.stats.readings): beyond (the simultaneous 95% interval
                 clears ±margin), inside (the equivalence test resolves), or undetermined
 

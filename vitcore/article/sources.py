@@ -129,7 +129,7 @@ CLAIMS: tuple[Claim, ...] = (
     *(Claim(f"smaller patches cost more compute ({small} vs {large})",
             ((VIT_PAPER, "Tables 5–6: ImageNet-1k, ViT-B/16 needs about 4x the compute of ViT-B/32" + OURS_COUNT),),
             _patch(small), _patch(large), WORK, "> 0") for small, large in PATCH_STEPS),
-    # What the ViT papers tried on small data (issue 21; vitcore.config.switches).
+    # What the ViT papers tried on small data (vitcore.config.switches).
     Claim("a fixed 2-D sine-cosine position embedding does as well as a learned one",
           ((BEYER, "ImageNet-1k, ViT-S/16, 90 epochs: fixed 2-D sin-cos is one of the changes of their plain baseline"
                    + OURS),

@@ -103,7 +103,7 @@ class RunConfig:
     lr: float = 1e-3                 # Adam
     warmup_epochs: int = 0           # linear LR warm-up over this many epochs (0: none)
     seed: int = 0                    # the random seed: data sample, initial weights and batch order
-    # Each source of seed noise on its own (issue 22): None takes the random seed, so a run that sets
+    # Each source of seed noise on its own: None takes the random seed, so a run that sets
     # none of them is the run of `seed` (and keeps its id). Set one to hold that source fixed (or vary
     # it alone) across random seeds, e.g. data_seed=0: one data sample, a new init and order per seed.
     data_seed: int | None = None     # which train_rows are sampled (stratified) from the 55,000

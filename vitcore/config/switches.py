@@ -107,7 +107,7 @@ REGISTRY: tuple[Switch, ...] = (
            "`standard`: softmax(q·kᵀ/√d). `lsa`: Locality Self-Attention — a learned temperature per head and "
            "no attention of a token to itself (Lee, Lee & Song 2021).",
            tag=lambda v: " LSA" if v == "lsa" else "", why="lsa: learned temperature, masked diagonal"),
-    # The sizes and the training recipe (issue 30): free fields, so a store's own values are selectable
+    # The sizes and the training recipe: free fields, so a store's own values are selectable
     # too; a label names each one off its default ('ViT p7 pre-LN pos width 32').
     Switch("width", (32, 64, 128), 64, "Width",
            "Token width: each patch is projected to this many numbers (the article's ViT: 64). Must be "
@@ -170,7 +170,7 @@ def check(name: str, value: Any) -> None:
 
 
 # --- papers ----------------------------------------------------------------------------------------------
-# What the ViT papers tried on small data (issue 21): each a change to the article's ViT, as RunConfig values.
+# What the ViT papers tried on small data: each a change to the article's ViT, as RunConfig values.
 #
 #     sincos   pos_embedding "sincos"   Beyer, Zhai & Kolesnikov 2022, "Better plain ViT baselines for ImageNet-1k"
 #     cls      pooling "cls"            Dosovitskiy et al. 2021, the ViT paper (class token vs global average pooling)

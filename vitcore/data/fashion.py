@@ -222,7 +222,7 @@ def read_in_background(split: tuple[int, int] | None = None,
                        ready: threading.Event | None = None) -> threading.Thread | None:
     """Decode the local data set (load_raw) in a daemon thread (None without local files: Keras' downloader
     would import Keras there). zlib and NumPy run without the GIL: the second core works while the caller
-    imports TensorFlow (README, "Speed"). With `split` (train_rows, seed) the thread makes it once `ready` is
+    imports TensorFlow (docs/speed.md). With `split` (train_rows, seed) the thread makes it once `ready` is
     set (scikit-learn imported: never two imports at once); the next load_split takes it. Join it before
     the next load_raw or load_split; a failure is not kept (the caller's own load meets and raises it)."""
     with contextlib.suppress(DataError):

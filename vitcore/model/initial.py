@@ -1,11 +1,12 @@
-"""A model's initial weights for another init seed, drawn without building the model again (issue 40).
+"""A model's initial weights for another init seed, drawn without building the model again.
 
 A fresh `build_model(cfg)` after `keras.utils.set_random_seed(s)` draws each random initializer's seed from
 Python's generator as the layer is made (`make_default_seed`), in build order, then fills each variable with
 that initializer's stateless draw. `record` watches one build do it (which variable each initializer filled,
 which of the build's seed draws it holds); `Recipe.draw` replays it for any seed: the same draws from the same
-generator, the same initializers with those seeds, so bit for bit the fresh build's weights without its ~0.1 s
-of Keras graph-making. A recipe is only kept once a replay matched its own build (`Recipe.matches`).
+generator, the same initializers with those seeds, so bit for bit the fresh build's weights without its Keras
+graph-making (a fraction of a second a run). A recipe is only kept once a replay matched its own build
+(`Recipe.matches`).
 """
 
 from __future__ import annotations

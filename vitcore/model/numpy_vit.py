@@ -174,8 +174,8 @@ class NumpyViT:
     def _run(self, tokens: np.ndarray, keep_scores: bool) -> list[np.ndarray]:
         cfg, n = self.cfg, self.cfg.sequence
         step = max(1, CHUNK // (cfg.heads * n * n + n * (2 * cfg.mlp_dim + 8 * cfg.width)))  # rows per chunk
-        # One BLAS thread: the products are small (16-196 tokens), and a thread pool per call is 30x
-        # slower on a busy 2-core server than none (measured: 1.3 ms vs 43 ms for patch 2's q·kᵀ).
+        # One BLAS thread: the products are small (16-196 tokens), and a thread pool per call is over
+        # an order of magnitude slower on a busy 2-core server than none (patch 2's q·kᵀ: bench/RESULTS.md).
         with threadpool_limits(limits=1, user_api="blas"):
             parts = [self._forward(tokens[start:start + step], keep_scores) for start in range(0, len(tokens), step)]
         return [np.concatenate(outputs) for outputs in zip(*parts)]

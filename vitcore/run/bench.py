@@ -126,7 +126,7 @@ def bench_sweep(rows=(1_000, 4_000), runs: int = 4, repeats: int = 2) -> dict[in
     ratios = {}
     for train_rows in rows:
         configs = [RunConfig(train_rows=train_rows, seed=2_000 + index) for index in range(runs)]
-        # The box's matmul rate moves with its host's other load (150-390 GFLOP/s within minutes here): measured
+        # The box's matmul rate moves with its host's other load (it can more than halve within minutes): measured
         # before every pair and after the last, the floor takes the highest (what the cores can do, a strict floor).
         rates: list[float] = []
 

@@ -1,7 +1,7 @@
 """The persistent cache of XLA-compiled training programs, shared by every process on this machine.
 
 A run's epoch and forward functions are XLA-compiled on their first call: seconds of every process
-(README, "Speed"). TensorFlow's persistent cache (TF_XLA_FLAGS --tf_xla_persistent_cache_directory)
+(docs/speed.md). TensorFlow's persistent cache (TF_XLA_FLAGS --tf_xla_persistent_cache_directory)
 writes each compiled executable to a folder, and a later process with the same program loads it
 instead of compiling; the result is bit for bit the same (tests/test_compile_cache.py).
 

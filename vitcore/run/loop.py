@@ -53,7 +53,7 @@ class Loop:
             return loss_sum, correct
 
         # autograph=False: nothing here branches or loops in Python on a tensor, so autograph's rewrite of
-        # this source (~0.1 s of every process) gave the same program (same HLO, issue 32).
+        # this source (a fraction of a second of every process) gave the same program (same HLO).
         @tf.function(jit_compile=xla, autograph=False, input_signature=[batches, tf.TensorSpec((None, None), tf.int32)])
         def epoch(xs, ys):
             steps = tf.shape(xs)[0]
@@ -64,7 +64,7 @@ class Loop:
                         tf.tensor_scatter_nd_update(corrects, [[i]], [correct]))
 
             # Plain (steps,) tensors, not TensorArrays: XLA lowers a loop body that writes TensorArrays
-            # twice (the first time to learn their shapes), ~0.5 s of every process; same values.
+            # twice (the first time to learn their shapes), a share of every process; same values.
             zeros = tf.zeros([steps], tf.float32)
             _, losses, corrects = tf.while_loop(lambda i, *_: i < steps, body, (0, zeros, zeros))
             return losses, corrects  # per step: summed loss, correct predictions
@@ -84,7 +84,7 @@ class Loop:
     def train_epoch(self, x: np.ndarray, y: np.ndarray, order: np.ndarray, batch_size: int) -> tuple[float, float]:
         """One pass over full batches of a fresh permutation: the last partial batch (32 of 4,000
         rows at batch 64, other rows each epoch) is dropped so every step has one shape and XLA
-        compiles once (a second shape costs ~4 s of compile, more than the 15 epochs it serves).
+        compiles once (another shape would cost another compile: longer than the 15 partial batches it would train).
         Fewer rows than one batch train as one smaller batch (at or above batch_size: unchanged)."""
         steps, batch_size = full_batches(len(order), batch_size)
         index = order[:steps * batch_size].reshape(steps, batch_size)  # (steps, batch)

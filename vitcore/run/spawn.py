@@ -8,7 +8,8 @@ first re-run the whole dashboard. `neutral_main()` hides such a `__main__` while
 
 A worker whose parent is killed (SIGKILL: no clean-up runs) would go on training into the store with
 nobody to report to: a sweep SIGKILLed with 2 workers left them running, the store grew from 4 to 8
-runs, then they sat ~4.5 minutes at ~1.1 GB each. `die_with_parent` (the pool's initializer) ends them.
+runs, then they sat for minutes, each holding a training process's memory. `die_with_parent` (the pool's
+initializer) ends them.
 """
 
 from __future__ import annotations
@@ -91,14 +92,14 @@ def _watch(parent: int) -> None:
 # --- startup ---------------------------------------------------------------------------------------------
 # A command's own start-up and exit: seconds of `python -m vitcore run` that train nothing.
 #
-# Two costs of every training process that change nothing it computes or stores (README, "Speed"):
+# Two costs of every training process that change nothing it computes or stores (docs/speed.md):
 # - Python's cyclic garbage collector walks every live object on each full collection. Importing
 #   TensorFlow, Keras, pandas and SciPy makes millions of them, so the collections during those imports,
-#   and during the tracing after them (which walk them all again), cost ~1 s of CPU per process.
+#   and during the tracing after them (which walk them all again), cost about a second of CPU per process.
 #   `imports()` keeps the collector off while they import, then freezes what they made out of every
 #   later collection (gc.freeze) and turns it back on: the run traces and trains with it on as before.
 # - Tearing the interpreter down after the run is stored (freeing every module's objects, TensorFlow's
-#   C++ destructors and thread pools) took ~0.7 s. `exit()` ends a process that imported TensorFlow as
+#   C++ destructors and thread pools) took most of a second. `exit()` ends a process that imported TensorFlow as
 #   Python's own exit would (exit handlers, flushed stdout and stderr, the same exit code) without it.
 
 @contextlib.contextmanager

@@ -95,8 +95,8 @@ def _papers_scaling() -> list[RunConfig]:
             for rows in PAPERS_SCALING_ROWS for seed in SEEDS]
 
 
-# The noise grid's crossed design (issue 22): 4 data samples x 4 initialisations x 2 batch orders
-# per cell, 32 runs; the 4,000-row convnet (~2 worker-minutes a run here) 3 x 3 x 2. See _noise.
+# The noise grid's crossed design: 4 data samples x 4 initialisations x 2 batch orders
+# per cell, 32 runs; the 4,000-row convnet (minutes of a worker a run) 3 x 3 x 2. See _noise.
 NOISE_DESIGN = {"data": 4, "init": 4, "order": 2}
 NOISE_DESIGN_CONVNET_4000 = {"data": 3, "init": 3, "order": 2}
 

@@ -1,6 +1,6 @@
 """Deterministic training of one RunConfig, stored in a RunStore; cached runs are returned as they are.
 
-Speed (README, "Speed"): instead of `model.fit`, one XLA-compiled training epoch (a loop over its
+Speed (docs/speed.md): instead of `model.fit`, one XLA-compiled training epoch (a loop over its
 batches) traced once (fixed batch shape: the last partial batch of an epoch is dropped), validation and
 test in batches of 1,000, the optimizer built before tracing. `python -m vitcore bench` compares it
 with a plain `model.fit` script side by side; the determinism test trains twice in two processes.
@@ -31,13 +31,13 @@ from vitcore.store.runs import Run, RunStore
 Progress = Callable[[int, int, dict], None]  # (epoch, total epochs, metrics of that epoch)
 # Bump when the way `seconds` is measured changes (not the result): 1 = one XLA launch per step
 # (runs without a "timing" entry), 2 = one launch per epoch, compiled fresh, reused per cell, or
-# (since issue 32) loaded from the persistent compile cache ("cached"); 3 = the same, with the epoch loop
-# lowered once (no TensorArrays), the data set decoded beside TensorFlow's import (issue 32): faster by code,
+# loaded from the persistent compile cache ("cached"); 3 = the same, with the epoch loop
+# lowered once (no TensorArrays), the data set decoded beside TensorFlow's import: faster by code,
 # so its seconds never pool with version 2's; 4 = the same, traced without autograph, the run's split made
-# beside TensorFlow's import (issue 32); 5 = the same, the validation and test sets scaled and turned into model
-# inputs once per process (a sweep worker's reused runs no longer make them again, issue 40): faster by code;
+# beside TensorFlow's import; 5 = the same, the validation and test sets scaled and turned into model
+# inputs once per process (a sweep worker's reused runs no longer make them again): faster by code;
 # 6 = the same, a reused run's initial weights drawn by replaying the cell's first build (vitcore.model.initial)
-# instead of a fresh Keras build (~0.1 s a run, issue 40's second round): faster by code.
+# instead of a fresh Keras build (a fraction of a second a run): faster by code.
 TIMING_VERSION = 6
 
 

@@ -37,7 +37,7 @@ from vitcore.store.validate import TEMP_PREFIX
 from vitcore.store.writer import SUMMARY
 
 VERIFY_SHARE = 0.1   # of a worker's runs after its first of a cell: retrained by the driver (1.0: every run)
-VERIFY_SEED = 50     # the generator that draws them (issue 50)
+VERIFY_SEED = 50     # the generator that draws them: a sweep's choice is reproducible
 LOSS_TOLERANCE = 1e-5  # relative: float32 rounding of another CPU's XLA code (as vitcore.run.sweep's backfill)
 RESULTS = ("best_epoch", "best_val_accuracy", "final_train_accuracy", "final_val_accuracy", "gap", "params",
            "per_class_accuracy", "test_accuracy")  # a summary's results compared exactly; test_loss to the tolerance

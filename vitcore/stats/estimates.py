@@ -50,7 +50,7 @@ PLAN_COMMANDS = ("`python -m vitcore plan register NAME --vary FIELD=LEVEL --row
                  "`python -m vitcore sweep plan NAME`")
 NEW_LOOK = f"as a new look, not a continuation: {PLAN_COMMANDS}"
 TIMED_PAIRS = 10  # the fewest interleaved pairs a seconds verdict rests on (vitcore.stats.seconds.timing_note)
-# The one definition of each word (README "Verdicts", the Ablations and Claims legends, `--help`).
+# The one definition of each word (README "What the verdict words mean", the Ablations and Claims legends, `--help`).
 DEFINITIONS = {
     "better / worse": "the difference test resolves the direction (adjusted p < 0.05) and the equivalence test "
                       "does not show the Δ smaller than ±margin: a real effect, possibly bigger than the margin. "

@@ -5,7 +5,7 @@ Methods"; Lakens 2021, "Sequential designs"):
 
     planned       test accuracy of every single-switch change of the article's ViT at 1,000 and 4,000
                   rows: position embedding none / sincos, post-norm, BatchNorm, patch 2 / 4 / 14, class
-                  token, shifted patches (SPT), LSA (the 20 questions of issue 26). Everything else (other
+                  token, shifted patches (SPT), LSA: 20 questions. Everything else (other
                   metrics, other bases or sizes, warm-up, the ViT vs the convnet, main effects, claims of
                   several switches) keeps the fixed-sample analysis and says so (`plan` column).
     looks         at 10, 20, 30 and 40 paired random seeds (random seeds 0-9, 0-19, …); the cap is the

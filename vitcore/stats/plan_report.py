@@ -255,8 +255,8 @@ def report(runs: pd.DataFrame, test_set, root=None, plans_checked: Checked | Non
 #
 # A plan that fails either judges nothing (`check` and `plans` name it, exit 1). Where the store is not in a git
 # work tree, or the plan file is not committed, the order is "not proven": the plan still judges, and every view
-# says its blindness rests on the runs' own trained_at. Git is asked a few questions per store state (~0.1 s on the
-# committed store); no pandas needed, no TensorFlow.
+# says its blindness rests on the runs' own trained_at. Git is asked a few questions per store state (a fraction of a
+# second on the committed store); no pandas needed, no TensorFlow.
 
 PROVEN, NOT_PROVEN = "proven from git", "order not proven"
 TIMEOUT = 30  # seconds for one git command (a huge history still answers; a hung one is not proof)

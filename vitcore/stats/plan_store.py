@@ -85,7 +85,7 @@ def _load_folder(folder: Path) -> tuple[list[Plan], list[str]]:
 
 @lru_cache(maxsize=1)
 def builtin() -> Plan:
-    """The built-in plan (issue 26's 20 questions), from the file shipped beside this module."""
+    """The built-in plan (its 20 single-switch questions), from the file shipped beside this module."""
     plans, problems = _load_folder(HERE)
     if problems or [p.name for p in plans] != [BUILTIN]:
         raise RuntimeError(f"the built-in plan file is damaged: {'; '.join(problems) or [p.name for p in plans]}")

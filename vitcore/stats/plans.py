@@ -4,7 +4,7 @@ with a sha256 before the runs it judges (a trial protocol; registered reports).
 A plan file is JSON in `<store>/plans/NAME.json`; `<store>/plans/SHA256SUMS` (the `sha256sum` format,
 `sha256sum -c SHA256SUMS` checks it) holds the hash it was registered with. A registered plan never
 changes: a file whose hash moved is named by `check` and judges nothing; a change is a new plan. The
-built-in plan (the 20 questions of issue 26, random seeds 0-39) ships beside this module with its true
+built-in plan (20 single-switch questions, random seeds 0-39) ships beside this module with its true
 history: written down on 2026-12-02 from the commits that made it, registered at its last rule change,
 with the run ids that were on disk then.
 

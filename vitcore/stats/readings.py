@@ -1,6 +1,6 @@
 """What else every Δ reads beside its verdict: its size against the margin, its size in a run's
 seed-to-seed sd, how often the change wins over the paired random seeds, and whether the verdict is
-borderline (README "Verdicts").
+borderline (docs/methods-and-verdicts.md, "Beside every verdict: the readings").
 
     size        beyond         the verdict's 95% interval (simultaneous over the family) lies entirely
                                outside ±margin: an effect bigger than the margin
@@ -39,7 +39,7 @@ SIZES = (SIZE_BEYOND, SIZE_INSIDE, SIZE_OPEN)
 NEAR = 2.0  # an adjusted p in [0.05 / NEAR, 0.05 * NEAR] is near its threshold
 SPREAD_COLUMNS = ["run_sd", "delta_sd", "wins", "win_rate", "win_low", "win_high"]
 READING_COLUMNS = ["size", *SPREAD_COLUMNS, "borderline", "flips"]
-# The one definition of each reading (README "Verdicts", the Ablations and Claims legends, `--help`).
+# The one definition of each reading (docs/methods-and-verdicts.md, the Ablations and Claims legends, `--help`).
 DEFINITIONS = {
     "size": "beyond ±margin when the verdict's 95% interval (simultaneous over the family) lies entirely outside "
             "±margin; inside when its 90% interval lies entirely inside (the equivalence test resolves); "
@@ -63,7 +63,7 @@ SEEDS = "random seeds only (no test-image term)"
 
 
 def definitions_text(bullet: str = "- ") -> str:
-    """The readings' definitions as lines (README, legends, --help print this)."""
+    """The readings' definitions as lines (docs/methods-and-verdicts.md, legends, --help print this)."""
     return "\n".join(f"{bullet}{word}: {text}" for word, text in DEFINITIONS.items())
 
 

@@ -48,7 +48,7 @@ CONFIG_FIELDS = list(RunConfig.__dataclass_fields__)
 WHOLE_FIELDS = tuple(name for name, field in RunConfig.__dataclass_fields__.items()
                      if name in SEED_FIELDS or type(field.default) is int)
 COLUMNS = ["run_id", "config_id", "label", *CONFIG_FIELDS, *TABLE, "has_weights", "has_predictions",
-           "timing_group", "collapsed", "trained_at"]  # trained_at: UTC text, None before issue 39
+           "timing_group", "collapsed", "trained_at"]  # trained_at: UTC text, None for older runs
 # A collapsed run learned its training rows but predicts the test split at about chance (10 classes):
 # e.g. post-norm BatchNorm runs whose batch statistics do not carry over to inference.
 COLLAPSED_TEST, COLLAPSED_TRAIN = 0.2, 0.5

@@ -1,13 +1,13 @@
 """This user's keyed memory of expensive verdicts, outside any store: the index key (`key`, which signs
 `<store>/.index.json`, vitcore.store.index) and the weights verified in full (`remembered` / `remember`).
 
-Reproducing a run's 10,000 stored predictions from its weights costs 0.2-16 s of CPU (vitcore.store.weights.
-verify); it is done once per content: the memo keeps HMAC-SHA256(key, what was verified) — the run id, the
-SHA-256 of the weights file's and of predictions.npy's bytes, the test images' SHA-256 and the rule's
-version — so a copy of a store (the tests' copies, a clone) is not verified again, and an edited byte is.
-Whoever can write the store cannot forge an entry without the key (readable by this user only); whoever can
-read the key can also write this folder. The file (VERIFIED) is appended one 64-character line per entry,
-0600, never through a link; past MEMO_BYTES it starts over.
+Reproducing a run's 10,000 stored predictions from its weights costs from a fraction of a second to many seconds of
+CPU (vitcore.store.weights.verify); it is done once per content: the memo keeps HMAC-SHA256(key, what was verified)
+— the run id, the SHA-256 of the weights file's and of predictions.npy's bytes, the test images' SHA-256 and the
+rule's version — so a copy of a store (the tests' copies, a clone) is not verified again, and an edited byte is.
+Whoever can write the store cannot forge an entry without the key (readable by this user only); whoever can read
+the key can also write this folder. The file (VERIFIED) is appended one 64-character line per entry, 0600, never
+through a link; past MEMO_BYTES it starts over.
 """
 
 from __future__ import annotations

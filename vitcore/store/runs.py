@@ -122,7 +122,8 @@ class RunStore:
     def predictions(self, run_id: str) -> np.ndarray | None:
         """A listed run's predicted test classes (uint8, 10,000) read alone, or None if it keeps none: for
         the test set's Δs, which need no other file of a run the scan already judged (load() would read and
-        parse all of them again, the weights too: 3 ms a run, 4 s over a store at every start). Bounded and
+        parse all of them again, the weights too: milliseconds a run, seconds over
+        a store of thousands at every start). Bounded and
         never through a link (files.read); a file changed since the scan gives BadRun or classes outside 0-9."""
         folder = self.root / check_run_id(run_id)
         if not os.path.lexists(folder / PREDICTIONS):

@@ -18,7 +18,7 @@ TIMING_CONTEXTS = ("", "replaced", "overlapped", "reference")
 NODE_KIND = re.compile(r"[ -~]{1,100}")  # timing.node of a run trained on a Ray node (vitcore.run.cluster)
 LOAD_FIELDS = ("loadavg_start", "loadavg_end", "cpu_per_wall", "cores")  # timing.load (new runs; optional)
 COMPILE_MODES = ("fresh", "reused", "cached")  # cached: loaded from vitcore.run.compile_cache
-# summary.json's "trained_at": when the run was trained, UTC to the second (runs before issue 39 have none:
+# summary.json's "trained_at": when the run was trained, UTC to the second (runs from before it was recorded have none:
 # trained at an unrecorded time, before every registered plan but the built-in one's history says so).
 TRAINED_AT_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
