@@ -136,7 +136,7 @@ def connect(address: str | None):
     except (ConnectionError, ray.exceptions.AuthenticationError) as error:
         raise ValueError(f"cannot join the Ray cluster at {address or 'this machine'}: {error}. A cluster "
                          "started with token authentication needs RAY_AUTH_MODE=token and its token in "
-                         "RAY_AUTH_TOKEN or ~/.ray/auth_token (README, \"On a Ray cluster\")") from None
+                         "RAY_AUTH_TOKEN or ~/.ray/auth_token (docs/ray-cluster.md)") from None
     return ray
 
 
