@@ -99,7 +99,8 @@ def test_paper_variants_build_run_and_round_trip_through_their_config(changes):
 
 
 def test_sincos_table_is_fixed_and_lsa_masks_the_diagonal_with_a_learned_temperature():
-    from vitcore.model.build import LocalitySelfAttention, sincos_2d
+    from vitcore.model.build import LocalitySelfAttention
+    from vitcore.model.numpy_vit import sincos_2d
 
     sincos = build_vit(RunConfig(pos_embedding="sincos"))
     assert sincos.get_layer("pos_embedding").count_params() == 0

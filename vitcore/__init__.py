@@ -74,7 +74,7 @@ MOVED = {
     "vitcore.stats.assurance": "vitcore.stats.estimates", "vitcore.run.floor": "vitcore.run.bench",
     "vitcore.run.order": "vitcore.run.sweep", "vitcore.run.planned": "vitcore.run.sweep",
     "vitcore.run.plansweep": "vitcore.run.sweep", "vitcore.run.startup": "vitcore.run.spawn",
-    "vitcore.run.quiet": "vitcore.run.spawn", "vitcore.model.posemb": "vitcore.model.build",
+    "vitcore.run.quiet": "vitcore.run.spawn", "vitcore.model.posemb": "vitcore.model.numpy_vit",
     "vitcore.model.numpy_convnet": "vitcore.model.numpy_vit", "vitcore.data.folder": "vitcore.data.fashion",
     "vitcore.config.papers": "vitcore.config.switches", "vitcore.config.oldpaths": "vitcore.config",
     "vitcore.store.replacements": "vitcore.store.upkeep", "vitcore.article.seed_reference": "vitcore.article.sources",
