@@ -139,10 +139,11 @@ def _study(path: str, mtime: str) -> Study:
 
 @st.cache_resource(show_spinner=False, max_entries=2)
 def _offer(path: str, mtime: str) -> Offer:
-    found = store_offer(_study(path, mtime), cells={})
+    shared = _study(path, mtime)
+    found = store_offer(shared, cells={})
     return Offer(MappingProxyType(dict(found.allowed)), MappingProxyType(dict(found.choices)),
                  MappingProxyType(dict(found.defaults)), found.centre,
-                 MappingProxyType(baseline_cells(_study(path, mtime), found.centre)))
+                 MappingProxyType(baseline_cells(shared, found.centre)))
 
 
 _baseline_choices = _offer  # what tests clear between stores (one cache: the offer holds the baseline cells)

@@ -1,6 +1,6 @@
 """What the pages show, as plain rows, frames and sentences built from library results.
 
-The statistics come from vitcore.stats.summaries / vitcore.article.report / vitcore.analysis.cost; this module only
+The statistics come from the Study (vitcore.study) and its words (vitcore.study.words); this module only
 picks, labels and formats them (through vitcore.app.fmt). No Streamlit and no TensorFlow, so the pages
 stay a description of the UI and this is unit-tested directly.
 """
