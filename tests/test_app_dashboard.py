@@ -17,6 +17,7 @@ from vitcore.app.training.slot import TrainingSlot, estimate_seconds, training_a
 from vitcore.config.run import RunConfig
 from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
+from vitcore.study import Study
 
 POST = RunConfig(norm_placement="post")
 
@@ -66,7 +67,7 @@ def test_the_sidebar_of_your_own_base_study_is_built_from_its_configs(tmp_path):
     for seed in (0, 1):
         write_run(own, base.replace(seed=seed), 0.42)
         write_run(own, base.replace(depth=1, seed=seed), 0.44)
-    offer = selection.store_offer(own.table())
+    offer = selection.store_offer(Study(own.table()))
     assert offer.centre == base and offer.fallback == base
     assert selection.config_from_state(offer.defaults) == base  # the default selection
     assert offer.allowed["train_rows"] == (300,) and offer.allowed["model"] == ("vit",) and "model" not in offer.choices
@@ -84,7 +85,7 @@ def test_the_sidebar_of_your_own_base_study_is_built_from_its_configs(tmp_path):
 def test_a_store_with_the_article_vit_notes_a_free_value_it_lacks(store):
     """The committed store's way: the article's ViT is the default; `?epochs=5` (no run, no control) is noted, not
     applied behind the sidebar's back."""
-    offer = selection.store_offer(store.table())
+    offer = selection.store_offer(Study(store.table()))
     assert offer.centre is None and offer.defaults == selection.DEFAULTS and next(iter(offer.cells)) == SAME_ROWS
     assert offer.allowed["epochs"] == (15,) and "epochs" not in offer.choices
     (note,) = query_notes({"epochs": "5"}, None, offer.allowed, offer.defaults)
@@ -93,7 +94,7 @@ def test_a_store_with_the_article_vit_notes_a_free_value_it_lacks(store):
 
 
 def test_baseline_cells_list_every_cached_config_once_and_resolve(store):
-    cells = baseline_cells(store.table())
+    cells = baseline_cells(Study(store.table()))
     assert list(cells)[:2] == [SAME_ROWS, cell_name(BASELINE)]
     assert set(cells) == {SAME_ROWS, cell_name(BASELINE), cell_name(POST), "convnet · 1,000 rows"}
     small = RunConfig(train_rows=1_000, patch_size=4)

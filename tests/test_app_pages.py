@@ -28,6 +28,7 @@ from vitcore.config.switches import REGISTRY
 from vitcore.stats import compare, seconds
 from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
+from vitcore.study import Study
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -120,7 +121,7 @@ def test_a_copied_link_reproduces_the_view(table):
 def test_convnet_disables_the_vit_switches_without_hiding_them(table):
     at = app({"model": "convnet"})
     disabled = {radio.key: radio.disabled for radio in at.radio if radio.key in SIDEBAR_KEYS}
-    shown = store_choices(table)  # a free field (width, epochs, ...) only where the store varies it
+    shown = store_choices(Study(table))  # a free field (width, epochs, ...) only where the store varies it
     assert disabled == {"model": False, "train_rows": False,
                         **{s.name: not s.applies("convnet") for s in REGISTRY if s.name in shown}}
     assert disabled["pos_embedding"] and disabled["patch_size"] and not disabled["warmup_epochs"]

@@ -18,6 +18,7 @@ from vitcore.app.selection import (
 from vitcore.app.walkthrough import walk
 from vitcore.article.claims import CLAIMS
 from vitcore.config.run import RunConfig
+from vitcore.study import Study
 
 
 def deltas(seed_delta: float, pi=(0.008, 0.047)) -> pd.DataFrame:
@@ -76,7 +77,7 @@ def test_coverage_counts_random_seeds_per_cell_and_size():
 
 def test_claim_links_select_both_configs_on_the_ablations_page():
     runs = pd.DataFrame([run_row(claim.baseline) for claim in CLAIMS])
-    cells = baseline_cells(runs)
+    cells = baseline_cells(Study(runs))
     for claim in CLAIMS:
         query = dict(parse_qsl(urlparse(claims_view.ablations_link(claim.selection, claim.baseline)).query))
         state = {**current_choices({}, query), BASELINE_KEY: query.get(BASELINE_KEY)}  # the sidebar's URL reading

@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 from conftest import ROOT
 
-from vitcore.app.selection import config_of_row
 from vitcore.config.run import RunConfig
 from vitcore.stats import summaries
+from vitcore.stats.centres import config_of_row
 from vitcore.stats.families import family_of
 from vitcore.store.runs import RunStore
 

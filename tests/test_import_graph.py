@@ -147,7 +147,9 @@ PAGE_FACTS = {"vitcore.data.fashion": "the class names", "vitcore.data.samples":
 # The files under views/ and vitcore/app that may import vitcore.stats or vitcore.analysis, each with its reason.
 STATISTICS = ("vitcore.stats", "vitcore.analysis")
 DIRECT = {"views/attention.py": "the probes' readings of one model's attention scores (analysis.attention), not the "
-                                "store's statistics"}
+                                "store's statistics",
+          "vitcore/app/walkthrough/probes.py": "the attention probes themselves (analysis.attention: one model's "
+                                               "forward pass, permutation test and weights), not the store's numbers"}
 
 
 def test_pages_import_the_app_and_the_study_not_the_layers_below():
@@ -220,13 +222,9 @@ def statistics_called(path, resolve, modules: set[str] | None = None) -> set[str
     return found
 
 
-# vitcore/app modules that still call statistics themselves (each a table or a chart the Study does not hand out
-# yet); the list only shrinks. Pages (views/) call none but DIRECT's.
-STILL_CALLING = {"vitcore/app/state.py", "vitcore/app/charts.py", "vitcore/app/tables.py", "vitcore/app/sidebar.py",
-                 "vitcore/app/ablations/cards.py", "vitcore/app/ablations/panels.py",
-                 "vitcore/app/claims_view.py", "vitcore/app/plans_view.py",
-                 "vitcore/app/runs_view.py", "vitcore/app/selection.py", "vitcore/app/training/train_panel.py",
-                 "vitcore/app/walkthrough/probes.py"}
+# vitcore/app modules that still call statistics themselves, beside DIRECT's (each a table or a chart the Study
+# does not hand out yet); the list only shrinks. Pages (views/) call none but DIRECT's.
+STILL_CALLING: set[str] = set()
 
 
 def calling(resolve) -> dict[str, set[str]]:
@@ -238,15 +236,15 @@ def calling(resolve) -> dict[str, set[str]]:
 def test_the_call_probe_sees_a_statistic_through_an_alias_and_a_re_export(tmp_path):
     resolve = resolver()
     page = tmp_path / "page.py"
-    page.write_text("from vitcore.app import selection as s\nfrom vitcore.analysis import pairing as p\n"
+    page.write_text("from vitcore.study import words as w\nfrom vitcore.analysis import pairing as p\n"
                     "import vitcore.stats.seconds\nfrom vitcore.app import state\nfrom vitcore.stats import summaries\n"
-                    "s.runs_of(None, None)\np.survey(None)\nvitcore.stats.seconds.one_group(None)\n"
+                    "w.group_text('')\np.survey(None)\nvitcore.stats.seconds.one_group(None)\n"
                     "state.study().timed()\nlen([])\nsummaries.runs_of(None, None)\n")
-    assert statistics_called(page, resolve) == {"line 6: vitcore.stats.families.runs_of",
-                                                "line 7: vitcore.analysis.pairing.survey",
+    assert statistics_called(page, resolve) == {"line 7: vitcore.analysis.pairing.survey",
                                                 "line 8: vitcore.stats.seconds.one_group",
                                                 "line 11: vitcore.stats.families.runs_of"}
-    assert resolve("vitcore.app.selection.runs_of") == "vitcore.stats.families.runs_of"
+    assert resolve("vitcore.stats.summaries.runs_of") == "vitcore.stats.families.runs_of"
+    assert resolve("vitcore.study.words.MARGIN") == "vitcore.stats.estimates.MARGIN"  # the vocabulary, said once
 
 
 def test_pages_call_no_statistics_the_study_computes():
@@ -257,3 +255,75 @@ def test_pages_call_no_statistics_the_study_computes():
     pages = {name: found for name, found in called.items() if name.startswith("views/") and name not in DIRECT}
     assert pages == {}
     assert set(called) - set(DIRECT) <= STILL_CALLING, {name: called[name] for name in set(called) - STILL_CALLING}
+
+
+# -- what pages and the app IMPORT from the statistics, and what they re-export ------------------------------
+def statistics_imports(path) -> list[tuple[int, str]]:
+    """(line, that line's text) of every import of vitcore.stats / vitcore.analysis in `path`, anywhere in it."""
+    lines, found = path.read_text().splitlines(), []
+    for node in ast.walk(ast.parse("\n".join(lines), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        else:
+            continue
+        if any(name == top or name.startswith(f"{top}.") for name in names for top in STATISTICS):
+            found.append((node.lineno, lines[node.lineno - 1]))
+    return sorted(found)
+
+
+def reason(line: str) -> str:
+    """The comment of an import line, lint switches (noqa) aside: why it imports what it does ('' for none)."""
+    _, hash_, comment = line.partition("#")
+    return comment.split("noqa")[0].strip(" :(") if hash_ else ""
+
+
+def re_exported_statistics(path, resolve) -> list[str]:
+    """'line 18: config_of_row -> vitcore.stats.centres.config_of_row' for every name a `noqa: F401` import of
+    `path` binds (a re-export: imported for others to take) that is a name of vitcore.stats / vitcore.analysis,
+    whatever module it is taken through."""
+    lines, found = path.read_text().splitlines(), []
+    for node in ast.walk(ast.parse("\n".join(lines), str(path))):
+        if not (isinstance(node, ast.ImportFrom) and node.module and node.level == 0):
+            continue
+        if not any("noqa: F401" in line for line in lines[node.lineno - 1:node.end_lineno]):
+            continue
+        for alias in node.names:
+            target = resolve(f"{node.module}.{alias.name}")
+            if target.startswith(tuple(f"{top}." for top in STATISTICS)) or target in STATISTICS:
+                found.append(f"line {node.lineno}: {alias.asname or alias.name} -> {target}")
+    return found
+
+
+def app_files() -> list:
+    return [*sorted((ROOT / "views").glob("*.py")), *sorted((PACKAGE / "app").rglob("*.py"))]
+
+
+def test_the_import_probes_see_a_direct_import_its_reason_and_a_re_export(tmp_path):
+    resolve = resolver()
+    page = tmp_path / "page.py"
+    page.write_text("import pandas\nfrom vitcore.stats.estimates import MARGIN  # noqa: F401\n"
+                    "from vitcore.study.words import (  # noqa: F401 (the shared words)\n"
+                    "    borderline,\n    METRICS,\n)\n"
+                    "def f():\n    import vitcore.analysis.noise  # the probe's own numbers, not the store's\n")
+    assert [line for line, _ in statistics_imports(page)] == [2, 8]
+    assert [reason(text) for _, text in statistics_imports(page)] == ["", "the probe's own numbers, not the store's"]
+    assert re_exported_statistics(page, resolve) == ["line 2: MARGIN -> vitcore.stats.estimates.MARGIN",
+                                                     "line 3: METRICS -> vitcore.stats.estimates.METRICS"]
+
+
+def test_the_app_takes_the_statistics_from_the_study_layer():
+    """No file under views/ or vitcore/app re-exports a name of vitcore.stats or vitcore.analysis, and at most 2
+    import them directly (DIRECT's), each saying why on its import line: everything else a page shows comes
+    through vitcore.study (the Study's methods, and the words every view says in vitcore.study.words)."""
+    resolve = resolver()
+    direct = {str(path.relative_to(ROOT)): statistics_imports(path) for path in app_files()}
+    direct = {name: found for name, found in direct.items() if found}
+    assert set(direct) <= set(DIRECT) and len(DIRECT) <= 2, sorted(direct)
+    unexplained = [f"{name}:{line}" for name, found in direct.items() for line, text in found
+                   if len(reason(text).split()) < 3]
+    assert unexplained == []
+    re_exports = {str(path.relative_to(ROOT)): found for path in app_files()
+                  if (found := re_exported_statistics(path, resolve))}
+    assert re_exports == {}

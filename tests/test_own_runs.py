@@ -19,6 +19,7 @@ from vitcore.config import switches
 from vitcore.config.run import RunConfig
 from vitcore.stats import families, summaries
 from vitcore.store.runs import RunStore
+from vitcore.study import Study
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 ROWS = 1_000
@@ -61,7 +62,7 @@ def test_a_label_names_every_field_off_its_default(name):
 def test_width_32_has_its_own_label_and_a_sidebar_control(own_store):
     table = own_store.table()
     assert set(table["label"]) == {"ViT p7 pre-LN pos", "ViT p7 pre-LN pos width 32"}
-    choices = store_choices(table)
+    choices = store_choices(Study(table))
     assert 32 in choices["width"] and 64 in choices["width"]
     assert "depth" not in choices and "warmup_epochs" not in choices  # one value stored: no control
 
@@ -70,7 +71,7 @@ def test_the_committed_store_sidebar_shows_a_free_field_only_where_it_varies():
     """Warm-up (0 and 2 are stored) has its control; width and depth gain theirs once the depth/width study
     is committed, and a field of one stored value (epochs, batch size, learning rate) never shows."""
     table = RunStore(Path(__file__).resolve().parents[1] / "cached_runs").table()
-    shown = [key for key in store_choices(table) if key in FREE_KEYS]
+    shown = [key for key in store_choices(Study(table)) if key in FREE_KEYS]
     assert shown == [key for key in FREE_KEYS if table[key].dropna().nunique() > 1]
     assert "warmup_epochs" in shown and not {"epochs", "batch_size", "lr"} & set(shown)
 
@@ -151,7 +152,7 @@ def test_the_readme_own_ablation_runs(tmp_path):
             assert levels == {("depth", "4"), ("width", "32")}
     table = RunStore(env["VITCORE_STORE"]).table()
     assert set(table["label"]) == {"ViT p7 pre-LN pos", "ViT p7 pre-LN pos depth 4", "ViT p7 pre-LN pos width 32"}
-    choices = store_choices(table)
+    choices = store_choices(Study(table))
     assert choices["depth"] == (1, 2, 4) and choices["width"] == (32, 64, 128)
     again = run_cli(*shlex.split(commands[0].replace("$VITCORE_STORE", env["VITCORE_STORE"]))[3:], env=env)
     assert again.returncode == 0 and "0 to train" in again.stdout  # resumable: nothing left

@@ -281,8 +281,8 @@ def test_no_seconds_verdict_on_the_committed_store_rests_on_fewer_than_ten_inter
     the flip table), the main effects, interactions and the headline: each resolved seconds verdict rests on 10 or
     more pairs timed interleaved, the rest are "not comparable" saying why; position embedding none says the
     counted work is the article's ViT's."""
-    from vitcore.app.selection import config_of_row
     from vitcore.stats import seconds
+    from vitcore.study.words import config_of_row
 
     stored = study.runs.drop_duplicates("config_id").to_dict("records")
     configs = {cfg.config_id: cfg for cfg in map(config_of_row, stored)}

@@ -11,6 +11,7 @@ from vitcore.app import fmt, selection, state
 from vitcore.app.ablations import cards, panels
 from vitcore.app.selection import METRIC_KEY, METRIC_LABELS, PAGE_DEFAULTS, VIEW_KEY, VIEWS, cell_name
 from vitcore.app.training.train_panel import render_train_offer
+from vitcore.study.words import METRICS
 
 cfg, note = state.selection()
 baseline, margin = state.baseline(), state.margin()
@@ -22,7 +23,7 @@ is_baseline = cfg.config_id == baseline.config_id
 def metric_control() -> str:
     label = st.segmented_control("Metric for the effects", list(METRIC_LABELS), default=PAGE_DEFAULTS[METRIC_KEY],
                                  required=True, key=METRIC_KEY, bind="query-params")
-    return METRIC_LABELS.get(label, selection.METRICS[0])
+    return METRIC_LABELS.get(label, METRICS[0])
 
 
 st.title("What is each part of a ViT worth?")

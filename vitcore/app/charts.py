@@ -18,16 +18,16 @@ from vitcore.app.fmt import BASELINE, DELTA_LIMITS, GUIDE, LESS, MORE, NO_EFFECT
 from vitcore.app.layout import EFFECT_ROW, PANEL_TITLE, effect_rows, panel_order, panel_title  # noqa: F401
 from vitcore.app.tables import READING_FIELDS, SIZE_FILL, with_readings
 from vitcore.data.fashion import CLASS_NAMES
-from vitcore.stats import estimates as v
+from vitcore.study import words as w
 
 # The one colour rule of every Δ chart: colour says what the verdict means for the user — green better,
 # red worse (lighter for "slightly"), whatever the sign of the Δ (for gap and seconds a negative Δ is
 # better); neutral blue / violet for higher / lower (final train accuracy has no good direction); dark
 # grey for equivalent, pale grey for the rest. The cards' badges follow it (cards.BADGES).
 GOOD, GOOD_PALE, BAD, BAD_PALE = "#1a9850", "#91cf60", "#d73027", "#fc8d59"
-VERDICT_COLOURS = {v.BETTER: GOOD, v.SLIGHTLY_BETTER: GOOD_PALE, v.WORSE: BAD, v.SLIGHTLY_WORSE: BAD_PALE,
-                   v.HIGHER: MORE, v.SLIGHTLY_HIGHER: MORE, v.LOWER: "#7b3294", v.SLIGHTLY_LOWER: "#7b3294",
-                   v.EQUIVALENT: NO_EFFECT, v.INCONCLUSIVE: PALE, v.TOO_FEW: PALE, v.NOT_COMPARABLE: PALE}
+VERDICT_COLOURS = {w.BETTER: GOOD, w.SLIGHTLY_BETTER: GOOD_PALE, w.WORSE: BAD, w.SLIGHTLY_WORSE: BAD_PALE,
+                   w.HIGHER: MORE, w.SLIGHTLY_HIGHER: MORE, w.LOWER: "#7b3294", w.SLIGHTLY_LOWER: "#7b3294",
+                   w.EQUIVALENT: NO_EFFECT, w.INCONCLUSIVE: PALE, w.TOO_FEW: PALE, w.NOT_COMPARABLE: PALE}
 COLOUR_RULE = ("Colour = the verdict for you: green better, red worse (lighter: slightly, inside ±margin), "
                "blue/violet higher/lower where no direction is better, dark grey equivalent, pale grey unresolved. "
                f"Fill = its size: {SIZE_FILL}.")
@@ -114,7 +114,7 @@ def heatmap(matrix: np.ndarray, title: str, delta: bool = False, limit: float = 
 def verdict_scale(metric: str, present) -> alt.Scale:
     """Verdict colours (VERDICT_COLOURS, the one rule), listing only the verdicts present. `metric` is
     kept for the callers: the verdict word already says whether a Δ is better for this metric."""
-    domain = [verdict for verdict in v.VERDICTS if verdict in set(present)]
+    domain = [verdict for verdict in w.VERDICTS if verdict in set(present)]
     return alt.Scale(domain=domain, range=[VERDICT_COLOURS[verdict] for verdict in domain])
 
 
@@ -216,7 +216,7 @@ def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
     change = base.mark_text(dy=-15, fontWeight="bold", color="#1f2430", **text).encode(x=alt.value(0), text="label:N")
     words = base.mark_text(**text).encode(
         x=alt.value(0), text="verdict_short:N",  # the full words are in the tooltip and on the card
-        color=alt.condition(alt.FieldOneOfPredicate("verdict", list(v.RESOLVED)), colour, alt.value(NO_EFFECT)))
+        color=alt.condition(alt.FieldOneOfPredicate("verdict", list(w.RESOLVED)), colour, alt.value(NO_EFFECT)))
     heading = alt.Title(textwrap.wrap(title, FOREST_TITLE), anchor="start")  # a 400-px screen wraps nothing itself
     return alt.layer(band, zero, *_interval_layers(base, x, colour, tooltip, 15), dots, change, words).properties(
         height=alt.Step(FOREST_ROW), title=heading).configure_view(stroke=None)

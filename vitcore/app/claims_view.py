@@ -19,10 +19,16 @@ from vitcore.article.claims import CLAIMS, DECIDES, REGISTRY, SEED_NOISE, WORK, 
 from vitcore.article.claims import DEFINITIONS as DIRECTION_DEFINITIONS
 from vitcore.config.metrics import metric as entry
 from vitcore.config.run import RunConfig, default_baseline
-from vitcore.stats import readings
-from vitcore.stats.estimates import DEFINITIONS, MARGIN, MARGIN_REASON
 from vitcore.study import Study
-from vitcore.study.words import interval_text, marked, verdict_interval
+from vitcore.study.words import (
+    DEFINITIONS,
+    MARGIN,
+    MARGIN_REASON,
+    READING_DEFINITIONS,
+    interval_text,
+    marked,
+    verdict_interval,
+)
 
 BY_NAME = {claim.claim: claim for claim in CLAIMS}
 
@@ -125,7 +131,7 @@ def meaning(table: pd.DataFrame, margin: float) -> str:
     """What a verdict, direction and size mean here, and which correction applies."""
     words = " ".join(f"*{word}*: {text}" for word, text in DEFINITIONS.items())  # each ends in its own full stop
     directions = " ".join(f"*{word}*: {text}" for word, text in DIRECTION_DEFINITIONS.items())
-    readings_text = " ".join(f"**{word.capitalize()}**: {text}" for word, text in readings.DEFINITIONS.items())
+    readings_text = " ".join(f"**{word.capitalize()}**: {text}" for word, text in READING_DEFINITIONS.items())
     return (
         "Each row is one paired comparison at one training size: the two configs' runs matched by random seed, "
         "Δ = selection − baseline per random seed, averaged (vitcore.stats.compare, the Ablations page's engine). "

@@ -8,11 +8,11 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from vitcore.analysis import noise
 from vitcore.app import fmt, state
+from vitcore.study.words import NOISE_INTERACTIONS
 
-SHOWN = ("data", "init", "order", noise.INTERACTIONS)  # the chart's bars: each source alone, then all interactions
-NAMES = {"data": "data sample", "init": "initialisation", "order": "batch order", noise.INTERACTIONS: "interactions"}
+SHOWN = ("data", "init", "order", NOISE_INTERACTIONS)  # the chart's bars: each source alone, then all interactions
+NAMES = {"data": "data sample", "init": "initialisation", "order": "batch order", NOISE_INTERACTIONS: "interactions"}
 COLOURS = (fmt.SELECTION, "#2f9e44", fmt.GUIDE, fmt.BASELINE)
 
 

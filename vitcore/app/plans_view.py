@@ -6,22 +6,22 @@ from __future__ import annotations
 import pandas as pd
 
 from vitcore.app import fmt, state
-from vitcore.stats import plan_report
+from vitcore.study.words import DECIDED, OUTCOMES
 
 COLUMNS = {"question": "Question", "train_rows": "Rows", "look": "Look", "verdict": "Verdict", "size": "Size",
            "needs": "Needs", "seen_before_plan": "Seen before the plan"}
 CONFIRMATION = {"discovery_verdict": "Discovery", "replicated": "Replication"}
 
 
-def report() -> plan_report.PlanReport:
+def report():
     """The store's PlanReport (computed once per store state by the shared Study)."""
     return state.study().plan_report()
 
 
 def summary(plan, frame: pd.DataFrame, blind: bool | None, order: str = "") -> str:
     """One paragraph: what the plan is, its hash, when registered, its random seeds, how far it got, whether it is
-    blind and what proves its order (`order`: plan_report.Checked.order)."""
-    decided = int(frame["verdict"].isin(plan_report.sequential.DECIDED).sum())
+    blind and what proves its order (`order`: the Study's plans_checked().order)."""
+    decided = int(frame["verdict"].isin(DECIDED).sum())
     capped = int(frame["needs"].str.startswith("at the plan's cap").sum())
     seen = ("**nothing judged yet**: none of its runs is stored" if blind is None else
             "**blind**: no run it judges was trained before it was registered" if blind else
@@ -37,7 +37,7 @@ def summary(plan, frame: pd.DataFrame, blind: bool | None, order: str = "") -> s
         counts = frame["replicated"].value_counts()
         text += (f" It confirms plan **{plan.confirms}** on fresh random seeds, and its verdicts lead every view of "
                  "these questions (the discovery follows): " +
-                 ", ".join(f"{int(counts.get(word, 0))} {word}" for word in plan_report.OUTCOMES) + ". "
+                 ", ".join(f"{int(counts.get(word, 0))} {word}" for word in OUTCOMES) + ". "
                  "**Pooled** combines the discovery and the confirmation (inverse-variance, the shared test-image "
                  "term once) as context, never as a verdict: the discovery's half was looked at first; "
                  "**het. p** is Cochran's Q (p of the z between them).")

@@ -11,12 +11,11 @@ import pandas as pd
 import streamlit as st
 
 from vitcore.app import fmt, state
-from vitcore.app.selection import LABELS, cell_name, config_of_row
+from vitcore.app.selection import LABELS, cell_name
 from vitcore.config.metrics import TABLE
 from vitcore.config.metrics import metric as entry
 from vitcore.config.run import DEFAULTS, RunConfig
-from vitcore.stats import centres
-from vitcore.stats.estimates import MARGIN
+from vitcore.study.words import MARGIN, changes_text, config_of_row
 
 # Every field the sidebar selects by, and the random seed, as (table column, filter label); the integer
 # columns (patch size etc.; convnet rows: none) are the RunConfig fields with whole-number defaults.
@@ -132,7 +131,7 @@ def filtered_csv(name: str, frames: dict[str, pd.DataFrame], shown: pd.DataFrame
 def effects_command(margin: float, base: RunConfig | None) -> str:
     """The CLI command whose effects.csv the Runs page's full download is: `--base` names the centre's fields off
     the article's ViT (state.effects_centre), as `sweep --base` takes them."""
-    changed = "" if base is None else centres.changes_text(base)  # as `compare --baseline` names it
+    changed = "" if base is None else changes_text(base)  # as `compare --baseline` names it
     return f"python -m vitcore effects --margin {margin:g}" + (f" --base {changed}" if changed else "")
 
 

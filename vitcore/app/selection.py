@@ -15,17 +15,8 @@ from vitcore.config import switches
 from vitcore.config.run import DEFAULTS as FIELD_DEFAULTS
 from vitcore.config.run import MODELS, VIT_FIELDS, RunConfig, article_model, default_baseline
 from vitcore.run.sweep import GRID_ROWS
-from vitcore.stats.centres import (  # noqa: F401 (config_of_row: the pages')
-    config_of_row,
-    holds_article,
-    store_centre,
-)
-from vitcore.stats.estimates import MARGIN
-from vitcore.stats.summaries import (  # noqa: F401 (runs_of: the pages' one way to a config's runs)
-    METRICS,
-    random_seed_runs,
-    runs_of,
-)
+from vitcore.study import Study
+from vitcore.study.words import MARGIN, METRICS, config_of_row
 
 # The sidebar's choices per widget key (== RunConfig field, switches.SELECTED). Values appear in the
 # URL as str(value). The switches' levels come from the registry; train_rows offers every row count
@@ -78,24 +69,24 @@ def _shown(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _stored(table: pd.DataFrame, key: str) -> set:
+def _stored(study: Study, key: str) -> set:
     """The values of one sidebar key among the store's runs (but `sweep noise`'s crossed cells), typed."""
-    if key not in table.columns or not len(table):
+    if key not in study.runs.columns or not len(study.runs):
         return set()
     kind = type(FIELD_DEFAULTS[key])
-    return {kind(v) for v in random_seed_runs(table)[key].dropna().unique()}
+    return {kind(v) for v in study.seed_runs()[key].dropna().unique()}
 
 
-def allowed_choices(table: pd.DataFrame) -> dict[str, tuple]:
+def allowed_choices(study: Study) -> dict[str, tuple]:
     """Every sidebar key's values a URL may hold for one store. A store that holds the article's ViT (the committed
     one) offers the grids' rows and every model and switch level; your own study (no article's ViT) offers its own
     models and row counts (300 included). A free field (width, depth, epochs, ...) offers its registry levels and
     every value the store holds where the store varies it or holds it off the article's (`--base epochs=2`), else
     only the one value stored."""
-    own = bool(len(table)) and not holds_article(table)
+    own = bool(len(study.runs)) and not study.holds_article()
     out = {}
     for key, options in CHOICES.items():
-        stored = _stored(table, key)
+        stored = _stored(study, key)
         if key in ("model", "train_rows") and own and stored:
             out[key] = tuple(sorted(stored, key=list(options).index)) if key == "model" else tuple(sorted(stored))
         elif key == "train_rows":
@@ -109,10 +100,10 @@ def allowed_choices(table: pd.DataFrame) -> dict[str, tuple]:
     return out
 
 
-def store_choices(table: pd.DataFrame) -> dict[str, tuple]:
+def store_choices(study: Study) -> dict[str, tuple]:
     """The sidebar's controls for one store: allowed_choices of every key with a choice to make (the training
     rows always), so a free field shows only where the store varies it or holds it off the article's."""
-    return {key: options for key, options in allowed_choices(table).items()
+    return {key: options for key, options in allowed_choices(study).items()
             if len(options) > 1 or key == "train_rows"}
 
 
@@ -131,14 +122,14 @@ class Offer:
         return self.centre or RunConfig()
 
 
-def store_offer(table: pd.DataFrame, cells: Mapping[str, RunConfig | None] | None = None) -> Offer:
-    """The sidebar of one store: the article's ViT is the default selection and baseline when the store holds it
-    (or is empty); else your own study's centre (stats.centres.store_centre, e.g. ViT epochs 2 at 300 rows)."""
-    centre = store_centre(table) if len(table) and not holds_article(table) else None
-    allowed = allowed_choices(table)
+def store_offer(study: Study, cells: Mapping[str, RunConfig | None] | None = None) -> Offer:
+    """The sidebar of one store (its Study): the article's ViT is the default selection and baseline when the store
+    holds it (or is empty); else your own study's centre (Study.centre, e.g. ViT epochs 2 at 300 rows)."""
+    centre = study.centre()
+    allowed = allowed_choices(study)
     defaults = dict(DEFAULTS) if centre is None else {key: getattr(centre, key) for key in CHOICES}
-    return Offer(allowed, {key: allowed[key] for key in store_choices(table)}, defaults, centre,
-                 baseline_cells(table, centre) if cells is None else cells)
+    return Offer(allowed, {key: allowed[key] for key in store_choices(study)}, defaults, centre,
+                 baseline_cells(study, centre) if cells is None else cells)
 
 
 def query_notes(params: Mapping, baselines: list[str] | None = None,
@@ -258,7 +249,7 @@ def same_rows(centre: RunConfig | None = None) -> str:
     return SAME_ROWS if centre is None else f"{centre.label()} at the selected rows"
 
 
-def baseline_cells(table: pd.DataFrame, centre: RunConfig | None = None) -> dict[str, RunConfig | None]:
+def baseline_cells(study: Study, centre: RunConfig | None = None) -> dict[str, RunConfig | None]:
     """The baseline choices by name: same_rows(centre) (None: resolved against the selection), the article's
     ViT at 4,000 rows (listed even before it is cached; not around your own study's `centre`), then every cached
     config cell (but the crossed cells of `sweep noise`, which hold one data/init/order seed fixed: the Seed noise
@@ -266,7 +257,7 @@ def baseline_cells(table: pd.DataFrame, centre: RunConfig | None = None) -> dict
     cells: dict[str, RunConfig | None] = {same_rows(centre): None}
     if centre is None:
         cells[cell_name(BASELINE)] = BASELINE
-    stored = random_seed_runs(table).drop_duplicates("config_id").sort_values(["model", "label", "train_rows"])
+    stored = study.seed_runs().drop_duplicates("config_id").sort_values(["model", "label", "train_rows"])
     for _, row in stored.iterrows():
         cfg = config_of_row(row)
         cells.setdefault(cell_name(cfg), cfg)

@@ -35,7 +35,7 @@ from vitcore.app.selection import (
 from vitcore.app.selection import HELP as KEY_HELP
 from vitcore.app.selection import LABELS as KEY_LABELS
 from vitcore.config.switches import SWITCH
-from vitcore.stats.estimates import MARGIN
+from vitcore.study.words import MARGIN
 
 NOTES_KEY = "_vitcore_query_notes"
 URL_SENT = "_vitcore_url_sent"  # per own-URL key: the URL value this session wrote last (None: none)

@@ -36,10 +36,10 @@ from vitcore.app.selection import (  # noqa: F401
 )
 from vitcore.config.environment import REPOSITORY_STORE, store_path, timing_path
 from vitcore.config.run import RunConfig
-from vitcore.stats import summaries
-from vitcore.stats.estimates import MARGIN
 from vitcore.store.runs import RunStore
 from vitcore.study import Study
+from vitcore.study.words import MARGIN
+from vitcore.study.words import effects_centre as centre_of
 
 STORE_PATH = str(store_path())  # $VITCORE_STORE (empty: no store, and a note), else the repository's cached_runs/
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv", "effects.csv")
@@ -139,11 +139,11 @@ def _study(path: str, mtime: str) -> Study:
 
 @st.cache_resource(show_spinner=False, max_entries=2)
 def _offer(path: str, mtime: str) -> Offer:
-    runs = _study(path, mtime).runs
-    found = store_offer(runs, cells={})
+    shared = _study(path, mtime)
+    found = store_offer(shared, cells={})
     return Offer(MappingProxyType(dict(found.allowed)), MappingProxyType(dict(found.choices)),
                  MappingProxyType(dict(found.defaults)), found.centre,
-                 MappingProxyType(baseline_cells(runs, found.centre)))
+                 MappingProxyType(baseline_cells(shared, found.centre)))
 
 
 _baseline_choices = _offer  # what tests clear between stores (one cache: the offer holds the baseline cells)
@@ -227,7 +227,7 @@ def interactions(metric: str, margin: float = MARGIN, cells: str = "", base: Run
 def effects_centre(baseline: RunConfig) -> RunConfig | None:
     """What the Main effects view centres on: None (the article's ViT) unless the sidebar's baseline is a ViT with
     other fields or switches (your own study's centre, e.g. 5 epochs), whatever its training rows."""
-    return summaries.centre(baseline) if baseline.model == "vit" else None
+    return centre_of(baseline) if baseline.model == "vit" else None
 
 
 def _around(base: RunConfig | None) -> str:
@@ -276,16 +276,6 @@ def comparison(cfg: RunConfig, base: RunConfig, margin: float = MARGIN):
                          missing_ok=True)  # a selection not trained yet: its Δs read "too few seeds"
 
 
-@st.cache_data(show_spinner=False, max_entries=2)
-def _bn(path: str, mtime: float) -> pd.DataFrame | None:
-    from vitcore.analysis import bn
-
-    return bn.read_diagnosis(path)
-
-
 def bn_diagnosis() -> pd.DataFrame | None:
-    """The committed BatchNorm diagnosis (vitcore.analysis.bn.read_diagnosis of vitcore/analysis/bn.csv), or None."""
-    from vitcore.analysis import bn
-
-    path = bn.BN_CSV
-    return _bn(str(path), path.stat().st_mtime_ns if path.is_file() else 0)
+    """The committed BatchNorm diagnosis (Study.bn_diagnosis: vitcore/analysis/bn.csv), or None."""
+    return study().bn_diagnosis()

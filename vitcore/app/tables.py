@@ -1,6 +1,6 @@
 """What the pages show, as plain rows, frames and sentences built from library results.
 
-The statistics come from vitcore.stats.summaries / vitcore.article.report / vitcore.analysis.cost; this module only
+The statistics come from the Study (vitcore.study) and its words (vitcore.study.words); this module only
 picks, labels and formats them (through vitcore.app.fmt). No Streamlit and no TensorFlow, so the pages
 stay a description of the UI and this is unit-tested directly.
 """
@@ -10,20 +10,22 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from vitcore.analysis.flips import BROKEN
 from vitcore.app import fmt, state
 from vitcore.app.selection import BASELINE, cell_name
 from vitcore.article import sources as article
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import REGISTRY, change
-from vitcore.stats.estimates import MARGIN
-from vitcore.stats.seconds import REFERENCE, context, group_text
 from vitcore.study.words import (
+    BROKEN,
+    MARGIN,
     SEEN_MARK,
+    TIMING_REFERENCE,
     borderline,
+    group_text,
     interval_kind,
     marked,
     seen,
+    timing_context,
     verdict_interval,
     verdict_text,
     work_mark,
@@ -236,15 +238,15 @@ def timed_as(group: str) -> str:
     its name, any other group by its basis and the load it ran under — never the raw 'v3/threads2/…' id."""
     if not group:
         return ""
-    if context(group) == REFERENCE:
+    if timing_context(group) == TIMING_REFERENCE:
         return f"timed in {group_text(group)}"
-    load = f"; {group_text(group)}" if context(group) else ""  # a clean group's words say nothing new here
+    load = f"; {group_text(group)}" if timing_context(group) else ""  # a clean group's words say nothing new here
     return f"timed one run after another, not interleaved ({timing_basis(group)}{load})"
 
 
 def is_reference(group: str) -> bool:
     """Whether a timing group is the dedicated timing set's (interleaved pairs on a quiet machine)."""
-    return context(group) == REFERENCE
+    return timing_context(group) == TIMING_REFERENCE
 
 
 def timing_label(group: str) -> str:

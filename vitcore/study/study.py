@@ -23,12 +23,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from vitcore.analysis import cost, flips, work
+from vitcore.analysis import bn, cost, flips, work
 from vitcore.config.environment import NO_STORE, store_path, timing_path
 from vitcore.config.metrics import checked, checked_margin
 from vitcore.config.run import RunConfig, default_baseline
+from vitcore.stats import centres, percell, seconds, summaries, testset
 from vitcore.stats import compare as engine
-from vitcore.stats import percell, seconds, summaries, testset
 from vitcore.stats.estimates import MARGIN, METRICS
 from vitcore.stats.families import ALONE, Family, family_of, neighbours, runs_of
 from vitcore.stats.records import Measurement, Verdict
@@ -277,10 +277,47 @@ class Study(ArticleViews):
             raise ValueError(f"main effects are the ViT's switches: base must be a ViT, got the {base.model}")
         return self._cached((f"{key[0]} around", *key[1:], base.config_id), compute, keep=CENTRES)
 
-    # -- seconds and the token cost: what a change costs ----------------------------------------------
+    def cell_spread(self, metrics=METRICS, interactions: bool = False, cells: str = "",
+                    base: RunConfig | None = None) -> pd.DataFrame:
+        """percell.spread of `cell_effects`: per effect, how its cells spread and whether they disagree in sign."""
+        metrics, cells = checked(metrics), cells or percell.ALL
+        return self._around(("cell spread", tuple(metrics), interactions, cells), lambda: percell.spread(
+            self.cell_effects(metrics, interactions, cells, base)), base).copy()
+
+    # -- what the store holds ----------------------------------------------------------------------
     def runs_of(self, cfg: RunConfig) -> pd.DataFrame:
         """The valid runs of cfg at every random seed (families.runs_of), a copy a caller may change."""
         return runs_of(self.runs, cfg).copy()
+
+    def holds_article(self) -> bool:
+        """Whether the store has runs of the article's ViT at 4,000 rows (stats.centres.holds_article)."""
+        return self._cached("holds article", lambda: centres.holds_article(self.runs))
+
+    def centre(self) -> RunConfig | None:
+        """Your own study's centre (stats.centres.store_centre), or None when the store holds the article's ViT or
+        no run: the config the sidebar selects and compares with when no URL says otherwise."""
+        return self._cached("centre", lambda: centres.store_centre(self.runs) if len(self.runs) and
+                            not self.holds_article() else None)
+
+    def seed_runs(self) -> pd.DataFrame:
+        """The runs whose data sample, initial weights and batch order all come from the random seed
+        (summaries.random_seed_runs: all but `sweep noise`'s crossed cells), a copy a caller may change."""
+        return summaries.random_seed_runs(self.runs).copy()
+
+    def class_rates(self, run_ids):
+        """The (10, 10) row-normalised test rates averaged over these runs (compare.mean_rates of their confusions)."""
+        ids = list(run_ids)
+        return engine.mean_rates(self.run_frames(ids)[1], ids)
+
+    def bn_diagnosis(self) -> pd.DataFrame | None:
+        """The committed BatchNorm diagnosis (analysis.bn.read_diagnosis of vitcore/analysis/bn.csv), or None before
+        it is measured; read again when the file changes."""
+        path = bn.BN_CSV
+        stamp = path.stat().st_mtime_ns if path.is_file() else 0
+        found = self._cached(("bn", stamp), lambda: bn.read_diagnosis(path), keep=2)
+        return None if found is None else found.copy()
+
+    # -- seconds and the token cost: what a change costs ----------------------------------------------
 
     def timed(self, cfg: RunConfig | None = None) -> tuple[pd.DataFrame, str]:
         """(cfg's runs of one timing group, that group; every run's when cfg is None): what a seconds mean is taken

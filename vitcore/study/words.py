@@ -2,6 +2,11 @@
 interval that goes with it, both tests' p-values and the readings (Δ in run sds, wins). One module, so the
 Ablations cards, the shared tables, the Claims page and notebooks print one comparison the same way. Rows
 are compare.METRIC_COLUMNS dicts (records.Verdict.row()). Plain strings: no Streamlit, no pandas.
+
+The vocabulary below (verdict words, the margin and its reason, metric lists, column names) is the statistics'
+own, imported here once: the app's modules and pages take it from the study layer, never from vitcore.stats or
+vitcore.analysis, so what a page says is what the Study's rows say. The helpers at the end word a row, a frame or
+a config the Study handed out (a timing group's context, a flip report's paragraph, a config as `--base` takes it).
 """
 
 from __future__ import annotations
@@ -10,11 +15,46 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vitcore.analysis import attention, bn, flips
+from vitcore.analysis.noise import INTERACTIONS as NOISE_INTERACTIONS  # noqa: F401 (the vocabulary)
+from vitcore.analysis.scaling import CURVE_METRICS, VARIANT  # noqa: F401 (the vocabulary)
 from vitcore.config.metrics import metric
 from vitcore.config.numbers import ci, missing, number, p_value
+from vitcore.config.run import RunConfig
+from vitcore.stats import centres, percell, plan, readings, seconds, summaries
 from vitcore.stats import estimates as v
-from vitcore.stats import plan, readings
+from vitcore.stats.estimates import (  # noqa: F401 (the vocabulary: every verdict word, the margin and why)
+    ALPHA,
+    BETTER,
+    DEFINITIONS,
+    EQUIVALENT,
+    HIGHER,
+    INCONCLUSIVE,
+    LOWER,
+    MARGIN,
+    MARGIN_REASON,
+    METRICS,
+    NOT_COMPARABLE,
+    RESOLVED,
+    SLIGHTLY_BETTER,
+    SLIGHTLY_HIGHER,
+    SLIGHTLY_LOWER,
+    SLIGHTLY_WORSE,
+    TOO_FEW,
+    VERDICTS,
+    WORSE,
+)
+from vitcore.stats.percell import ALL as ALL_CELLS  # noqa: F401 (the vocabulary)
+from vitcore.stats.percell import EFFECT_KEY, LAYER_NORM, NO_COLLAPSE  # noqa: F401 (the vocabulary)
+from vitcore.stats.percell import SUBSETS as CELL_SUBSETS  # noqa: F401 (the vocabulary)
+from vitcore.stats.plan import DECIDED  # noqa: F401 (the vocabulary)
+from vitcore.stats.plan_report import OUTCOMES  # noqa: F401 (the vocabulary)
+from vitcore.stats.readings import DEFINITIONS as READING_DEFINITIONS  # noqa: F401 (the vocabulary)
+from vitcore.stats.seconds import REFERENCE as TIMING_REFERENCE  # noqa: F401 (the vocabulary)
 from vitcore.stats.testset import WITH_TEST
+
+BROKEN, FLIP_DIRECTIONS, FLIP_MIN_PAIRS = flips.BROKEN, flips.DIRECTIONS, flips.MIN_PAIRS  # the flipped images' words
+SEEN = plan.SEEN  # a planned verdict decided on random seeds seen before its plan
 
 
 def needs(row) -> str:
@@ -225,3 +265,61 @@ def tests_text(row, sep: str = " · ") -> str:
 def tests_line(row, sep: str = " · ") -> str:
     """`chosen`'s two p-values with their names, '—' for a missing one: the CLI's line says them whatever they are."""
     return sep.join(f"{name} {p_value(p)}" for name, p in chosen(row).tests)
+
+
+# -- words of what the Study handed out: a row's direction, a timing group, a report, a config ----------------------
+def planned(row) -> bool:
+    """Whether a judged row is judged by its plan (its intervals are the plan's repeated confidence intervals)."""
+    return plan.planned(row)
+
+
+def direction(metric_name: str, positive: bool, inside: bool) -> str:
+    """The resolved word for a Δ of this sign on this metric (estimates.direction): better / worse, higher / lower
+    for a metric without a direction, 'slightly …' when the equivalence test also puts it inside the margin."""
+    return v.direction(metric_name, positive, inside)
+
+
+def timing_context(group: str) -> str:
+    """The context suffix of a timing group ('reference', 'busy', …; '' for a clean group)."""
+    return seconds.context(group)
+
+
+def group_text(group: str) -> str:
+    """What a timing group's context means, in words ('' context: timed without a known disturbance)."""
+    return seconds.group_text(group)
+
+
+def flip_summary(report) -> str:
+    """A flip report's counts against their nulls, in one paragraph (the gallery's caption, as `compare` prints)."""
+    return flips.summary(report)
+
+
+def bn_text(diagnosis) -> str:
+    """The measured explanation of the BatchNorm ViTs' collapse, in markdown, from the diagnosis frame alone."""
+    return bn.explain(diagnosis)
+
+
+def changed_sentence(everything, subset, name: str, names: dict | None = None) -> str | None:
+    """Which verdicts of the all-cells effects `everything` change over the cells `name` (`subset`: the effects
+    over those cells), in one sentence, or None when none changes (percell.changed_verdicts / changed_sentence)."""
+    return percell.changed_sentence(percell.changed_verdicts(everything, subset), name, names)
+
+
+def config_of_row(row) -> RunConfig:
+    """The seed-0 RunConfig a row of the Study's runs table names."""
+    return centres.config_of_row(row)
+
+
+def changes_text(cfg: RunConfig) -> str:
+    """cfg as `--baseline` / `--base` take it: 'epochs=2' ('' for the article's ViT at any rows)."""
+    return centres.changes_text(cfg)
+
+
+def effects_centre(base: RunConfig | None) -> RunConfig | None:
+    """`base` as a centre of effects (its rows and random seed not used), or None for the article's ViT."""
+    return summaries.centre(base)
+
+
+def train_command(cfg: RunConfig) -> str:
+    """The shell command that trains (and keeps the weights of) cfg's seed-0 run."""
+    return attention.train_command(cfg)

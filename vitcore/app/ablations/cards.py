@@ -13,11 +13,8 @@ from vitcore.app import fmt, tables
 from vitcore.app.selection import cell_name
 from vitcore.config.metrics import metric as entry
 from vitcore.config.run import RunConfig
-from vitcore.stats import estimates as v
-from vitcore.stats import plan, readings
-from vitcore.stats.summaries import METRICS
-from vitcore.stats.testset import WITH_TEST
 from vitcore.study import Study
+from vitcore.study import words as w
 from vitcore.study.words import (  # noqa: F401 (the shared words, used here and re-exported)
     BORDERLINE,
     borderline,
@@ -31,13 +28,13 @@ from vitcore.study.words import (  # noqa: F401 (the shared words, used here and
     verdict_text,
 )
 
-HELP = {m: entry(m).help for m in METRICS}  # the cards' metrics' help (the metric registry's)
-TITLES = {m: entry(m).short for m in METRICS if entry(m).short}  # short: five cards share a row
+HELP = {m: entry(m).help for m in w.METRICS}  # the cards' metrics' help (the metric registry's)
+TITLES = {m: entry(m).short for m in w.METRICS if entry(m).short}  # short: five cards share a row
 # The badge colour of each verdict (Streamlit markdown badges): the colour rule of every Δ view — green is
 # better for the user, red worse, neutral blue/violet for higher/lower, grey for the rest.
-BADGES = {v.BETTER: "green", v.SLIGHTLY_BETTER: "green", v.WORSE: "red", v.SLIGHTLY_WORSE: "red",
-          v.HIGHER: "blue", v.SLIGHTLY_HIGHER: "blue", v.LOWER: "violet", v.SLIGHTLY_LOWER: "violet",
-          v.EQUIVALENT: "gray", v.INCONCLUSIVE: "orange", v.TOO_FEW: "gray", v.NOT_COMPARABLE: "gray"}
+BADGES = {w.BETTER: "green", w.SLIGHTLY_BETTER: "green", w.WORSE: "red", w.SLIGHTLY_WORSE: "red",
+          w.HIGHER: "blue", w.SLIGHTLY_HIGHER: "blue", w.LOWER: "violet", w.SLIGHTLY_LOWER: "violet",
+          w.EQUIVALENT: "gray", w.INCONCLUSIVE: "orange", w.TOO_FEW: "gray", w.NOT_COMPARABLE: "gray"}
 
 
 def title(metric: str) -> str:
@@ -57,7 +54,7 @@ def collapsed_note(runs: pd.DataFrame) -> str | None:
     return f"{int(runs['collapsed'].fillna(False).astype(bool).sum())} of {len(runs)} random seeds collapsed"
 
 
-def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin: float = v.MARGIN,
+def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin: float = w.MARGIN,
                  is_baseline: bool = False, timed: tuple[pd.DataFrame, str] | None = None) -> list[dict]:
     """One card per metric: metric, title, value, delta, delta_color, delta_arrow, help, lines (markdown,
     the card's own text). Paired: the selection's mean over the paired random seeds and the paired Δ;
@@ -65,7 +62,7 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
     its runs. `timed`: the selection's runs of one timing group and that group (Study.timed), what a seconds mean
     is taken over; without it, those of `selected` alone."""
     cards = []
-    rows = comparison.metrics.to_dict("records") if comparison is not None else [{"metric": m} for m in METRICS]
+    rows = comparison.metrics.to_dict("records") if comparison is not None else [{"metric": m} for m in w.METRICS]
     for row in rows:
         metric, places = row["metric"], fmt.digits(row["metric"])
         card = {"metric": metric, "title": title(metric), "help": entry(metric).help, "delta": None,
@@ -74,7 +71,7 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
         values = values[metric]  # seconds: one timing group's runs, never a mean pooled across groups
         # seconds not timed as a design show the config's own time and why there is no Δ: a Δ between runs timed one
         # after another is the machine's as much as the model's (vitcore.stats.seconds.timing_note)
-        untimed = comparison is not None and metric == "seconds" and row.get("verdict") == v.NOT_COMPARABLE
+        untimed = comparison is not None and metric == "seconds" and row.get("verdict") == w.NOT_COMPARABLE
         if is_baseline or comparison is None or (row["paired"] and row["n_pairs"] == 0) or untimed:
             card["value"] = fmt.number(values.mean(), places)
             lines = [fmt.spread(values.std(), len(values), places).replace("seeds", "random seeds")
@@ -82,9 +79,9 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
             word, _, why = verdict_text(row, margin).partition(" — ") if untimed else ("", "", "")
             lines.append("this is the baseline: flip a switch to see a Δ" if is_baseline else
                          f"{badge(word, word)} {why}".strip() if untimed else
-                         f"{badge(v.TOO_FEW, v.TOO_FEW)} no baseline run shares a random seed")
+                         f"{badge(w.TOO_FEW, w.TOO_FEW)} no baseline run shares a random seed")
         else:
-            resolved = row["verdict"] in v.RESOLVED
+            resolved = row["verdict"] in w.RESOLVED
             card.update(value=fmt.number(row["selection_mean"], places),
                         delta=fmt.delta(row["mean_delta"], places),  # st.metric reads the direction off its sign
                         delta_color=("normal" if entry(metric).higher_is_better else "inverse") if resolved
@@ -117,7 +114,7 @@ def test_set_line(row, places: int) -> str | None:
     if not row.get("n_pairs_with_test") or fmt.missing(row.get("ci_low_seeds")) or unbounded(row):
         return None
     seeds = fmt.ci(row["ci_low_seeds"], row["ci_high_seeds"], places)
-    if row.get("interval") != WITH_TEST:
+    if row.get("interval") != w.WITH_TEST:
         return f"the test images add no measurable variance: the interval is over random seeds alone {seeds}"
     ratio = (row["ci_high"] - row["ci_low"]) / (row["ci_high_seeds"] - row["ci_low_seeds"])
     both = fmt.ci(row["ci_low"], row["ci_high"], places)  # like for like: both unadjusted 95% intervals
@@ -170,16 +167,16 @@ def header(comparison, cfg: RunConfig, baseline: RunConfig) -> str:
     extra = ""
     if "seconds" in rows.index:
         secs = rows.loc["seconds"]
-        if secs["verdict"] == v.NOT_COMPARABLE:
+        if secs["verdict"] == w.NOT_COMPARABLE:
             extra = f" Seconds get no Δ: {secs['timing_note'] or 'not timed as a design'}."
         elif secs["n_pairs"] != len(seeds):
             extra = f" Seconds use {int(secs['n_pairs'])} pairs {tables.timed_as(secs['timing_group'])} (never mixed)."
     uses = "every mean and Δ below uses those seeds only"
     if "test_accuracy" in rows.index:
         test = rows.loc["test_accuracy"]
-        if plan.planned(test) or str(test["plan"]).startswith("exploratory"):  # a look uses its own seeds only
+        if w.planned(test) or str(test["plan"]).startswith("exploratory"):  # a look uses its own seeds only
             extra += f" Test accuracy is {test['plan']}."
-        if plan.planned(test) and int(test["n_pairs"]) != len(seeds):
+        if w.planned(test) and int(test["n_pairs"]) != len(seeds):
             uses = (f"test accuracy's verdict uses the {int(test['n_pairs'])} pairs of its plan's look, every other "
                     "mean and Δ below all of them")
         if test.get("verdict_from"):
@@ -214,11 +211,11 @@ SPLITS = ("Splits: 5,000 stratified validation rows held out of the 60k training
           "training rows drawn from the other 55,000; the test split is the official 10,000.")
 
 
-def definitions(margin: float = v.MARGIN) -> str:
+def definitions(margin: float = w.MARGIN) -> str:
     """The definitions expander: metrics, Δ and interval, one paragraph per verdict (README-ready), the
     correction, the splits."""
     metrics = "\n".join(f"- **{title(m)}**: {text}" for m, text in HELP.items())
     verdict_lines = "\n".join(f"- **{word}**: {text}" for word, text in
-                              [*v.DEFINITIONS.items(), *readings.DEFINITIONS.items()])
+                              [*w.DEFINITIONS.items(), *w.READING_DEFINITIONS.items()])
     return (f"{metrics}\n- {DELTA}\n\n**Verdicts** (margin now ±{margin:g}; "
-            f"{v.MARGIN_REASON}):\n{verdict_lines}\n\n{CORRECTION}\n\n{SPLITS}")
+            f"{w.MARGIN_REASON}):\n{verdict_lines}\n\n{CORRECTION}\n\n{SPLITS}")

@@ -10,8 +10,6 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from vitcore.analysis import bn
-from vitcore.analysis import flips as flip_words
 from vitcore.app import charts, fmt, layout, state, tables
 from vitcore.app.ablations import cards
 from vitcore.app.charts import EFFECT_ROW, effect_rows, panel_order, panel_title, verdict_scale
@@ -19,10 +17,8 @@ from vitcore.app.fmt import axis_format
 from vitcore.app.selection import DEFAULTS, INTERACTIONS_KEY, cell_name
 from vitcore.app.sidebar import painted  # noqa: F401 (the page asks here: is this the first paint?)
 from vitcore.config.run import RunConfig
-from vitcore.stats import percell, plan, testset
-from vitcore.stats.compare import mean_rates
-from vitcore.stats.estimates import ALPHA, INCONCLUSIVE, MARGIN, direction
 from vitcore.study import words
+from vitcore.study.words import ALPHA, INCONCLUSIVE, MARGIN, direction
 
 PICK_KEY = "variant_pick"
 GALLERY_LIMIT = 40  # images shown per direction (flips.csv has them all)
@@ -81,7 +77,7 @@ def plan_caption(frame: pd.DataFrame) -> str:
     before its plan, and what a confirmation plan on fresh random seeds says of the planned ones."""
     text = ""
     if frame.apply(words.seen, axis=1).any():
-        text += f" †: {plan.SEEN} (the built-in plan was registered after random seeds 0–9 were trained)."
+        text += f" †: {words.SEEN} (the built-in plan was registered after random seeds 0–9 were trained)."
     blind = frame.get("verdict_from", pd.Series(dtype=str)).astype(str).str.contains(", blind")
     if blind.any():
         text += f" {int(blind.sum())} of these verdicts come from a blind plan on fresh random seeds."
@@ -121,7 +117,7 @@ def collapse(cfg: RunConfig, selected: pd.DataFrame, base: pd.DataFrame) -> None
     if not notes and not cfg.batch_norm:
         return
     diagnosis = state.bn_diagnosis()
-    text = bn.explain(diagnosis) if diagnosis is not None else (
+    text = words.bn_text(diagnosis) if diagnosis is not None else (
         "Not measured yet: `python -m vitcore diagnose-bn --out analysis` re-estimates each stored BatchNorm run's "
         "statistics on its own training rows and writes `bn.csv` (the committed one: `vitcore/analysis/bn.csv`).")
     if notes:
@@ -145,8 +141,7 @@ def curves(cfg: RunConfig, baseline: RunConfig, selected: pd.DataFrame, base: pd
 
 def confusions(cfg: RunConfig, comparison, selected: pd.DataFrame, is_baseline: bool) -> None:
     def rates():
-        _, long = state.run_frames(selected["run_id"])
-        return charts.heatmap(mean_rates(long, selected["run_id"]), "Selection: test rates (row-normalised)")
+        return charts.heatmap(state.study().class_rates(selected["run_id"]), "Selection: test rates (row-normalised)")
 
     left, right = st.columns(2)
     with left:
@@ -182,7 +177,7 @@ def flipped_images(cfg: RunConfig, baseline: RunConfig, comparison, is_baseline:
         st.info("No pair of runs kept its per-image predictions (`predictions.npy`), so there is nothing to compare "
                 "image by image.")
         return
-    st.markdown(flip_words.summary(report)
+    st.markdown(words.flip_summary(report)
                 + (f" ({missing} paired random seeds without predictions are not counted.)" if missing > 0 else ""))
     st.download_button("flips.csv", report.images.to_csv(index=False).encode(), file_name="flips.csv",
                        mime="text/csv", icon=":material/download:", on_click="ignore", key="download_flips",
@@ -193,11 +188,11 @@ def flipped_images(cfg: RunConfig, baseline: RunConfig, comparison, is_baseline:
                "of the split (p < 5%: this pair's switch moved more images one way than chance).")
     if not report.enough:
         st.warning(f"With {used} pairs the gallery cannot separate the switch from random-seed noise: the same "
-                   f"config against itself flips as many images. It needs at least {flip_words.MIN_PAIRS} pairs "
+                   f"config against itself flips as many images. It needs at least {words.FLIP_MIN_PAIRS} pairs "
                    "with predictions.", icon=":material/casino:")
         return
     gallery = state.load_gallery()
-    for way in flip_words.DIRECTIONS:
+    for way in words.FLIP_DIRECTIONS:
         part = report.listed[report.listed["direction"] == way]
         st.markdown(f"**{way.capitalize()}**, beating random-seed noise: {fmt.rows(len(part))} images"
                     + (f" (the {GALLERY_LIMIT} smallest q shown)" if len(part) > GALLERY_LIMIT else ""))
@@ -237,12 +232,12 @@ def main_effects(metric: str, margin: float, base: RunConfig | None = None) -> N
                    f"{centre} at the same training rows and random seeds: no main effects around it yet.")
         return
     for note in control_notes(main, {name: state.main_effects(metric, margin, name, base)
-                                            for name in (percell.LAYER_NORM, percell.NO_COLLAPSE)}):
+                                            for name in (words.LAYER_NORM, words.NO_COLLAPSE)}):
         st.warning(note, icon=":material/filter_alt:")
-    cells = st.segmented_control("Cells to average over", percell.SUBSETS, default=percell.ALL, required=True,
+    cells = st.segmented_control("Cells to average over", words.CELL_SUBSETS, default=words.ALL_CELLS, required=True,
                                  key=CELLS_KEY, help="A control: the BatchNorm ViT collapses at 1,000 rows, and an "
                                  "average over its cells can say more about the collapse than about the switch.")
-    shown = main if cells == percell.ALL else state.main_effects(metric, margin, cells, base)
+    shown = main if cells == words.ALL_CELLS else state.main_effects(metric, margin, cells, base)
     if shown.empty:
         st.caption(f"No main effect can be computed over the {cells}.")
         return
@@ -253,7 +248,7 @@ def main_effects(metric: str, margin: float, base: RunConfig | None = None) -> N
     layout.cached_chart(("main", *key), lambda: charts.effect_intervals(
         tables.effect_frame(shown), metric, f"Main effects on {cards.title(metric).lower()} at {rows} rows: a "
         f"level minus {centre}, averaged over the other switches ({cells})"))
-    both = int((shown.get("interval", pd.Series(dtype=str)) == testset.WITH_TEST).sum())
+    both = int((shown.get("interval", pd.Series(dtype=str)) == words.WITH_TEST).sum())
     images = (f" — and over the test images too for {both} of the {len(shown)} effects (every run behind them kept its "
               "predictions; `interval` in effects.csv)") if both else ""
     st.caption(f"Within each cell of the other switches, same training rows and random seed, then averaged per random "
@@ -276,13 +271,13 @@ def _cell_strip(metric: str, effects: pd.DataFrame, cells: str, interaction: boo
     per_cell = cell_effects(metric, interaction, cells, base)
     if per_cell.empty:
         return
-    if note := disagreement_note(per_cell, interaction):
+    spread = state.study().cell_spread((metric,), interaction, cells, base)
+    if note := disagreement_note(spread, interaction):
         st.markdown(note)
     kind = "interaction" if interaction else "main effect"
     layout.cached_chart(("strip", metric, cells, interaction, base and base.config_id), lambda: strip(
         strip_frame(per_cell, effects, interaction), metric,
         f"Each {kind} in every cell of the other switches ({cells})"))
-    spread = percell.spread(per_cell)
     st.caption(f"Dot: the {kind} within one cell, paired over its random seeds; tick: the average above. Per-cell "
                f"sd of the Δs: {fmt.number(spread['cell_sd'].median(), 4)} (median over effects). Colour: the cell's "
                "own verdict (Holm within the effect's cells; pale grey: not resolved), by the rule of the chart above.")
@@ -324,7 +319,7 @@ def strip_frame(cells: pd.DataFrame, effects: pd.DataFrame, interaction: bool = 
     """Cells with the chart's `effect` and `rows` labels (as tables.effect_frame names the effects),
     `resolved` and `average` (the averaged effect, for the tick)."""
     labelled = tables.effect_frame(cells, interaction)
-    key = [c for c in percell.EFFECT_KEY if c in effects.columns]
+    key = [c for c in words.EFFECT_KEY if c in effects.columns]
     averages = {tuple(map(str, k)): m for *k, m in effects[[*key, "mean_delta"]].itertuples(index=False)}
     labelled["average"] = [averages.get(tuple(map(str, k))) for k in cells[key].itertuples(index=False)]
     resolved = labelled["p_holm"] < ALPHA  # the cell's own verdict word, coloured by the one rule (charts)
@@ -356,9 +351,8 @@ def strip(frame: pd.DataFrame, metric: str, title: str) -> list[alt.Chart]:
         for rows in panel_order(frame)]
 
 
-def disagreement_note(cells: pd.DataFrame, interaction: bool = False) -> str | None:
-    """Which effects have cells resolved in opposite directions, or None."""
-    spread = percell.spread(cells)
+def disagreement_note(spread: pd.DataFrame, interaction: bool = False) -> str | None:
+    """Which effects have cells resolved in opposite directions (`spread`: Study.cell_spread), or None."""
     flagged = spread[spread["signs_disagree"].astype(bool)]
     if flagged.empty:
         return None
@@ -376,7 +370,7 @@ def control_notes(everything: pd.DataFrame, subsets: dict[str, pd.DataFrame]) ->
     change a verdict of the all-cells effects."""
     notes = []
     for name, frame in subsets.items():
-        sentence = percell.changed_sentence(percell.changed_verdicts(everything, frame), name, tables.SWITCH_NAMES)
+        sentence = words.changed_sentence(everything, frame, name, tables.SWITCH_NAMES)
         if sentence:
             notes.append(sentence)
     return notes

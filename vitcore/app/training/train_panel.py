@@ -13,7 +13,6 @@ import secrets
 import pandas as pd
 import streamlit as st
 
-from vitcore.analysis.attention import train_command
 from vitcore.app import fmt, state
 from vitcore.app.selection import cell_name
 from vitcore.app.training.child import train_in_child
@@ -28,6 +27,7 @@ from vitcore.app.training.slot import (
 )
 from vitcore.config.run import RunConfig
 from vitcore.run import TRAIN_INSTALL, training_installed
+from vitcore.study.words import train_command
 
 OWNER_KEY = "_vitcore_training_owner"
 

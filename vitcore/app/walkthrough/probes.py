@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from vitcore.analysis import attention as A
+from vitcore.analysis import attention as A  # the probes: readings of one model's attention, not the store's numbers
 from vitcore.app import layout
 from vitcore.app.charts import weight_bars
 from vitcore.app.memory import SizedLRU

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from vitcore.analysis.scaling import CURVE_METRICS
 from vitcore.app import fmt
 from vitcore.app.tables import timing_basis  # noqa: F401 (a timing group in words: the core's, re-exported)
 from vitcore.article.sources import SEED_VIT_TEST_ACCURACY
 from vitcore.config.metrics import TABLE, known
 from vitcore.config.metrics import metric as metric_entry
+from vitcore.study.words import CURVE_METRICS
 
 OPTIMISTIC = "selected on the validation split (optimistic)"
 SINGLE_SEED_METRICS = known("best_val_accuracy", "gap")  # what the source article states for one random seed

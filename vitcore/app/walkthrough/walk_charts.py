@@ -13,9 +13,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from vitcore.analysis.scaling import VARIANT
 from vitcore.app.charts import verdict_scale
 from vitcore.app.fmt import BASELINE, GUIDE, SELECTION
+from vitcore.study.words import VARIANT
 
 MODELS = alt.Scale(domain=["ViT", "convnet", VARIANT], range=[SELECTION, BASELINE, GUIDE])  # the variant: orange
 
