@@ -192,7 +192,7 @@ def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
     lines of text, then Δ with the two intervals its verdict is read from (simultaneous over its family),
     on the ±margin band, colour by the verdict (COLOUR_RULE); a dashed rule at 0. One layered view that
     takes its container's width (the text is cut to it with an ellipsis, the verdict word first), so
-    nothing leaves the screen at 400 px (issue 20)."""
+    nothing leaves the screen at 400 px."""
     frame = with_readings(frame)[["label", "mean_delta", *INTERVAL_COLUMNS, "n_pairs", "p_adj", "p_tost_adj",
                                   "family_size", "margin", "verdict", "verdict_text", "verdict_short", *READING_FIELDS]]
     frame = frame.assign(filled=frame["verdict"])  # the dots' fill (_fill)

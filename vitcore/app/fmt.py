@@ -91,7 +91,7 @@ def demote_headings(markdown: str, levels: int = 1) -> str:
     return "\n".join("#" * levels + line if line.startswith("#") else line for line in markdown.splitlines())
 
 
-# -- Δ colours (issue 13): on every Δ chart blue = more, red = less (of the metric or the rate) ----------
+# -- Δ colours: on every Δ chart blue = more, red = less (of the metric or the rate) ----------
 MORE, LESS, ZERO = "#2166ac", "#b2182b", "#f7f7f7"
 NO_EFFECT, PALE = "#495057", "#adb5bd"  # equivalent (resolved: no effect) / inconclusive and the rest
 # One fixed, symmetric colour scale per Δ heatmap, the same in every view (values beyond are clipped

@@ -49,8 +49,8 @@ def _spec(key: tuple, _build) -> dict | list[dict]:
 
 def cached_spec(key: tuple, build) -> dict | list[dict]:
     """The Vega-Lite spec of build() (an Altair chart from vitcore.app.charts, or a list of panels), cached under `key`
-    + the store's state: Altair's schema validation costs 0.1-0.4 s per chart on every rerun, and the first
-    paint must not wait for it (issue 13). build() runs only when the spec is not cached: what only the chart
+    + the store's state: Altair's schema validation costs a tenth of a second or more per chart on every rerun,
+    and the first paint must not wait for it. build() runs only when the spec is not cached: what only the chart
     needs (its table, its title) belongs inside it."""
     return _spec((*key, state.STORE_PATH, state.store_mtime()), build)
 

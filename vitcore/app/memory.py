@@ -10,14 +10,14 @@ large array in its own mapping, so each is returned when freed. No-op where ther
 Smaller blocks stay in the heaps (one per thread that allocates, up to 8 per core: 30 visitors keep 30-60
 script and I/O threads busy), and glibc gives a heap back only from its top: the free chunks between
 live ones stay resident. `keep_trimming` asks glibc (malloc_trim) every second to return the whole free
-pages inside its heaps. Measured with 30 concurrent visitors (README, issue 28): the heaps held 29 MB free
-between live blocks at the peak.
+pages inside its heaps. With 30 concurrent visitors the heaps held tens of MB free between live blocks at the peak
+(bench/memory_bench.py; figures in bench/RESULTS.md).
 
 Arrow's buffers (pandas' string columns, the Arrow tables Streamlit builds for every dataframe and chart
 it sends a session) come from Arrow's own allocator, mimalloc in the pyarrow wheels, which keeps what a
-finished script thread freed: 51 MB of one mimalloc segment was resident during a 30-visitor crowd.
-`arrow_uses_malloc` hands them to glibc's malloc, under the threshold and trimming above (README,
-issue 28: a 30-visitor crowd peaked at 370-381 MB with it, 417-430 MB without).
+finished script thread freed: tens of MB of one mimalloc segment stayed resident during a 30-visitor crowd.
+`arrow_uses_malloc` hands them to glibc's malloc, under the threshold and trimming above (a
+30-visitor crowd peaked about 60 MB lower with it: bench/RESULTS.md).
 
 `SizedLRU` holds the attention maps (vitcore.app.walkthrough.probes): st.cache_data bounds entries, not
 bytes (32 patch-2 maps are 300 MB), and hands every session its own unpickled copy; this cache bounds

@@ -80,7 +80,7 @@ def painted() -> bool:
 
 
 def _then_the_rest(delay: float = 0.6) -> None:
-    """Progressive rendering (issue 13, first paint): a session's first run draws the page's header and
+    """Progressive rendering (the first paint): a session's first run draws the page's header and
     cards but not the sidebar's widgets (or the Ablations page's charts), whose setup holds a browser's
     paint back ~0.4 s; this invisible fragment's first timed rerun, `delay` s after the browser got
     the page, marks the session painted and reruns the app, which draws everything (from then on at

@@ -254,7 +254,7 @@ def load_gallery():
     return shared
 
 
-# -- the Ablations page's comparison (issue 9) and its flipped images (issue 10) ------------------
+# -- the Ablations page's comparison and its flipped images ----------------------------------------
 def margin(state=None) -> float:
     """The sidebar's equivalence margin (verdicts.MARGIN unless one of MARGINS is chosen)."""
     state, params = (st.session_state, _params()) if state is None else (state, {})
