@@ -144,7 +144,7 @@ def test_metric_margin_and_view_come_from_the_url(app):
 def test_inconclusive_cards_say_how_many_more_random_seeds(app):
     at = app({"pos_embedding": "none"})
     assert ":orange-badge[inconclusive] needs" in card_text(at)
-    assert "paired random seeds for 80% power (" in card_text(at)
+    assert "paired random seeds for 80% assurance (" in card_text(at)
 
 
 def test_a_baseline_at_other_rows_is_unpaired_and_says_so(app):

@@ -69,7 +69,7 @@ def test_inconclusive_says_how_many_more_random_seeds_and_the_margin_can_make_it
     total = int(row["seeds_needed"])
     assert total > 3 and row["seeds_more"] == total - 3
     test = by_metric(cards.metric_cards(comparison, stats.runs_of(table, NONE), stats.runs_of(table, BASELINE)))
-    assert (f":orange-badge[inconclusive] needs {total} paired random seeds for 80% power ({total - 3} more), as a "
+    assert (f":orange-badge[inconclusive] needs {total} paired random seeds for 80% assurance ({total - 3} more), as a "
             f"new look, not a continuation: {verdicts.PLAN_COMMANDS}" in "\n".join(test["best_val_accuracy"]["lines"]))
     assert test["best_val_accuracy"]["delta_color"] == "off"  # undecided: no colour, no arrow
     wide = compare.compare(table, NONE, BASELINE, margin=0.05).metrics.set_index("metric", drop=False).loc[

@@ -43,7 +43,7 @@ def test_seeds_needed_is_the_smallest_n_with_80_percent_assurance(deltas, size):
 
 
 def test_needs_text_says_a_total_and_how_many_more():
-    assert e.needs_text(41.0, 10) == ("needs 41 paired random seeds for 80% power (31 more), as a new look, not a "
+    assert e.needs_text(41.0, 10) == ("needs 41 paired random seeds for 80% assurance (31 more), as a new look, not a "
                                       "continuation: `python -m vitcore plan register NAME --vary FIELD=LEVEL --rows "
                                       "N --seeds A-B`, then `python -m vitcore sweep plan NAME`")
     assert e.needs_text(12.0, 10, paired=False).endswith(e.NEW_LOOK)  # unpaired: a new look too

@@ -152,8 +152,8 @@ def test_crossover_estimate_finds_a_planted_crossing_with_its_interval():
     below, above = crossover.bracket(estimate)  # the measured sizes either side, not a figure read off a line
     assert {below, above} <= set(estimate.row_counts) and below <= estimate.rows <= above
     assert "the ViT leads below it, the convnet above" in text and "about" not in text
-    assert (f"between **{below:,} and {above:,} rows** (straight line ≈ {crossover.rounded(estimate.rows)};" in text
-            if below < above else f"at **{below:,} rows**, a measured size" in text)
+    assert (f"between {below:,} and {above:,} rows (straight line ≈ {crossover.rounded(estimate.rows)};" in text
+            if below < above else f"at {below:,} rows, a measured size" in text)
     # the same function answers for any pair of configs and any table: the convnet against the ViT flips the sign
     flipped = scaling.crossover_estimate(runs, RunConfig(model="convnet"), RunConfig(), reps=50)
     assert flipped.rows == pytest.approx(estimate.rows)
@@ -167,11 +167,11 @@ def test_the_crossing_is_said_between_the_measured_sizes_that_bracket_it():
     est = scaling.Crossover(5014.263, 3778.3, 8116.4, -0.014, counts, (10,) * 5, 2000, with_images=True,
                             left_out=(4794.1, 5696.4))
     text = scaling.crossover_sentence(est)
-    assert "crosses zero between **4,000 and 8,000 rows** (straight line ≈ 5,000; 95% bootstrap interval over " \
-           "random seeds and test images: 3,800–8,100, 2,000 replicates; leaving one row count out moves it between " \
-           "4,800 and 5,700)" in text
+    assert "crosses zero between 4,000 and 8,000 rows (straight line ≈ 5,000; 95% bootstrap interval over " \
+           "random seeds and test images: **3,800–8,100**, 2,000 replicates; leaving one row count out moves it " \
+           "between 4,800 and 5,700)" in text
     on = scaling.Crossover(float(np.exp(np.log(4000))), 3000.0, 5000.0, -0.014, counts, (10,) * 5, 2000)
-    assert crossover.bracket(on) == (4000, 4000) and "crosses zero at **4,000 rows**, a measured size" in \
+    assert crossover.bracket(on) == (4000, 4000) and "crosses zero at 4,000 rows, a measured size" in \
         scaling.crossover_sentence(on)
     assert [crossover.rounded(x) for x in (5014.26, 7449.0, 12345.0, 987.0)] == ["5,000", "7,400", "12,000", "990"]
 

@@ -266,6 +266,14 @@ def test_check_counts_stray_folders_apart_from_valid_runs(store, capsys):
     assert "2 valid runs without predictions.npy" in out  # fakes.write_run keeps none
 
 
+def test_check_passes_a_store_at_a_repository_root(store, capsys):
+    """A store that is a git repository's root holds .git beside its runs: not a problem, exit 0."""
+    fakes.write_run(store, RunConfig(seed=0))
+    (store.root / ".git" / "objects").mkdir(parents=True)
+    assert cli.main(["check", "--store", str(store.root)]) == 0
+    assert ".git" not in capsys.readouterr().out
+
+
 def test_check_says_when_every_run_has_its_predictions(store, capsys):
     labels = shipped_test_labels()
     fakes.write_predicted_run(store, RunConfig(seed=0), labels, labels)
@@ -312,6 +320,9 @@ def test_debris_is_reported_and_cleaned_only_when_stale_and_unheld(store, capsys
 def test_stray_folders_and_run_id_validation(store):
     store.root.mkdir()
     (store.root / "notes").mkdir()
+    assert store.check() == [("notes", "not a run folder (name is not a run id)")]
+    (store.root / ".git").mkdir()  # a store at a repository's root: its VCS folder is not a run folder
+    (store.root / ".ipynb_checkpoints").mkdir()
     assert store.check() == [("notes", "not a run folder (name is not a run id)")]
     for bad in ("../etc", "ABCDEF012345", "abc", "0123456789abc"):
         with pytest.raises(ValueError, match="12 lowercase hex"):

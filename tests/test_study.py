@@ -209,8 +209,8 @@ def test_every_view_says_a_verdict_with_the_same_words():
 
     assert cards.verdict_text is words.verdict_text and cards.interval_text is words.interval_text
     row = {"verdict": "inconclusive", "seeds_needed": 41.0, "n_pairs": 10, "metric": "test_accuracy"}
-    assert words.verdict_text(row) == ("inconclusive — needs 41 paired random seeds for 80% power (31 more), as a new "
-                                       f"look, not a continuation: {v.PLAN_COMMANDS}")
+    assert words.verdict_text(row) == ("inconclusive — needs 41 paired random seeds for 80% assurance (31 more), as "
+                                       f"a new look, not a continuation: {v.PLAN_COMMANDS}")
     # the forest plot's line fits a 400-px screen: the count only, the card says the rest; a fixed sample's more
     # random seeds are a new look, a planned comparison's are its plan's next look
     assert words.verdict_text({**row, "seeds_more": 31.0}, short=True) == \
@@ -369,7 +369,7 @@ def test_an_interval_from_too_few_random_seeds_is_said_to_bound_nothing_on_every
     assert "2 pairs; an interval needs at least 3" in words.interval_text(accuracy, 4)
     fixed = {**accuracy, "metric": "gap", "verdict": v.INCONCLUSIVE, "seeds_needed": 2015.0, "plan": v.FIXED_SAMPLE,
              "look": np.nan, "looks_planned": 0}  # a fixed-sample row's power count from 2 pairs: a guess
-    assert "needs 2,015 paired random seeds for 80% power (2,013 more), as a new look" in verdict_line(fixed)
+    assert "needs 2,015 paired random seeds for 80% assurance (2,013 more), as a new look" in verdict_line(fixed)
     assert "(a guess: the spread of 2 pairs)" in verdict_line(fixed) and "(a guess" in words.verdict_text(fixed)
     assert "(a guess" not in words.verdict_text({**fixed, "n_pairs": 3})
     wide = two_seed_rows(3, 0.45)[0]  # 3 pairs, but an interval past ±1: no Δ of an accuracy can be there

@@ -229,15 +229,17 @@ def crossover_sentence(estimate: Crossover, first: str = "the ViT", second: str 
         return (f"The monotone fit of the paired Δ does not cross zero inside the measured {measured} rows (the Δ "
                 f"changes by {estimate.per_doubling:+.4f} per doubling of the rows).{line}")
     bounded = np.isfinite(estimate.low) and np.isfinite(estimate.high) and estimate.low > 1
-    interval = (f"{rounded(estimate.low)}–{rounded(estimate.high)}" if bounded else
+    # bold: what the data resolve — the bootstrap interval (a fit's bracket between two measured sizes is not
+    # resolved by itself: the sizes' own verdicts say where the sign change is resolved, scaling.crossover)
+    interval = (f"**{rounded(estimate.low)}–{rounded(estimate.high)}**" if bounded else
                 "unbounded: some replicates cross outside the measured rows")
     leader = (first, second) if estimate.per_doubling < 0 else (second, first)
     low, high = estimate.spread
     spread = (f"; leaving one row count out moves it between {rounded(low)} and {rounded(high)}"
               if np.isfinite(low) else "")
     below, above = bracket(estimate)
-    where = (f"at **{below:,} rows**, a measured size (" if below == above else
-             f"between **{below:,} and {above:,} rows** (straight line ≈ {rounded(estimate.rows)}; ")
+    where = (f"at {below:,} rows, a measured size (" if below == above else
+             f"between {below:,} and {above:,} rows (straight line ≈ {rounded(estimate.rows)}; ")
     return (f"The paired Δ, fitted as a monotone curve in log(rows), crosses zero {where}95% bootstrap interval "
             f"over {over}: {interval}, {estimate.replicates:,} replicates{spread}): "
             f"{leader[0]} leads below it, {leader[1]} above; from {min(estimate.row_counts):,} to "

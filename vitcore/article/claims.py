@@ -141,7 +141,8 @@ def counted_row(claim: Claim) -> dict:
     row = {**_source_columns(claim), "train_rows": np.nan, "metric": WORK, "role": DECIDES, "mean_delta": delta,
            "n_pairs": 0, "ci_low": delta, "ci_high": delta, "ci_adj_low": delta, "ci_adj_high": delta,
            "family": "counted exactly from the configs (no sampling)", "family_size": 1, "margin": 0.0,
-           "verdict": v.HIGHER if delta > 0 else v.LOWER if delta < 0 else v.EQUIVALENT, "timing_group": ""}
+           "verdict": v.HIGHER if delta > 0 else v.LOWER if delta < 0 else v.EQUIVALENT, "timing_group": "",
+           "verdict_from": COUNTED_FROM}
     row["setting"] += (f" | ours, counted: {selection:,} vs {baseline:,} multiply-adds per image "
                        f"({selection / baseline:.2f}×)")
     row["direction"], row["size"] = judge_claim(claim.expected, row["verdict"], delta, row)
@@ -177,6 +178,11 @@ def evaluated(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, test_
     return out
 
 
+# verdict_from of the rows no plan judges and no single comparison decides (every other row's: vitcore.study.lead)
+COUNTED_FROM = "counted exactly from the configs (no sample, not in a plan)"
+DATA_SIZE_FROM = "fixed sample: the data-size curve's bootstrap over every stored random seed (not in a plan)"
+SEED_NOISE_FROM = "fixed sample: the noise grid's crossed runs (not in a plan)"
+
 DATA_SIZE = "ViTs gain more from more data than convnets"
 DATA_SIZE_FAMILY = "the data-size curve's slope (one comparison)"
 
@@ -206,7 +212,7 @@ def data_size_row(runs: pd.DataFrame, test_set=None, estimate=None) -> dict:
            "ci_adj_low": est.per_doubling_low, "ci_adj_high": est.per_doubling_high, "family": DATA_SIZE_FAMILY,
            "family_size": 1, "margin": np.nan, "verdict": verdict, "timing_group": "",
            "crossover_rows": est.rows, "crossover_low": est.low, "crossover_high": est.high,
-           "mirror": "", "tally": COUNTED}
+           "mirror": "", "tally": COUNTED, "verdict_from": DATA_SIZE_FROM}
     row["direction"], row["size"] = judge_claim("> 0", verdict, est.per_doubling, row)
     return row
 
@@ -240,7 +246,7 @@ def seed_noise_rows(runs: pd.DataFrame) -> list[dict]:
                "mean_delta": cell.contrast, "n_pairs": cell.runs, "ci_low": cell.ci_low, "ci_high": cell.ci_high,
                "ci_adj_low": cell.ci_low, "ci_adj_high": cell.ci_high, "family": SEED_NOISE_FAMILY,
                "family_size": 1, "margin": np.nan, "verdict": verdict, "timing_group": "", "mirror": "",
-               "tally": COUNTED}
+               "tally": COUNTED, "verdict_from": SEED_NOISE_FROM}
         row["direction"], row["size"] = judge_claim("> 0", verdict, cell.contrast, row)
         rows.append(row)
     return rows

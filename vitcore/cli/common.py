@@ -248,7 +248,7 @@ def verdict_line(row: dict) -> str:
     """One Δ row as `compare` prints it: Δ, the interval that goes with the verdict, both tests, the verdict
     and, when inconclusive, the power-based seeds (a total and how many more, as the app says it)."""
     places = numbers.digits(row["metric"])  # the app's rule: seconds to 0.1 s, accuracies to 4 decimals
-    which = f"{words.chosen(row).short} {words.verdict_interval(row, places, 'no CI')}"  # the study's one choice
+    which = f"{words.interval_short(row)} {words.verdict_interval(row, places, 'no CI')}"  # the study's one choice
     text = (f"{row['metric']:21} Δ {numbers.delta(row['mean_delta'], places)} {which}  "
             f"{words.tests_line(row, '  ')}  n={row['n_pairs']}  {row['verdict']}")
     if row["verdict"] == estimates.INCONCLUSIVE:
@@ -263,6 +263,8 @@ def verdict_line(row: dict) -> str:
         text += " (optimistic: selected on this split)"
     if plan.planned(row) or str(row.get("plan", "")).startswith("exploratory"):
         text += f"\n  {'':21} {row['plan']}"  # which plan judged it (or that this margin is not its plan's)
+        if words.source(row) == words.BLIND_UNPROVEN:  # git does not prove the plan came first: `plans` says why
+            text += f" · {words.BLIND_UNPROVEN}: `python -m vitcore plans` says why"
     if row.get("discovery"):  # the line that follows the verdict: a confirmation's discovery, another plan's state
         text += f"\n  {'':21} {row['discovery']}"
     return text

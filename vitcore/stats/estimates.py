@@ -234,16 +234,16 @@ def seeds_needed(est: Estimate, margin: float, size: int = 1, most: int = 100_00
 
 def needs_text(seeds: float, n: int, paired: bool = True) -> str:
     """How the app and the CLI both say what a fixed-sample comparison needs, in one sentence that says the seeds
-    are a new look and how to plan it: 'needs 41 paired random seeds for 80% power (31 more), as a new look, not
+    are a new look and how to plan it: 'needs 41 paired random seeds for 80% assurance (31 more), as a new look, not
     a continuation: `python -m vitcore plan register …`, then `python -m vitcore sweep plan NAME`'."""
     if seeds is None or np.isnan(seeds):
         return "spread unknown"
     if seeds == np.inf:
         return "needs more than 100,000 random seeds: not reachable by more runs"
     if not paired:
-        return f"needs about {int(seeds):,} runs per side for 80% power, {NEW_LOOK}"
+        return f"needs about {int(seeds):,} runs per side for 80% assurance, {NEW_LOOK}"
     more = int(seeds) - int(n)
-    return f"needs {int(seeds):,} paired random seeds for 80% power ({more:,} more), {NEW_LOOK}"
+    return f"needs {int(seeds):,} paired random seeds for 80% assurance ({more:,} more), {NEW_LOOK}"
 
 
 # -- the verdict: both tests, adjusted within the family --------------------------------------

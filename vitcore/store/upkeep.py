@@ -49,7 +49,8 @@ PLANS = "plans"  # the registered plans' folder (vitcore.stats.plans.FOLDER)
 
 def check(store: RunStore, labels: np.ndarray | None = None, progress: Progress | None = None
           ) -> list[tuple[str, str]]:
-    """(entry, reason) for every invalid run, stray folder, unfinished write and damaged index;
+    """(entry, reason) for every invalid run, stray folder (hidden ones, like a repository's .git, are not the
+    store's), unfinished write and damaged index;
     [] when all is well. Every run is validated from its files (the index is not trusted, and is
     rewritten from these verdicts), its weights on every official test image (index.judge_in_full: once
     per content); `labels`, the official test labels, also checks each predictions.npy cell by cell.
@@ -88,6 +89,8 @@ def check(store: RunStore, labels: np.ndarray | None = None, progress: Progress 
             # registered plans (vitcore.stats.plans) are read by their own reader; here only a killed register's file
             problems += [(f"{PLANS}/{name}", _debris_reason(path / name)) for name in _listing(path)
                          if name.startswith(TEMP_PREFIX) and not _held(path / name)]
+        elif entry.name.startswith("."):
+            continue  # a hidden folder (.git of a store at a repository's root, .ipynb_checkpoints): never a run's
         elif entry.is_dir(follow_symlinks=False):
             problems.append((entry.name, "not a run folder (name is not a run id)"))
     if verdicts != cached:

@@ -48,7 +48,7 @@ from vitcore.stats.percell import ALL as ALL_CELLS  # noqa: F401 (the vocabulary
 from vitcore.stats.percell import EFFECT_KEY, LAYER_NORM, NO_COLLAPSE  # noqa: F401 (the vocabulary)
 from vitcore.stats.percell import SUBSETS as CELL_SUBSETS  # noqa: F401 (the vocabulary)
 from vitcore.stats.plan import DECIDED  # noqa: F401 (the vocabulary)
-from vitcore.stats.plan_report import OUTCOMES  # noqa: F401 (the vocabulary)
+from vitcore.stats.plan_report import NOT_PROVEN, OUTCOMES  # noqa: F401 (the vocabulary)
 from vitcore.stats.readings import DEFINITIONS as READING_DEFINITIONS  # noqa: F401 (the vocabulary)
 from vitcore.stats.seconds import REFERENCE as TIMING_REFERENCE  # noqa: F401 (the vocabulary)
 from vitcore.stats.testset import WITH_TEST
@@ -58,8 +58,8 @@ SEEN = plan.SEEN  # a planned verdict decided on random seeds seen before its pl
 
 
 def needs(row) -> str:
-    """'needs 41 paired random seeds for 80% power (31 more), as a new look, …' for an inconclusive row, or a planned
-    comparison's next look ('look 2 of 4 at 20 paired random seeds (10 more)'), as the CLI says it; a power count
+    """'needs 41 paired random seeds for 80% assurance (31 more), as a new look, …' for an inconclusive row, or a
+    planned comparison's next look ('look 2 of 4 at 20 paired random seeds (10 more)'), as the CLI says it; a count
     from fewer than MIN_PAIRS pairs says it is a guess (a spread from one or two differences)."""
     text = plan.needs(row)
     if _few(row) and not plan.planned(row) and "paired random seeds" in text:
@@ -138,6 +138,31 @@ def plan_marks(row, short: bool = False) -> str:
 # the forest plot's mark (it must fit 400 px) of a verdict decided on random seeds seen before its plan
 SEEN_MARK = " †"
 
+# Where a verdict comes from, in one word a row can carry at 400 px (its `verdict_from` says it in full):
+BLIND, BLIND_UNPROVEN, SEEN_SOURCE, FIXED = "blind", "blind (order not proven)", "seen", "fixed sample"
+
+
+def source(row) -> str:
+    """Where a judged row's verdict comes from: BLIND (a plan registered before its runs, its order proven or the
+    built-in plan's own), BLIND_UNPROVEN (git does not prove the order: a shallow clone, an uncommitted plan),
+    SEEN_SOURCE (a plan's verdict on random seeds seen before it), FIXED (not in a plan), or an exploratory margin's
+    own words ('exploratory at ±0.02 …'), read from the row's `verdict_from` (vitcore.study.lead)."""
+    said = str(row.get("verdict_from") or "")
+    if said.startswith("exploratory") or str(row.get("plan", "")).startswith("exploratory"):
+        return said or str(row["plan"])
+    if not plan.planned(row):
+        return FIXED
+    if seen(row):
+        return SEEN_SOURCE
+    return BLIND_UNPROVEN if NOT_PROVEN in said else BLIND
+
+
+def source_text(row) -> str:
+    """The source and, for a confirmed question, its replication outcome: 'blind · replicated', 'seen',
+    'fixed sample' (the forest plot's third line, the cards' verdict line)."""
+    said = row.get("replication")
+    return source(row) + (f" · {said}" if isinstance(said, str) and said else "")
+
 
 def seen(row) -> bool:
     """Whether a planned verdict was decided on random seeds seen before its plan (the row's seen_before_plan)."""
@@ -175,8 +200,9 @@ def _few(row) -> bool:
 def unbounded(row) -> str | None:
     """Why the verdict's interval bounds nothing, or None: fewer than MIN_PAIRS paired random seeds, or an interval
     reaching past every Δ the metric can take (Metric.bound: an accuracy's Δ lies within ±1). Every view then says
-    TOO_FEW_TO_BOUND instead of its numbers; the CSVs keep the numbers."""
-    if _few(row):
+    TOO_FEW_TO_BOUND instead of its numbers; the CSVs keep the numbers. A verdict decided on fewer pairs (an
+    equivalence at 2 pairs) read an interval all the same: that interval is shown, never TOO_FEW_TO_BOUND beside it."""
+    if _few(row) and not _bounded_verdict(row):
         n = int(row["n_pairs"])
         return f"{n} pair{'' if n == 1 else 's'}; an interval needs at least {MIN_PAIRS}"
     _, (low, high), _ = _interval(row)
@@ -184,6 +210,25 @@ def unbounded(row) -> str | None:
     if bound is not None and not missing(low) and not missing(high) and max(abs(low), abs(high)) > bound:
         return f"it reaches past ±{bound:g}, more than any Δ of {row['metric']} can be"
     return None
+
+
+def _bounded_verdict(row) -> bool:
+    """Whether a row's verdict was decided (equivalent or resolved) on an interval with both ends."""
+    if row.get("verdict") != v.EQUIVALENT and row.get("verdict") not in v.RESOLVED:
+        return False
+    _, (low, high), (low90, high90) = _interval(row)
+    return not any(missing(x) or not np.isfinite(x) for x in (low, high, low90, high90))
+
+
+def reads_ninety(row) -> bool:
+    """Whether the verdict is read from the 90% interval alone: "equivalent" (its equivalence test: the 90% interval
+    inside ±margin; the 95% one may pass the margin). Every view then shows the 90% one beside it and says so."""
+    return row.get("verdict") == v.EQUIVALENT
+
+
+def _ninety_kind(kind: str) -> str:
+    """'95% CI, Bonferroni ×2' -> '90% CI, Bonferroni ×2'; 'repeated CI at look 2 of 4, ×14' -> '90% repeated CI …'."""
+    return "90%" + kind[3:] if kind.startswith("95%") else f"90% {kind}"
 
 
 @dataclass(frozen=True)
@@ -232,26 +277,40 @@ def interval_text(row, places: int) -> str:
     which, (low, high), (low90, high90) = _interval(row)
     if (why := unbounded(row)) is not None:
         return f"{which}: {TOO_FEW_TO_BOUND} ({why})"
+    if reads_ninety(row):  # the equivalence test's interval first, named: the verdict reads it
+        return (f"{_ninety_kind(which)} {ci(low90, high90, places, none='n/a')} · 95% "
+                f"{ci(low, high, places, none='no interval')}")
     return (f"{which} {ci(low, high, places, none='no interval')} · 90% "
             f"{ci(low90, high90, places, none='n/a')}")
 
 
 def verdict_interval(row, places: int, none: str = "no interval", ninety: bool = False,
                      one_seed: str | None = None) -> str:
-    """Just the interval the verdict is read from, '[-0.0560, -0.0324]' (interval_text says which it is), or the 90%
-    one the equivalence test reads (`ninety`): what a narrow table (and the CLI's line) shows beside the verdict;
-    TOO_FEW_TO_BOUND where it bounds nothing (unbounded), `one_seed` (when given) for a single pair."""
+    """Just the interval the verdict is read from, '[-0.0560, -0.0324]' (interval_kind says which it is: the 90% one
+    beside "equivalent", reads_ninety), or the 90% one the equivalence test reads (`ninety`): what a narrow table (and
+    the CLI's line) shows beside the verdict; TOO_FEW_TO_BOUND where it bounds nothing (unbounded), `one_seed` (when
+    given) for a single pair."""
     if one_seed is not None and row["n_pairs"] < 2:
         return one_seed
     if unbounded(row) is not None:
         return TOO_FEW_TO_BOUND
     _, (low, high), (low90, high90) = _interval(row)
-    return ci(low90, high90, places, none="n/a") if ninety else ci(low, high, places, none=none)
+    if ninety or reads_ninety(row):
+        return ci(low90, high90, places, none="n/a")
+    return ci(low, high, places, none=none)
 
 
 def interval_kind(row) -> str:
-    """Which interval verdict_interval gives ('95% CI, Bonferroni ×2 over random seeds and test images')."""
-    return _interval(row)[0]
+    """Which interval verdict_interval gives ('95% CI, Bonferroni ×2 over random seeds and test images'; '90% CI, …'
+    beside "equivalent")."""
+    kind = _interval(row)[0]
+    return _ninety_kind(kind) if reads_ninety(row) else kind
+
+
+def interval_short(row) -> str:
+    """verdict_interval's name as the CLI's line says it: 'RCI look 2/4', '95% ×3', '90% ×3' beside "equivalent"."""
+    short = chosen(row).short
+    return _ninety_kind(short) if reads_ninety(row) else short
 
 
 def tests_text(row, sep: str = " · ") -> str:
