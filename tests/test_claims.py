@@ -65,6 +65,8 @@ def test_every_direction_word_is_defined_once_and_said_the_same_everywhere():
     methods = (ROOT / "docs" / "methods-and-verdicts.md").read_text()  # the claims ledger's words
     counts = {**{word: k for k, word in enumerate(claims.DIRECTIONS)}, "counted": 15, "not_counted": 1}
     line = claims.tally_line(counts, 0.01)
+    assert "exploratory" not in line and "; 16 counted ones exploratory: their plans registered another margin)" in \
+        claims.tally_line({**counts, "exploratory": 16}, 0.02)  # a tally mixing exploratory rows in says so
     for k, direction in enumerate(claims.REGISTRY):
         assert f"*{direction.word}*: {direction.meaning}" in legend
         assert f"- **{direction.word}** — {direction.meaning}" in methods
@@ -162,7 +164,8 @@ def test_margin_reaches_the_verdict_and_the_tally_shows_three_margins():
     assert (tally[list(claims.DIRECTIONS)].sum(axis=1) == tally["counted"]).all()
     for margin, line in zip((0.005, 0.01, 0.02), tally.to_dict("records")):  # one tally: the table's own
         table = claims.claims_table(_world(), margin=margin)
-        assert claims.tally_of(table) == {k: line[k] for k in (*claims.DIRECTIONS, "counted", "not_counted")}
+        assert claims.tally_of(table) == {k: line[k] for k in (*claims.DIRECTIONS, "counted", "not_counted",
+                                                              "exploratory")}
         assert line["counted"] + line["not_counted"] == len(table)  # every row counted or named as not
 
 

@@ -95,3 +95,41 @@ def test_the_readme_carries_no_test_timings():
     text = " ".join(README.read_text().split())
     timings = re.findall(r"\b(?:tests?|passed|failed) in [\d.,]+ ?(?:s|min)\b|\b[\d,]+ tests? (?:in|took)\b", text)
     assert not timings, timings
+
+
+# The committed ledger's rows the claims paragraph of docs/methods-and-verdicts.md names, as (claim, train_rows).
+NAMED = {"the ViT against the convnet at 4,000 rows": ("the ViT beats the convnet", 4000),
+         "post-norm's\nwarm-up at 4,000": ("post-norm needs learning-rate warm-up", 4000),
+         "LSA at 1,000": ("Locality Self-Attention lifts a ViT on small data", 1000),
+         "LSA at 1,000 and 4,000": ("Locality Self-Attention lifts a ViT on small data", 4000)}
+SINCOS = ("a fixed 2-D sine-cosine position embedding does as well as a learned one", 4000)
+
+
+@pytest.mark.slow  # the committed store's ledger at three margins (a Study of it: tens of seconds)
+def test_the_claims_figures_in_the_docs_are_the_tools_own():
+    """docs/methods-and-verdicts.md's tally paragraph said 26/0/0/1/12/4 at ±0.005 where the tool printed 26/0/2/1/10/4,
+    and sincos at 4,000 rows 'better with p_adj 0.045' after the blind plan left it inconclusive: every figure of it
+    is computed here from the tool's own output (the CLI's tally words, the ledger's rows)."""
+    from vitcore.article import claims
+    from vitcore.study import Study
+
+    text = (ROOT / "docs" / "methods-and-verdicts.md").read_text()
+    paragraph = " ".join(text[text.index("On the committed runs, of"):text.index("## Beside every verdict")].split())
+    study = Study.open(ROOT / "cached_runs", warn=False)
+    table, tally = study.claims(0.01), study.tally((0.005, 0.01, 0.02)).set_index("margin")
+    counts = claims.tally_of(table)
+    words = ", ".join(d.counted.format(n=counts[d.word]) for d in claims.REGISTRY)  # as tally_line says them
+    assert f"of {counts['counted']} counted comparisons at ±0.01 (the margin the plans registered): {words}." \
+        in paragraph
+    counted = table[table["tally"] == claims.COUNTED].assign(rows=lambda f: f["train_rows"].fillna(-1).astype(int))
+    rows = {(r["claim"], r["rows"]): r for r in counted.to_dict("records")}
+    negligible = [key for key, r in rows.items() if r["direction"] == claims.NEGLIGIBLE]
+    assert f"The {len(negligible)} shown negligible are " in paragraph
+    assert sorted(negligible) == sorted(set(NAMED.values())) and all(" ".join(n.split()) in paragraph for n in NAMED)
+    sincos = rows[SINCOS]
+    assert f"sincos at 4,000 rows (claimed ≈ 0) is {sincos['verdict']}" in paragraph
+    assert ("at its blind plan's cap" in paragraph) == ("cap" in str(sincos["plan"]) and
+                                                          ", blind," in str(sincos["verdict_from"]))
+    exploratory = {margin: int(tally.loc[margin, "exploratory"]) for margin in (0.005, 0.02)}
+    assert int(tally.loc[0.01, "exploratory"]) == 0 and len(set(exploratory.values())) == 1
+    assert f"At ±0.005 and ±0.02, {exploratory[0.005]} of the {counts['counted']} are exploratory" in paragraph

@@ -147,3 +147,21 @@ def test_the_committed_confirmation_rewritten_in_a_clone_is_refused(tmp_path, ca
     capsys.readouterr()
     assert main(["plans", "--store", str(store)]) == 1
     assert "confirm.json: changed since commit d660f2488c" in capsys.readouterr().err
+
+
+def test_compare_and_claims_say_order_not_proven_outside_git(tmp_path, capsys):
+    """A blind plan outside git judges, and the CLI's lines say its order is not proven (as the app's rows do)."""
+    store = RunStore(tmp_path / "store")
+    assert main(["plan", "register", "bn", "--vary", "norm=batch", "--rows", "1000", "--seeds", "500-503",
+                 "--looks", "2,4", "--store", str(store.root)]) == 0
+    for seed in (500, 501):
+        write_run(store, RunConfig(train_rows=1000, seed=seed), 0.80 + seed % 3 * 0.001)
+        write_run(store, RunConfig(train_rows=1000, seed=seed, norm="batch"), 0.60 + seed % 2 * 0.001)
+    capsys.readouterr()
+    assert main(["compare", "--norm", "batch", "--train-rows", "1000", "--store", str(store.root),
+                 "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "plan bn" in out and "blind (order not proven): `python -m vitcore plans` says why" in out
+    assert main(["claims", "--store", str(store.root), "--out", str(tmp_path / "claims.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "1 verdict: blind (order not proven) — `python -m vitcore plans` says why" in out

@@ -15,7 +15,7 @@ import pandas as pd
 from vitcore.app import fmt
 from vitcore.app.selection import BASELINE_KEY, DEFAULTS, FREE_KEYS, SIDEBAR_KEYS, cell_name
 from vitcore.app.tables import reading_columns, with_readings
-from vitcore.article.claims import CLAIMS, DECIDES, REGISTRY, SEED_NOISE, WORK, tally_of
+from vitcore.article.claims import CLAIMS, DECIDES, REGISTRY, SEED_NOISE, WORK, exploratory_words, tally_of
 from vitcore.article.claims import DEFINITIONS as DIRECTION_DEFINITIONS
 from vitcore.config.metrics import metric as entry
 from vitcore.config.run import RunConfig, default_baseline
@@ -120,7 +120,7 @@ def counts(table: pd.DataFrame) -> dict[str, int]:
 def tally_text(tally: pd.DataFrame) -> str:
     """The tally at the three margins side by side, what is not counted, and the margin's reason."""
     parts = [f"±{r['margin']:g}: " + ", ".join(d.counted.format(n=f"**{r[d.word]}**") for d in REGISTRY)
-             for r in tally.to_dict("records")]
+             + (f" ({exploratory_words(r)[2:]})" if exploratory_words(r) else "") for r in tally.to_dict("records")]
     first = tally.iloc[0]
     return (f"**Tally by margin** (of {int(first['counted'])} distinct comparisons, each counted once; "
             f"{int(first['not_counted'])} rows shown beside are not counted — the Tally column says why): "

@@ -273,11 +273,14 @@ def claims_table(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, da
 
 def tally_of(table: pd.DataFrame) -> dict:
     """The one tally of a ledger: how many counted rows read each direction word, how many rows are
-    counted and how many are shown but not counted (the Claims page's cards and line, the CLI)."""
+    counted and how many are shown but not counted (the Claims page's cards and line, the CLI); `exploratory`: how
+    many counted rows a plan asks at another margin than this one (an exploratory fixed-sample test, not the plan's)."""
     counted = table["tally"] == COUNTED
     found = table.loc[counted, "direction"].value_counts()
+    plans = table["plan"] if "plan" in table.columns else pd.Series("", index=table.index)
+    exploratory = counted & plans.fillna("").astype(str).str.startswith("exploratory")
     return {**{word: int(found.get(word, 0)) for word in DIRECTIONS}, "counted": int(counted.sum()),
-            "not_counted": int((~counted).sum())}
+            "not_counted": int((~counted).sum()), "exploratory": int(exploratory.sum())}
 
 
 def tally(runs: pd.DataFrame, margins=v.TALLY_MARGINS, claims=CLAIMS, test_set=None, compare: Comparer | None = None,
@@ -288,7 +291,7 @@ def tally(runs: pd.DataFrame, margins=v.TALLY_MARGINS, claims=CLAIMS, test_set=N
     rows = [{"margin": margin, **tally_of(claims_table(runs, margin, claims, test_set=test_set, fixed=fixed,
                                                        compare=compare))}
             for margin in margins]
-    return pd.DataFrame(rows, columns=["margin", *DIRECTIONS, "counted", "not_counted"])
+    return pd.DataFrame(rows, columns=["margin", *DIRECTIONS, "counted", "not_counted", "exploratory"])
 
 
 def tally_line(counts: dict, margin: float) -> str:
@@ -297,4 +300,12 @@ def tally_line(counts: dict, margin: float) -> str:
     it; the page shows the same numbers)."""
     words = ", ".join(d.counted.format(n=counts[d.word]) for d in REGISTRY)
     return (f"±{margin:g}: {words} — of {counts['counted']} counted comparisons ({counts['not_counted']} rows "
-            "shown beside, not counted)")
+            f"shown beside, not counted{exploratory_words(counts)})")
+
+
+def exploratory_words(counts: dict) -> str:
+    """'; 16 counted ones exploratory: their plans registered another margin' ('' for none): a tally that mixes
+    exploratory fixed-sample tests in with planned verdicts says so."""
+    n = int(counts.get("exploratory", 0) or 0)
+    return f"; {n} counted one{'' if n == 1 else 's'} exploratory: {'its plan' if n == 1 else 'their plans'} " \
+           "registered another margin" if n else ""

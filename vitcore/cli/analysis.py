@@ -163,6 +163,10 @@ def _claims(args) -> int:
         print("  margin " + claims.tally_line(row,
                                               row["margin"]) + ("  (this file)" if row["margin"] == margin else ""))
     print(f"  why ±{estimates.MARGIN:g}: {estimates.MARGIN_REASON}")
+    unproven = sum(words.source(row) == words.BLIND_UNPROVEN for row in table.to_dict("records"))
+    if unproven:  # a blind plan's verdicts whose order git does not prove (a shallow clone, an uncommitted plan)
+        print(f"  {unproven} verdict{'' if unproven == 1 else 's'}: {words.BLIND_UNPROVEN} — "
+              "`python -m vitcore plans` says why")
     return 0
 
 
