@@ -265,3 +265,16 @@ def test_training_rows_read_by_the_number_rule_and_keep_their_url_values(app):
     at = app({"train_rows": "1,000"})  # the label is not a URL value
     assert "train_rows" not in at.query_params and at.radio(key="train_rows").value == 4000
     assert any("`train_rows=1,000`" in warning.value for warning in at.warning)
+
+
+def test_the_forest_caption_never_counts_an_unproven_order_as_blind():
+    """On a shallow clone git proves no plan's order: its verdicts read 'blind (order not proven)' and the caption
+    counts them apart, not among the blind ones."""
+    proven = "plan confirm, blind, look 1 of 4"
+    shallow = "plan confirm, blind (order not proven: the Plans page says why), look 1 of 4"
+    frame = pd.DataFrame({"verdict_from": [proven, shallow, shallow, "fixed sample (not in a plan)"],
+                          "seen_before_plan": [False] * 4, "replication": ["replicated", "", "", ""]})
+    text = panels.plan_caption(frame)
+    assert "1 of these verdicts come from a blind plan" in text and "2 from a blind plan whose order git does not " \
+        "prove (order not proven" in text
+    assert "come from a blind plan" not in panels.plan_caption(frame.assign(verdict_from=shallow))

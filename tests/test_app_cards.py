@@ -194,3 +194,21 @@ def test_a_seconds_card_says_its_timing_group_in_words():
     assert tables.timed_as("v2/threads1/workers2/reused/busy").startswith(
         "timed one run after another, not interleaved (training code v2 (one XLA launch per epoch), 1 intra-op thread, "
         "2 concurrent training workers, compiled once, reused across random seeds; the machine's recorded load")
+
+
+def test_each_card_says_where_its_verdict_comes_from_in_its_line_and_tooltip(table):
+    """Test accuracy of post-norm is the built-in plan's question (these synthetic runs are not among those it saw);
+    every other metric a fixed sample: each card's verdict line says which, and its tooltip (help) in full."""
+    from vitcore.study import Study
+
+    study = Study(table)
+    comparison = study.compare(POST, BASELINE)
+    made = by_metric(cards.metric_cards(comparison, stats.runs_of(table, POST), stats.runs_of(table, BASELINE)))
+    test, val = made["test_accuracy"], made["best_val_accuracy"]
+    assert "· from: blind" in test["lines"][1] and "This verdict: plan builtin, blind, before its first look" in \
+        test["help"]
+    assert "· from: fixed sample" in val["lines"][1] and "This verdict: fixed sample" in val["help"]
+    assert cards.source_words({"verdict_from": "plan confirm, blind, look 1 of 4", "replication": "replicated"}) == \
+        "blind · replicated"
+    assert cards.source_words({"verdict_from": "plan confirm, blind, look 1 of 4", "replication": "replicated"},
+                              "worse · discovery: worse (…) · replicated (z -1.02)") == "blind"  # said once

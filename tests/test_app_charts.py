@@ -122,11 +122,29 @@ def test_forest_and_class_bars_have_titles_and_the_verdict_in_words():
     assert spec["title"]["text"] == ["What flipping does"]
     texts = {layer["encoding"]["text"]["field"]: layer["mark"]
              for layer in spec["layer"] if "text" in layer["encoding"]}
-    assert set(texts) == {"label", "verdict_short"}  # the change and its verdict, on two lines of each row
+    assert set(texts) == {"label", "verdict_short", "source"}  # the change, its verdict, where it comes from
     assert all(mark["limit"] == {"expr": "width"} for mark in texts.values())  # cut to the chart, never off screen
     assert "width" not in spec and spec["height"] == {"step": charts.FOREST_ROW}  # the container's width
     rows = [rows for rows in spec["datasets"].values() if "verdict_text" in rows[0]]
-    assert rows[0][0]["verdict_text"] == "worse"
+    assert rows[0][0]["verdict_text"] == "worse" and rows[0][0]["source"] == "fixed sample"
+    tips = [layer["encoding"]["tooltip"] for layer in spec["layer"] if "tooltip" in layer.get("encoding", {})]
+    assert tips and all({"source", "verdict_from"} <= {t["field"] for t in tip} for tip in tips)  # and every tooltip
+
+
+@pytest.mark.parametrize("verdict_from, replication, said", [
+    ("plan confirm, blind, look 1 of 4", "replicated", "blind · replicated"),
+    ("plan confirm, blind (order not proven: the Plans page says why), look 2 of 4", "not confirmed",
+     "blind (order not proven) · not confirmed"),
+    ("plan builtin, seen, look 2 of 4", "", "seen"),
+    ("fixed sample (not in a plan)", "", "fixed sample")])
+def test_each_forest_row_says_where_its_verdict_comes_from(verdict_from, replication, said):
+    """A row's third line and its tooltip: blind / seen / fixed sample, and a confirmed question's outcome
+    (depth 2 → 1 read "better — size undetermined" with nothing saying it was not confirmed)."""
+    flips = judged([[0.02, 0.03, 0.025]], switch="depth", **{"from": 2}, to=1, metric="test_accuracy",
+                   verdict_from=verdict_from, replication=replication, discovery="")
+    spec = charts.forest(tables.flip_frame(flips, "test_accuracy"), "test_accuracy", "What flipping does").to_dict()
+    rows = [rows for rows in spec["datasets"].values() if "source" in rows[0]][0]
+    assert rows[0]["source"] == said and rows[0]["verdict_from"] == verdict_from
     long = charts.forest(tables.flip_frame(flips, "test_accuracy"), "test_accuracy", "word " * 40).to_dict()
     assert max(len(line) for line in long["title"]["text"]) <= charts.FOREST_TITLE  # wrapped for a phone
     classes = judged([[0.1, 0.0, 0.2]], **{"class": "Shirt"})

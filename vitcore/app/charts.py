@@ -172,7 +172,16 @@ def _tooltip(label: str, places: str) -> list:
                                                                                 title="p_tost_adj"),
             "family_size:Q", "verdict:N", alt.Tooltip("size:N", title="size vs ±margin"),
             alt.Tooltip("delta_sd:Q", format="+.2f", title="Δ / run sd"), alt.Tooltip("wins_text:N", title="wins"),
-            alt.Tooltip("flips:N", title="borderline: what would flip it")]
+            alt.Tooltip("flips:N", title="borderline: what would flip it"),
+            alt.Tooltip("source:N", title="source"), alt.Tooltip("verdict_from:N", title="verdict from"),
+            alt.Tooltip("discovery:N", title="beside it")]
+
+
+def with_source(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with `source` (where each verdict comes from and, for a confirmed question, its replication outcome:
+    words.source_text) and `verdict_from` / `discovery` in full (blank where a caller's frame has none)."""
+    out = frame.assign(**{c: frame[c].fillna("") if c in frame.columns else "" for c in ("verdict_from", "discovery")})
+    return out.assign(source=[w.source_text(row) for row in out.to_dict("records")])
 
 
 def _fill(scale: alt.Scale):
@@ -184,20 +193,23 @@ def _fill(scale: alt.Scale):
 
 
 SHAPE_KEY = "#1f2430"  # the shape key's symbols: a shape says where an effect comes from, not its verdict
-FOREST_ROW, FOREST_TITLE = 52, 48  # px per row (two lines of text, then the intervals); title characters per line
+FOREST_ROW, FOREST_TITLE = 66, 48  # px per row (three lines of text, then the intervals); title characters per line
 
 
 def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
-    """One row per switch level (frame: tables.flip_frame): its change and its verdict in words as two
-    lines of text, then Δ with the two intervals its verdict is read from (simultaneous over its family),
-    on the ±margin band, colour by the verdict (COLOUR_RULE); a dashed rule at 0. One layered view that
-    takes its container's width (the text is cut to it with an ellipsis, the verdict word first), so
-    nothing leaves the screen at 400 px."""
-    frame = with_readings(frame)[["label", "mean_delta", *INTERVAL_COLUMNS, "n_pairs", "p_adj", "p_tost_adj",
-                                  "family_size", "margin", "verdict", "verdict_text", "verdict_short", *READING_FIELDS]]
+    """One row per switch level (frame: tables.flip_frame): its change, its verdict in words and where that verdict
+    comes from (blind / seen / fixed sample, and a confirmed question's replication outcome) as three lines of text,
+    then Δ with the two intervals its verdict is read from (simultaneous over its family), on the ±margin band,
+    colour by the verdict (COLOUR_RULE); a dashed rule at 0. One layered view that takes its container's width
+    (the text is cut to it with an ellipsis, the verdict word and the source first), so nothing leaves the
+    screen at 400 px."""
+    frame = with_source(with_readings(frame))[[
+        "label", "mean_delta", *INTERVAL_COLUMNS, "n_pairs", "p_adj", "p_tost_adj", "family_size", "margin", "verdict",
+        "verdict_text", "verdict_short", *READING_FIELDS, "source", "verdict_from", "discovery"]]
     frame = frame.assign(filled=frame["verdict"])  # the dots' fill (_fill)
     places = axis_format(metric)
-    # a row (FOREST_ROW px): the change at -15, the verdict at 0, the intervals at +15 from the band's middle
+    # a row (FOREST_ROW px): the change at -22, the verdict at -8, the source at +6, the intervals at +20 from the
+    # band's middle
     y = alt.Y("label:N", sort=None, title=None, axis=None, scale=alt.Scale(paddingInner=0, paddingOuter=0))
     colour = alt.Color("verdict:N", scale=verdict_scale(metric, frame["verdict"]),
                        legend=alt.Legend(title="Verdict", orient="bottom", columns=2))
@@ -210,16 +222,19 @@ def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
         x="lo:Q", x2="hi:Q")
     zero = base.mark_rule(color=BASELINE, strokeDash=[4, 3]).encode(x=alt.datum(0), y=alt.value(0),
                                                                      y2=alt.value("height"))
-    dots = base.mark_point(size=90, opacity=1, yOffset=15, strokeWidth=2, shape="circle").encode(
+    dots = base.mark_point(size=90, opacity=1, yOffset=20, strokeWidth=2, shape="circle").encode(
         x="mean_delta:Q", color=colour, fill=_fill(verdict_scale(metric, frame["verdict"])), tooltip=tooltip)
     text = {"align": "left", "baseline": "middle", "fontSize": 12, "limit": alt.ExprRef(expr="width")}
-    change = base.mark_text(dy=-15, fontWeight="bold", color="#1f2430", **text).encode(x=alt.value(0), text="label:N")
-    words = base.mark_text(**text).encode(
-        x=alt.value(0), text="verdict_short:N",  # the full words are in the tooltip and on the card
+    change = base.mark_text(dy=-22, fontWeight="bold", color="#1f2430", **text).encode(x=alt.value(0), text="label:N",
+                                                                                         tooltip=tooltip)
+    words = base.mark_text(dy=-8, **text).encode(
+        x=alt.value(0), text="verdict_short:N", tooltip=tooltip,  # the full words are in the tooltip and on the card
         color=alt.condition(alt.FieldOneOfPredicate("verdict", list(w.RESOLVED)), colour, alt.value(NO_EFFECT)))
+    source = base.mark_text(dy=6, color="#495057", **{**text, "fontSize": 11}).encode(
+        x=alt.value(0), text="source:N", tooltip=tooltip)  # blind / seen / fixed sample · a confirmation's outcome
     heading = alt.Title(textwrap.wrap(title, FOREST_TITLE), anchor="start")  # a 400-px screen wraps nothing itself
-    return alt.layer(band, zero, *_interval_layers(base, x, colour, tooltip, 15), dots, change, words).properties(
-        height=alt.Step(FOREST_ROW), title=heading).configure_view(stroke=None)
+    return alt.layer(band, zero, *_interval_layers(base, x, colour, tooltip, 20), dots, change, words,
+                     source).properties(height=alt.Step(FOREST_ROW), title=heading).configure_view(stroke=None)
 
 
 def effect_intervals(frame: pd.DataFrame, metric: str, title: str) -> list[alt.Chart]:
@@ -227,8 +242,9 @@ def effect_intervals(frame: pd.DataFrame, metric: str, title: str) -> list[alt.C
     `effect` (frame: tables.effect_frame), one panel (chart) per training size, each with its own x-scale
     and its container's width (side by side on a wide screen, stacked on a phone); colour by the verdict
     (COLOUR_RULE), diamonds for single-cell effects; a dashed rule at 0. Each panel's keys list what it draws."""
-    frame = with_readings(frame)[["effect", "rows", "train_rows", "basis", "mean_delta", *INTERVAL_COLUMNS, "n_pairs",
-                                  "p_adj", "p_tost_adj", "family_size", "verdict", *READING_FIELDS]]
+    frame = with_source(with_readings(frame))[["effect", "rows", "train_rows", "basis", "mean_delta", *INTERVAL_COLUMNS,
+                                               "n_pairs", "p_adj", "p_tost_adj", "family_size", "verdict",
+                                               *READING_FIELDS, "source", "verdict_from", "discovery"]]
     frame = frame.assign(filled=frame["verdict"], shape_of=frame["basis"])  # the dots' fill (_fill) and shape
     return [_effect_panel(frame[frame["rows"] == rows], metric, panel_title(title, rows))
             for rows in panel_order(frame)]

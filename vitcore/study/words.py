@@ -146,15 +146,18 @@ def source(row) -> str:
     """Where a judged row's verdict comes from: BLIND (a plan registered before its runs, its order proven or the
     built-in plan's own), BLIND_UNPROVEN (git does not prove the order: a shallow clone, an uncommitted plan),
     SEEN_SOURCE (a plan's verdict on random seeds seen before it), FIXED (not in a plan), or an exploratory margin's
-    own words ('exploratory at ±0.02 …'), read from the row's `verdict_from` (vitcore.study.lead)."""
+    own words ('exploratory at ±0.02 …'): read from the row's `verdict_from` (vitcore.study.lead's words), else from
+    its plan columns."""
     said = str(row.get("verdict_from") or "")
-    if said.startswith("exploratory") or str(row.get("plan", "")).startswith("exploratory"):
-        return said or str(row["plan"])
-    if not plan.planned(row):
+    plan_text = str(row.get("plan") or "")
+    if said.startswith("exploratory") or (not said and plan_text.startswith("exploratory")):
+        return said or plan_text
+    if said.startswith("plan "):
+        state = said.split(", ")[1] if ", " in said else ""
+        return SEEN_SOURCE if state == SEEN_SOURCE else BLIND_UNPROVEN if NOT_PROVEN in said else BLIND
+    if said or not plan.planned(row):
         return FIXED
-    if seen(row):
-        return SEEN_SOURCE
-    return BLIND_UNPROVEN if NOT_PROVEN in said else BLIND
+    return SEEN_SOURCE if seen(row) else BLIND
 
 
 def source_text(row) -> str:

@@ -92,19 +92,29 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
             word, _, detail = verdict_text(row, margin).partition(" — ")
             optimistic = " · optimistic (selected on this split)" if entry(metric).optimistic else ""
             lines = [f"{interval_text(row, places)} · {pairs}", f"{badge(row['verdict'], word)} {detail}".strip()
-                     + optimistic, tests_text(row),
+                     + optimistic + f" · from: {source_words(row, detail)}", tests_text(row),
                      f"baseline {fmt.number(row['baseline_mean'], places)}"
                      + (" (same random seeds)" if row["paired"] else " (its own runs)")]
             if (test_line := test_set_line(row, places)) is not None:
                 lines.insert(1, test_line)
             lines += [f"{line}" for line in (readings_text(row, places),) if line]
             lines += [f":orange[{line}]" for line in (flips_text(row),) if line]
+        if comparison is not None and not is_baseline and row.get("verdict_from"):  # the tooltip says it in full
+            card["help"] += f"\n\nThis verdict: {row['verdict_from']}." + (
+                f" Beside it: {row['discovery']}." if row.get("discovery") else "")
         note = collapsed_note(selected)
         if note and metric == "test_accuracy":
             lines.append(f":red[{note}]")
         card["lines"] = lines
         cards.append(card)
     return cards
+
+
+def source_words(row, detail: str = "") -> str:
+    """Where a card's verdict comes from (blind / seen / fixed sample, words.source) and a confirmed question's
+    outcome, unless the verdict's words (`detail`) already carry its discovery line with that outcome."""
+    said = row.get("replication")
+    return w.source(row) if isinstance(said, str) and said and said in detail else w.source_text(row)
 
 
 def test_set_line(row, places: int) -> str | None:

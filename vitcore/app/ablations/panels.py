@@ -73,19 +73,18 @@ def variant_picker(cfg: RunConfig, metric: str, margin: float) -> None:
 
 
 def plan_caption(frame: pd.DataFrame) -> str:
-    """What the forest plot's short verdicts leave to the caption: the † of a verdict decided on random seeds seen
-    before its plan, and what a confirmation plan on fresh random seeds says of the planned ones."""
+    """What the forest plot's rows leave to the caption (each row's third line says its source and a confirmed
+    question's outcome): the † of a verdict decided on random seeds seen before its plan, and how many verdicts come
+    from a blind plan — those whose order git does not prove (a shallow clone) counted apart, never as blind."""
     text = ""
     if frame.apply(words.seen, axis=1).any():
         text += f" †: {words.SEEN} (the built-in plan was registered after random seeds 0–9 were trained)."
-    blind = frame.get("verdict_from", pd.Series(dtype=str)).astype(str).str.contains(", blind")
-    if blind.any():
-        text += f" {int(blind.sum())} of these verdicts come from a blind plan on fresh random seeds."
-    said = [c for c in frame.get("replication", pd.Series(dtype=str)) if isinstance(c, str) and c]
-    if said:
-        counts = pd.Series(said).value_counts()
-        text += " Their discoveries: " + ", ".join(f"{n} {word}" for word, n in counts.items()) + \
-            " (each on its card and in the flip table)."
+    sources = pd.Series([words.source(row) for row in frame.to_dict("records")], dtype=object)
+    blind, unproven = int((sources == words.BLIND).sum()), int((sources == words.BLIND_UNPROVEN).sum())
+    if blind:
+        text += f" {blind} of these verdicts come from a blind plan on fresh random seeds."
+    if unproven:
+        text += f" {unproven} from a blind plan whose order git does not prove (order not proven: the Plans page)."
     return text
 
 
