@@ -16,7 +16,7 @@ st.caption("A plan is written down, with its sha256, before the runs it judges: 
 report = plans_view.report()
 for problem in report.problems:
     st.warning(f"Left out: {fmt.plain(problem)}")
-for plan in report.plans:
+for plan in plans_view.ordered(report):  # the blind plans first: their verdicts lead every view
     frame = report.questions_frame()
     frame = frame[frame["plan"] == plan.name].reset_index(drop=True)
     st.subheader(f"Plan {plan.name}" + (f" — confirms {plan.confirms}" if plan.confirms else ""))

@@ -10,12 +10,21 @@ from vitcore.study.words import DECIDED, OUTCOMES
 
 COLUMNS = {"question": "Question", "train_rows": "Rows", "look": "Look", "verdict": "Verdict", "size": "Size",
            "needs": "Needs", "seen_before_plan": "Seen before the plan"}
-CONFIRMATION = {"discovery_verdict": "Discovery", "replicated": "Replication"}
+CONFIRMATION = {"discovery_verdict": "Discovery", "discovery_look": "Discovery stopped at", "replicated": "Replication"}
 
 
 def report():
     """The store's PlanReport (computed once per store state by the shared Study)."""
     return state.study().plan_report()
+
+
+def ordered(found) -> list:
+    """The plans as the page shows them: the blind ones first (in the order they lead a comparison,
+    plan_report.Checked.lead: the earliest registered first), then the rest in that order (the built-in plan, seen
+    before it was registered, after every blind one)."""
+    lead = list(found.checked.lead()) if found.checked is not None else list(found.plans)
+    lead += [p for p in found.plans if p not in lead]
+    return sorted(lead, key=lambda p: found.blind.get(p.name) is not True)  # stable: the lead order within each
 
 
 def summary(plan, frame: pd.DataFrame, blind: bool | None, order: str = "") -> str:
