@@ -17,7 +17,7 @@ from browsing import CHROMIUM, OUTSIDE, ROOT, chromium, laid_out, open_page, set
 from narrow import grid, lines, overflowing
 
 from vitcore.analysis import work
-from vitcore.app import claims_view, fmt, state, tables
+from vitcore.app import charts, claims_view, fmt, state, tables
 from vitcore.app.selection import BASELINE, VIEWS, seed_counts
 from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
@@ -155,6 +155,25 @@ def test_first_hour_layout(server, browser, at_1400, at_400):
         assert drawn.count() >= 1, f"{text!r}: not drawn in full"
         word = drawn.first.bounding_box()
         assert 0 <= word["x"] and word["x"] + word["width"] <= 400, (text, word)
+
+
+@pytest.mark.parametrize("width", [1400, 400])
+def test_every_forest_row_names_its_source(server, browser, width):
+    """The landing's forest plot at 1,400 and 400 px: every row's third line — blind / seen / fixed sample and a
+    confirmed question's outcome (charts.with_source) — drawn in full and inside the screen (forest_<width>.png)."""
+    frame = charts.with_source(tables.flip_frame(state.flip_effects(BASELINE), "test_accuracy"))
+    page = open_page(browser, server.url, width=width, height=800)
+    try:
+        forest = page.locator('[data-testid="stVegaLiteChart"]').first
+        forest.screenshot(path=str(SHOTS / f"forest_{width}.png"))
+        drawn = [t.strip() for t in forest.locator("svg text").all_inner_texts()]
+        for source in frame["source"]:
+            assert drawn.count(source) >= (frame["source"] == source).sum(), (source, drawn)  # one per row, uncut
+        for text in forest.locator("svg text", has_text=re.compile(r"^(blind|seen|fixed sample|exploratory)")).all():
+            box = text.bounding_box()
+            assert 0 <= box["x"] and box["x"] + box["width"] <= width, (text.inner_text(), box)
+    finally:
+        page.close()
 
 
 def test_training_rows_read_by_the_number_rule_and_links_keep_plain_numbers(server, browser):

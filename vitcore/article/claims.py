@@ -278,7 +278,7 @@ def tally_of(table: pd.DataFrame) -> dict:
     counted = table["tally"] == COUNTED
     found = table.loc[counted, "direction"].value_counts()
     plans = table["plan"] if "plan" in table.columns else pd.Series("", index=table.index)
-    exploratory = counted & plans.fillna("").astype(str).str.startswith("exploratory")
+    exploratory = counted & plans.astype(object).where(plans.notna(), "").astype(str).str.startswith("exploratory")
     return {**{word: int(found.get(word, 0)) for word in DIRECTIONS}, "counted": int(counted.sum()),
             "not_counted": int((~counted).sum()), "exploratory": int(exploratory.sum())}
 
