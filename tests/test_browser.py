@@ -166,12 +166,12 @@ def test_every_forest_row_names_its_source(server, browser, width):
     try:
         forest = page.locator('[data-testid="stVegaLiteChart"]').first
         forest.screenshot(path=str(SHOTS / f"forest_{width}.png"))
-        drawn = [t.strip() for t in forest.locator("svg text").all_inner_texts()]
+        drawn = [t.strip() for t in forest.locator("svg text").evaluate_all("all => all.map(t => t.textContent)")]
         for source in frame["source"]:
             assert drawn.count(source) >= (frame["source"] == source).sum(), (source, drawn)  # one per row, uncut
         for text in forest.locator("svg text", has_text=re.compile(r"^(blind|seen|fixed sample|exploratory)")).all():
             box = text.bounding_box()
-            assert 0 <= box["x"] and box["x"] + box["width"] <= width, (text.inner_text(), box)
+            assert 0 <= box["x"] and box["x"] + box["width"] <= width, (text.text_content(), box)
     finally:
         page.close()
 
