@@ -381,6 +381,36 @@ def test_an_interval_from_too_few_random_seeds_is_said_to_bound_nothing_on_every
     assert words.unbounded(narrow) is None
 
 
+def _judged(verdict: str, n_pairs: int, **ends) -> dict:
+    """A fixed-sample row in a family of 2 with its intervals (95% and 90%, adjusted) as the Claims table reads it."""
+    low, high, low90, high90 = ends.get("ends", (-0.0027, 0.0113, -0.0013, 0.0100))
+    return {"metric": "test_accuracy", "verdict": verdict, "n_pairs": n_pairs, "paired": True, "family_size": 2,
+            "mean_delta": (low + high) / 2,
+            "look": np.nan, "looks_planned": 0, "plan": v.FIXED_SAMPLE, "ci_low": low, "ci_high": high,
+            "ci90_low": low90, "ci90_high": high90, "ci_adj_low": low, "ci_adj_high": high, "ci90_adj_low": low90,
+            "ci90_adj_high": high90, "p_value": 0.2, "p_tost": 0.01, "p_adj": 0.4, "p_tost_adj": 0.02}
+
+
+def test_a_verdict_stands_beside_the_interval_it_reads():
+    """The Claims table showed "equivalent · borderline" beside a 95% interval [-0.0027, +0.0113] that passes the
+    margin, while the verdict reads the 90% one [-0.0013, +0.0100]; below 3 pairs "equivalent — within ±0.010" stood
+    beside "too few random seeds to bound this" though its 90% interval was [+0.0005, +0.0017]."""
+    from vitcore.cli.common import verdict_line
+
+    equivalent = _judged(v.EQUIVALENT, 20)
+    assert words.verdict_interval(equivalent, 4) == "[-0.0013, +0.0100]"
+    assert words.interval_kind(equivalent) == "90% CI, Bonferroni ×2" and words.interval_short(equivalent) == "90% ×2"
+    assert words.interval_text(equivalent, 4).startswith("90% CI, Bonferroni ×2 [-0.0013, +0.0100] · 95% [-0.0027,")
+    assert "90% ×2 [-0.0013, +0.0100]" in verdict_line(equivalent)
+    better = _judged(v.BETTER, 20, ends=(0.002, 0.02, 0.004, 0.018))  # a resolved Δ reads its 95% interval
+    assert words.verdict_interval(better, 4) == "[+0.0020, +0.0200]" and words.interval_kind(better).startswith("95%")
+    two = _judged(v.EQUIVALENT, 2, ends=(-0.0040, 0.0062, 0.0005, 0.0017))  # decided on 2 pairs: its interval shown
+    assert words.unbounded(two) is None and words.verdict_interval(two, 4) == "[+0.0005, +0.0017]"
+    assert words.TOO_FEW_TO_BOUND not in words.interval_text(two, 4)
+    undecided = _judged(v.INCONCLUSIVE, 2, ends=(-0.3, 0.3, -0.2, 0.2))  # nothing decided: it bounds nothing
+    assert words.verdict_interval(undecided, 4) == words.TOO_FEW_TO_BOUND
+
+
 def test_records_print_as_one_short_line():
     """A Verdict's repr was ~1,500 characters of nested configs: each record is one line naming
     selection − baseline, the metric, Δ, n and the verdict; row() still has every column."""
