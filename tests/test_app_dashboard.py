@@ -152,6 +152,7 @@ def test_flip_table_is_one_metric_readable(store):
     assert table.loc[0, "Interval"].startswith("[-") and table.loc[0, "Interval is"] == "95% CI"
     assert table.loc[0, "p_adj"] == fmt.p_value(flips.loc[flips["metric"] == "best_val_accuracy", "p_adj"].iloc[0])
     assert list(table.columns[:3]) == ["Change", "Verdict", "Interval"]  # read first: inside a 400-px screen
+    assert table.loc[0, "Source"] == "fixed sample"  # where the verdict comes from (words.source_text)
     planned = tables.flip_table(flips, "test_accuracy")  # planned (vitcore.stats.plan): waits for its first look
     assert planned.loc[0, "Verdict in full"].startswith("inconclusive")
     assert "first look at 10" in planned.loc[0, "Verdict in full"]

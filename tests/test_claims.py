@@ -200,6 +200,8 @@ def test_every_claim_is_evaluated_on_the_committed_store(committed):
     assert len(vit_convnet) >= 3 and vit_convnet["mirror"].str.len().gt(0).all()  # along the data-size curve
     patch_two = table[table["claim"] == "smaller patches are more accurate (2 vs 4)"]
     assert len(patch_two) >= 1  # patch 2 is checked too
+    unjudged = table["claim"].isin([claims.DATA_SIZE, claims.SEED_NOISE]) | (table["metric"] == claims.WORK)
+    assert table.loc[unjudged, "verdict_from"].str.len().gt(0).all()  # no plan, no comparison: they say where from
 
 
 @pytest.mark.slow  # over 1 s a case: the slow tier, so the fast tier stays under a minute (docs/contributing.md)

@@ -118,6 +118,7 @@ def test_the_claims_figures_in_the_docs_are_the_tools_own():
     study = Study.open(ROOT / "cached_runs", warn=False)
     table, tally = study.claims(0.01), study.tally((0.005, 0.01, 0.02)).set_index("margin")
     counts = claims.tally_of(table)
+    assert table["verdict_from"].fillna("").str.len().gt(0).all()  # every row says where its verdict comes from
     words = ", ".join(d.counted.format(n=counts[d.word]) for d in claims.REGISTRY)  # as tally_line says them
     assert f"of {counts['counted']} counted comparisons at ±0.01 (the margin the plans registered): {words}." \
         in paragraph

@@ -25,6 +25,7 @@ from vitcore.study.words import (
     interval_kind,
     marked,
     seen,
+    source_text,
     timing_context,
     verdict_interval,
     verdict_text,
@@ -74,7 +75,8 @@ def flip_frame(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
 def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.DataFrame:
     """stats.flip_effects rows of one metric, readable, what a row is read by first (FLIP_WIDTHS: inside a 400-px
     screen): Change, Verdict (the word and its marks), Interval (the one the verdict is read from), Δ; then which
-    interval it is, the 90% one, Pairs, both adjusted p-values, the verdict in full, its readings, Family."""
+    interval it is, the 90% one, Pairs, where the verdict comes from (Source: blind / seen / fixed sample and a
+    confirmed question's outcome), both adjusted p-values, the verdict in full, its readings, Family."""
     part = with_readings(flip_frame(flips, metric, margin))
     rows, places = part.to_dict("records"), fmt.digits(metric)
     return pd.DataFrame({
@@ -85,6 +87,7 @@ def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
         "Interval is": [interval_kind(row) for row in rows],
         "90% interval": [verdict_interval(row, places, ninety=True) for row in rows],
         "Pairs": part["n_pairs"].astype(int),
+        "Source": [source_text(row) for row in rows],
         "p_adj": part["p_adj"].map(fmt.p_value),  # '< 0.0001', never '0'
         "p_tost_adj": part["p_tost_adj"].map(fmt.p_value),
         "Verdict in full": part["verdict_text"],
@@ -96,8 +99,8 @@ def flip_table(flips: pd.DataFrame, metric: str, margin: float = MARGIN) -> pd.D
 # px per column of flip_table (the Ablations page's Flip one switch); a row 66 px tall wraps three lines
 # (tables.ROW), so Change, Verdict and Interval fit a 400-px screen's 366-px frame and nothing of theirs is cut.
 FLIP_WIDTHS = {"Change": 108, "Verdict": 116, "Interval": 82, "Δ": 64, "Interval is": 220, "90% interval": 82,
-               "Pairs": 50, "p_adj": 72, "p_tost_adj": 80, "Verdict in full": 560, "Size": 100, "Δ / run sd": 80,
-               "Wins": 220, "Borderline": 220, "Family (Bonferroni)": 420}
+               "Pairs": 50, "Source": 180, "p_adj": 72, "p_tost_adj": 80, "Verdict in full": 560, "Size": 100,
+               "Δ / run sd": 80, "Wins": 220, "Borderline": 220, "Family (Bonferroni)": 420}
 ROW = 66  # px: Streamlit wraps a cell's text only in rows taller than 4rem; three lines fit
 
 
