@@ -34,6 +34,8 @@ st.dataframe(claims_view.display(table, links), hide_index=True, width="stretch"
                             "Claim": st.column_config.TextColumn(pinned=True, width=claims_view.WIDTHS["Claim"]),
                             "Sources": st.column_config.TextColumn(width=claims_view.WIDTHS["Sources"], help=(
                                 "Who claims it (titles and settings: Where each claim comes from, below)")),
+                            "Interval": st.column_config.TextColumn(width=claims_view.WIDTHS["Interval"],
+                                                                    help=claims_view.INTERVAL_HELP),
                             "Pairs": st.column_config.NumberColumn(width=claims_view.WIDTHS["Pairs"]),
                             "Runs": st.column_config.LinkColumn(
                                 "Runs", display_text="open", width=claims_view.WIDTHS["Runs"], help=(

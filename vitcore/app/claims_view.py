@@ -20,8 +20,9 @@ from vitcore.article.claims import DEFINITIONS as DIRECTION_DEFINITIONS
 from vitcore.config.metrics import metric as entry
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.study import Study
-from vitcore.study.words import (
+from vitcore.study.words import (  # noqa: F401 (INTERVAL_HELP: the Claims page's Interval column help)
     DEFINITIONS,
+    INTERVAL_HELP,
     MARGIN,
     MARGIN_REASON,
     READING_DEFINITIONS,

@@ -310,6 +310,11 @@ def interval_kind(row) -> str:
     return _ninety_kind(kind) if reads_ninety(row) else kind
 
 
+INTERVAL_HELP = ("The interval the verdict reads: the 95% one (simultaneous over its family, a plan's repeated one at "
+                 "its look), or beside \"equivalent\" the 90% one its equivalence test reads; the next columns say "
+                 "which.")
+
+
 def interval_short(row) -> str:
     """verdict_interval's name as the CLI's line says it: 'RCI look 2/4', '95% ×3', '90% ×3' beside "equivalent"."""
     short = chosen(row).short

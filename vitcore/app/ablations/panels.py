@@ -218,6 +218,7 @@ def flip_table(cfg: RunConfig, metric: str, margin: float) -> None:
     st.dataframe(table, hide_index=True, width="stretch", row_height=tables.ROW, column_config={
         **config,
         "Δ": st.column_config.NumberColumn(format=fmt.printf(metric, signed=True), width=tables.FLIP_WIDTHS["Δ"]),
+        "Interval": st.column_config.TextColumn(width=tables.FLIP_WIDTHS["Interval"], help=words.INTERVAL_HELP),
         "Pairs": st.column_config.NumberColumn(width=tables.FLIP_WIDTHS["Pairs"])})
 
 
