@@ -246,7 +246,7 @@ def add_margin_flag(parser) -> None:
 
 def verdict_line(row: dict) -> str:
     """One Δ row as `compare` prints it: Δ, the interval that goes with the verdict, both tests, the verdict
-    and, when inconclusive, the power-based seeds (a total and how many more, as the app says it)."""
+    and, when inconclusive, the assurance-based seeds (a total and how many more, as the app says it)."""
     places = numbers.digits(row["metric"])  # the app's rule: seconds to 0.1 s, accuracies to 4 decimals
     which = f"{words.interval_short(row)} {words.verdict_interval(row, places, 'no CI')}"  # the study's one choice
     text = (f"{row['metric']:21} Δ {numbers.delta(row['mean_delta'], places)} {which}  "
