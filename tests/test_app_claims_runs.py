@@ -90,6 +90,7 @@ def test_claims_page_renders_every_claim_its_download_and_the_runs_behind_one(st
     assert first["Mirrored claim"].startswith("CNNs beat ViTs on small data") and first["Tally"] == "counted"
     assert shown.iloc[1]["Tally"].startswith("not counted")
     assert first["Sources"] == "source article; Dosovitskiy et al. 2021"  # who; titles and settings: the table below
+    assert first["Source"] == "fixed sample" and shown["Source"].str.len().gt(0).all()  # where each verdict comes from
     assert list(shown.columns[:8]) == ["Claim", "Verdict", "Interval", "Direction", "Δ = selection − baseline", "Rows",
                                        "Metric", "Δ"]  # read first: the claim, its verdict and interval at 400 px
     origins = at.table[0].value  # each claim's setting once, in full

@@ -28,6 +28,7 @@ from vitcore.study.words import (  # noqa: F401 (INTERVAL_HELP: the Claims page'
     READING_DEFINITIONS,
     interval_text,
     marked,
+    source_text,
     verdict_interval,
 )
 
@@ -71,8 +72,9 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
     Interval it is read from and Direction (WIDTHS: the first three inside a 400-px screen), then the comparison,
     Rows, Metric (optimistic ones say so), Δ, Runs (a link to the Ablations page with both configs), Sources
     (who), the mirror, the tally, Expected Δ, which interval it is and the 90% one, both adjusted tests, Pairs,
-    the readings (Size, Δ / run sd, Wins, Borderline) and Family. Verdicts carry the borderline marker
-    (cards.marked). Each source's setting, too long for a table cell, is in `origins`."""
+    where the verdict comes from (Source: blind / seen / fixed sample, a confirmed question's outcome), the
+    readings (Size, Δ / run sd, Wins, Borderline) and Family. Verdicts carry the borderline marker (cards.marked).
+    Each source's setting, too long for a table cell, is in `origins`."""
     places = table["metric"].map(fmt.digits)
     metric = [fmt.title(m) + (" (optimistic)" if entry(m).optimistic else "") + ("" if role == DECIDES else
                                                                              " · not counted")
@@ -93,7 +95,8 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
                              f"95% bootstrap {fmt.ci(row['ci_low'], row['ci_high'], p)}"
                              for row, p, ok in zip(rows, places, paired)],
         "p_adj": table["p_adj"].map(fmt.p_value), "p_tost_adj": table["p_tost_adj"].map(fmt.p_value),  # never '0'
-        "Pairs": table["n_pairs"].astype(int), **reading_columns(with_readings(table)),
+        "Pairs": table["n_pairs"].astype(int), "Source": [source_text(row) for row in rows],
+        **reading_columns(with_readings(table)),
         "Family": [f"{name} (m = {int(m)})" for name, m in zip(table["family"], table["family_size"])]})
 
 
@@ -101,8 +104,8 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
 # the interval it is read from fit a 400-px screen's 366-px frame, and at any width none of them is cut
 WIDTHS = {"Claim": 150, "Verdict": 96, "Interval": 80, "Direction": 104, "Δ = selection − baseline": 160, "Rows": 64,
           "Metric": 140, "Δ": 80, "Runs": 55, "Sources": 180, "Mirrored claim": 220, "Tally": 220, "Expected Δ": 160,
-          "Interval in full": 300, "p_adj": 70, "p_tost_adj": 80, "Pairs": 50, "Size": 100, "Δ / run sd": 80,
-          "Wins": 220, "Borderline": 220, "Family": 320}
+          "Interval in full": 300, "p_adj": 70, "p_tost_adj": 80, "Pairs": 50, "Source": 180, "Size": 100,
+          "Δ / run sd": 80, "Wins": 220, "Borderline": 220, "Family": 320}
 ROW = 88  # px: Streamlit wraps a cell's text only in rows taller than 4rem; four lines fit
 
 
