@@ -35,7 +35,7 @@ st.dataframe(claims_view.display(table, links), hide_index=True, width="stretch"
                             "Sources": st.column_config.TextColumn(width=claims_view.WIDTHS["Sources"], help=(
                                 "Who claims it (titles and settings: Where each claim comes from, below)")),
                             "Interval": st.column_config.TextColumn(width=claims_view.WIDTHS["Interval"],
-                                                                    help=claims_view.INTERVAL_HELP),
+                                                                    help=claims_view.HELP["Interval"]),
                             "Pairs": st.column_config.NumberColumn(width=claims_view.WIDTHS["Pairs"]),
                             "Runs": st.column_config.LinkColumn(
                                 "Runs", display_text="open", width=claims_view.WIDTHS["Runs"], help=(

@@ -20,7 +20,7 @@ from vitcore.article.claims import DEFINITIONS as DIRECTION_DEFINITIONS
 from vitcore.config.metrics import metric as entry
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.study import Study
-from vitcore.study.words import (  # noqa: F401 (INTERVAL_HELP: the Claims page's Interval column help)
+from vitcore.study.words import (
     DEFINITIONS,
     INTERVAL_HELP,
     MARGIN,
@@ -106,6 +106,7 @@ WIDTHS = {"Claim": 150, "Verdict": 96, "Interval": 80, "Direction": 104, "Δ = s
           "Metric": 140, "Δ": 80, "Runs": 55, "Sources": 180, "Mirrored claim": 220, "Tally": 220, "Expected Δ": 160,
           "Interval in full": 300, "p_adj": 70, "p_tost_adj": 80, "Pairs": 50, "Source": 180, "Size": 100,
           "Δ / run sd": 80, "Wins": 220, "Borderline": 220, "Family": 320}
+HELP = {"Interval": INTERVAL_HELP}  # the Claims table's column help (views/claims.py)
 ROW = 88  # px: Streamlit wraps a cell's text only in rows taller than 4rem; four lines fit
 
 
