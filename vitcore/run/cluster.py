@@ -12,8 +12,10 @@ as they arrive. No task ever sees a path of the driver's machine. So:
   (checked before anything is written) and its predictions, confusion matrix, test accuracy and loss are
   what its weights give on the official test split (vitcore.run.remote: a fabricated run is refused);
   the weights are then dropped unless the config keeps them;
-- the first run of each task (one worker, one cell) and a seeded share after it are retrained here and compared
-  before they are stored (vitcore.run.verify): a real run relabelled as another config is refused;
+- the first run of each task (one worker, one cell), every run whose predictions are another training's (a copy)
+  and a share after it drawn from the OS's randomness are retrained here and compared before they are stored
+  (vitcore.run.verify, each draw in the store's retrains.csv): a real run relabelled as another config or
+  another random seed is refused, and its task and node are trusted no more this sweep;
 - a run that fails (an error while training it, e.g. a bad config; or a task Ray gives up on: its
   node lost more than MAX_RETRIES times, its worker killed for memory past Ray's own OOM retries)
   comes back as a result with an "error" and its config; the task's other runs and the other tasks go on.
@@ -87,11 +89,13 @@ def train_chunk(configs: list[RunConfig], session: str):
     node_cpus = next((int(node["Resources"].get("CPU", threads)) for node in ray.nodes()
                       if node["NodeID"] == context.get_node_id()), threads)
     trainer = _trainer(threads, max(1, node_cpus // threads), session)
+    node = context.get_node_id()  # the node's word, used by the driver only to distrust more (vitcore.run.verify)
     for cfg in configs:
         try:
             # Always with its weights: the driver recomputes the run from them (vitcore.run.remote), then drops
             # them unless the config keeps weights.
-            yield {"run_id": cfg.run_id, "files": trainer.render(cfg, trainer.fit(cfg, markers=markers()), True)}
+            yield {"run_id": cfg.run_id, "node": node,
+                   "files": trainer.render(cfg, trainer.fit(cfg, markers=markers()), True)}
         except Exception as error:  # noqa: BLE001 - this run failed (reported with its config); the next may not
             yield {"run_id": cfg.run_id, "error": f"{type(error).__name__}: {error}"}
 
@@ -114,13 +118,16 @@ def store_result(cfg: RunConfig, item: dict, store: RunStore, verifier: verify.V
     if "error" in item:
         return failure(cfg, str(item["error"])[:2000])
     verifier = verify.Verifier(store) if verifier is None else verifier
+    node = item.get("node") if isinstance(item.get("node"), str) and len(item["node"]) <= 128 else None
+    if (untrusted := verifier.refused(worker, cfg, node)) is not None:  # unread: before the recomputation
+        return failure(cfg, untrusted)
     try:
         files = remote.checked_reply(cfg, item.get("files"))
-        verified = verifier.check(worker, cfg, item["files"])
+        verified = verifier.check(worker, cfg, item["files"], node)
         run = store.put(cfg, files)
     except (KeyError, ValueError) as error:
         return failure(cfg, str(error))
-    verifier.stored(worker, cfg, verified)
+    verifier.stored(worker, cfg, verified, item["files"])
     return {"run_id": run.run_id, "label": cfg.label(), "train_rows": cfg.train_rows, "seed": cfg.seed,
             "test_accuracy": run.summary["test_accuracy"], "seconds": run.summary["seconds"], "verified": verified}
 
@@ -147,7 +154,14 @@ def run(tasks: list[list[RunConfig]], store: RunStore, address: str | None, work
     withdrawn later, its worker caught by a retrain: reported again, as a failure)."""
     if (problem := remote.driver_problem()) is not None:  # before any task is started
         raise ValueError(problem)
-    ray = connect(address)
+    log = verify.open_log(store.root)  # the driver's record of its draws (refused now, before any task starts)
+    try:
+        return _run(tasks, store, connect(address), workers, progress, session, verify_share, log)
+    finally:
+        os.close(log)
+
+
+def _run(tasks, store: RunStore, ray, workers: int, progress, session: str, verify_share: float, log: int) -> list:
     task = ray.remote(num_cpus=task_cpus(ray.nodes(), workers), max_retries=MAX_RETRIES)(train_chunk)
     streams = [[task.remote(chunk, session), list(chunk)] for chunk in tasks]  # [generator, configs to come]
     workers_of = {id(stream): number for number, stream in enumerate(streams)}  # a worker: one task (verify)
@@ -166,6 +180,7 @@ def run(tasks: list[list[RunConfig]], store: RunStore, address: str | None, work
             streams.remove(stream)
         else:
             landed = [store_result(todo.pop(0), item, store, verifier, workers_of[id(stream)])] if todo else []
+            verify.write_log(log, verifier.log, session)
         while verifier.withdrawn:  # a worker caught: its unverified runs, reported stored, were taken back out
             cfg, why = verifier.withdrawn.pop(0)
             results = [result for result in results if result["run_id"] != cfg.run_id]
