@@ -11,7 +11,7 @@ the thread count the reply says it trained with, as quiet as a sweep worker) and
   two configs that are one computation, lets it in);
 - after that, a share VERIFY_SHARE of its runs, drawn per sweep from the operating system's randomness
   (random.SystemRandom: no seed a worker could know or replay). Each draw is written to the driver's log (`LOG`
-  in the store, `log_rows`), never sent to a worker.
+  in the store: `open_log`, `write_log`), never sent to a worker.
 A worker is one task as the driver sees it (one chunk of a cell's random seeds, vitcore.run.sweep.chunks): the
 driver knows which task a reply came from without asking the worker. Compared (`differences`): predictions.npy
 and confusion.csv byte for byte, every history column but its wall seconds and every summary result exactly, but
