@@ -144,6 +144,11 @@ def connect(address: str | None):
         raise ValueError(f"cannot join the Ray cluster at {address or 'this machine'}: {error}. A cluster "
                          "started with token authentication needs RAY_AUTH_MODE=token and its token in "
                          "RAY_AUTH_TOKEN or ~/.ray/auth_token (docs/ray-cluster.md)") from None
+    except (TimeoutError, ray.exceptions.RpcError) as error:  # "Timed out while waiting for GCS to become available"
+        raise ValueError(f"cannot join the Ray cluster at {address or 'this machine'}: its GCS did not answer in time "
+                         f"({str(error).splitlines()[0][:300] if str(error) else type(error).__name__}). Check the "
+                         "address; a busy head answers later: RAY_gcs_rpc_server_connect_timeout_s and "
+                         "RAY_py_gcs_connect_timeout_s give it longer (docs/ray-cluster.md)") from None
     return ray
 
 
