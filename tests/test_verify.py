@@ -270,3 +270,24 @@ def test_the_retrain_process_is_as_quiet_as_a_sweep_worker():
     assert done.returncode == 0 and done.stdout == "done\n", done.stderr[-2000:]
     for notice in ("absl", "oneDNN", "cpu_feature_guard", "To enable the following instructions"):
         assert notice not in done.stderr, done.stderr[-2000:]
+
+
+def test_a_reply_refused_as_not_its_weights_untrusts_its_worker_and_node(tmp_path, monkeypatch):
+    def checked(cfg, files):
+        if cfg.seed == 9:
+            raise ValueError(f"refusing remote run {cfg.run_id}: its results are not its weights' (test accuracy 1.0)")
+        return files
+
+    monkeypatch.setattr(remote, "checked_reply", checked)
+    store = RunStore(tmp_path)
+    checker = verify.Verifier(store, lambda cfg, threads: rendered(cfg), share=0.0)
+
+    def send(seed, worker, node):
+        cfg = CELL.replace(seed=seed)
+        return cluster.store_result(cfg, {"run_id": cfg.run_id, "node": node, "files": rendered(cfg)}, store, checker,
+                                    worker)
+
+    assert [send(s, 0, "n1").get("verified") for s in (0, 1)] == [True, False]
+    assert "not its weights'" in send(9, 1, "n1")["error"]  # another task on the node forges a run
+    assert [cfg.seed for cfg, _ in checker.withdrawn] == [1] and "nothing of them" in send(2, 0, "n1")["error"]
+    assert send(3, 2, "n2")["verified"] is True and sorted(store.table()["seed"]) == [0, 3]

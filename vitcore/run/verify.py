@@ -19,8 +19,10 @@ the losses to LOSS_TOLERANCE (XLA on another CPU kind rounds float32's last bits
 makes its worker and its node (the Ray node id its replies name) untrusted for the rest of the sweep: every
 unverified run of theirs already stored is withdrawn (moved aside, removed), every later reply of theirs refused
 unread (a rerun of the sweep trains them again; retraining them all here would let one node make the driver do its
-work). The node id is the worker's word, used only to refuse more, never to trust. What stays the worker's word:
-the undrawn runs of a worker never caught that copy nothing seen, and every run's timing (seconds, threads, node).
+work). A reply vitcore.run.remote refuses (its results not its weights', a file over its limit) counts as a failed
+retrain (`forged`). The node id is the worker's word, used only to refuse more, never to trust. What stays the
+worker's word: the undrawn runs of a worker never caught that copy nothing seen, and every run's timing (seconds,
+threads, node).
 """
 
 from __future__ import annotations
@@ -181,7 +183,7 @@ class Verifier:
             return None
         self._note(worker, cfg, node, "", "", "refused unread: untrusted since run " + culprit)
         return (f"refusing remote run {cfg.run_id} ({cfg.label()}): its worker or its node returned run {culprit}, "
-                "which a retrain does not reproduce; nothing of them is trusted for the rest of the sweep")
+                "refused as no honest training; nothing of them is trusted for the rest of the sweep")
 
     def check(self, worker, cfg: RunConfig, files: dict[str, bytes], node: str | None = None) -> bool:
         """True when the run was retrained and matched, False when it is taken on the worker's word (undrawn);
@@ -222,6 +224,14 @@ class Verifier:
         self._note(worker, cfg, node, draw, reason, "reproduced")
         self.verified += 1
         return True
+
+    def forged(self, worker, cfg: RunConfig, node: str | None, why: str) -> None:
+        """A reply of `worker` the driver refused as no honest run (vitcore.run.remote: its results are not its
+        weights', a file over its limit, no weights): it and its node are untrusted as after a failed retrain."""
+        if node is not None:
+            self.nodes.setdefault(worker, set()).add(node)
+        self._note(worker, cfg, node, "", "", "refused: " + why[:200])
+        self._blame(worker, cfg)
 
     def stored(self, worker, cfg: RunConfig, verified: bool, files: dict | None = None) -> None:
         if not verified:
@@ -279,4 +289,4 @@ class Verifier:
             os.rename(root / cfg.run_id, os.path.join(aside, cfg.run_id))
             shutil.rmtree(aside, ignore_errors=True)
         self.withdrawn.append((cfg, f"withdrawn: an unverified run of the worker or node that returned run "
-                                    f"{culprit.run_id}, which a retrain does not reproduce"))
+                                    f"{culprit.run_id}, refused as no honest training"))
