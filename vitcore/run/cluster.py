@@ -123,7 +123,7 @@ def store_result(cfg: RunConfig, item: dict, store: RunStore, verifier: verify.V
         return failure(cfg, untrusted)
     try:
         files = remote.checked_reply(cfg, item.get("files"))
-    except ValueError as error:
+    except (KeyError, ValueError) as error:
         if remote.driver_problem() is None:  # the driver could check it: the reply is at fault, not the driver
             verifier.forged(worker, cfg, node, str(error))
         return failure(cfg, str(error))
