@@ -5,10 +5,9 @@ are a training of the config the reply is labelled with (a real 4,000-row run re
 passes it). Training is bit for bit at a thread count, so the driver retrains (`retrain`: a fresh local process at
 the thread count the reply says it trained with, as quiet as a sweep worker) and compares:
 - the first run each worker returns for each cell (one compiled graph: vitcore.config.run.RunConfig.graph_id);
-- every run whose predictions equal those of another training (`training`: another random seed or another config)
-  already stored or replied this sweep: a copy is never a training, so it is never taken on the worker's word
-  (`fingerprint`: the sha256 of the predicted classes, whatever the .npy header; only a retrain that reproduces it,
-  two configs that are one computation, lets it in);
+- every run whose predictions are those of another training (another random seed or another config), exactly or
+  nearly, already stored or stored this sweep (vitcore.run.copies): a copy is never a training, so it is never taken
+  on the worker's word (only a retrain that reproduces it, two configs that are one computation, lets it in);
 - after that, a share VERIFY_SHARE of its runs, drawn per sweep from the operating system's randomness
   (random.SystemRandom: no seed a worker could know or replay). Each draw is written to the driver's log (`LOG`
   in the store: `open_log`, `write_log`), never sent to a worker.
@@ -29,7 +28,6 @@ from __future__ import annotations
 
 import csv
 import datetime
-import hashlib
 import io
 import json
 import os
@@ -42,8 +40,9 @@ from multiprocessing import get_context
 
 from vitcore.config.run import RunConfig
 from vitcore.data.regular import Refused, open_or_create
+from vitcore.run.copies import Copies
 from vitcore.run.spawn import neutral_main, worker_start
-from vitcore.store.files import PREDICTIONS, BadRun, predictions_array, read_bounded
+from vitcore.store.files import PREDICTIONS
 from vitcore.store.runs import RunStore
 from vitcore.store.validate import TEMP_PREFIX
 from vitcore.store.writer import SUMMARY
@@ -56,7 +55,6 @@ LOSSES = ("loss", "val_loss", "test_loss")
 LOG = "retrains.csv"  # the driver's log in its store: one row per remote run, why it was (not) retrained
 LOG_COLUMNS = ["session", "at", "run_id", "label", "train_rows", "seed", "worker", "node", "draw", "share",
                "retrained", "outcome"]
-READ_LIMIT = 1 << 20  # bytes of a stored run's summary.json or predictions.npy read for the copy index
 Retrain = Callable[[RunConfig, int], dict]  # (config, threads) -> its run files as bytes
 
 
@@ -108,21 +106,6 @@ def _same(name: str, theirs, ours) -> bool:
     return theirs == ours
 
 
-def fingerprint(data) -> str | None:
-    """sha256 of a predictions.npy's classes (its values, not its header: a v2.0 header or other padding around the
-    same array is the same fingerprint); None when the bytes are no predictions (the run's check says why)."""
-    try:
-        return hashlib.sha256(predictions_array(data).tobytes()).hexdigest()
-    except BadRun:
-        return None
-
-
-def training(cfg: RunConfig) -> tuple:
-    """What makes two configs one training: one compiled graph and the same data, init and order seeds (a config
-    written with its seeds spelt out is the run of its random seed: the committed store holds such pairs)."""
-    return cfg.graph_id, tuple(cfg.seeds)
-
-
 def open_log(root) -> int:
     """A descriptor appending to the driver's log in the store at `root` (created with the store if missing), or
     ValueError when the entry there is not a regular file of its own (a link is never followed): before any task."""
@@ -153,6 +136,13 @@ def write_log(fd: int, rows: list[dict], session: str) -> None:
         data = data[os.write(fd, data):]
 
 
+def _copy_words(twin: tuple[str, float] | None) -> str:
+    if twin is None:
+        return ""
+    near = "" if twin[1] == 1 else f" on {twin[1]:.2%} of the test images"
+    return f"its predictions.npy is run {twin[0]}'s{near} (a copy is never a training), and "
+
+
 class Verifier:
     """One sweep's retrain-before-trust bookkeeping (see the module docstring). `refused(worker, cfg, node)` first (a
     reply of an untrusted worker or node is refused unread), `check(worker, cfg, files, node)` before a reply is
@@ -174,7 +164,7 @@ class Verifier:
         self.withdrawn: list[tuple[RunConfig, str]] = []
         self.log: list[dict] = []                    # rows for the driver's log (LOG), taken by whoever writes it
         self.verified = 0
-        self._index: dict[str, dict[tuple, str]] | None = None  # fingerprint -> {training: a run id}
+        self.copies = Copies(store)                  # the predictions seen: the store's, then the replies stored
 
     def refused(self, worker, cfg: RunConfig, node: str | None = None) -> str | None:
         """Why a reply of `worker` (from `node`) is refused unread, or None."""
@@ -194,9 +184,9 @@ class Verifier:
             self.nodes.setdefault(worker, set()).add(node)
         first = (worker, cfg.graph_id) not in self.seen
         self.seen.add((worker, cfg.graph_id))
-        twin, draw = self._twin(cfg, files.get(PREDICTIONS)), ""
+        twin, draw = self.copies.of(cfg, files.get(PREDICTIONS)), ""
         if twin is not None:
-            reason = f"its predictions are run {twin}'s, another training"
+            reason = f"its predictions are run {twin[0]}'s on {twin[1]:.2%} of the test images, another training"
         elif first:
             reason = "first of its cell"
         else:
@@ -217,10 +207,9 @@ class Verifier:
         if wrong:
             self._note(worker, cfg, node, draw, reason, f"refused: differs in {', '.join(wrong)}")
             self._blame(worker, cfg)
-            copy = f"its predictions.npy is run {twin}'s (a copy is never a training), and " if twin else ""
-            raise ValueError(f"refusing remote run {cfg.run_id} ({cfg.label()}): {copy}the driver's retrain at "
-                             f"{threads} thread(s) differs in {', '.join(wrong)}; every unverified run of its worker "
-                             "and its node is refused")
+            raise ValueError(f"refusing remote run {cfg.run_id} ({cfg.label()}): {_copy_words(twin)}the driver's "
+                             f"retrain at {threads} thread(s) differs in {', '.join(wrong)}; every unverified run of "
+                             "its worker and its node is refused")
         self._note(worker, cfg, node, draw, reason, "reproduced")
         self.verified += 1
         return True
@@ -236,32 +225,8 @@ class Verifier:
     def stored(self, worker, cfg: RunConfig, verified: bool, files: dict | None = None) -> None:
         if not verified:
             self.unverified.setdefault(worker, []).append(cfg)
-        if files is not None and (key := fingerprint(files.get(PREDICTIONS, b""))) is not None:
-            self._indexed().setdefault(key, {}).setdefault(training(cfg), cfg.run_id)
-
-    def _twin(self, cfg: RunConfig, predictions) -> str | None:
-        """A run of another training with these very predictions (stored, or replied earlier this sweep), or None."""
-        key = fingerprint(predictions) if predictions is not None else None
-        if key is None:
-            return None
-        others = [run_id for what, run_id in self._indexed().get(key, {}).items() if what != training(cfg)]
-        return min(others) if others else None
-
-    def _indexed(self) -> dict[str, dict[tuple, str]]:
-        """The copy index, built from the store on first use: every run folder whose summary names a config and whose
-        predictions.npy reads (an invalid run is still someone's predictions: a copy of it is no training either)."""
-        if self._index is None:
-            self._index = {}
-            for run_id in self.store.run_ids():
-                folder = self.store.root / run_id
-                try:
-                    cfg = RunConfig.from_dict(json.loads(read_bounded(folder / SUMMARY, READ_LIMIT))["config"])
-                    key = fingerprint(read_bounded(folder / PREDICTIONS, READ_LIMIT))
-                except (BadRun, ValueError, KeyError, TypeError, RecursionError):
-                    continue
-                if key is not None:
-                    self._index.setdefault(key, {}).setdefault(training(cfg), run_id)
-        return self._index
+        if files is not None and PREDICTIONS in files:
+            self.copies.add(cfg, cfg.run_id, files[PREDICTIONS])
 
     def _blame(self, worker, culprit: RunConfig) -> None:
         """`worker` and every node its replies named are untrusted from now on; so is every other worker seen on those
