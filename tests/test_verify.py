@@ -274,7 +274,9 @@ def test_a_reply_refused_as_not_its_weights_untrusts_its_worker_and_node(tmp_pat
         return cluster.store_result(cfg, {"run_id": cfg.run_id, "node": node, "files": rendered(cfg)}, store, checker,
                                     worker)
 
-    assert [send(s, 0, "n1").get("verified") for s in (0, 1)] == [True, False]
-    assert "not its weights'" in send(9, 1, "n1")["error"]  # another task on the node forges a run
-    assert [cfg.seed for cfg, _ in checker.withdrawn] == [1] and "nothing of them" in send(2, 0, "n1")["error"]
-    assert send(3, 2, "n2")["verified"] is True and sorted(store.table()["seed"]) == [0, 3]
+    assert [send(s, 0, "a1").get("verified") for s in (0, 1)] == [True, False]
+    assert "not its weights'" in send(9, 1, "a1")["error"]  # another task on the node forges a run
+    assert [cfg.seed for cfg, _ in checker.withdrawn] == [1] and "nothing of them" in send(2, 0, "a1")["error"]
+    assert send(3, 2, "a2")["verified"] is True and sorted(store.table()["seed"]) == [0, 3]
+    assert send(4, 3, "=cmd|' /C calc'!A0")["verified"] is True  # no node id: never logged, never a node
+    assert checker.log[-1]["node"] == "" and checker.nodes.get(3) is None

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import tempfile
 from pathlib import Path
 
@@ -118,7 +119,8 @@ def store_result(cfg: RunConfig, item: dict, store: RunStore, verifier: verify.V
     if "error" in item:
         return failure(cfg, str(item["error"])[:2000])
     verifier = verify.Verifier(store) if verifier is None else verifier
-    node = item.get("node") if isinstance(item.get("node"), str) and len(item["node"]) <= 128 else None
+    node = item.get("node")  # a Ray node id (hex) as the worker says; anything else is no node (and never logged)
+    node = node if isinstance(node, str) and re.fullmatch(r"[0-9a-f]{1,128}", node) else None
     if (untrusted := verifier.refused(worker, cfg, node)) is not None:  # unread: before the recomputation
         return failure(cfg, untrusted)
     try:
