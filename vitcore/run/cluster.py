@@ -12,8 +12,10 @@ as they arrive. No task ever sees a path of the driver's machine. So:
   (checked before anything is written) and its predictions, confusion matrix, test accuracy and loss are
   what its weights give on the official test split (vitcore.run.remote: a fabricated run is refused);
   the weights are then dropped unless the config keeps them;
-- the first run of each task (one worker, one cell) and a seeded share after it are retrained here and compared
-  before they are stored (vitcore.run.verify): a real run relabelled as another config is refused;
+- the first run of each task (one worker, one cell), every run whose predictions are another training's (a copy)
+  and a share after it drawn from the OS's randomness are retrained here and compared before they are stored
+  (vitcore.run.verify, each draw in the store's retrains.csv): a real run relabelled as another config or
+  another random seed is refused, and its task and node are trusted no more this sweep;
 - a run that fails (an error while training it, e.g. a bad config; or a task Ray gives up on: its
   node lost more than MAX_RETRIES times, its worker killed for memory past Ray's own OOM retries)
   comes back as a result with an "error" and its config; the task's other runs and the other tasks go on.
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import tempfile
 from pathlib import Path
 
@@ -87,11 +90,13 @@ def train_chunk(configs: list[RunConfig], session: str):
     node_cpus = next((int(node["Resources"].get("CPU", threads)) for node in ray.nodes()
                       if node["NodeID"] == context.get_node_id()), threads)
     trainer = _trainer(threads, max(1, node_cpus // threads), session)
+    node = context.get_node_id()  # the node's word, used by the driver only to distrust more (vitcore.run.verify)
     for cfg in configs:
         try:
             # Always with its weights: the driver recomputes the run from them (vitcore.run.remote), then drops
             # them unless the config keeps weights.
-            yield {"run_id": cfg.run_id, "files": trainer.render(cfg, trainer.fit(cfg, markers=markers()), True)}
+            yield {"run_id": cfg.run_id, "node": node,
+                   "files": trainer.render(cfg, trainer.fit(cfg, markers=markers()), True)}
         except Exception as error:  # noqa: BLE001 - this run failed (reported with its config); the next may not
             yield {"run_id": cfg.run_id, "error": f"{type(error).__name__}: {error}"}
 
@@ -114,13 +119,22 @@ def store_result(cfg: RunConfig, item: dict, store: RunStore, verifier: verify.V
     if "error" in item:
         return failure(cfg, str(item["error"])[:2000])
     verifier = verify.Verifier(store) if verifier is None else verifier
+    node = item.get("node")  # a Ray node id (hex) as the worker says; anything else is no node (and never logged)
+    node = node if isinstance(node, str) and re.fullmatch(r"[0-9a-f]{1,128}", node) else None
+    if (untrusted := verifier.refused(worker, cfg, node)) is not None:  # unread: before the recomputation
+        return failure(cfg, untrusted)
     try:
         files = remote.checked_reply(cfg, item.get("files"))
-        verified = verifier.check(worker, cfg, item["files"])
+    except (KeyError, ValueError) as error:
+        if remote.driver_problem() is None:  # the driver could check it: the reply is at fault, not the driver
+            verifier.forged(worker, cfg, node, str(error))
+        return failure(cfg, str(error))
+    try:
+        verified = verifier.check(worker, cfg, item["files"], node)
         run = store.put(cfg, files)
     except (KeyError, ValueError) as error:
         return failure(cfg, str(error))
-    verifier.stored(worker, cfg, verified)
+    verifier.stored(worker, cfg, verified, item["files"])
     return {"run_id": run.run_id, "label": cfg.label(), "train_rows": cfg.train_rows, "seed": cfg.seed,
             "test_accuracy": run.summary["test_accuracy"], "seconds": run.summary["seconds"], "verified": verified}
 
@@ -137,6 +151,11 @@ def connect(address: str | None):
         raise ValueError(f"cannot join the Ray cluster at {address or 'this machine'}: {error}. A cluster "
                          "started with token authentication needs RAY_AUTH_MODE=token and its token in "
                          "RAY_AUTH_TOKEN or ~/.ray/auth_token (docs/ray-cluster.md)") from None
+    except (TimeoutError, ray.exceptions.RpcError) as error:  # "Timed out while waiting for GCS to become available"
+        raise ValueError(f"cannot join the Ray cluster at {address or 'this machine'}: its GCS did not answer in time "
+                         f"({str(error).splitlines()[0][:300] if str(error) else type(error).__name__}). Check the "
+                         "address; a busy head answers later: RAY_gcs_rpc_server_connect_timeout_s and "
+                         "RAY_py_gcs_connect_timeout_s give it longer (docs/ray-cluster.md)") from None
     return ray
 
 
@@ -147,7 +166,14 @@ def run(tasks: list[list[RunConfig]], store: RunStore, address: str | None, work
     withdrawn later, its worker caught by a retrain: reported again, as a failure)."""
     if (problem := remote.driver_problem()) is not None:  # before any task is started
         raise ValueError(problem)
-    ray = connect(address)
+    log = verify.open_log(store.root)  # the driver's record of its draws (refused now, before any task starts)
+    try:
+        return _run(tasks, store, connect(address), workers, progress, session, verify_share, log)
+    finally:
+        os.close(log)
+
+
+def _run(tasks, store: RunStore, ray, workers: int, progress, session: str, verify_share: float, log: int) -> list:
     task = ray.remote(num_cpus=task_cpus(ray.nodes(), workers), max_retries=MAX_RETRIES)(train_chunk)
     streams = [[task.remote(chunk, session), list(chunk)] for chunk in tasks]  # [generator, configs to come]
     workers_of = {id(stream): number for number, stream in enumerate(streams)}  # a worker: one task (verify)
@@ -166,6 +192,7 @@ def run(tasks: list[list[RunConfig]], store: RunStore, address: str | None, work
             streams.remove(stream)
         else:
             landed = [store_result(todo.pop(0), item, store, verifier, workers_of[id(stream)])] if todo else []
+            verify.write_log(log, verifier.log, session)
         while verifier.withdrawn:  # a worker caught: its unverified runs, reported stored, were taken back out
             cfg, why = verifier.withdrawn.pop(0)
             results = [result for result in results if result["run_id"] != cfg.run_id]

@@ -58,8 +58,11 @@ def neutral_main():
 
 
 def worker_start(parent: int) -> None:
-    """Initializer of a sweep's worker process: dies with `parent` (die_with_parent), and TensorFlow's native
-    notices stay off its stderr (quiet() below: a worker's stderr carries no terminal display)."""
+    """Initializer of a sweep's worker process (and of a Ray driver's retrain, vitcore.run.verify): dies with `parent`
+    (die_with_parent), and TensorFlow's native notices stay off its stderr: TF_CPP_MIN_LOG_LEVEL=2 before TensorFlow
+    loads (its multi-line CPU-feature notice), then quiet() below for absl's (a worker's stderr carries no terminal
+    display)."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     quiet()
     die_with_parent(parent)
 
