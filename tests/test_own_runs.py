@@ -156,3 +156,41 @@ def test_the_readme_own_ablation_runs(tmp_path):
     assert choices["depth"] == (1, 2, 4) and choices["width"] == (32, 64, 128)
     again = run_cli(*shlex.split(commands[0].replace("$VITCORE_STORE", env["VITCORE_STORE"]))[3:], env=env)
     assert again.returncode == 0 and "0 to train" in again.stdout  # resumable: nothing left
+
+
+@pytest.fixture
+def base_store(store) -> RunStore:
+    """`sweep --vary depth=1 --seeds 0-1 --rows 300 --base epochs=2`, without training."""
+    for seed in range(2):
+        write_run(store, RunConfig(train_rows=300, epochs=2, seed=seed), 0.42 + 0.01 * seed)
+        write_run(store, RunConfig(train_rows=300, epochs=2, depth=1, seed=seed), 0.44 + 0.01 * seed)
+    return store
+
+
+def test_compare_on_a_base_store_takes_the_fields_it_holds_at_one_value(base_store, tmp_path, monkeypatch, capsys):
+    """The natural command works on your own `--base epochs=2` store and says what it took from it; a field named
+    off what the store holds exits 2 in one line naming the flag to give, never the built-in grids."""
+    from vitcore import cli
+
+    monkeypatch.setenv("VITCORE_STORE", str(base_store.root))
+    assert cli.main(["compare", "--depth", "1", "--train-rows", "300", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "from this store (every run here has it; name a flag to ask for another value): --epochs 2"
+    assert out[1].startswith("ViT p7 pre-LN pos depth 1 epochs 2 (300 rows) − ViT p7 pre-LN pos epochs 2 (300 rows)")
+    assert cli.main(["compare", "--depth", "1", "--out", str(tmp_path / "out")]) == 0  # the rows too
+    assert "--train-rows 300, --epochs 2" in capsys.readouterr().out
+    for args, words in ((["--depth", "1", "--epochs", "15"], "every run here has epochs=2: add --epochs 2"),
+                        (["--depth", "3"], "(it varies depth over 1, 2)")):
+        assert cli.main(["compare", *args, "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert words in err and "sweep --list" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_mistyped_store_folder_says_it_is_missing(tmp_path, monkeypatch, capsys):
+    from vitcore import cli
+
+    monkeypatch.setenv("VITCORE_STORE", str(tmp_path / "my_rnus"))
+    assert cli.main(["compare", "--depth", "1", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"no store at {tmp_path / 'my_rnus'}: that folder does not exist (it comes from $VITCORE_STORE" in err
+    assert "sweep default" not in err

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from vitcore.article import sources as seed
+from vitcore.config.environment import missing_store
 from vitcore.config.metrics import known
 from vitcore.config.metrics import metric as entry
 from vitcore.config.numbers import digits, missing, number, p_value
@@ -186,7 +187,7 @@ def load_runs(path) -> pd.DataFrame:
     """The store's table of valid runs; ValueError when the store is missing or holds none."""
     store = RunStore(path)
     if not store.root.is_dir():
-        raise ValueError(f"no store at {store.root} (train with `python -m vitcore sweep default`, or pass --store)")
+        raise ValueError(missing_store(store.root))
     runs = store.table()
     if runs.empty:
         raise ValueError(f"the store at {store.root} holds no valid runs")
