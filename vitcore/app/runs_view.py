@@ -14,6 +14,7 @@ from vitcore.app import fmt, state
 from vitcore.app.selection import LABELS, cell_name
 from vitcore.config.metrics import TABLE
 from vitcore.config.metrics import metric as entry
+from vitcore.config.numbers import whole_counts
 from vitcore.config.run import DEFAULTS, RunConfig
 from vitcore.study.words import MARGIN, changes_text, config_of_row
 
@@ -123,7 +124,7 @@ def filtered_csv(name: str, frames: dict[str, pd.DataFrame], shown: pd.DataFrame
     export frame's rows of those run ids; effects.csv: the Study's main effects of the shown runs, at `margin`,
     around `base` when given, each verdict from the plan that leads it on the store, as `effects` says)."""
     if name == "effects.csv":
-        return study.effects_of(shown["run_id"], margin, base).to_csv(index=False).encode()
+        return whole_counts(study.effects_of(shown["run_id"], margin, base)).to_csv(index=False).encode()
     frame = frames[name]
     return frame[frame["run_id"].isin(set(shown["run_id"]))].to_csv(index=False).encode()
 

@@ -43,7 +43,7 @@ def curve_roles(selected: pd.DataFrame, base: pd.DataFrame, cfg: RunConfig,
 
 # What every Δ reads beside its verdict (vitcore.stats.readings), carried into the charts' data and tooltips; the
 # size word is the dot's fill there (SIZE_FILL), so "better" of open size never looks like "better" beyond ±margin.
-READING_FIELDS = ["size", "delta_sd", "win_rate", "win_low", "win_high", "wins_text", "borderline", "flips"]
+READING_FIELDS = ["size", "delta_in_run_sd", "win_rate", "win_low", "win_high", "wins_text", "borderline", "flips"]
 SIZE_FILL = "filled dot: the interval lies beyond ±margin; hollow: inside it or size undetermined"
 
 
@@ -118,7 +118,8 @@ def families_text(frame: pd.DataFrame) -> str:
 def reading_columns(part: pd.DataFrame) -> dict:
     """A table's columns for what every Δ reads beside its verdict (part: with_readings' frame): Size (against
     ±margin), Δ / run sd, Wins (paired random seeds, exact 95%), Borderline (what would flip it)."""
-    return {"Size": part["size"], "Δ / run sd": part["delta_sd"].map(lambda x: "" if fmt.missing(x) else f"{x:+.2f}"),
+    return {"Size": part["size"],
+            "Δ / run sd": part["delta_in_run_sd"].map(lambda x: "" if fmt.missing(x) else f"{x:+.2f}"),
             **{name: part[column].map(lambda x: x if isinstance(x, str) else "")
                for name, column in (("Wins", "wins_text"), ("Borderline", "flips"))}}
 

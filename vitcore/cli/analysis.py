@@ -26,6 +26,7 @@ from vitcore.cli.common import (
 )
 from vitcore.cli.runs import add_config_flags, config_from_args, field_type, given
 from vitcore.config import numbers
+from vitcore.config.numbers import whole_counts
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import centres, estimates, testset
 from vitcore.stats.families import runs_of
@@ -177,7 +178,7 @@ def _claims(args) -> int:
     study = open_study(store)  # test accuracy with the test set's sampling, as on the Claims page
     table = study.claims(margin)
     with staged(out.parent) as stage:
-        table.to_csv(stage / out.name, index=False)
+        whole_counts(table).to_csv(stage / out.name, index=False)
     counts = claims.tally_of(table)
     print(f"{clean(str(out))}: {len(table)} ledger rows — {counts['counted']} distinct comparisons counted once each, "
           f"{counts['not_counted']} shown beside and not counted (the `tally` column says why); each judged in its "

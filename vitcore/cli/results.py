@@ -20,6 +20,7 @@ from vitcore.cli.common import (
     writable_folder,
 )
 from vitcore.config import environment
+from vitcore.config.numbers import whole_counts
 from vitcore.config.run import ARTICLE_MODELS, RunConfig
 from vitcore.run import custom
 from vitcore.stats.estimates import TIMED_PAIRS
@@ -87,7 +88,7 @@ def _effects(args) -> int:
         raise UsageError(f"no main effects in {args.store}: it needs ViT runs {centre} and at least one switch "
                          f"flipped from it, at the same train_rows and seed")
     with staged(out.parent) as stage:
-        effects.to_csv(stage / out.name, index=False)
+        whole_counts(effects).to_csv(stage / out.name, index=False)
     counts = effects["verdict"].value_counts()
     print(f"{clean(str(out))}: {len(effects):,} main effects from {len(study.runs):,} runs (both tests "
           "Bonferroni-adjusted within each family: " + "; ".join(f"{name}, m = {int(m)}" for name, m in

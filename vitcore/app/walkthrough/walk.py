@@ -95,8 +95,10 @@ def curve_frame(curve: pd.DataFrame) -> pd.DataFrame:
 
 
 def delta_frame(deltas: pd.DataFrame) -> pd.DataFrame:
-    """scaling.deltas for the chart and table: metric title; rows without an interval keep NaN."""
-    return deltas.assign(panel=deltas["metric"].map(CURVE_NAMES))
+    """scaling.deltas for the chart and table: metric title; rows without an interval keep NaN; the Δ and its
+    interval as text for the tooltip, rounded by the one rule (fmt), so the chart reads as the tables do."""
+    return deltas.assign(panel=deltas["metric"].map(CURVE_NAMES), delta_text=deltas["mean_delta"].map(fmt.delta),
+                         ci_text=[fmt.ci(lo, hi) for lo, hi in zip(deltas["ci_low"], deltas["ci_high"])])
 
 
 def scaling_table(deltas: pd.DataFrame) -> pd.DataFrame:
