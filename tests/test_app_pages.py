@@ -303,6 +303,18 @@ def test_reset_returns_every_switch_to_the_article_vit(table):
     assert not {"norm", "patch_size", "model"} & set(at.query_params)  # defaults leave the URL clean
 
 
+def test_the_sidebar_names_pooling_as_the_forest_plot_and_plans_do(table):
+    """The sidebar said "gap / cls", the forest plot "pooling token mean → class token": one name per level (the
+    registry's words), while the URL keeps the level itself (`?pooling=cls`)."""
+    at = app({"pooling": "cls"})
+    assert not at.exception
+    radio = at.radio(key="pooling")
+    assert radio.options == ["token mean", "class token"] and radio.value == "cls"
+    assert at.query_params["pooling"] in ("cls", ["cls"])
+    radio.set_value("gap").run()
+    assert "pooling" not in at.query_params  # the default leaves the URL clean
+
+
 # The papers' levels: each from the URL, as a copied link would give it, on every page.
 PAPER_LEVELS = [("pos_embedding", "sincos"), ("pooling", "cls"), ("tokenizer", "shifted"), ("self_attention", "lsa")]
 

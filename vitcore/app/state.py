@@ -144,7 +144,7 @@ def _offer(path: str, mtime: str) -> Offer:
     found = store_offer(shared, cells={})
     return Offer(MappingProxyType(dict(found.allowed)), MappingProxyType(dict(found.choices)),
                  MappingProxyType(dict(found.defaults)), found.centre,
-                 MappingProxyType(baseline_cells(shared, found.centre)))
+                 MappingProxyType(baseline_cells(shared, found.centre)), found.folded)
 
 
 _baseline_choices = _offer  # what tests clear between stores (one cache: the offer holds the baseline cells)

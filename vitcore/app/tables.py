@@ -235,14 +235,15 @@ def timing_basis(group: str) -> str:
 
 
 def timed_as(group: str) -> str:
-    """Where a seconds figure was timed, in words a card can carry ('' for no group): the dedicated timing set by
-    its name, any other group by its basis and the load it ran under — never the raw 'v3/threads2/…' id."""
+    """Where a seconds figure was timed, in plain words a card can carry ('' for no group): the dedicated timing set
+    by its name, any other group as timed one run after another and the load it ran under — never the raw
+    'v3/threads2/…' id nor the training code's details (those are `timing_basis`, the card's help)."""
     if not group:
         return ""
     if timing_context(group) == TIMING_REFERENCE:
         return f"timed in {group_text(group)}"
     load = f"; {group_text(group)}" if timing_context(group) else ""  # a clean group's words say nothing new here
-    return f"timed one run after another, not interleaved ({timing_basis(group)}{load})"
+    return f"timed one run after another{load}"
 
 
 def is_reference(group: str) -> bool:

@@ -69,6 +69,8 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
                 "delta_color": "off", "delta_arrow": "off"}
         values, group = ((timed or Study(selected).timed()) if metric == "seconds" else (selected, ""))
         values = values[metric]  # seconds: one timing group's runs, never a mean pooled across groups
+        if metric == "seconds" and (basis := row.get("timing_group") or group):
+            card["help"] += f"\n\nTimed as: {tables.timing_basis(basis)}."  # the details the card's line leaves out
         # seconds not timed as a design show the config's own time and why there is no Δ: a Δ between runs timed one
         # after another is the machine's as much as the model's (vitcore.stats.seconds.timing_note)
         untimed = comparison is not None and metric == "seconds" and row.get("verdict") == w.NOT_COMPARABLE
