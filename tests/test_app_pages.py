@@ -12,6 +12,7 @@ starts a fresh AppTest and sets at most one widget before its second run.
 """
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -313,6 +314,25 @@ def test_the_sidebar_names_pooling_as_the_forest_plot_and_plans_do(table):
     assert at.query_params["pooling"] in ("cls", ["cls"])
     radio.set_value("gap").run()
     assert "pooling" not in at.query_params  # the default leaves the URL clean
+
+
+def sentences(text: str) -> list[str]:
+    """A caption's sentences: split after '.', '?' or '!' where the next word starts a sentence."""
+    return [part for part in re.split(r"(?<=[.?!])\s+(?=[A-Z0-9*`\"†(])", text.strip()) if part]
+
+
+@pytest.mark.parametrize("page", [None, "views/plans.py", "views/noise.py"])
+def test_no_caption_is_over_two_sentences(table, page):
+    """The landing's forest-plot caption, Plans and Seed noise were paragraphs a newcomer skips: at most two
+    sentences each, the details behind a help icon."""
+    at = app(page=page)
+    assert not at.exception
+    long = [caption.value for caption in at.caption if len(sentences(caption.value)) > 2]
+    assert not long, long
+    if page is None:  # the forest plot's caption is among them; the Seconds card in plain words, details in its help
+        assert any(caption.value.startswith("Dot: mean paired Δ") for caption in at.caption)
+        timed = [md.value for md in at.markdown if "timed" in md.value]
+        assert timed and not [text for text in timed if "XLA" in text or "intra-op" in text], timed
 
 
 # The papers' levels: each from the URL, as a copied link would give it, on every page.

@@ -88,7 +88,7 @@ def test_the_sidebar_offers_every_row_count_the_grids_train():
 
 
 def test_a_level_has_one_name_in_every_view():
-    """The registry's words name a level on the forest plot (change), the Plans page (setting) and the sidebar (word)."""
+    """The registry's words name a level on the forest plot (change), the Plans page (setting), the sidebar (word)."""
     pooling = switches.SWITCH["pooling"]
     assert [pooling.word(level) for level in pooling.levels] == ["token mean", "class token"]
     assert switches.change("pooling", "gap", "cls") == "pooling token mean → class token"

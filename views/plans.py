@@ -25,7 +25,7 @@ for plan in [*judging, *idle]:
     order = report.checked.order(plan.name) if report.checked is not None else ""
     where.markdown(plans_view.summary(plan, frame, report.blind[plan.name], order))
     if plan.note:
-        where.caption(plan.note)
+        where.caption(plans_view.first_sentence(plan.note), help=plan.note)  # the plan file's note in full
     where.dataframe(plans_view.display(plan, frame), hide_index=True, width="stretch")
 st.caption("Register your own: `python -m vitcore plan register NAME --vary FIELD=L1,L2 --rows N --seeds A-B "
            "--looks 10,20`, commit the file, then `python -m vitcore sweep plan NAME --workers 2` trains it until "

@@ -3,6 +3,8 @@ one summary line and one table per plan. No TensorFlow."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from vitcore.app import fmt, state
@@ -35,6 +37,11 @@ def idle_line(idle) -> str:
     names = ", ".join(plan.name for plan in idle)
     return (f"{len(idle)} plan{'s' if len(idle) != 1 else ''} that judge{'s' if len(idle) == 1 else ''} nothing in "
             f"this store (none of {'their' if len(idle) != 1 else 'its'} runs is stored): {names}")
+
+
+def first_sentence(text: str) -> str:
+    """A plan file's note as its caption: the first sentence (the whole note is behind the help icon)."""
+    return re.split(r"(?<=[.?!])\s+(?=[A-Z0-9\"(])", text.strip(), maxsplit=1)[0]
 
 
 def report():
