@@ -97,7 +97,7 @@ def test_the_sidebar_offers_width_and_the_page_shows_the_width_32_runs(own_store
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     width = next(radio for radio in at.radio if radio.key == "width")
-    assert list(width.options) == ["32", "64", "128"]
+    assert list(width.options) == ["32", "64"]  # your own study (no article's ViT at 4,000 rows): what it holds
     assert not any(radio.key == "depth" for radio in at.radio)
     width.set_value(32).run()
     assert not at.exception, [e.message for e in at.exception]
@@ -153,7 +153,7 @@ def test_the_readme_own_ablation_runs(tmp_path):
     table = RunStore(env["VITCORE_STORE"]).table()
     assert set(table["label"]) == {"ViT p7 pre-LN pos", "ViT p7 pre-LN pos depth 4", "ViT p7 pre-LN pos width 32"}
     choices = store_choices(Study(table))
-    assert choices["depth"] == (1, 2, 4) and choices["width"] == (32, 64, 128)
+    assert choices["depth"] == (2, 4) and choices["width"] == (32, 64)  # your own study: only what it holds
     again = run_cli(*shlex.split(commands[0].replace("$VITCORE_STORE", env["VITCORE_STORE"]))[3:], env=env)
     assert again.returncode == 0 and "0 to train" in again.stdout  # resumable: nothing left
 
