@@ -194,3 +194,15 @@ def test_a_mistyped_store_folder_says_it_is_missing(tmp_path, monkeypatch, capsy
     err = capsys.readouterr().err
     assert f"no store at {tmp_path / 'my_rnus'}: that folder does not exist (it comes from $VITCORE_STORE" in err
     assert "sweep default" not in err
+
+
+def test_effects_on_a_base_store_centre_on_its_centre_and_say_so(base_store, tmp_path, capsys):
+    """`effects` without --base on a `--base epochs=2` store: around its centre (as `compare` and the app), not an
+    exit 2 asking for the --base the user has to guess."""
+    from vitcore import cli
+
+    out = tmp_path / "effects.csv"
+    assert cli.main(["effects", "--store", str(base_store.root), "--out", str(out)]) == 0
+    assert "around this store's centre, ViT p7 pre-LN pos epochs 2" in capsys.readouterr().out
+    effects = pd.read_csv(out)
+    assert set(effects["factor"]) == {"depth"} and set(effects["train_rows"]) == {300}
