@@ -67,7 +67,7 @@ def test_what_to_ask_instead_names_the_fields_and_never_the_built_in_grids(base_
     table = base_study.table()
     flag = lambda name, value: f"--{name.replace('_', '-')} {value}"  # noqa: E731 (the CLI's spelling)
     assert centres.missing_hint(table, RunConfig(depth=1, train_rows=300), flag) == \
-        "every run here has epochs=2: add --epochs 2"
+        "every run here has epochs=2: give --epochs 2"
     assert centres.missing_hint(table, RunConfig(depth=3, train_rows=300)) == \
-        "every run here has epochs=2 (add it to the config); it varies depth over 1, 2"
+        "every run here has epochs=2 (set it in the RunConfig); it varies depth over 1, 2"
     assert "sweep --list" not in centres.missing_hint(table, RunConfig(model="convnet"))

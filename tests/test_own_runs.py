@@ -179,7 +179,7 @@ def test_compare_on_a_base_store_takes_the_fields_it_holds_at_one_value(base_sto
     assert out[1].startswith("ViT p7 pre-LN pos depth 1 epochs 2 (300 rows) − ViT p7 pre-LN pos epochs 2 (300 rows)")
     assert cli.main(["compare", "--depth", "1", "--out", str(tmp_path / "out")]) == 0  # the rows too
     assert "--train-rows 300, --epochs 2" in capsys.readouterr().out
-    for args, words in ((["--depth", "1", "--epochs", "15"], "every run here has epochs=2: add --epochs 2"),
+    for args, words in ((["--depth", "1", "--epochs", "15"], "every run here has epochs=2: give --epochs 2"),
                         (["--depth", "3"], "(it varies depth over 1, 2)")):
         assert cli.main(["compare", *args, "--out", str(tmp_path / "out")]) == 2
         err = capsys.readouterr().err

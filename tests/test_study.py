@@ -414,7 +414,7 @@ def test_a_base_study_names_the_fields_to_add_not_the_built_in_grids(store):
     with pytest.raises(ValueError) as error:
         study.verdict(RunConfig(depth=3))
     assert "sweep --list" not in str(error.value)
-    assert "every run here has train_rows=300, epochs=2 (add them to the config); it varies depth over 1, 2" in \
+    assert "every run here has train_rows=300, epochs=2 (set them in the RunConfig); it varies depth over 1, 2" in \
         str(error.value)
     assert study.verdict(base.replace(depth=1)).contrast.baseline == base  # the centre, not the article's ViT
     with pytest.raises(ValueError, match="no folder at .*nowhere: check the path"):

@@ -141,7 +141,8 @@ def missing_hint(runs: pd.DataFrame, cfg: RunConfig, spell=None) -> str:
     varied = {name: values for name, values in varied.items() if len(values) > 1}
     parts = []
     if found:
-        add = f"add {spelled(found, spell)}" if spell else f"add {'it' if len(found) == 1 else 'them'} to the config"
+        add = (f"give {spelled(found, spell)}" if spell else
+               f"set {'it' if len(found) == 1 else 'them'} in the RunConfig")
         if not runs_of(runs, cfg.replace(**found)).empty:
             return f"every run here has {spelled(found)}: {add}"
         parts.append(f"every run here has {spelled(found)} ({add})")
