@@ -95,3 +95,6 @@ def test_a_level_has_one_name_in_every_view():
     assert switches.setting("pooling", "cls") == "pooling class token"
     assert switches.setting("patch_size", 4) == "patch size 4" and switches.setting("depth", 1) == "depth 1"
     assert switches.SWITCH["norm"].word("batch") == "batch"  # no word: the level itself
+    from vitcore.app.runs_view import labeller  # the Runs page's filters
+
+    assert labeller("pooling")("cls") == "class token" and labeller("train_rows")(4000) == "4,000"
