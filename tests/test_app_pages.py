@@ -335,6 +335,18 @@ def test_no_caption_is_over_two_sentences(table, page):
         assert timed and not [text for text in timed if "XLA" in text or "intra-op" in text], timed
 
 
+def test_the_plans_tables_lead_with_the_verdict_and_name_levels_as_the_forest_plot(table):
+    """At 400 px the Plans table showed its question, rows and look, the Replication column off screen: the key
+    columns come first; a question reads 'pooling class token', not `pooling=cls`."""
+    at = app(page="views/plans.py")
+    assert not at.exception
+    frames = [frame.value for frame in at.dataframe]
+    assert frames and all(list(frame.columns[:2]) == ["Question", "Verdict"] for frame in frames)
+    assert any(list(frame.columns[:3]) == ["Question", "Verdict", "Replication"] for frame in frames)
+    questions = {q for frame in frames for q in frame["Question"]}
+    assert "pooling class token" in questions and not [q for q in questions if "=" in q]
+
+
 # The papers' levels: each from the URL, as a copied link would give it, on every page.
 PAPER_LEVELS = [("pos_embedding", "sincos"), ("pooling", "cls"), ("tokenizer", "shifted"), ("self_attention", "lsa")]
 

@@ -90,7 +90,7 @@ def display(plan, frame: pd.DataFrame) -> pd.DataFrame:
         shown["Pooled (95%)"] = [f"{_delta(d)} [{_delta(lo)}, {_delta(hi)}]" if pd.notna(d) else ""
                                  for d, lo, hi in zip(frame["pooled_delta"], frame["pooled_low"], frame["pooled_high"])]
         shown["het. p"] = frame["heterogeneity_p"].map(lambda x: "" if pd.isna(x) else f"{x:.2f}")
-    order = ["Question", "Verdict", *CONFIRMATION.values(), "Rows", "Look", "Δ", "Discovery Δ", "z", "Pooled (95%)",
+    order = ["Question", "Verdict", "Replication", "Discovery", "Rows", "Look", "Δ", "Discovery Δ", "z", "Pooled (95%)",
              "het. p", "Size", "Seen before the plan", "Needs"]
     return shown[[name for name in order if name in shown.columns]]  # the key columns first: they fit at 400 px
 
