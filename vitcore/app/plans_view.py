@@ -96,4 +96,4 @@ def display(plan, frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _delta(x) -> str:
-    return "" if pd.isna(x) else f"{x:+.4f}"
+    return "" if pd.isna(x) else fmt.delta(x)  # the one rounding (config.numbers.rounded), as every view

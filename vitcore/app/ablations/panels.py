@@ -360,7 +360,7 @@ def disagreement_note(spread: pd.DataFrame, interaction: bool = False) -> str | 
         return None
     labels = tables.effect_frame(flagged, interaction)
     items = [f"{effect} at {fmt.rows(rows)} rows ({higher} cells resolved higher, {lower} lower; cells range "
-             f"{low:+.4f} to {high:+.4f})" for effect, rows, higher, lower, low, high in
+             f"{fmt.delta(low)} to {fmt.delta(high)})" for effect, rows, higher, lower, low, high in
              labels[["effect", "train_rows", "cells_higher", "cells_lower", "cell_min",
                      "cell_max"]].itertuples(index=False)]
     return ("**Cells disagree in sign beyond noise** (each cell's paired Δ, Holm-adjusted within the effect's cells): "
