@@ -76,8 +76,8 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
         untimed = comparison is not None and metric == "seconds" and row.get("verdict") == w.NOT_COMPARABLE
         if is_baseline or comparison is None or (row["paired"] and row["n_pairs"] == 0) or untimed:
             card["value"] = fmt.number(values.mean(), places)
-            lines = [fmt.spread(values.std(), len(values), places).replace("seeds", "random seeds")
-                     + (f" {tables.timed_as(group)}" if group else "")]
+            lines = [fmt.spread(values.std(), len(values), places).replace("seed", "random seed")
+                     + (f", {tables.timed_as(group)}" if group else "")]
             word, _, why = verdict_text(row, margin).partition(" — ") if untimed else ("", "", "")
             lines.append("this is the baseline: flip a switch to see a Δ" if is_baseline else
                          f"{badge(word, word)} {why}".strip() if untimed else
