@@ -92,3 +92,14 @@ def test_a_share_that_rounds_to_zero_reads_0_percent_never_minus_0():
                             "seeds_for_margin": [12]})
     shown = noise_view.pairing_display(pairing, 0.01).iloc[0]
     assert (shown["Removes"], shown["95% interval"]) == ("0%", "[0%, 30%]")
+
+
+def test_counts_and_row_numbers_are_whole_in_a_csv():
+    """claims.csv wrote train_rows as 1000.0 and plans.csv counts as 0.0: a NaN elsewhere made the column float."""
+    from vitcore.config.numbers import whole_counts
+
+    frame = pd.DataFrame({"train_rows": [1000.0, NAN], "seeds_needed": [29.0, float("inf")],
+                          "mean_delta": [1.0, 2.0], "look": [1.5, NAN]})
+    text = whole_counts(frame).to_csv(index=False)
+    assert text.splitlines() == ["train_rows,seeds_needed,mean_delta,look", "1000,29,1.0,1.5", ",inf,2.0,"]
+    assert frame["train_rows"].dtype == float  # the caller's frame is left as it was

@@ -12,6 +12,7 @@ starts a fresh AppTest and sets at most one widget before its second run.
 """
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -301,6 +302,49 @@ def test_reset_returns_every_switch_to_the_article_vit(table):
     assert not at.exception
     assert [metric.value for metric in at.metric] == shown_values(table, BASELINE)
     assert not {"norm", "patch_size", "model"} & set(at.query_params)  # defaults leave the URL clean
+
+
+def test_the_sidebar_names_pooling_as_the_forest_plot_and_plans_do(table):
+    """The sidebar said "gap / cls", the forest plot "pooling token mean → class token": one name per level (the
+    registry's words), while the URL keeps the level itself (`?pooling=cls`)."""
+    at = app({"pooling": "cls"})
+    assert not at.exception
+    radio = at.radio(key="pooling")
+    assert radio.options == ["token mean", "class token"] and radio.value == "cls"
+    assert at.query_params["pooling"] in ("cls", ["cls"])
+    radio.set_value("gap").run()
+    assert "pooling" not in at.query_params  # the default leaves the URL clean
+
+
+def sentences(text: str) -> list[str]:
+    """A caption's sentences: split after '.', '?' or '!' where the next word starts a sentence."""
+    return [part for part in re.split(r"(?<=[.?!])\s+(?=[A-Z0-9*`\"†(])", text.strip()) if part]
+
+
+@pytest.mark.parametrize("page", [None, "views/plans.py", "views/noise.py"])
+def test_no_caption_is_over_two_sentences(table, page):
+    """The landing's forest-plot caption, Plans and Seed noise were paragraphs a newcomer skips: at most two
+    sentences each, the details behind a help icon."""
+    at = app(page=page)
+    assert not at.exception
+    long = [caption.value for caption in at.caption if len(sentences(caption.value)) > 2]
+    assert not long, long
+    if page is None:  # the forest plot's caption is among them; the Seconds card in plain words, details in its help
+        assert any(caption.value.startswith("Dot: mean paired Δ") for caption in at.caption)
+        timed = [md.value for md in at.markdown if "timed" in md.value]
+        assert timed and not [text for text in timed if "XLA" in text or "intra-op" in text], timed
+
+
+def test_the_plans_tables_lead_with_the_verdict_and_name_levels_as_the_forest_plot(table):
+    """At 400 px the Plans table showed its question, rows and look, the Replication column off screen: the key
+    columns come first; a question reads 'pooling class token', not `pooling=cls`."""
+    at = app(page="views/plans.py")
+    assert not at.exception
+    frames = [frame.value for frame in at.dataframe]
+    assert frames and all(list(frame.columns[:2]) == ["Question", "Verdict"] for frame in frames)
+    assert any(list(frame.columns[:3]) == ["Question", "Verdict", "Replication"] for frame in frames)
+    questions = {q for frame in frames for q in frame["Question"]}
+    assert "pooling class token" in questions and not [q for q in questions if "=" in q]
 
 
 # The papers' levels: each from the URL, as a copied link would give it, on every page.

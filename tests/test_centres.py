@@ -49,3 +49,25 @@ def test_the_changes_read_as_the_cli_takes_them():
     assert centres.changes_text(BASE) == "epochs=2"
     assert centres.changes_text(BASE.replace(depth=1, lr=3e-4)) == "depth=1,epochs=2,lr=0.0003"
     assert centres.changes_text(RunConfig(train_rows=300)) == ""
+
+
+def test_the_fields_a_base_study_holds_at_one_value_fill_what_a_command_leaves_out(base_study):
+    """`compare --depth 1 --train-rows 300` on a `--base epochs=2` store: epochs is the one field it holds at one value
+    and the command does not name; a field the command names stays as named, even where it finds no run."""
+    table = base_study.table()
+    asked = RunConfig(depth=1, train_rows=300)
+    assert centres.held(table, asked) == {"epochs": 2}
+    assert centres.filled(table, asked) == (BASE.replace(depth=1), {"epochs": 2})
+    assert centres.filled(table, RunConfig(depth=1)) == (BASE.replace(depth=1), {"train_rows": 300, "epochs": 2})
+    assert centres.filled(table, asked.replace(epochs=15), given={"epochs"}) == (asked.replace(epochs=15), {})
+    assert centres.held(table, BASE) == {}  # what the store holds needs nothing
+
+
+def test_what_to_ask_instead_names_the_fields_and_never_the_built_in_grids(base_study):
+    table = base_study.table()
+    flag = lambda name, value: f"--{name.replace('_', '-')} {value}"  # noqa: E731 (the CLI's spelling)
+    assert centres.missing_hint(table, RunConfig(depth=1, train_rows=300), flag) == \
+        "every run here has epochs=2: give --epochs 2"
+    assert centres.missing_hint(table, RunConfig(depth=3, train_rows=300)) == \
+        "every run here has epochs=2 (set it in the RunConfig); it varies depth over 1, 2"
+    assert "sweep --list" not in centres.missing_hint(table, RunConfig(model="convnet"))

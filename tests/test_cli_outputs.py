@@ -89,3 +89,17 @@ def test_check_fix_on_a_read_only_store_does_not_claim_a_removal(tmp_path, monke
     assert cli.main(["check", "--store", str(store), "--fix"]) == 1
     out = capsys.readouterr().out
     assert "removed" not in out and f"{name}: unfinished write" in out
+
+
+def test_csv_counts_are_whole_and_no_column_is_named_like_an_sd_it_is_not(tmp_path, capsys, page_store):
+    """claims.csv's train_rows and plans.csv's counts as integers; effects.csv's Δ in run-sd units says so."""
+    import pandas as pd
+
+    assert cli.main(["claims", "--store", str(page_store.root), "--out", str(tmp_path / "claims.csv")]) == 0
+    claims = pd.read_csv(tmp_path / "claims.csv", dtype=str)
+    assert claims["train_rows"].dropna().str.fullmatch(r"\d+").all(), claims["train_rows"].unique()
+    assert "delta_in_run_sd" in claims.columns and "delta_sd" not in claims.columns
+    assert cli.main(["plans", "--store", str(page_store.root), "--out", str(tmp_path / "plans")]) == 0
+    plans = pd.read_csv(tmp_path / "plans" / "plans.csv", dtype=str)
+    for name in ("questions", "decided", "at_cap", "replicated", "contradicted", "not_confirmed"):
+        assert plans[name].dropna().str.fullmatch(r"\d+").all(), (name, plans[name].unique())

@@ -97,7 +97,7 @@ def test_the_sidebar_offers_width_and_the_page_shows_the_width_32_runs(own_store
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     width = next(radio for radio in at.radio if radio.key == "width")
-    assert list(width.options) == ["32", "64", "128"]
+    assert list(width.options) == ["32", "64"]  # your own study (no article's ViT at 4,000 rows): what it holds
     assert not any(radio.key == "depth" for radio in at.radio)
     width.set_value(32).run()
     assert not at.exception, [e.message for e in at.exception]
@@ -153,6 +153,56 @@ def test_the_readme_own_ablation_runs(tmp_path):
     table = RunStore(env["VITCORE_STORE"]).table()
     assert set(table["label"]) == {"ViT p7 pre-LN pos", "ViT p7 pre-LN pos depth 4", "ViT p7 pre-LN pos width 32"}
     choices = store_choices(Study(table))
-    assert choices["depth"] == (1, 2, 4) and choices["width"] == (32, 64, 128)
+    assert choices["depth"] == (2, 4) and choices["width"] == (32, 64)  # your own study: only what it holds
     again = run_cli(*shlex.split(commands[0].replace("$VITCORE_STORE", env["VITCORE_STORE"]))[3:], env=env)
     assert again.returncode == 0 and "0 to train" in again.stdout  # resumable: nothing left
+
+
+@pytest.fixture
+def base_store(store) -> RunStore:
+    """`sweep --vary depth=1 --seeds 0-1 --rows 300 --base epochs=2`, without training."""
+    for seed in range(2):
+        write_run(store, RunConfig(train_rows=300, epochs=2, seed=seed), 0.42 + 0.01 * seed)
+        write_run(store, RunConfig(train_rows=300, epochs=2, depth=1, seed=seed), 0.44 + 0.01 * seed)
+    return store
+
+
+def test_compare_on_a_base_store_takes_the_fields_it_holds_at_one_value(base_store, tmp_path, monkeypatch, capsys):
+    """The natural command works on your own `--base epochs=2` store and says what it took from it; a field named
+    off what the store holds exits 2 in one line naming the flag to give, never the built-in grids."""
+    from vitcore import cli
+
+    monkeypatch.setenv("VITCORE_STORE", str(base_store.root))
+    assert cli.main(["compare", "--depth", "1", "--train-rows", "300", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "from this store (every run here has it; name a flag to ask for another value): --epochs 2"
+    assert out[1].startswith("ViT p7 pre-LN pos depth 1 epochs 2 (300 rows) − ViT p7 pre-LN pos epochs 2 (300 rows)")
+    assert cli.main(["compare", "--depth", "1", "--out", str(tmp_path / "out")]) == 0  # the rows too
+    assert "--train-rows 300, --epochs 2" in capsys.readouterr().out
+    for args, words in ((["--depth", "1", "--epochs", "15"], "every run here has epochs=2: give --epochs 2"),
+                        (["--depth", "3"], "(it varies depth over 1, 2)")):
+        assert cli.main(["compare", *args, "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert words in err and "sweep --list" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_mistyped_store_folder_says_it_is_missing(tmp_path, monkeypatch, capsys):
+    from vitcore import cli
+
+    monkeypatch.setenv("VITCORE_STORE", str(tmp_path / "my_rnus"))
+    assert cli.main(["compare", "--depth", "1", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"no store at {tmp_path / 'my_rnus'}: that folder does not exist (it comes from $VITCORE_STORE" in err
+    assert "sweep default" not in err
+
+
+def test_effects_on_a_base_store_centre_on_its_centre_and_say_so(base_store, tmp_path, capsys):
+    """`effects` without --base on a `--base epochs=2` store: around its centre (as `compare` and the app), not an
+    exit 2 asking for the --base the user has to guess."""
+    from vitcore import cli
+
+    out = tmp_path / "effects.csv"
+    assert cli.main(["effects", "--store", str(base_store.root), "--out", str(out)]) == 0
+    assert "around this store's centre, ViT p7 pre-LN pos epochs 2" in capsys.readouterr().out
+    effects = pd.read_csv(out)
+    assert set(effects["factor"]) == {"depth"} and set(effects["train_rows"]) == {300}

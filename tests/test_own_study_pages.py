@@ -128,3 +128,30 @@ def test_main_effects_of_a_base_study_carry_its_rows(base_study):
     main = [title for title in titles(_page(chosen)) if title.startswith("Main effects on test")]
     assert main == ["Main effects on test accuracy at 300 rows: a level minus ViT p7 pre-LN pos epochs 2, averaged "
                     "over the other switches (all cells)"]
+
+
+def test_a_base_studys_sidebar_shows_what_it_varies_and_folds_the_rest(base_study):
+    """The sidebar of a `--vary depth=1 --base epochs=2` store: Depth (its own two values, no untrained 4) and the
+    rows on top; every switch its runs hold at one value (Epochs 2, the ablation switches) folded under one line."""
+    at = _page({})
+    (folded,) = [e for e in at.sidebar.expander if "at one value in this store" in e.label]
+    inside = {radio.label for radio in folded.radio}
+    assert {"Epochs", "Position embedding", "Norm", "Pooling"} <= inside and "Depth" not in inside
+    radios = {radio.label: radio for radio in at.sidebar.radio}
+    assert radios["Depth"].options == ["1", "2"] and radios["Epochs"].options == ["2"]
+    assert radios["Pooling"].options == ["token mean", "class token"]  # the forest plot's words
+
+
+def test_a_base_studys_plans_page_lists_no_built_in_plan_as_its_own(base_study):
+    """The built-in plans judge nothing in your own store: folded under one line, never listed as its plans."""
+    at = _page({}, "views/plans.py")
+    top = [s.value for s in at.main.subheader if s.value.startswith("Plan ")]
+    (folded,) = [e for e in at.main.expander if "judge" in e.label and "nothing in this store" in e.label]
+    assert "builtin" in folded.label and not [t for t in top if t not in [s.value for s in folded.subheader]]
+    assert any("No plan judges a run of this store yet" in i.value for i in at.info)
+
+
+def test_a_base_studys_seconds_card_reads_in_plain_words(base_study):
+    at = _page({})
+    (card,) = [md.value for md in at.markdown if "timed" in md.value and "sd over" in md.value]  # the Seconds card
+    assert "timed one run after another" in card and "XLA" not in card and "training code" not in card, card

@@ -37,12 +37,12 @@ def test_win_rate_counts_ties_as_half_with_an_exact_interval():
     assert (out["wins"], out["win_rate"]) == (3.5, 0.7)
     assert out["win_low"] == pytest.approx(sp.binomtest(3, 5).proportion_ci(0.95, "exact").low)
     assert out["win_high"] == pytest.approx(sp.binomtest(4, 5).proportion_ci(0.95, "exact").high)
-    assert out["delta_sd"] == pytest.approx(0.01 / 0.01)
+    assert out["delta_in_run_sd"] == pytest.approx(0.01 / 0.01)
     # lower is better for seconds: a negative Δ wins
     assert readings.spread_columns("seconds", [-1.0, -2.0, 1.0], sd=1.0)["wins"] == 2
     assert readings.run_sd([1.0, 2.0, 3.0], [2.0, 4.0, 6.0]) == pytest.approx(np.sqrt((1.0 + 4.0) / 2))
     unpaired = readings.spread_of("test_accuracy", None, [0.80, 0.82, 0.81], [0.83, 0.85], mean=0.03)
-    assert np.isnan(unpaired["win_rate"]) and unpaired["delta_sd"] == pytest.approx(
+    assert np.isnan(unpaired["win_rate"]) and unpaired["delta_in_run_sd"] == pytest.approx(
         0.03 / np.sqrt((np.var([0.80, 0.82, 0.81], ddof=1) + np.var([0.83, 0.85], ddof=1)) / 2))
 
 

@@ -98,3 +98,15 @@ def test_the_committed_crossover_interval_covers_its_own_data():
     assert 4000 < plain < 8000 and est.low <= plain <= est.high and est.with_images
     low, high = est.spread
     assert np.isfinite(low) and low <= est.rows <= high
+
+
+def test_the_crossover_sentence_rounds_a_delta_as_every_view_does():
+    """ViT − convnet at 16,000 rows, -0.02874999… in binary: -0.0288 by the one rule (config.numbers.rounded), as on
+    the Claims page, not the f-string's -0.0287."""
+    from vitcore.config import numbers
+
+    mean = -0.028749999999999987
+    frame = pd.DataFrame([{"metric": "test_accuracy", "train_rows": 16_000, "mean_delta": mean, "ci_low": -0.03375,
+                           "ci_high": -0.02375, "verdict": "worse", "n_pairs": 10}])
+    assert numbers.delta(mean) == "-0.0288"
+    assert "16,000 rows: Δ -0.0288 [-0.0338, -0.0238], worse (10 pairs)" in scaling.crossover(frame)

@@ -429,3 +429,23 @@ def test_records_print_as_one_short_line():
     assert repr(unpaired) == ("Contrast(ViT p7 pre-BN pos at 1,000 rows − ViT p7 pre-LN pos at 4,000 rows, gap, "
                               "family ×1)")
     assert all("\n" not in repr(r) and len(repr(r)) < 160 for r in (found, found.measurement, found.judgement))
+
+
+def test_a_base_study_names_the_fields_to_add_not_the_built_in_grids(store):
+    """Study.verdict(RunConfig(depth=3)) on a `sweep --vary depth=1 --base epochs=2 --rows 300` store: the one line
+    says what every run holds and what the store varies; the selection that adds them is judged against the centre."""
+    from fakes import write_run
+
+    base = RunConfig(train_rows=300, epochs=2)
+    for seed in range(2):
+        write_run(store, base.replace(seed=seed), 0.42 + 0.01 * seed)
+        write_run(store, base.replace(depth=1, seed=seed), 0.44 + 0.01 * seed)
+    study = Study.open(store.root)
+    with pytest.raises(ValueError) as error:
+        study.verdict(RunConfig(depth=3))
+    assert "sweep --list" not in str(error.value)
+    assert "every run here has train_rows=300, epochs=2 (set them in the RunConfig); it varies depth over 1, 2" in \
+        str(error.value)
+    assert study.verdict(base.replace(depth=1)).contrast.baseline == base  # the centre, not the article's ViT
+    with pytest.raises(ValueError, match="no folder at .*nowhere: check the path"):
+        Study.open(store.root.parent / "nowhere").verdict(RunConfig())

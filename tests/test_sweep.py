@@ -169,3 +169,16 @@ def test_ray_executor_writes_to_the_same_store(tmp_path):
         ray.shutdown()
     assert len(results) == 2 and store.check() == []
     assert {cfg.run_id for cfg in configs} == set(store.table()["run_id"])
+
+
+def test_the_grid_list_says_each_description_in_whole_sentences(capsys):
+    """`sweep --list` cut each description at its docstring's first line ("…24 ViTs: position embedding,")."""
+    from vitcore import cli
+    from vitcore.run import sweep
+
+    assert cli.main(["sweep", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(sweep.GRIDS) + 1  # every grid and the plan
+    for line in lines:
+        assert line.rstrip().endswith((".", "?")), line
+    assert "patch 7/4/14) + the convnet, 2 sizes, 10 random seeds." in lines[0]

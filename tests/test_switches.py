@@ -85,3 +85,16 @@ def test_the_sidebar_offers_every_row_count_the_grids_train():
 
     assert {cfg.train_rows for cfg in sweep.grid("all")} <= set(selection.CHOICES["train_rows"])
     assert 16_000 in selection.CHOICES["train_rows"]
+
+
+def test_a_level_has_one_name_in_every_view():
+    """The registry's words name a level on the forest plot (change), the Plans page (setting), the sidebar (word)."""
+    pooling = switches.SWITCH["pooling"]
+    assert [pooling.word(level) for level in pooling.levels] == ["token mean", "class token"]
+    assert switches.change("pooling", "gap", "cls") == "pooling token mean → class token"
+    assert switches.setting("pooling", "cls") == "pooling class token"
+    assert switches.setting("patch_size", 4) == "patch size 4" and switches.setting("depth", 1) == "depth 1"
+    assert switches.SWITCH["norm"].word("batch") == "batch"  # no word: the level itself
+    from vitcore.app.runs_view import labeller  # the Runs page's filters
+
+    assert labeller("pooling")("cls") == "class token" and labeller("train_rows")(4000) == "4,000"

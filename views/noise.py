@@ -8,9 +8,9 @@ from vitcore.app import layout, noise_view, state
 
 st.title("Seed noise")
 st.caption("One random seed sets three things: which training rows are sampled, the initial weights and the "
-           "batch order. The crossed runs set each on its own (data × init × order seeds) and split the "
-           "test-accuracy variance between them by a random-effects model (method of moments, 95% "
-           "generalized confidence intervals).")
+           "batch order. The crossed runs set each on its own and split the test-accuracy variance between them.",
+           help="Data × init × order seeds, crossed; the split is a random-effects model (method of moments) with "
+                "95% generalized confidence intervals.")
 
 margin = state.margin()
 survey, survey_advice = noise_view.pairing_survey()  # every committed paired comparison, not one cell
@@ -29,15 +29,17 @@ for line in advice:
 st.markdown("**Where the test-accuracy variance comes from** (bars: share; lines: 95% intervals)")
 layout.side_by_side(noise_view.shares_chart(components), stacked=True)
 st.caption("Data sample, initialisation, batch order: the part of the variance that follows that seed whatever "
-           "the other two are. Interactions: the rest — a data sample that is lucky only with some "
-           "initialisations, and the three-way term (training is deterministic, so there is no other residual). "
-           "A negative estimate shows as 0, so the shares can add up to more than 100%.")
+           "the other two are. Interactions: the rest, e.g. a data sample that is lucky only with some "
+           "initialisations.",
+           help="The interactions include the three-way term: training is deterministic, so there is no other "
+                "residual. A negative estimate shows as 0, so the shares can add up to more than 100%.")
 
 st.subheader("The table")
 st.dataframe(noise_view.display(components), hide_index=True, width="stretch")
 st.subheader("Pairing a Δ")
 st.dataframe(noise_view.pairing_display(pairing, margin), hide_index=True, width="stretch")
-st.caption("Removes: the share of the unpaired Δ's variance (each arm's runs independent) that pairing the two arms "
-           "by that source alone takes away; the random seed pairs all three. Random seeds for ±margin: how many "
-           "give a 95% interval of the mean Δ that narrow at that sd.")
+st.caption("Removes: the share of the unpaired Δ's variance that pairing the two arms by that source alone takes "
+           "away; the random seed pairs all three. Random seeds for ±margin: how many give a 95% interval of the "
+           "mean Δ that narrow at that sd.",
+           help="The unpaired Δ: each arm's runs independent of the other's.")
 st.caption(f"The same tables as `python -m vitcore noise --margin {margin:g} --out DIR` (noise.csv, pairing.csv).")

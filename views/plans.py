@@ -6,25 +6,27 @@ import streamlit as st
 from vitcore.app import fmt, plans_view
 
 st.title("Plans")
-st.caption("A plan is written down, with its sha256, before the runs it judges: its questions, margin, looks, caps, "
-           "spending and random seeds. Each question is decided at the first look whose tests resolve (or stays "
-           "undecided at its cap); later runs never change it. A confirmation plan asks the same questions on random "
-           "seeds nobody had seen: its verdict leads every view, and each discovery is replicated, contradicted or "
-           "not confirmed. In git, each plan proves its order: its file is the one its registering commit added, and "
-           "that commit came before every commit adding its runs.")
+st.caption("A plan is written down, with its sha256, before the runs it judges. Each question is decided at the "
+           "first look whose tests resolve, and later runs never change it.", help=plans_view.ABOUT)
 
 report = plans_view.report()
 for problem in report.problems:
     st.warning(f"Left out: {fmt.plain(problem)}")
-for plan in plans_view.ordered(report):  # the blind plans first: their verdicts lead every view
+judging, idle = plans_view.judging(report)
+if not judging:
+    st.info("No plan judges a run of this store yet: register one for your own study (below).")
+if idle:  # plans none of whose runs is stored here (the built-in ones, in a store of your own study): one line
+    folded = st.expander(plans_view.idle_line(idle))
+for plan in [*judging, *idle]:  # the blind plans first: their verdicts lead every view
+    where = folded if plan in idle else st  # a plan that judges nothing here draws inside the folded line
     frame = report.questions_frame()
     frame = frame[frame["plan"] == plan.name].reset_index(drop=True)
-    st.subheader(f"Plan {plan.name}" + (f" — confirms {plan.confirms}" if plan.confirms else ""))
+    where.subheader(f"Plan {plan.name}" + (f" — confirms {plan.confirms}" if plan.confirms else ""))
     order = report.checked.order(plan.name) if report.checked is not None else ""
-    st.markdown(plans_view.summary(plan, frame, report.blind[plan.name], order))
+    where.markdown(plans_view.summary(plan, frame, report.blind[plan.name], order))
     if plan.note:
-        st.caption(plan.note)
-    st.dataframe(plans_view.display(plan, frame), hide_index=True, width="stretch")
+        where.caption(plans_view.first_sentence(plan.note), help=plan.note)  # the plan file's note in full
+    where.dataframe(plans_view.display(plan, frame), hide_index=True, width="stretch")
 st.caption("Register your own: `python -m vitcore plan register NAME --vary FIELD=L1,L2 --rows N --seeds A-B "
            "--looks 10,20`, commit the file, then `python -m vitcore sweep plan NAME --workers 2` trains it until "
            "every question is decided or at its cap. The same tables: `python -m vitcore plans --out DIR`.")

@@ -31,7 +31,7 @@ else:
     columns = st.columns(4)
     for index, (key, label) in enumerate(runs_view.FILTERS.items()):
         picked[key] = columns[index % 4].multiselect(label, runs_view.options(runs, key), key=f"runs_filter_{key}",
-                                                     placeholder="any", format_func=runs_view.option_label)
+                                                     placeholder="any", format_func=runs_view.labeller(key))
     shown = runs_view.apply_filters(runs, picked)
     described = ("all runs in the store, narrowed by the filters above" if any(picked.values())
                  else "all runs in the store (no filter set); the sidebar's selection is not applied")

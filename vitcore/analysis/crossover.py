@@ -25,6 +25,7 @@ import pandas as pd
 from scipy import stats
 from scipy.optimize import isotonic_regression
 
+from vitcore.config import numbers
 from vitcore.config.run import RunConfig
 from vitcore.stats.compare import pair_runs
 from vitcore.stats.families import runs_of
@@ -227,7 +228,7 @@ def crossover_sentence(estimate: Crossover, first: str = "the ViT", second: str 
             "interpolation." if estimate.line_p < 0.05 else "")
     if not np.isfinite(estimate.rows):
         return (f"The monotone fit of the paired Δ does not cross zero inside the measured {measured} rows (the Δ "
-                f"changes by {estimate.per_doubling:+.4f} per doubling of the rows).{line}")
+                f"changes by {numbers.delta(estimate.per_doubling)} per doubling of the rows).{line}")
     bounded = np.isfinite(estimate.low) and np.isfinite(estimate.high) and estimate.low > 1
     # bold: what the data resolve — the bootstrap interval (a fit's bracket between two measured sizes is not
     # resolved by itself: the sizes' own verdicts say where the sign change is resolved, scaling.crossover)
@@ -243,6 +244,6 @@ def crossover_sentence(estimate: Crossover, first: str = "the ViT", second: str 
     return (f"The paired Δ, fitted as a monotone curve in log(rows), crosses zero {where}95% bootstrap interval "
             f"over {over}: {interval}, {estimate.replicates:,} replicates{spread}): "
             f"{leader[0]} leads below it, {leader[1]} above; from {min(estimate.row_counts):,} to "
-            f"{max(estimate.row_counts):,} rows the Δ changes by {estimate.per_doubling:+.4f} per doubling "
+            f"{max(estimate.row_counts):,} rows the Δ changes by {numbers.delta(estimate.per_doubling)} per doubling "
             f"({'/'.join(map(str, estimate.n_pairs))} pairs at {', '.join(f'{r:,}' for r in estimate.row_counts)} "
             f"rows).{line}")

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from vitcore.config.numbers import percent
+from vitcore.config.numbers import number, percent
 from vitcore.config.run import SEED_FIELDS
 from vitcore.stats.estimates import MARGIN
 
@@ -280,14 +280,14 @@ def advice(components: pd.DataFrame, pairing_: pd.DataFrame, margin: float = MAR
     for (cell, rows), part in components.groupby(["cell", "train_rows"], sort=False):
         part = part.set_index("component")
         what = "the Δ's variance" if cell.startswith("Δ") else "the test-accuracy variance"
-        alone = ", ".join(f"{np.sqrt(part.loc[name, 'variance']):.4f}" for name in ALONE)
+        alone = ", ".join(number(np.sqrt(part.loc[name, "variance"])) for name in ALONE)  # the one rounding
         shown = part.loc[[*SOURCES, INTERACTIONS], "share"].sum()  # each shown share is clipped at 0
         over = f"; a negative estimate shows as 0%, so these four add up to {shown:.0%}" if shown > 1.005 else ""
         lines.append(f"{cell} at {rows:,} rows ({part['design'].iloc[0]}): the data sample gives "
                      f"{_pct(part.loc['data'])} of {what}, the initialisation {_pct(part.loc['init'])}, the batch "
                      f"order {_pct(part.loc['order'])}, their interactions {_pct(part.loc[INTERACTIONS])} "
-                     f"(sd {np.sqrt(part.loc[TOTAL, 'variance']):.4f}{over}); each varied alone, the other two fixed, "
-                     f"they give an sd of {alone}.")
+                     f"(sd {number(np.sqrt(part.loc[TOTAL, 'variance']))}{over}); each varied alone, the other two "
+                     f"fixed, they give an sd of {alone}.")
     for (cell, rows), part in pairing_.groupby(["cell", "train_rows"], sort=False):
         part = part.set_index("paired_by")
         seed = part.iloc[-1]

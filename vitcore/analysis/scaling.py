@@ -26,6 +26,7 @@ from vitcore.analysis.crossover import (  # noqa: F401 (re-exported)
     paired_curve,
     plain_interpolation,
 )
+from vitcore.config import numbers
 from vitcore.config.metrics import known
 from vitcore.config.run import ARTICLE_MODELS, RunConfig
 from vitcore.config.switches import MODEL_NAMES, PAPER_VARIANTS, SMALL_DATA_VARIANT
@@ -79,7 +80,7 @@ def crossover(frame: pd.DataFrame, metric: str = "test_accuracy") -> str:
     part = frame[frame["metric"] == metric].sort_values("train_rows")
     if part.empty:
         return "No row count has paired runs of both models yet."
-    described = "; ".join(f"{r.train_rows:,} rows: Δ {r.mean_delta:+.4f} [{r.ci_low:+.4f}, {r.ci_high:+.4f}], "
+    described = "; ".join(f"{r.train_rows:,} rows: Δ {numbers.delta(r.mean_delta)} {numbers.ci(r.ci_low, r.ci_high)}, "
                           f"{r.verdict} ({r.n_pairs} pairs)" for r in part.itertuples())
     ahead = part[part["verdict"].isin(GOOD)]["train_rows"].tolist()  # resolved, "slightly" included
     behind = part[part["verdict"].isin(BAD)]["train_rows"].tolist()

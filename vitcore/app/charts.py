@@ -171,7 +171,8 @@ def _tooltip(label: str, places: str) -> list:
             alt.Tooltip("p_adj:Q", format=".3g", title="p_adj"), alt.Tooltip("p_tost_adj:Q", format=".3g",
                                                                                 title="p_tost_adj"),
             "family_size:Q", "verdict:N", alt.Tooltip("size:N", title="size vs ±margin"),
-            alt.Tooltip("delta_sd:Q", format="+.2f", title="Δ / run sd"), alt.Tooltip("wins_text:N", title="wins"),
+            alt.Tooltip("delta_in_run_sd:Q", format="+.2f", title="Δ / run sd"),
+            alt.Tooltip("wins_text:N", title="wins"),
             alt.Tooltip("flips:N", title="borderline: what would flip it"),
             alt.Tooltip("source:N", title="source"), alt.Tooltip("verdict_from:N", title="verdict from"),
             alt.Tooltip("discovery:N", title="beside it")]

@@ -18,6 +18,7 @@ from vitcore.app.tables import reading_columns, with_readings
 from vitcore.article.claims import CLAIMS, DECIDES, REGISTRY, SEED_NOISE, WORK, exploratory_words, tally_of
 from vitcore.article.claims import DEFINITIONS as DIRECTION_DEFINITIONS
 from vitcore.config.metrics import metric as entry
+from vitcore.config.numbers import whole_counts
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.study import Study
 from vitcore.study.words import (
@@ -37,7 +38,7 @@ BY_NAME = {claim.claim: claim for claim in CLAIMS}
 
 def csv_bytes(table: pd.DataFrame) -> bytes:
     """claims.csv exactly as `python -m vitcore claims --out claims.csv` writes it (to_csv, UTF-8)."""
-    return table.to_csv(index=False).encode("utf-8")
+    return whole_counts(table).to_csv(index=False).encode("utf-8")
 
 
 DATA_SIZE_LINK = "./vit_vs_convnet"  # the data-size row's runs: the ViT vs convnet page's curve

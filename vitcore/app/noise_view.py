@@ -30,8 +30,8 @@ def pairing_survey() -> tuple[pd.DataFrame, str]:
 def survey_display(table: pd.DataFrame) -> pd.DataFrame:
     """pairing.survey as shown: sds to 4 decimals, the share removed in %."""
     return pd.DataFrame({"Δ": table["comparison"], "Rows": table["train_rows"].map(fmt.rows),
-                         "Pairs": table["n_pairs"], "sd of the paired Δ": table["sd_delta"].map("{:.4f}".format),
-                         "sd unpaired": table["sd_unpaired"].map("{:.4f}".format),
+                         "Pairs": table["n_pairs"], "sd of the paired Δ": table["sd_delta"].map(fmt.number),
+                         "sd unpaired": table["sd_unpaired"].map(fmt.number),
                          "Pairing removes": table["removed"].map(fmt.percent)})
 
 
@@ -66,14 +66,14 @@ def display(components: pd.DataFrame) -> pd.DataFrame:
         "Source": components["component"], "Share": components["share"].map(fmt.percent),
         "95% interval": [f"[{fmt.percent(low)}, {fmt.percent(high)}]" for low, high in zip(
             components["share_low"], components["share_high"], strict=True)],
-        "sd": components["variance"].pow(0.5).map("{:.4f}".format)})
+        "sd": components["variance"].pow(0.5).map(fmt.number)})
 
 
 def pairing_display(pairing: pd.DataFrame, margin: float) -> pd.DataFrame:
     """pairing.csv's table as shown: what pairing by each source removes, in %, with its interval."""
     return pd.DataFrame({
         "Δ": pairing["cell"], "Rows": pairing["train_rows"].map(fmt.rows), "Paired by": pairing["paired_by"],
-        "sd of the Δ": pairing["variance"].clip(lower=0).pow(0.5).map("{:.4f}".format),
+        "sd of the Δ": pairing["variance"].clip(lower=0).pow(0.5).map(fmt.number),
         "Removes": pairing["removed"].map(fmt.percent),
         "95% interval": [f"[{fmt.percent(low)}, {fmt.percent(high)}]" for low, high in zip(
             pairing["removed_low"], pairing["removed_high"], strict=True)],

@@ -3,14 +3,46 @@ one summary line and one table per plan. No TensorFlow."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from vitcore.app import fmt, state
+from vitcore.config.switches import setting
 from vitcore.study.words import DECIDED, OUTCOMES
 
 COLUMNS = {"question": "Question", "train_rows": "Rows", "look": "Look", "verdict": "Verdict", "size": "Size",
            "needs": "Needs", "seen_before_plan": "Seen before the plan"}
 CONFIRMATION = {"discovery_verdict": "Discovery", "discovery_look": "Discovery stopped at", "replicated": "Replication"}
+
+
+# What the Plans page's two-sentence caption leaves to its help icon.
+ABOUT = ("A plan fixes its questions, margin, looks, caps, spending and random seeds before its runs; a question stays "
+         "undecided at its cap if no look resolves it. A confirmation plan asks the same questions on random seeds "
+         "nobody had seen: its verdict leads every view, and each discovery is replicated, contradicted or not "
+         "confirmed. In git, each plan proves its order: its file is the one its registering commit added, and that "
+         "commit came before every commit adding its runs.")
+
+
+def judging(report) -> tuple[list, list]:
+    """(the plans that judge some run of this store, those none of whose runs is stored here): a store of your own
+    study lists the built-in plans in the second, so the page never shows them as its own. Each in the page's order
+    (`ordered`: the blind plans first)."""
+    plans = ordered(report)
+    return ([plan for plan in plans if report.blind[plan.name] is not None],
+            [plan for plan in plans if report.blind[plan.name] is None])
+
+
+def idle_line(idle) -> str:
+    """The one line the plans that judge nothing here fold under."""
+    names = ", ".join(plan.name for plan in idle)
+    return (f"{len(idle)} plan{'s' if len(idle) != 1 else ''} that judge{'s' if len(idle) == 1 else ''} nothing in "
+            f"this store (none of {'their' if len(idle) != 1 else 'its'} runs is stored): {names}")
+
+
+def first_sentence(text: str) -> str:
+    """A plan file's note as its caption: the first sentence (the whole note is behind the help icon)."""
+    return re.split(r"(?<=[.?!])\s+(?=[A-Z0-9\"(])", text.strip(), maxsplit=1)[0]
 
 
 def report():
@@ -57,6 +89,8 @@ def display(plan, frame: pd.DataFrame) -> pd.DataFrame:
     """A plan's questions as the page shows them."""
     columns = {**COLUMNS, **(CONFIRMATION if plan.confirms else {})}
     shown = frame[list(columns)].rename(columns=columns)
+    shown["Question"] = [setting(f, level) if isinstance(f, str) and f else q  # the registry's words, as the forest
+                         for q, f, level in zip(frame["question"], frame["field"], frame["level"])]
     shown["Rows"] = frame["train_rows"].map(fmt.rows)
     shown["Seen before the plan"] = frame["seen_before_plan"].map({True: "seen", False: "blind"})
     shown["Δ"] = frame["mean_delta"].map(_delta)
@@ -66,10 +100,10 @@ def display(plan, frame: pd.DataFrame) -> pd.DataFrame:
         shown["Pooled (95%)"] = [f"{_delta(d)} [{_delta(lo)}, {_delta(hi)}]" if pd.notna(d) else ""
                                  for d, lo, hi in zip(frame["pooled_delta"], frame["pooled_low"], frame["pooled_high"])]
         shown["het. p"] = frame["heterogeneity_p"].map(lambda x: "" if pd.isna(x) else f"{x:.2f}")
-    order = ["Question", "Rows", "Look", "Verdict", *CONFIRMATION.values(), "Δ", "Discovery Δ", "z", "Pooled (95%)",
+    order = ["Question", "Verdict", "Replication", "Discovery", "Rows", "Look", "Δ", "Discovery Δ", "z", "Pooled (95%)",
              "het. p", "Size", "Seen before the plan", "Needs"]
-    return shown[[name for name in order if name in shown.columns]]  # the verdicts first: they fit at 1,400 px
+    return shown[[name for name in order if name in shown.columns]]  # the key columns first: they fit at 400 px
 
 
 def _delta(x) -> str:
-    return "" if pd.isna(x) else f"{x:+.4f}"
+    return "" if pd.isna(x) else fmt.delta(x)  # the one rounding (config.numbers.rounded), as every view

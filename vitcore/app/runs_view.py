@@ -14,7 +14,9 @@ from vitcore.app import fmt, state
 from vitcore.app.selection import LABELS, cell_name
 from vitcore.config.metrics import TABLE
 from vitcore.config.metrics import metric as entry
+from vitcore.config.numbers import whole_counts
 from vitcore.config.run import DEFAULTS, RunConfig
+from vitcore.config.switches import SWITCH
 from vitcore.study.words import MARGIN, changes_text, config_of_row
 
 # Every field the sidebar selects by, and the random seed, as (table column, filter label); the integer
@@ -39,6 +41,13 @@ def options(runs: pd.DataFrame, column: str) -> list:
 def option_label(value) -> str:
     """A filter choice as shown: 4,000 for a row count, the value itself otherwise."""
     return fmt.rows(value) if isinstance(value, int) and value >= 1_000 else str(value)
+
+
+def labeller(key: str):
+    """The format of one filter's choices: a switch level in the registry's words (pooling 'class token', as the
+    sidebar and the forest plot say it: Switch.word), anything else as option_label."""
+    switch = SWITCH.get(key)
+    return switch.word if switch is not None and switch.words else option_label
 
 
 def apply_filters(runs: pd.DataFrame, picked: dict[str, list]) -> pd.DataFrame:
@@ -123,7 +132,7 @@ def filtered_csv(name: str, frames: dict[str, pd.DataFrame], shown: pd.DataFrame
     export frame's rows of those run ids; effects.csv: the Study's main effects of the shown runs, at `margin`,
     around `base` when given, each verdict from the plan that leads it on the store, as `effects` says)."""
     if name == "effects.csv":
-        return study.effects_of(shown["run_id"], margin, base).to_csv(index=False).encode()
+        return whole_counts(study.effects_of(shown["run_id"], margin, base)).to_csv(index=False).encode()
     frame = frames[name]
     return frame[frame["run_id"].isin(set(shown["run_id"]))].to_csv(index=False).encode()
 

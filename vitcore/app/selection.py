@@ -80,14 +80,15 @@ def _stored(study: Study, key: str) -> set:
 def allowed_choices(study: Study) -> dict[str, tuple]:
     """Every sidebar key's values a URL may hold for one store. A store that holds the article's ViT (the committed
     one) offers the grids' rows and every model and switch level; your own study (no article's ViT) offers its own
-    models and row counts (300 included). A free field (width, depth, epochs, ...) offers its registry levels and
-    every value the store holds where the store varies it or holds it off the article's (`--base epochs=2`), else
-    only the one value stored."""
+    models and row counts (300 included) and, for a free field (width, depth, epochs, ...), the values it holds
+    (`--vary depth=1 --base epochs=2`: depth 1 and 2, epochs 2), never a registry level nobody trained there. In
+    the committed store a free field offers its registry levels and every value the store holds where the store
+    varies it or holds it off the article's, else only the one value stored."""
     own = bool(len(study.runs)) and not study.holds_article()
     out = {}
     for key, options in CHOICES.items():
         stored = _stored(study, key)
-        if key in ("model", "train_rows") and own and stored:
+        if key in ("model", "train_rows", *FREE_KEYS) and own and stored:
             out[key] = tuple(sorted(stored, key=list(options).index)) if key == "model" else tuple(sorted(stored))
         elif key == "train_rows":
             out[key] = tuple(sorted(set(options) | stored))
@@ -102,9 +103,10 @@ def allowed_choices(study: Study) -> dict[str, tuple]:
 
 def store_choices(study: Study) -> dict[str, tuple]:
     """The sidebar's controls for one store: allowed_choices of every key with a choice to make (the training
-    rows always), so a free field shows only where the store varies it or holds it off the article's."""
+    rows always), so a free field shows only where the store varies it or holds it off the article's (your own
+    `--base epochs=2` study's Epochs: its one value 2, folded away with the others it holds at one value)."""
     return {key: options for key, options in allowed_choices(study).items()
-            if len(options) > 1 or key == "train_rows"}
+            if len(options) > 1 or key == "train_rows" or (key in FREE_KEYS and options != (DEFAULTS[key],))}
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,7 @@ class Offer:
     defaults: Mapping[str, object]  # every key's value when the URL has none: the store's centre
     centre: RunConfig | None  # your own study's centre (its default selection and baseline); None: the article's ViT
     cells: Mapping[str, RunConfig | None]  # the baseline choices by name (baseline_cells)
+    folded: frozenset = frozenset()  # drawn keys your own store holds at one value: folded away in the sidebar
 
     @property
     def fallback(self) -> RunConfig:
@@ -128,8 +131,18 @@ def store_offer(study: Study, cells: Mapping[str, RunConfig | None] | None = Non
     centre = study.centre()
     allowed = allowed_choices(study)
     defaults = dict(DEFAULTS) if centre is None else {key: getattr(centre, key) for key in CHOICES}
-    return Offer(allowed, {key: allowed[key] for key in store_choices(study)}, defaults, centre,
-                 baseline_cells(study, centre) if cells is None else cells)
+    choices = {key: allowed[key] for key in store_choices(study)}
+    return Offer(allowed, choices, defaults, centre, baseline_cells(study, centre) if cells is None else cells,
+                 folded_keys(study, choices))
+
+
+def folded_keys(study: Study, choices: Mapping[str, tuple]) -> frozenset:
+    """The sidebar keys of your own study (a store without the article's ViT) that its runs hold at one value: the
+    sidebar folds them away under one line, so it shows what your study varies (`sweep --vary depth=1 --base
+    epochs=2`: Depth and the rows; the ablation switches and Epochs folded). The committed store folds none."""
+    if not len(study.runs) or study.holds_article():
+        return frozenset()
+    return frozenset(key for key in choices if key != "train_rows" and len(_stored(study, key)) <= 1)
 
 
 def query_notes(params: Mapping, baselines: list[str] | None = None,

@@ -101,9 +101,13 @@ def _then_the_rest(delay: float = 0.6) -> None:
 
 
 def label(key: str, choices=CHOICES):
-    """The format of one switch's options: thousands separators for whole numbers ('4,000'); None when
-    every option already reads as its URL value (then Streamlit binds the widget to the URL itself)."""
+    """The format of one switch's options: thousands separators for whole numbers ('4,000'), the registry's words
+    for a level whose bare value reads as something else (pooling 'token mean' / 'class token', as the forest plot
+    and the Plans page name them: Switch.word); None when every option already reads as its URL value (then
+    Streamlit binds the widget to the URL itself; a formatted one keeps `?pooling=cls` through _from_url/_to_url)."""
     options = choices[key]
+    if key in SWITCH and SWITCH[key].words:
+        return SWITCH[key].word
     if all(type(option) is int for option in options) and any(fmt.rows(option) != str(option) for option in options):
         return fmt.rows
     return None
@@ -133,6 +137,19 @@ def _to_url(key: str, defaults=DEFAULTS) -> None:
     st.session_state.setdefault(URL_SENT, {})[key] = text
 
 
+def _switch(key: str, values: dict, counts, choices, defaults) -> None:
+    """One switch's radio: its options with the random seeds stored for each, bound to the URL."""
+    options, seeds, shown = choices[key], option_seeds(key, values, counts, choices), label(key, choices)
+    st.radio(LABELS[key], options, index=options.index(defaults[key]), key=key, help=HELP[key],
+             horizontal=True, captions=[coverage_caption(seeds[option]) for option in options],
+             format_func=shown or str, disabled=key in SWITCH and not SWITCH[key].applies(values["model"]),
+             bind=None if shown else "query-params")
+    if shown:
+        _to_url(key, defaults)
+    if key == "model" and values["model"] == "convnet":
+        st.caption("The ViT switches below do not apply to the convnet.")
+
+
 def render_sidebar() -> None:
     """Draw the switches (from a session's second run on: `_then_the_rest`); on a session's first run,
     note any query value that was not allowed."""
@@ -152,16 +169,12 @@ def render_sidebar() -> None:
     values = current_choices(st.session_state, st.query_params.to_dict(), found.allowed, defaults)
     with st.sidebar:
         st.header("Configuration")
-        for key in choices:  # a free field (width, epochs, ...) only where the store varies it or holds it off default
-            options, seeds, shown = choices[key], option_seeds(key, values, counts, choices), label(key, choices)
-            st.radio(LABELS[key], options, index=options.index(defaults[key]), key=key, help=HELP[key],
-                     horizontal=True, captions=[coverage_caption(seeds[option]) for option in options],
-                     format_func=shown or str, disabled=key in SWITCH and not SWITCH[key].applies(values["model"]),
-                     bind=None if shown else "query-params")
-            if shown:
-                _to_url(key, defaults)
-            if key == "model" and values["model"] == "convnet":
-                st.caption("The ViT switches below do not apply to the convnet.")
+        for key in (key for key in choices if key not in found.folded):  # a free field (width, epochs, ...) only
+            _switch(key, values, counts, choices, defaults)  # where the store varies it or holds it off default
+        if found.folded:  # your own study: what its runs hold at one value, out of the way
+            with st.expander(f"{len(found.folded)} more switches, each at one value in this store"):
+                for key in (key for key in choices if key in found.folded):
+                    _switch(key, values, counts, choices, defaults)
         selection, _ = selection_or_default(values, found.fallback)
         st.selectbox(LABELS[BASELINE_KEY], list(cells), index=0, key=BASELINE_KEY, help=HELP[BASELINE_KEY],
                      bind="query-params")

@@ -35,6 +35,7 @@ from vitcore.app.selection import (  # noqa: F401
     store_offer,
 )
 from vitcore.config.environment import REPOSITORY_STORE, store_path, timing_path
+from vitcore.config.numbers import whole_counts
 from vitcore.config.run import RunConfig
 from vitcore.store.runs import RunStore
 from vitcore.study import Study
@@ -143,7 +144,7 @@ def _offer(path: str, mtime: str) -> Offer:
     found = store_offer(shared, cells={})
     return Offer(MappingProxyType(dict(found.allowed)), MappingProxyType(dict(found.choices)),
                  MappingProxyType(dict(found.defaults)), found.centre,
-                 MappingProxyType(baseline_cells(shared, found.centre)))
+                 MappingProxyType(baseline_cells(shared, found.centre)), found.folded)
 
 
 _baseline_choices = _offer  # what tests clear between stores (one cache: the offer holds the baseline cells)
@@ -185,7 +186,7 @@ def run_frames(run_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
 def _export_csv(name: str, margin: float, base: RunConfig | None, path: str, mtime: str) -> bytes:
     found = _study(path, mtime)
     if name == "effects.csv":  # as `python -m vitcore effects --margin M [--base ...]`: with the per-cell spread
-        return found.effects(margin, base).to_csv(index=False).encode()
+        return whole_counts(found.effects(margin, base)).to_csv(index=False).encode()
     return found.export_frames()[name].to_csv(index=False).encode()
 
 

@@ -44,7 +44,7 @@ def curve_roles(selected: pd.DataFrame, base: pd.DataFrame, cfg: RunConfig,
 
 # What every Δ reads beside its verdict (vitcore.stats.readings), carried into the charts' data and tooltips; the
 # size word is the dot's fill there (SIZE_FILL), so "better" of open size never looks like "better" beyond ±margin.
-READING_FIELDS = ["size", "delta_sd", "win_rate", "win_low", "win_high", "wins_text", "borderline", "flips"]
+READING_FIELDS = ["size", "delta_in_run_sd", "win_rate", "win_low", "win_high", "wins_text", "borderline", "flips"]
 SIZE_FILL = "filled dot: the interval lies beyond ±margin; hollow: inside it or size undetermined"
 
 
@@ -121,7 +121,8 @@ def families_text(frame: pd.DataFrame) -> str:
 def reading_columns(part: pd.DataFrame) -> dict:
     """A table's columns for what every Δ reads beside its verdict (part: with_readings' frame): Size (against
     ±margin), Δ / run sd, Wins (paired random seeds, exact 95%), Borderline (what would flip it)."""
-    return {"Size": part["size"], "Δ / run sd": part["delta_sd"].map(lambda x: "" if fmt.missing(x) else f"{x:+.2f}"),
+    return {"Size": part["size"],
+            "Δ / run sd": part["delta_in_run_sd"].map(lambda x: "" if fmt.missing(x) else f"{x:+.2f}"),
             **{name: part[column].map(lambda x: x if isinstance(x, str) else "")
                for name, column in (("Wins", "wins_text"), ("Borderline", "flips"))}}
 
@@ -237,14 +238,15 @@ def timing_basis(group: str) -> str:
 
 
 def timed_as(group: str) -> str:
-    """Where a seconds figure was timed, in words a card can carry ('' for no group): the dedicated timing set by
-    its name, any other group by its basis and the load it ran under — never the raw 'v3/threads2/…' id."""
+    """Where a seconds figure was timed, in plain words a card can carry ('' for no group): the dedicated timing set
+    by its name, any other group as timed one run after another and the load it ran under — never the raw
+    'v3/threads2/…' id nor the training code's details (those are `timing_basis`, the card's help)."""
     if not group:
         return ""
     if timing_context(group) == TIMING_REFERENCE:
         return f"timed in {group_text(group)}"
     load = f"; {group_text(group)}" if timing_context(group) else ""  # a clean group's words say nothing new here
-    return f"timed one run after another, not interleaved ({timing_basis(group)}{load})"
+    return f"timed one run after another{load}"
 
 
 def is_reference(group: str) -> bool:

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from vitcore.article import sources as seed
+from vitcore.config.environment import missing_store
 from vitcore.config.metrics import known
 from vitcore.config.metrics import metric as entry
 from vitcore.config.numbers import digits, missing, number, p_value
@@ -139,12 +140,12 @@ def _single_seed(row) -> str:
     if math.isnan(row["seed_delta"]):
         return ""
     if math.isnan(row["pi_low"]):
-        return (f" The source article's Δ from one random seed was {row['seed_delta']:+.4f}; too few random seeds to "
-                "place it.")
+        return (f" The source article's Δ from one random seed was {number(row['seed_delta'], signed=True)}; too few "
+                "random seeds to place it.")
     inside = row["pi_low"] <= row["seed_delta"] <= row["pi_high"]
-    return (f" The source article's Δ from one random seed of {row['seed_delta']:+.4f} is a single draw, so its "
-            f"yardstick is where one paired random seed's Δ falls 95% of the time, {row['pi_low']:+.4f} to "
-            f"{row['pi_high']:+.4f}: it lies "
+    return (f" The source article's Δ from one random seed of {number(row['seed_delta'], signed=True)} is a single "
+            f"draw, so its yardstick is where one paired random seed's Δ falls 95% of the time, "
+            f"{number(row['pi_low'], signed=True)} to {number(row['pi_high'], signed=True)}: it lies "
             f"{'inside, an ordinary draw' if inside else 'outside, an unusual draw for this setup'}.")
 
 
@@ -186,7 +187,7 @@ def load_runs(path) -> pd.DataFrame:
     """The store's table of valid runs; ValueError when the store is missing or holds none."""
     store = RunStore(path)
     if not store.root.is_dir():
-        raise ValueError(f"no store at {store.root} (train with `python -m vitcore sweep default`, or pass --store)")
+        raise ValueError(missing_store(store.root))
     runs = store.table()
     if runs.empty:
         raise ValueError(f"the store at {store.root} holds no valid runs")

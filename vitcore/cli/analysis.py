@@ -24,8 +24,9 @@ from vitcore.cli.common import (
     writable_file,
     writable_folder,
 )
-from vitcore.cli.runs import add_config_flags, config_from_args, field_type
+from vitcore.cli.runs import add_config_flags, config_from_args, field_type, given
 from vitcore.config import numbers
+from vitcore.config.numbers import whole_counts
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import centres, estimates, testset
 from vitcore.stats.families import runs_of
@@ -39,7 +40,7 @@ def add_parsers(sub) -> None:
     compare = judging_parser(sub, "compare", help="paired Δs of one config (RunConfig flags) against a baseline: "
                                                   "metrics.csv, classes.csv, confusion_delta.csv, pairs.csv (+ "
                                                   "flips.csv, flip_pairs.csv when runs kept their predictions)")
-    add_config_flags(compare)
+    add_config_flags(compare, tracked=True)  # which fields were named: the rest may come from your own store
     compare.add_argument("--baseline", default="", metavar="FIELD=VALUE,...",
                          help="the baseline as changes to the article's ViT at the selection's train_rows "
                               "(e.g. model=convnet or norm=layer,train_rows=4000); default: the article's ViT, or "
@@ -88,24 +89,34 @@ def _compare(args) -> int:
 
     margin = checked_margin(args.margin)
     selection = config_from_args(args)
-    baseline = parse_baseline(args.baseline, selection)
+    parse_baseline(args.baseline, selection)  # a bad --baseline exits 2 before the store is read
     store = existing_store(args.store)  # the store first: a bad --store leaves no output folder behind
     out = writable_folder(args.out, "--out")
     files_in(out, COMPARE_FILES + FLIP_FILES, "--out")
     study = open_study(store)
+    # A store of your own study trained with `--base epochs=2`: the fields it holds at one value and the command
+    # does not name come from it (it can hold no run without them), and the command says so.
+    selection, took = centres.filled(study.runs, selection, given(args))
+    baseline, base_took = parse_baseline(args.baseline, selection), {}
     if not args.baseline.strip():  # your own study (no article's ViT stored): its centre, as the app's sidebar
-        baseline = centres.default_baseline(study.runs, selection)
+        baseline = study.default_baseline(selection)
+    else:
+        baseline, base_took = centres.filled(study.runs, baseline, {*baseline_fields(args.baseline), "train_rows"})
     try:
-        study.stored(selection, baseline)  # the library's refusal, in its words
+        study.stored(selection, baseline, {"selection": _flag, "baseline": _baseline_item})  # the library's words
     except ValueError as error:
         raise UsageError(str(error) + _baseline_hint(study, selection, baseline)) from None
+    if took or base_took:
+        print("from this store (every run here has " + ("it" if len({**took, **base_took}) == 1 else "them")
+              + "; name a flag to ask for another value): "
+              + ", ".join(filter(None, (centres.spelled(took, _flag), centres.spelled(base_took, _baseline_item)))))
     # test accuracy's Δ with the test set's sampling, as on every page
     result = study.compare(selection, baseline, margin, confusions=study.confusions((selection, baseline)))
     how = (f"paired over random seeds {', '.join(map(str, result.seeds))}" if result.paired
            else "UNPAIRED (Welch): the sides differ in train_rows")
     print(f"{selection.label()} ({selection.train_rows:,} rows) − {baseline.label()} "
           f"({baseline.train_rows:,} rows), {how}")
-    if baseline != parse_baseline(args.baseline, selection):
+    if not args.baseline.strip() and baseline != parse_baseline(args.baseline, selection):
         print(f"baseline: this store's centre (it holds no run of the article's ViT); --baseline "
               f"{centres.changes_text(baseline)} says so, --baseline FIELD=VALUE names another")
     print(f"verdicts: {result.family.caption()}")
@@ -119,6 +130,20 @@ def _compare(args) -> int:
             written += [out / Path(path).name for path in _write_flips(study, selection, baseline, stage)]
     print("wrote " + ", ".join(clean(str(path)) for path in written))
     return 0
+
+
+def _flag(name: str, value) -> str:
+    """A RunConfig field as `compare` takes it: '--train-rows 300'."""
+    return f"--{name.replace('_', '-')} {value}"
+
+
+def _baseline_item(name: str, value) -> str:
+    return f"--baseline {name}={value}"
+
+
+def baseline_fields(text: str) -> set[str]:
+    """The fields a --baseline text names ('norm=batch,epochs=2': {'norm', 'epochs'}); parse_baseline checks them."""
+    return {item.partition("=")[0].strip().replace("-", "_") for item in text.split(",") if item.strip()}
 
 
 def _baseline_hint(study, selection: RunConfig, baseline: RunConfig) -> str:
@@ -153,7 +178,7 @@ def _claims(args) -> int:
     study = open_study(store)  # test accuracy with the test set's sampling, as on the Claims page
     table = study.claims(margin)
     with staged(out.parent) as stage:
-        table.to_csv(stage / out.name, index=False)
+        whole_counts(table).to_csv(stage / out.name, index=False)
     counts = claims.tally_of(table)
     print(f"{clean(str(out))}: {len(table)} ledger rows — {counts['counted']} distinct comparisons counted once each, "
           f"{counts['not_counted']} shown beside and not counted (the `tally` column says why); each judged in its "

@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 
 from vitcore.config import metrics, numbers
-from vitcore.config.environment import store_path
+from vitcore.config.environment import missing_store, store_path
 from vitcore.config.metrics import checked_margin as margin_rule
 from vitcore.data.regular import kind
 from vitcore.run import spawn
@@ -53,7 +53,7 @@ def existing_store(path: str) -> RunStore:
     if not store.root.is_dir():
         if store.root.exists():
             raise UsageError(f"--store {store.root} is a file, not a folder")
-        raise UsageError(f"no store at {store.root} (train with `python -m vitcore sweep default`, or pass --store)")
+        raise UsageError(missing_store(store.root))
     return store
 
 

@@ -22,6 +22,7 @@ from vitcore.cli.common import (
     writable_folder,
 )
 from vitcore.cli.sweep import _rows_list, _seed_range
+from vitcore.config.numbers import whole_counts
 from vitcore.run import custom
 from vitcore.stats import plan_report, plan_store, plans
 from vitcore.store.runs import RunStore
@@ -125,8 +126,8 @@ def _plans(args) -> int:
         return 1 if report.problems else 0
     out = writable_folder(args.out, "--out")
     with staged(out) as folder:
-        plan_table.to_csv(folder / "plans.csv", index=False)
-        questions.to_csv(folder / "questions.csv", index=False)
+        whole_counts(plan_table).to_csv(folder / "plans.csv", index=False)
+        whole_counts(questions).to_csv(folder / "questions.csv", index=False)
     print(f"wrote {clean(str(out / 'plans.csv'))} ({len(plan_table)} plans) and {clean(str(out / 'questions.csv'))} "
           f"({len(questions)} rows)")
     return 1 if report.problems else 0

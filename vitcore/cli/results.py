@@ -20,8 +20,10 @@ from vitcore.cli.common import (
     writable_folder,
 )
 from vitcore.config import environment
+from vitcore.config.numbers import whole_counts
 from vitcore.config.run import ARTICLE_MODELS, RunConfig
 from vitcore.run import custom
+from vitcore.stats import centres
 from vitcore.stats.estimates import TIMED_PAIRS
 
 REPORT_FILES = ("headline.csv", "headline_deltas.csv", "headline.md")
@@ -81,13 +83,17 @@ def _effects(args) -> int:
     base = _base(args.base)
     study = _study(args.store)  # the store first: a bad --store leaves no output folder behind
     out = writable_file(args.out, "--out", "effects.csv")
+    if base is None and (centre := study.centre()) is not None and centres.off_article(centre):
+        base = RunConfig(**centres.off_article(centre))  # your own study: around its centre, as `compare` and the app
+        print(f"around this store's centre, {base.label()} (it holds no run of the article's ViT): "
+              f"--base {centres.changes_text(centre)} says so")
     effects = study.effects(args.margin, base)
     if effects.empty:
         centre = f"at {base.label()} (--base)" if base else "at the article's ViT (another centre: --base FIELD=VALUE)"
         raise UsageError(f"no main effects in {args.store}: it needs ViT runs {centre} and at least one switch "
                          f"flipped from it, at the same train_rows and seed")
     with staged(out.parent) as stage:
-        effects.to_csv(stage / out.name, index=False)
+        whole_counts(effects).to_csv(stage / out.name, index=False)
     counts = effects["verdict"].value_counts()
     print(f"{clean(str(out))}: {len(effects):,} main effects from {len(study.runs):,} runs (both tests "
           "Bonferroni-adjusted within each family: " + "; ".join(f"{name}, m = {int(m)}" for name, m in

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import sys
 import threading
@@ -61,8 +62,9 @@ def add_parsers(sub) -> None:
     bench.set_defaults(handler=_bench)
 
 
-def add_config_flags(parser) -> None:
-    """One flag per RunConfig field, defaults from the dataclass (the article's ViT), ranges in --help."""
+def add_config_flags(parser, tracked: bool = False) -> None:
+    """One flag per RunConfig field, defaults from the dataclass (the article's ViT), ranges in --help. `tracked`:
+    a flag left out stays out of the parsed arguments (argparse.SUPPRESS), so `given` tells which were named."""
     defaults = RunConfig()
     choices = {"model": MODELS, **{s.name: s.levels for s in switches.REGISTRY if not s.free}}
     notes = {"train_rows": "; fewer than --batch-size train as one smaller batch per epoch",
@@ -74,7 +76,7 @@ def add_config_flags(parser) -> None:
         allowed = f"{bounds[0]:,} to {bounds[1]:,}" if bounds else ""
         text = f"{allowed}{notes.get(field.name, '')}".lstrip("; ")
         parser.add_argument("--" + field.name.replace("_", "-"), dest=field.name, type=field_type(field.name),
-                            default=default, choices=choices.get(field.name),
+                            default=argparse.SUPPRESS if tracked else default, choices=choices.get(field.name),
                             help=f"{text + ', ' if text else ''}default "
                                  f"{'the random seed' if default is None else default}")
 
@@ -85,8 +87,15 @@ def field_type(name: str) -> type:
 
 
 def config_from_args(args) -> RunConfig:
+    """The RunConfig the flags name; a field not named (add_config_flags(tracked=True)) at the dataclass's default."""
     with usage():
-        return RunConfig(**{field.name: getattr(args, field.name) for field in dataclasses.fields(RunConfig)})
+        return RunConfig(**{field.name: getattr(args, field.name) for field in dataclasses.fields(RunConfig)
+                            if hasattr(args, field.name)})
+
+
+def given(args) -> set[str]:
+    """The RunConfig fields named on the command line (parsed by add_config_flags(tracked=True))."""
+    return {field.name for field in dataclasses.fields(RunConfig) if hasattr(args, field.name)}
 
 
 def _run(args) -> int:

@@ -97,12 +97,13 @@ def _sweep(args) -> int:
     from vitcore.run import sweep
 
     if args.list:
+        width = max(map(len, sweep.GRIDS))
         for name in sweep.GRIDS:
-            configs, summary = sweep.grid(name), (sweep.GRIDS[name].__doc__ or "").partition("\n")[0]
-            print(f"{name:8} {len(configs):5,} runs  ({len({c.config_id for c in configs})} configs x seeds)  "
+            configs, summary = sweep.grid(name), sweep.summary(name)  # whole sentences, never cut at a line end
+            print(f"{name:{width}} {len(configs):5,} runs  ({len({c.config_id for c in configs})} configs x seeds)  "
                   f"{summary}".rstrip())
-        print(f"{sweep.PLAN:8}     -         (reads --store)  the random seeds the sequential plan asks for next: "
-              "both sides of every undecided planned comparison, up to its next look")
+        print(f"{sweep.PLAN:{width}}     -         (reads --store)  The random seeds the sequential plan asks for "
+              "next: both sides of every undecided planned comparison, up to its next look.")
         return 0
     if args.grid and args.vary:
         raise UsageError(f"give a grid name ({args.grid}) or --vary, not both")

@@ -101,6 +101,16 @@ def store_path(given: str | os.PathLike | None = None, environ: Mapping[str, str
     return REPOSITORY_STORE if value is None else Path(value) if value.strip() else Path(NO_STORE)
 
 
+def missing_store(root: str | os.PathLike, environ: Mapping[str, str] = os.environ) -> str:
+    """The CLI's one line for a store folder that does not exist: a mistyped --store or $VITCORE_STORE is the likely
+    cause, never "train 500 runs into it" (the CLI prints paths; the app says it without one)."""
+    value = environ.get("VITCORE_STORE")
+    source = ("$VITCORE_STORE" if value and value.strip() and Path(value) == Path(root) else
+              "--store" if Path(root) != REPOSITORY_STORE else "the repository's store")
+    return (f"no store at {root}: that folder does not exist (it comes from {source}; check the path, or train a "
+            f"store into it with `python -m vitcore sweep ... --store`)")
+
+
 def timing_path(store: str | os.PathLike) -> Path | None:
     """The store's dedicated timing set (vitcore.analysis.timing): a store of its own, `timing_runs/` beside it
     (None for NO_STORE). Seconds views read it; it never enters an accuracy comparison."""

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from decimal import ROUND_HALF_UP, Decimal
 
+import pandas as pd
+
 from vitcore.config.metrics import REGISTRY
 from vitcore.config.metrics import metric as _entry
 
@@ -84,3 +86,30 @@ def ci(low: float, high: float, places: int = 4, none: str = "no CI") -> str:
     if missing(low) or missing(high):
         return none
     return f"[{number(low, places, True)}, {number(high, places, True)}]"
+
+
+# Columns that count (pairs, random seeds, looks, cells, questions) or name a row count: whole numbers in a CSV
+# ('1000', never '1000.0'), whichever float a NaN elsewhere in the column made of them.
+COUNT_COLUMNS = frozenset({
+    "train_rows", "n_pairs", "n_pairs_with_test", "family_size", "seeds_needed", "seeds_more", "look",
+    "looks_planned", "discovery_look", "questions", "decided", "at_cap", "replicated", "contradicted",
+    "not_confirmed", "cells_measured", "cells_higher", "cells_lower", "n_seeds", "seed", "data_seed", "init_seed",
+    "order_seed", "epochs", "width", "depth", "heads", "mlp_dim", "batch_size", "warmup_epochs", "patch_size"})
+
+
+def whole_counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of `frame` (a pandas DataFrame about to become a CSV) whose COUNT_COLUMNS holding whole numbers as floats
+    are pandas' nullable integers: `1000` and an empty cell for a missing one, not `1000.0` and `nan` (an infinite
+    count, seeds_needed's "never", stays `inf`). A column with a fraction in it is left as it is, never rounded."""
+    out = frame.copy()
+    for name in COUNT_COLUMNS.intersection(out.columns):
+        column = out[name]
+        if pd.api.types.is_float_dtype(column.dtype):
+            values = column.dropna()
+            finite = values[values.abs() != math.inf]
+            if not (finite == finite.round()).all():
+                continue
+            out[name] = (column.astype("Int64") if len(finite) == len(values) else  # inf ("never") stays 'inf'
+                         pd.Series([None if missing(x) else x if math.isinf(x) else int(x) for x in column],
+                                   index=column.index, dtype=object))
+    return out

@@ -65,6 +65,11 @@ class Switch:
     def applies(self, model: str) -> bool:
         return model in self.models
 
+    def word(self, level: Any) -> str:
+        """A level as every view names it: its word where the registry gives one ('class token' for pooling "cls"),
+        else the level itself ('learned', '4')."""
+        return dict(self.words).get(level, str(level))
+
 
 def _off_default(word: str, default: Any) -> Callable[[Any], str]:
     """The run label's tag of a free field: ' width 32' off its default, '' at it."""
@@ -95,8 +100,8 @@ REGISTRY: tuple[Switch, ...] = (
            grid=(7, 4, 14)),  # patch 2 (196 tokens, ~10 min a run) has its own grid: sweep tokens
     # What the ViT papers tried on small data: not in the factorial.
     Switch("pooling", ("gap", "cls"), "gap", "Pooling",
-           "`gap`: the classifier reads the mean of the tokens. `cls`: a learned class token is prepended and "
-           "read out instead (the ViT paper; 64 parameters, one more token).",
+           "**token mean** (`gap`): the classifier reads the mean of the tokens. **class token** (`cls`): a learned "
+           "class token is prepended and read out instead (the ViT paper; 64 parameters, one more token).",
            tag=lambda v: " cls" if v == "cls" else "", why="cls: a class token, as the ViT paper",
            words=(("gap", "token mean"), ("cls", "class token"))),
     Switch("tokenizer", ("patch", "shifted"), "patch", "Tokenizer",
@@ -158,8 +163,14 @@ def change(name: str, before: Any, after: Any) -> str:
     switch = SWITCH.get(name)
     if switch is None:
         return f"{name} {before} → {after}"
-    words = dict(switch.words)
-    return f"{switch.noun} {words.get(before, before)} → {words.get(after, after)}"
+    return f"{switch.noun} {switch.word(before)} → {switch.word(after)}"
+
+
+def setting(name: str, level: Any) -> str:
+    """One switch at one level in the same words as `change`: 'pooling class token', 'patch size 4', 'depth 1' (a plan's
+    question `pooling=cls` as the Plans page shows it); a name the registry does not know as `name=level`."""
+    switch = SWITCH.get(name)
+    return f"{name}={level}" if switch is None else f"{switch.noun} {switch.word(level)}"
 
 
 def check(name: str, value: Any) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import re
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
 from multiprocessing import get_context
 
@@ -125,6 +126,7 @@ GRIDS = {"default": _default, "tokens": _tokens, "warmup": _warmup, "headline": 
 GRIDS["all"] = lambda: list(dict.fromkeys(config for name in ("default", "warmup", "tokens", "headline", "scaling",
                                                               "papers", "papers-scaling")
                                           for config in GRIDS[name]()))
+GRIDS["all"].__doc__ = "Every grid above but noise, each config once."
 PLAN = "plan"  # the grid that reads the store: what the sequential plan asks for next (next_configs below)
 
 
@@ -407,3 +409,10 @@ def run_plan(store: RunStore, name: str | None, workers: int = 1, progress=None,
             for future in done:
                 lanes.pop(future)
                 results += _finished(future.result(), store, progress)
+
+
+def summary(name: str) -> str:
+    """A grid's one-line description for `sweep --list`: the first sentence of its docstring's first paragraph,
+    whole however many lines it spans ('' for a grid without one)."""
+    paragraph = " ".join((GRIDS[name].__doc__ or "").split("\n\n")[0].split())
+    return re.split(r"(?<=[.?!])\s+(?=[A-Z\"])", paragraph, maxsplit=1)[0]

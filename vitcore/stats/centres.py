@@ -81,3 +81,72 @@ def default_baseline(runs: pd.DataFrame, selection: RunConfig) -> RunConfig:
     centre = None if holds_article(runs) else store_centre(runs)
     return article_model("vit", selection.train_rows) if centre is None else centre.replace(
         train_rows=selection.train_rows)
+
+
+def _stored_configs(runs: pd.DataFrame, model: str) -> list[RunConfig]:
+    """The distinct configs of the store's runs of `model` (random seed 0), skipping a row the registry refuses."""
+    if not len(runs) or "model" not in runs.columns:
+        return []
+    configs = []
+    for _, row in runs[runs["model"] == model].drop_duplicates("config_id").iterrows():
+        try:
+            configs.append(config_of_row(row))
+        except ValueError:
+            continue
+    return configs
+
+
+def _varying_fields(cfg: RunConfig) -> list[str]:
+    """The fields of cfg a store may hold at one value or several (not the model, nor any random seed)."""
+    return [name for name in cfg.identity() if name not in ("model", "seed", *SEED_FIELDS)]
+
+
+def held(runs: pd.DataFrame, cfg: RunConfig, given=()) -> dict:
+    """The fields every stored run of cfg's model holds at one value that cfg does not have, but those in `given`
+    (fields a user named): {'epochs': 2, 'train_rows': 300} for RunConfig(depth=1) in a store trained with
+    `sweep --vary depth=1 --base epochs=2 --rows 300`. Such a cfg can have no run here; cfg.replace(**held) may."""
+    configs = _stored_configs(runs, cfg.model)
+    found = {}
+    for name in _varying_fields(cfg):
+        values = {getattr(stored, name) for stored in configs}
+        if name not in given and len(values) == 1 and (value := values.pop()) != getattr(cfg, name):
+            found[name] = value
+    return found
+
+
+def filled(runs: pd.DataFrame, cfg: RunConfig, given=()) -> tuple[RunConfig, dict]:
+    """(cfg with the fields the store holds at one value taken from it (`held`), those fields): what `compare`
+    selects when a store of your own study was trained with `--base` and the command names only what it varies."""
+    found = held(runs, cfg, given)
+    return (cfg.replace(**found) if found else cfg), found
+
+
+def spelled(fields: dict, spell=None) -> str:
+    """{'epochs': 2, 'train_rows': 300} as 'epochs=2, train_rows=300', or as `spell(name, value)` says each one."""
+    spell = spell or (lambda name, value: f"{name}={value}")
+    return ", ".join(spell(name, value) for name, value in fields.items())
+
+
+def missing_hint(runs: pd.DataFrame, cfg: RunConfig, spell=None) -> str:
+    """What to ask instead when cfg has no runs in a store of your own study (one without the article's ViT):
+    the fields every run here holds at one value (`held`, as `spell` writes them: 'epochs=2' or '--epochs 2'), and
+    the values of the fields it varies. Never the built-in grids: this store was not trained from them."""
+    configs = _stored_configs(runs, cfg.model)
+    if not configs:
+        models = sorted(set(runs["model"])) if len(runs) and "model" in runs.columns else []
+        return (f"this store holds no {cfg.model} run" + (f" (only {', '.join(models)})" if models else "")
+                + "; train one with `python -m vitcore sweep --vary FIELD=V1,V2 --store ...`")
+    found = held(runs, cfg)
+    varied = {name: sorted({getattr(stored, name) for stored in configs}) for name in _varying_fields(cfg)}
+    varied = {name: values for name, values in varied.items() if len(values) > 1}
+    parts = []
+    if found:
+        add = (f"give {spelled(found, spell)}" if spell else
+               f"set {'it' if len(found) == 1 else 'them'} in the RunConfig")
+        if not runs_of(runs, cfg.replace(**found)).empty:
+            return f"every run here has {spelled(found)}: {add}"
+        parts.append(f"every run here has {spelled(found)} ({add})")
+    if varied:
+        parts.append("it varies " + "; ".join(f"{name} over {', '.join(map(str, values))}"
+                                              for name, values in varied.items()))
+    return "; ".join(parts) or "its configs: `python -m vitcore export` lists them"

@@ -24,6 +24,7 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
+from vitcore.config.numbers import whole_counts
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.data.fashion import CLASS_NAMES, NUM_CLASSES
 from vitcore.stats import plan, readings, seconds, testset
@@ -293,7 +294,7 @@ def write(comparison: Comparison, out) -> list:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "metrics.csv", out / "pairs.csv"]
-    comparison.metrics.to_csv(written[0], index=False)
+    whole_counts(comparison.metrics).to_csv(written[0], index=False)
     comparison.pairs.to_csv(written[1], index=False)
     if comparison.classes is not None:
         written += [out / "classes.csv", out / "confusion_delta.csv"]

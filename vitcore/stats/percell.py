@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from vitcore.config import switches
+from vitcore.config.numbers import ci, delta
 from vitcore.config.run import LEVELS, SWITCHES, RunConfig
 from vitcore.stats.estimates import ALPHA, MARGIN, paired_estimate
 from vitcore.stats.summaries import METRICS, REFERENCE, factorial_runs, holm, measure_main_effects, reference
@@ -180,8 +181,8 @@ def changed_sentence(changed: pd.DataFrame, subset: str, names: dict | None = No
         return None
     names = names or {}
     items = [f"{names.get(r.factor, r.factor)} {r.level} (vs {r.reference}) at {int(r.train_rows):,} rows: "
-             f"{r.verdict_all} ({r.mean_delta_all:+.4f} [{r.ci_low_all:+.4f}, {r.ci_high_all:+.4f}]) over all cells, "
-             f"{r.verdict_subset} ({r.mean_delta_subset:+.4f} [{r.ci_low_subset:+.4f}, {r.ci_high_subset:+.4f}]) "
+             f"{r.verdict_all} ({delta(r.mean_delta_all)} {ci(r.ci_low_all, r.ci_high_all)}) over all cells, "
+             f"{r.verdict_subset} ({delta(r.mean_delta_subset)} {ci(r.ci_low_subset, r.ci_high_subset)}) "
              f"over the {subset.removesuffix(' only')}" for r in changed.itertuples()]
     count = f"{len(items)} verdict{'s' if len(items) != 1 else ''} change{'s' if len(items) == 1 else ''}"
     return (f"Over the {subset.removesuffix(' only')} only, {count}: " + "; ".join(items)

@@ -7,9 +7,11 @@ borderline (docs/methods-and-verdicts.md, "Beside every verdict: the readings").
                 inside         its 90% interval (simultaneous) lies entirely inside ±margin (the
                                equivalence test resolves): an effect smaller than the margin, if any
                 undetermined   otherwise ("better" with an undetermined size is real but may be small)
-    delta_sd    Δ / run_sd, run_sd the pooled sd of one run's metric across random seeds on the two sides,
-                sqrt((s²_baseline + s²_selection) / 2) over the runs behind the Δ (for a main effect, pooled
-                over the cells' configs): Cohen's d with one run's noise as the unit
+    delta_in_run_sd
+                Δ / run_sd (Δ in run-sd units, not an sd: it carries Δ's sign), run_sd the pooled sd of one
+                run's metric across random seeds on the two sides, sqrt((s²_baseline + s²_selection) / 2) over
+                the runs behind the Δ (for a main effect, pooled over the cells' configs): Cohen's d with one
+                run's noise as the unit
     wins        the paired random seeds whose Δ is in the metric's good direction (higher for final train
                 accuracy), ties counted as half (rliable's probability of improvement); win_rate = wins / n
                 with an exact Clopper-Pearson 95% interval (scipy's binomtest; ties taken as losses for
@@ -37,7 +39,7 @@ from vitcore.stats.testset import seeds_only, with_floor
 SIZE_BEYOND, SIZE_INSIDE, SIZE_OPEN = "beyond", "inside", "undetermined"
 SIZES = (SIZE_BEYOND, SIZE_INSIDE, SIZE_OPEN)
 NEAR = 2.0  # an adjusted p in [0.05 / NEAR, 0.05 * NEAR] is near its threshold
-SPREAD_COLUMNS = ["run_sd", "delta_sd", "wins", "win_rate", "win_low", "win_high"]
+SPREAD_COLUMNS = ["run_sd", "delta_in_run_sd", "wins", "win_rate", "win_low", "win_high"]
 READING_COLUMNS = ["size", *SPREAD_COLUMNS, "borderline", "flips"]
 # The one definition of each reading (docs/methods-and-verdicts.md, the Ablations and Claims legends, `--help`).
 DEFINITIONS = {
@@ -95,11 +97,11 @@ def pooled_sd(variances, counts) -> float:
 
 def spread_columns(metric: str, deltas, sd: float, mean: float | None = None) -> dict:
     """SPREAD_COLUMNS of paired per-seed Δs (NaN dropped) with `sd` = run_sd; unpaired (deltas None) the win
-    columns are NaN and `mean` (the difference of the two sides' means) gives delta_sd."""
+    columns are NaN and `mean` (the difference of the two sides' means) gives delta_in_run_sd."""
     values = None if deltas is None else _finite(deltas)
     if mean is None:
         mean = float(values.mean()) if values is not None and len(values) else np.nan
-    out = {"run_sd": sd, "delta_sd": mean / sd if sd and np.isfinite(sd) else np.nan}
+    out = {"run_sd": sd, "delta_in_run_sd": mean / sd if sd and np.isfinite(sd) else np.nan}
     if values is None or not len(values):
         return {**out, "wins": np.nan, "win_rate": np.nan, "win_low": np.nan, "win_high": np.nan}
     good = values if entry(metric).higher_is_better else -values

@@ -150,13 +150,25 @@ class Study(ArticleViews):
         return self._cached(key, lambda: family_of(self.runs, a, b, lead.started(self.plans_checked(), self.runs,
                                                                                    a, b)), keep=KEPT)
 
-    def stored(self, selection: RunConfig, baseline: RunConfig) -> None:
-        """ValueError when a side has no runs here (as the CLI's `compare`): not "too few seeds" but nothing run."""
+    def stored(self, selection: RunConfig, baseline: RunConfig, spell=None) -> None:
+        """ValueError when a side has no runs here (as the CLI's `compare`): not "too few seeds" but nothing run; it
+        says what to ask instead (`missing_hint`, each side's fields written as `spell[side]` says, e.g. the CLI's
+        '--epochs 2')."""
         for side, cfg in (("selection", selection), ("baseline", baseline)):
             if runs_of(self.runs, cfg).empty:
                 where = f" in {self.store.root}" if self.store is not None else ""
                 raise ValueError(f"no runs of the {side}, {cfg.label()} at {cfg.train_rows:,} rows,{where} "
-                                 "(`python -m vitcore sweep --list` shows what the grids train)")
+                                 f"({self.missing_hint(cfg, (spell or {}).get(side))})")
+
+    def missing_hint(self, cfg: RunConfig, spell=None) -> str:
+        """What to ask instead of cfg when it has no runs: in a store of your own study (no article's ViT), the fields
+        every run holds at one value and those it varies (stats.centres.missing_hint, `spell` writing each field as
+        the caller takes it: 'epochs=2' or '--epochs 2'); in a store of the built-in grids, where to see them."""
+        if self.store is not None and not self.store.root.is_dir():
+            return f"no folder at {self.store.root}: check the path (or $VITCORE_STORE)"
+        if len(self.runs) and not self.holds_article():
+            return centres.missing_hint(self.runs, cfg, spell)
+        return "`python -m vitcore sweep --list` shows what the grids train"
 
     def measurement(self, selection: RunConfig, baseline: RunConfig, metric: str) -> Measurement:
         """selection − baseline on `metric`, before any margin (stats.compare.measure), once; seconds see the
@@ -176,7 +188,8 @@ class Study(ArticleViews):
         """One contrast on one metric judged at `margin` (records.Verdict), once per margin: a page that shows the
         same verdicts on every run (the landing's forest plot, the flip table) judges them once. ValueError for a
         bad metric or margin (config.metrics: the CLI's rules) or a side with no runs (`stored`)."""
-        baseline, margin, (metric,) = baseline or default_baseline(selection), checked_margin(margin), checked(metric)
+        baseline = baseline or self.default_baseline(selection)
+        margin, (metric,) = checked_margin(margin), checked(metric)
         self.stored(selection, baseline)
         key = ("verdict", selection.config_id, baseline.config_id, metric, margin)
         return self._cached(key, lambda: self._measured(selection, baseline, metric).judged(margin), keep=KEPT)
@@ -195,7 +208,8 @@ class Study(ArticleViews):
         format, at least these two configs' runs) adds the per-class and confusion-matrix Δs. ValueError for a bad
         metric or margin, or a side with no runs unless `missing_ok` (a page's selection not trained yet, an
         article claim the store cannot judge: every Δ "too few seeds")."""
-        baseline, margin, metrics = baseline or default_baseline(selection), checked_margin(margin), checked(metrics)
+        baseline = baseline or self.default_baseline(selection)
+        margin, metrics = checked_margin(margin), checked(metrics)
         if not missing_ok:
             self.stored(selection, baseline)
         measured = [self._measured(selection, baseline, metric) for metric in metrics]
@@ -298,6 +312,12 @@ class Study(ArticleViews):
         no run: the config the sidebar selects and compares with when no URL says otherwise."""
         return self._cached("centre", lambda: centres.store_centre(self.runs) if len(self.runs) and
                             not self.holds_article() else None)
+
+    def default_baseline(self, selection: RunConfig) -> RunConfig:
+        """What `selection` is compared with unless told otherwise (stats.centres.default_baseline): the article's ViT
+        at its rows, or in a store of your own study without it, that study's centre at its rows."""
+        centre = self.centre()
+        return default_baseline(selection) if centre is None else centre.replace(train_rows=selection.train_rows)
 
     def seed_runs(self) -> pd.DataFrame:
         """The runs whose data sample, initial weights and batch order all come from the random seed

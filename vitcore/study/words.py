@@ -177,8 +177,8 @@ def readings_text(row, places: int) -> str | None:
     """'Δ = 1.68 run sds · wins 10 of 10 random seeds (95% 0.69–1.00)': the standardised effect and the
     paired win rate (vitcore.stats.readings), or None when neither is measured."""
     parts = []
-    if not missing(row.get("delta_sd")):
-        parts.append(f"Δ = {row['delta_sd']:+.2f} run sds (run sd {number(row['run_sd'], places)})")
+    if not missing(row.get("delta_in_run_sd")):
+        parts.append(f"Δ = {row['delta_in_run_sd']:+.2f} run sds (run sd {number(row['run_sd'], places)})")
     if not missing(row.get("win_rate")):
         wins = f"{row['wins']:g}"
         parts.append(f"wins {wins} of {int(row['n_pairs'])} random seeds "

@@ -69,13 +69,15 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
                 "delta_color": "off", "delta_arrow": "off"}
         values, group = ((timed or Study(selected).timed()) if metric == "seconds" else (selected, ""))
         values = values[metric]  # seconds: one timing group's runs, never a mean pooled across groups
+        if metric == "seconds" and (basis := row.get("timing_group") or group):
+            card["help"] += f"\n\nTimed as: {tables.timing_basis(basis)}."  # the details the card's line leaves out
         # seconds not timed as a design show the config's own time and why there is no Δ: a Δ between runs timed one
         # after another is the machine's as much as the model's (vitcore.stats.seconds.timing_note)
         untimed = comparison is not None and metric == "seconds" and row.get("verdict") == w.NOT_COMPARABLE
         if is_baseline or comparison is None or (row["paired"] and row["n_pairs"] == 0) or untimed:
             card["value"] = fmt.number(values.mean(), places)
-            lines = [fmt.spread(values.std(), len(values), places).replace("seeds", "random seeds")
-                     + (f" {tables.timed_as(group)}" if group else "")]
+            lines = [fmt.spread(values.std(), len(values), places).replace("seed", "random seed")
+                     + (f", {tables.timed_as(group)}" if group else "")]
             word, _, why = verdict_text(row, margin).partition(" — ") if untimed else ("", "", "")
             lines.append("this is the baseline: flip a switch to see a Δ" if is_baseline else
                          f"{badge(word, word)} {why}".strip() if untimed else

@@ -65,9 +65,11 @@ def variant_picker(cfg: RunConfig, metric: str, margin: float) -> None:
     """Under the landing's forest plot (from the first paint's second run on): how to read it, and one
     click per variant."""
     frame = tables.flip_frame(state.flip_effects(cfg, margin), metric, margin)
-    st.caption(f"Dot: mean paired Δ; thin bar: its 95% interval, thick bar: its 90% interval, both simultaneous over "
-               f"the family (Bonferroni); band: ±margin. {charts.COLOUR_RULE} Families (m: the comparisons its "
-               f"correction counts): {tables.families_text(frame)}." + plan_caption(frame))
+    seen = f"; {words.SEEN_MARK.strip()}: {words.SEEN}" if frame.apply(words.seen, axis=1).any() else ""
+    st.caption("Dot: mean paired Δ, with its 95% (thin) and 90% (thick) intervals; band: ±margin. Colour: the "
+               f"verdict; filled dot: beyond ±margin{seen}.",  # two sentences; the details behind the help icon
+               help=f"Both intervals are simultaneous over the family (Bonferroni). {charts.COLOUR_RULE} Families "
+                    f"(m: the comparisons its correction counts): {tables.families_text(frame)}." + plan_caption(frame))
     st.pills("Select a variant", list(frame["option"]), key=PICK_KEY, on_change=_select_variant, args=(frame,),
              help="Moves that switch in the sidebar: the cards then compare the variant with this baseline.")
 
@@ -358,7 +360,7 @@ def disagreement_note(spread: pd.DataFrame, interaction: bool = False) -> str | 
         return None
     labels = tables.effect_frame(flagged, interaction)
     items = [f"{effect} at {fmt.rows(rows)} rows ({higher} cells resolved higher, {lower} lower; cells range "
-             f"{low:+.4f} to {high:+.4f})" for effect, rows, higher, lower, low, high in
+             f"{fmt.delta(low)} to {fmt.delta(high)})" for effect, rows, higher, lower, low, high in
              labels[["effect", "train_rows", "cells_higher", "cells_lower", "cell_min",
                      "cell_max"]].itertuples(index=False)]
     return ("**Cells disagree in sign beyond noise** (each cell's paired Δ, Holm-adjusted within the effect's cells): "

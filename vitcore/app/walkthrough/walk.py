@@ -40,8 +40,8 @@ def headline_table(deltas: pd.DataFrame) -> pd.DataFrame:
                      "ViT": fmt.number(r.vit_mean, places), "convnet": fmt.number(r.convnet_mean, places),
                      "Δ ViT − convnet": fmt.delta(r.mean_delta, places), "95% CI": fmt.ci(r.ci_low, r.ci_high, places),
                      "Pairs": int(r.n_pairs), "Verdict": r.verdict})
-    return pd.DataFrame(rows, columns=["Rows", "Metric", "ViT", "convnet", "Δ ViT − convnet", "95% CI", "Pairs",
-                                       "Verdict"])
+    return pd.DataFrame(rows, columns=["Rows", "Metric", "Verdict", "Δ ViT − convnet", "ViT", "convnet", "95% CI",
+                                       "Pairs"])  # the key columns first: they show at 400 px
 
 
 def _where(row) -> str:
@@ -95,16 +95,18 @@ def curve_frame(curve: pd.DataFrame) -> pd.DataFrame:
 
 
 def delta_frame(deltas: pd.DataFrame) -> pd.DataFrame:
-    """scaling.deltas for the chart and table: metric title; rows without an interval keep NaN."""
-    return deltas.assign(panel=deltas["metric"].map(CURVE_NAMES))
+    """scaling.deltas for the chart and table: metric title; rows without an interval keep NaN; the Δ and its
+    interval as text for the tooltip, rounded by the one rule (fmt), so the chart reads as the tables do."""
+    return deltas.assign(panel=deltas["metric"].map(CURVE_NAMES), delta_text=deltas["mean_delta"].map(fmt.delta),
+                         ci_text=[fmt.ci(lo, hi) for lo, hi in zip(deltas["ci_low"], deltas["ci_high"])])
 
 
 def scaling_table(deltas: pd.DataFrame) -> pd.DataFrame:
-    """Paired ViT − convnet per row count: Rows, Metric, Δ, 95% CI, Pairs, Verdict."""
+    """Paired ViT − convnet per row count: Rows, Metric, Verdict, Δ, 95% CI, Pairs (the key columns first)."""
     return pd.DataFrame({"Rows": deltas["train_rows"].map(fmt.rows), "Metric": deltas["metric"].map(metric_label),
-                         "Δ ViT − convnet": deltas["mean_delta"].map(fmt.delta),
+                         "Verdict": deltas["verdict"], "Δ ViT − convnet": deltas["mean_delta"].map(fmt.delta),
                          "95% CI": [fmt.ci(lo, hi) for lo, hi in zip(deltas["ci_low"], deltas["ci_high"])],
-                         "Pairs": deltas["n_pairs"].astype(int), "Verdict": deltas["verdict"]})
+                         "Pairs": deltas["n_pairs"].astype(int)})
 
 
 OURS, ARTICLE = "ours (mean ± sd over random seeds)", "the source article (one random seed)"  # gap_frame's sources

@@ -85,8 +85,8 @@ def _delta_panel(frame: pd.DataFrame, part: pd.DataFrame) -> alt.LayerChart:
     dots = base.mark_circle(size=80, opacity=1).encode(
         y="mean_delta:Q", color=colour,
         tooltip=[alt.Tooltip("train_rows:Q", format=",d", title="rows"), "panel:N",
-                 alt.Tooltip("mean_delta:Q", format="+.4f", title="Δ"), alt.Tooltip("ci_low:Q", format="+.4f"),
-                 alt.Tooltip("ci_high:Q", format="+.4f"), alt.Tooltip("n_pairs:Q", title="pairs"), "verdict:N"])
+                 alt.Tooltip("delta_text:N", title="Δ"), alt.Tooltip("ci_text:N", title="95% CI"),
+                 alt.Tooltip("n_pairs:Q", title="pairs"), "verdict:N"])
     return alt.layer(zero, whiskers, dots, data=part)
 
 
