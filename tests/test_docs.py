@@ -134,3 +134,13 @@ def test_the_claims_figures_in_the_docs_are_the_tools_own():
     exploratory = {margin: int(tally.loc[margin, "exploratory"]) for margin in (0.005, 0.02)}
     assert int(tally.loc[0.01, "exploratory"]) == 0 and len(set(exploratory.values())) == 1
     assert f"At ±0.005 and ±0.02, {exploratory[0.005]} of the {counts['counted']} are exploratory" in paragraph
+
+
+def test_the_page_store_size_in_the_developer_guide_is_the_fixtures(committed_table):
+    """docs/contributing.md said the page store holds 81 runs after it had grown to 121: the count it names is
+    the one tests/stores.py's page_runs selects from the committed store (what the page_store fixture copies)."""
+    from stores import PAGE_CONFIGS, page_runs
+
+    said = re.search(r"the few configs the tests select: (\d+) runs",
+                     " ".join((ROOT / "docs" / "contributing.md").read_text().split()))
+    assert said and int(said.group(1)) == len(page_runs(committed_table, configs=PAGE_CONFIGS))

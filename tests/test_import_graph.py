@@ -8,8 +8,10 @@ from conftest import ROOT
 PACKAGE = ROOT / "vitcore"
 # The layers, lowest first (docs/contributing.md): a module may import its own layer and the ones below.
 # Layers on one line are peers and import neither each other nor anything above.
+# The package itself (vitcore/__init__.py, the public API `from vitcore import ...`) is the top: it imports from
+# the layers, nothing imports it.
 LAYERS = (("config",), ("data",), ("model",), ("store",), ("stats",), ("run",), ("analysis",), ("article",),
-          ("study",), ("app", "cli"), ("__main__",))
+          ("study",), ("app", "cli"), ("__main__", "vitcore"))
 RANK = {layer: rank for rank, peers in enumerate(LAYERS) for layer in peers}
 
 
@@ -41,10 +43,10 @@ def graph() -> dict[str, set[str]]:
     return {name: imports_of(path, modules) - {name} for name, path in paths.items()}
 
 
-def layer(module: str) -> str | None:
-    """vitcore.stats.compare -> 'stats'; the package itself (vitcore/__init__.py) has none."""
+def layer(module: str) -> str:
+    """vitcore.stats.compare -> 'stats'; the package itself (vitcore/__init__.py, the public API) -> 'vitcore'."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 else None
+    return parts[1] if len(parts) > 1 else parts[0]
 
 
 def upward(edges: dict[str, set[str]]) -> list[str]:
@@ -120,6 +122,14 @@ def test_function_level_and_type_checking_imports_are_read(tmp_path):
     source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from vitcore.store.runs import "
                       "RunStore\ndef f():\n    import vitcore.stats.compare\n")
     assert imports_of(source, set(edges)) == {"vitcore.store.runs", "vitcore.stats.compare"}
+
+
+def test_the_public_apis_lazy_imports_are_edges_at_the_top():
+    """vitcore/__init__.py loads its names on first use through plain import statements (once through a table of
+    module-path strings no probe saw): each is an edge here, and an import of the package from a layer is upward."""
+    assert {"vitcore.config.run", "vitcore.store.runs", "vitcore.study.study", "vitcore.stats.records",
+            "vitcore.model.build", "vitcore.data.patches"} <= graph()["vitcore"]
+    assert upward({"vitcore.study.study": {"vitcore"}}) == ["vitcore.study.study -> vitcore (study -> vitcore)"]
 
 
 def test_every_layer_is_placed():

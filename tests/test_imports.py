@@ -35,18 +35,3 @@ def test_the_training_module_does_import_it():  # proves the probe above can see
     code = "import sys, vitcore.run.train; print('tensorflow' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "True"
-
-
-@pytest.mark.parametrize("layer", ["config", "store"])
-def test_each_module_of_a_package_with_old_paths_imports_first(layer):
-    """vitcore.config and vitcore.store answer old import paths through a module __getattr__; a module of
-    theirs imported first, in a fresh interpreter, must not loop through it (`from vitcore.store import
-    weights` inside validate once went through runs -> index -> validate: a circular ImportError)."""
-    names = sorted(path.stem for path in (ROOT / "vitcore" / layer).glob("*.py") if path.stem != "__init__")
-    broken = {}
-    for name in names:
-        done = subprocess.run([sys.executable, "-c", f"import vitcore.{layer}.{name}"], cwd=ROOT,
-                              capture_output=True, text=True, timeout=120)
-        if done.returncode != 0:
-            broken[name] = done.stderr.strip().splitlines()[-1:]
-    assert len(names) >= 5 and broken == {}

@@ -1,6 +1,11 @@
 """A throw-away metric added as one registry entry and one function reaches every view.
 
-The vitcore package is copied to a temporary folder and one function (macro-F1 of confusion.csv) and one
+Fast, in the package under test: a macro-F1 of predictions.npy registered for one test (the registry and its
+views monkeypatched) is computed by the store from a committed run, the official test labels handed in by the
+store's parser (vitcore.store.derived.Predictions), never imported by the config layer; it equals
+scikit-learn's `f1_score(average="macro")` and the macro-F1 of the run's own confusion.csv.
+
+Slow: the vitcore package is copied to a temporary folder and one function (macro-F1 of confusion.csv) and one
 `Metric` entry (higher is better, the accuracy margin, compared by default) are appended to the copy's
 registry (vitcore/config/metrics.py), nothing else. A fresh process importing the copy, on a small store of
 synthetic runs (tests/fakes.py, which asks the registry for the derived metrics), shows the metric with its
@@ -15,9 +20,67 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 from conftest import ROOT
+from fakes import write_run
 from packages import insert, package_copy
+from sklearn.metrics import f1_score
+
+from vitcore.config import metrics
+from vitcore.config.metrics import HIGHER, Metric
+from vitcore.config.run import RunConfig
+from vitcore.data import fashion
+from vitcore.store import derived, index
+from vitcore.store.files import PREDICTIONS
+from vitcore.store.runs import RunStore
+
+COMMITTED = "001fd68f8669"  # a committed run that keeps predictions.npy (and no weights: judged in milliseconds)
+
+
+def macro_f1_of_predictions(run) -> float:
+    """The mean over the ten classes of F1, from the run's predicted classes and the official test labels."""
+    from sklearn.metrics import f1_score  # heavy: imported when a value is computed, not with the registry
+
+    return float(f1_score(run.labels, run.predicted, average="macro"))
+
+
+MACRO_F1_ENTRY = Metric("macro_f1", "Macro-F1", "The mean over the ten classes of F1 (a throw-away metric).",
+                        HIGHER, compared=True, source=PREDICTIONS, derive=macro_f1_of_predictions)
+
+
+@pytest.fixture
+def macro_f1_registered(monkeypatch):
+    """The real package's registry with MACRO_F1_ENTRY appended for one test: the entry, and the views the store
+    reads of it (METRIC, DERIVED), as vitcore/config/metrics.py derives them from REGISTRY."""
+    monkeypatch.setattr(metrics, "REGISTRY", (*metrics.REGISTRY, MACRO_F1_ENTRY))
+    monkeypatch.setattr(metrics, "METRIC", {**metrics.METRIC, MACRO_F1_ENTRY.name: MACRO_F1_ENTRY})
+    monkeypatch.setattr(metrics, "DERIVED", (*metrics.DERIVED, MACRO_F1_ENTRY.name))
+    derived.key.cache_clear()
+    yield MACRO_F1_ENTRY.name
+    derived.key.cache_clear()
+
+
+def test_a_metric_of_predictions_npy_is_one_entry_given_the_test_labels(macro_f1_registered):
+    name, folder = macro_f1_registered, ROOT / "cached_runs" / COMMITTED
+    config = RunConfig.from_dict(json.loads((folder / "summary.json").read_text())["config"])
+    verdict, row = index.judge(folder, COMMITTED)  # what a scan of the store keeps in its index
+    assert verdict[1] is None and row is not None
+    from_index = verdict[2][derived.key(name)]
+    from_file = derived.values(folder, config)[name]  # a cold read: predictions.npy through its parser
+    # independently: the file as numpy reads it, the labels as the data layer reads them (the local data set's
+    # when there is one), scikit-learn's macro-F1
+    expected = f1_score(fashion.official_test_labels(), np.load(folder / PREDICTIONS), average="macro")
+    assert from_index == from_file == pytest.approx(expected, abs=1e-12)
+    counts = derived.parse("confusion.csv", folder, config).astype(float)  # the run's own confusion matrix
+    assert expected == pytest.approx(np.mean(2 * np.diag(counts) / (counts.sum(axis=0) + counts.sum(axis=1))))
+    accuracy = np.trace(counts) / counts.sum()
+    assert abs(expected - accuracy) > 1e-4  # not the accuracy under another name: the classes differ
+
+
+def test_a_run_without_predictions_gives_nan(macro_f1_registered, tmp_path):
+    run = write_run(RunStore(tmp_path / "store"), RunConfig(seed=1))  # a synthetic run keeps no predictions.npy
+    assert np.isnan(derived.values(run.path, run.config)[macro_f1_registered])
 
 MACRO_F1 = '''
 

@@ -5,7 +5,8 @@ sampling is its registry entry's `test_set`, never its name.
 In process, a throw-away registry entry (monkeypatched) marked `test_set` gets test accuracy's interval model in
 `compare`'s pairing and in the main effects; a damaged or oversized predictions.npy is named, never parsed.
 In a fresh process, a copy of the package whose registry gained one entry (test accuracy recomputed from
-predictions.npy) shows the metric in the runs table, the index, the fakes and `compare`'s metrics.csv.
+predictions.npy and the test labels its parser hands in, the copy's config layer importing nothing new) shows
+the metric in the runs table, the index, the fakes and `compare`'s metrics.csv.
 """
 
 import io
@@ -24,6 +25,7 @@ from packages import insert, package_copy
 from vitcore.config import metrics
 from vitcore.config.metrics import HIGHER, Metric
 from vitcore.config.run import RunConfig
+from vitcore.data import fashion
 from vitcore.stats import summaries, testset
 from vitcore.stats.compare import paired_delta
 from vitcore.store import derived
@@ -116,8 +118,9 @@ def test_predictions_npy_is_parsed_by_the_stores_safe_reader(tmp_path):
     predicted = labels.copy()
     predicted[::7] = (predicted[::7] + 1) % 10
     run = write_predicted_run(store, RunConfig(), labels, predicted)
-    parsed = derived.parse(PREDICTIONS, run.path, run.config)
-    assert parsed.dtype == np.uint8 and np.array_equal(parsed, predicted)
+    parsed = derived.parse(PREDICTIONS, run.path, run.config)  # the predicted classes and the labels beside them
+    assert parsed.predicted.dtype == np.uint8 and np.array_equal(parsed.predicted, predicted)
+    assert np.array_equal(parsed.labels, fashion.shipped_test_labels())
     assert derived.parse(PREDICTIONS, write_run(store, RunConfig(seed=1)).path, run.config) is None  # none kept
     bomb = io.BytesIO()  # a header claiming 10^12 classes: refused before any array is made
     np.lib.format.write_array_header_1_0(bomb, {"descr": "|u1", "fortran_order": False, "shape": (10 ** 12,)})
@@ -135,12 +138,10 @@ def test_predictions_npy_is_parsed_by_the_stores_safe_reader(tmp_path):
 
 RECOMPUTED = '''
 
-def accuracy_from_predictions(predicted) -> float:
-    """The share of the official test images predicted right: test accuracy recomputed from predictions.npy."""
-    import numpy as np
-    from vitcore.data.fashion import shipped_test_labels
-
-    return float(np.mean(np.asarray(predicted) == shipped_test_labels()))
+def accuracy_from_predictions(run) -> float:
+    """The share of the official test images predicted right: test accuracy recomputed from predictions.npy
+    (`run`: its predicted classes and the official test labels the store hands in; config imports no data)."""
+    return float((run.predicted == run.labels).mean())
 
 
 REGISTRY = (*REGISTRY, Metric("recomputed_accuracy", "Recomputed accuracy", "Test accuracy from predictions.npy.",

@@ -66,7 +66,6 @@ def cached_chart(key: tuple, build, width: str = "stretch") -> None:
         st.vega_lite_chart(spec=built, width=width)
 
 
-# --- panel -----------------------------------------------------------------------------------------------
 # A figure's panels on any screen: each panel its own chart at its container's width
 # (vitcore.app.layout draws them side by side, or stacked on a phone), its title wrapped, rows named by
 # text above them rather than by axis labels that would take half of a 400-px screen. No Streamlit.

@@ -144,7 +144,6 @@ def effects_command(margin: float, base: RunConfig | None) -> str:
     return f"python -m vitcore effects --margin {margin:g}" + (f" --base {changed}" if changed else "")
 
 
-# --- downloads -------------------------------------------------------------------------------------------
 # The Runs page's filtered downloads, cached until the store changes: the CLI's CSVs restricted to the shown
 # runs (vitcore.app.runs_view.filtered_csv).
 

@@ -298,7 +298,6 @@ def variant_cost_sentences(table: pd.DataFrame) -> list[str]:
     return sentences
 
 
-# --- results ---------------------------------------------------------------------------------------------
 # Library results for the ViT vs convnet and Claims pages: the headline and the data-size curve
 # (vitcore.article.report, vitcore.analysis.scaling) and the claims ledger (vitcore.article.claims), from the
 # store's one Study (vitcore.app.state.study), which computes each once per store state and margin, so a new

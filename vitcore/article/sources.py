@@ -149,7 +149,6 @@ CLAIMS: tuple[Claim, ...] = (
 )
 
 
-# --- seed_reference --------------------------------------------------------------------------------------
 # The source article's published numbers, quoted verbatim: the single-seed reference we re-measure.
 #
 # Source: the source article "Vision Transformers (ViT)", its measurement table (Fashion-MNIST, 15 epochs,

@@ -9,19 +9,24 @@ Ablations cards), the verdict words and margins (vitcore.stats.estimates), the n
 reports and the tests. A name the registry does not know raises (`metric`): a new loss-like metric is never
 judged higher-is-better by default.
 
-How to add a metric (e.g. macro-F1 of the confusion matrix):
+How to add a metric (e.g. macro-F1 of predictions.npy):
   1. Write its function of the run file it reads, returning a float. What it receives is that file's parser's
      (vitcore.store.derived.PARSERS): `confusion.csv`, the (10, 10) counts, row = true class; `history.csv`,
-     the history DataFrame; `predictions.npy`, the (10,000,) uint8 predicted class of each official test
-     image, in the test split's order (a run trained before predictions were kept has none: NaN).
-  2. Append one `Metric(..., source="confusion.csv", derive=that_function)` to REGISTRY, with
+     the history DataFrame; `predictions.npy`, a `Predictions` pair: `.predicted`, the (10,000,) uint8
+     predicted class of each official test image in the test split's order, and `.labels`, the official test
+     labels in the same order, handed in by the store (this layer imports nothing from vitcore.data; a run
+     trained before predictions were kept has none: NaN). Macro-F1:
+         def macro_f1(run) -> float:
+             from sklearn.metrics import f1_score  # heavy: imported when a value is computed
+             return float(f1_score(run.labels, run.predicted, average="macro"))
+  2. Append one `Metric(..., source="predictions.npy", derive=macro_f1)` to REGISTRY, with
      `compared=True` if the default views (effects, `compare`, the Ablations cards) should show it, and
      `test_set=True` if it is an accuracy on the official test images (below).
   The store computes it once per run and caches the value in its index beside the run's file stamps
   (vitcore.store.derived), so a warm `RunStore.table()` reads no extra file; a changed function is
-  recomputed (the cache is keyed by its code). tests/test_new_metric.py adds a throw-away one. A new kind of
-  run file is one name in RUN_FILES and its parser in vitcore.store.derived.PARSERS (the store and the test
-  fakes both read through that table).
+  recomputed (the cache is keyed by its code). tests/test_new_metric.py registers this macro-F1 for one test.
+  A new kind of run file is one name in RUN_FILES and its parser in vitcore.store.derived.PARSERS (the store
+  and the test fakes both read through that table).
 
 The test-set term: a metric with `test_set=True` is the share of the official test images a run classifies
 right, image by image what predictions.npy says, so its Δ's interval can add the sampling of those images

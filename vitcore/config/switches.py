@@ -180,7 +180,6 @@ def check(name: str, value: Any) -> None:
         raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))}; got {value!r}")
 
 
-# --- papers ----------------------------------------------------------------------------------------------
 # What the ViT papers tried on small data: each a change to the article's ViT, as RunConfig values.
 #
 #     sincos   pos_embedding "sincos"   Beyer, Zhai & Kolesnikov 2022, "Better plain ViT baselines for ImageNet-1k"

@@ -293,7 +293,6 @@ def load_split(train_rows: int, seed: int) -> Split:
                  raw.source)
 
 
-# --- folder ----------------------------------------------------------------------------------------------
 # Whether $VITCORE_DATA_DIR can be used: checked before any work (the CLI exits with code 2, the app turns
 # training off), reading the folder's official test labels now (vitcore.data.fashion reads the rest when needed).
 

@@ -211,7 +211,6 @@ class NumpyViT:
         return [probs.astype(np.float32), *all_scores]
 
 
-# --- numpy_convnet ---------------------------------------------------------------------------------------
 # The source article's convnet in NumPy (vitcore.model.build.build_convnet), inference only: what a
 # stored convnet run's weights predict, without TensorFlow (the weights check, vitcore.store.weights).
 #
@@ -246,7 +245,6 @@ def convnet_probs(weights: Weights, images: np.ndarray) -> np.ndarray:
     return _softmax(x @ kernel + bias)
 
 
-# --- posemb ----------------------------------------------------------------------------------------------
 # The fixed 2-D sine-cosine position table (no parameters), in NumPy so the Keras layer and the NumPy
 # forward pass read one source. As big_vision's `posemb_sincos_2d` ("Better plain ViT baselines for
 # ImageNet-1k", Beyer, Zhai & Kolesnikov 2022): a quarter of the width each for sin(x·ω), cos(x·ω),

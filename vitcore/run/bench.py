@@ -256,7 +256,6 @@ def bench_papers(repeats: int = 3, rows: int = 4_000) -> dict[str, float]:
     return medians
 
 
-# --- floor -----------------------------------------------------------------------------------------------
 # The floor of a run: its counted FLOPs at this machine's sustained float32 matmul rate.
 #
 # A run cannot take less wall time than its multiply-adds (vitcore.model.work, ×2 for FLOPs) at the

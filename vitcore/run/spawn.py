@@ -92,7 +92,6 @@ def _watch(parent: int) -> None:
     os._exit(1)
 
 
-# --- startup ---------------------------------------------------------------------------------------------
 # A command's own start-up and exit: seconds of `python -m vitcore run` that train nothing.
 #
 # Two costs of every training process that change nothing it computes or stores (docs/speed.md):
@@ -139,7 +138,6 @@ def exit(code: int | None) -> NoReturn:  # noqa: A001 - what the function does, 
     os._exit(code)
 
 
-# --- quiet -----------------------------------------------------------------------------------------------
 # TensorFlow's native notices kept off a training process's stderr; everything else passes through unchanged.
 #
 # TensorFlow's C++ code, and XLA's through absl, write straight to file descriptor 2, below Python:

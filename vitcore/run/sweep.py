@@ -260,7 +260,6 @@ def _finished(chunk: list[dict], store: RunStore, progress) -> list[dict]:
     return chunk
 
 
-# --- order -----------------------------------------------------------------------------------------------
 # Which runs of a sweep are left, and in what order they go to the workers: cheapest cell first, a cell's random
 # seeds together in chunks (one compile per chunk), the slowest cells started at once on one worker.
 
@@ -312,7 +311,6 @@ def schedule(tasks: list[list[RunConfig]], workers: int) -> list[list[RunConfig]
     return order
 
 
-# --- planned ---------------------------------------------------------------------------------------------
 # The `plan` grid: exactly the random seeds a registered plan asks for next (vitcore.stats.plans, .plan).
 #
 #     python -m vitcore sweep plan --dry-run              # the built-in plan's next looks, on the store
@@ -370,7 +368,6 @@ def next_configs(store: RunStore | None, name: str | None = None) -> list[RunCon
     return list(dict.fromkeys(configs))
 
 
-# --- plansweep -------------------------------------------------------------------------------------------
 # `sweep plan NAME` on local workers: train a registered plan until every question is decided or at its cap,
 # re-planning as each chunk finishes, so a question's next look starts while a slow cell (patch 2) still trains.
 #

@@ -303,7 +303,6 @@ def write(comparison: Comparison, out) -> list:
     return written
 
 
-# --- comparer --------------------------------------------------------------------------------------------
 # The one shape the article's and the analyses' tables ask for a comparison through: a `Comparer`.
 #
 # `vitcore.study.Study.compare` is one (measured once per store state, judged at each margin); `uncached(runs,

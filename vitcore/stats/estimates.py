@@ -300,7 +300,6 @@ def judge(metric: str, est: Estimate, margin: float = MARGIN, family: str = ONE,
             "seen_before_plan": False}
 
 
-# --- assurance -------------------------------------------------------------------------------------------
 # Seeds needed that keep their promise: plan on the chance of settling a Δ averaged over the sd's own
 # uncertainty (assurance), not on the power at the observed sd taken as the truth.
 #

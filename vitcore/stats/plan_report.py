@@ -241,7 +241,6 @@ def report(runs: pd.DataFrame, test_set, root=None, plans_checked: Checked | Non
     return PlanReport(found, tuple(out), plans_checked.blind, plans_checked.problems, plans_checked)
 
 
-# --- plan_history ----------------------------------------------------------------------------------------
 # A registered plan proves its own history from git: the file is what its registering commit added, and that
 # commit is an ancestor of every commit that added one of its runs.
 #

@@ -295,7 +295,6 @@ def make(name: str, vary, rows, seeds: tuple[int, int], looks=(10, 20, 30, 40), 
     return plan
 
 
-# --- plan_settings ---------------------------------------------------------------------------------------
 # What else decides a plan's verdicts besides its questions, looks and margin: written into every new plan file,
 # so no later code change re-reads an old plan (vitcore.stats.plans).
 #
@@ -337,7 +336,6 @@ def read_settings(data: dict) -> dict:
             "code_version": version}
 
 
-# --- plan_json -------------------------------------------------------------------------------------------
 # A plan file's JSON read as hostile input, with the store's discipline: anyone who can write the store can
 # write a plan file and its SHA256SUMS line, so its text is bounded and checked before a field of it is used.
 #

@@ -295,7 +295,6 @@ def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: fl
     return pd.DataFrame(rows, columns=FLIP_COLUMNS).assign(**dict.fromkeys(LEAD_COLUMNS, ""))  # the Study fills them
 
 
-# --- single ----------------------------------------------------------------------------------------------
 # One-cell effects: a switch changed alone around the article's ViT, read as the single-switch comparison it
 # is (its paired Δ, family and verdict, as on the forest plot and the cards), for vitcore.stats.summaries'
 # main effects. No TensorFlow, no Streamlit.
@@ -338,7 +337,6 @@ def one_field_effects(runs: pd.DataFrame, metrics, test_set: TestSet | None,
     return records
 
 
-# --- effect_families -------------------------------------------------------------------------------------
 # Main effects and interactions before and after a margin: MeasuredEffects holds every row's estimate once
 # (vitcore.stats.summaries measures them), and judges them at any margin in their family — one per metric and
 # train_rows, sized by the default factorial's declared grid (declared_size), never by what is stored.

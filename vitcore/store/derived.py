@@ -1,4 +1,4 @@
-"""Derived metrics (vitcore.config.metrics: a function of a run file, e.g. macro-F1 of confusion.csv), computed
+"""Derived metrics (vitcore.config.metrics: a function of a run file, e.g. macro-F1 of predictions.npy), computed
 once per run and cached in the store's index beside the run's stamp, so a warm `RunStore.table()` reads no
 file more than it reads without them.
 
@@ -7,7 +7,10 @@ the file's bytes (read bounded, never through a link: vitcore.store.files) and t
 BadRun for a file that is not what a valid run holds. The store reads a run's files through it, and so do the
 test fakes (tests/fakes.py), so a new source is one entry here (and its name in RUN_FILES, which the registry
 checks its entries against). A run that keeps no such file (predictions.npy of a run trained before
-predictions were kept) gets NaN for the metrics of it.
+predictions were kept) gets NaN for the metrics of it. A metric of predictions.npy receives `Predictions`:
+the predicted classes and the official test labels beside them (the shipped copy, the verdicts' labels), so a
+metric that needs the labels (macro-F1, a per-class recall) imports nothing from vitcore.data: the store, a
+layer above the data, hands them in.
 
 A valid run's verdict in the index (vitcore.store.index) is `[stamp, None, {key: value}]` while the registry
 has derived metrics: each value keyed by `key(name)`, the name and a digest of its function's code, so a
@@ -22,13 +25,15 @@ import math
 import os
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from vitcore.config.metrics import DERIVED, METRIC, RUN_FILES
+from vitcore.config import metrics
+from vitcore.config.metrics import RUN_FILES
 from vitcore.config.run import RunConfig
-from vitcore.data.fashion import NUM_CLASSES
+from vitcore.data.fashion import NUM_CLASSES, DataError, shipped_test_labels
 from vitcore.store import files, validate
 from vitcore.store.files import PREDICTIONS, BadRun
 
@@ -44,13 +49,32 @@ def history(data: bytes, config: RunConfig) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=validate.HISTORY_COLUMNS)
 
 
-def predictions(data: bytes, config: RunConfig) -> np.ndarray:
-    """predictions.npy as the (10,000,) uint8 predicted classes of the official test images, in their order
-    (the header checked before any array is made: a file claiming 10^12 rows is BadRun, not an allocation)."""
+class Predictions(NamedTuple):
+    """What a metric of predictions.npy receives: `f1_score(run.labels, run.predicted, average="macro")`."""
+    predicted: np.ndarray  # (10,000,) uint8: the run's predicted class of each official test image, in their order
+    labels: np.ndarray     # (10,000,) uint8: the official test labels, same order (the shipped copy, read-only)
+
+
+def with_labels(predicted: np.ndarray | None) -> Predictions | None:
+    """A run's predicted classes with the official test labels beside them, as a metric of predictions.npy
+    receives them; None (its metrics NaN) for a run without predictions, or an install whose shipped labels
+    are damaged (the index's data stamp names that file, so its values are computed again once it is mended)."""
+    if predicted is None:
+        return None
+    try:
+        return Predictions(predicted, shipped_test_labels())
+    except DataError:
+        return None
+
+
+def predictions(data: bytes, config: RunConfig) -> Predictions | None:
+    """predictions.npy as Predictions: the (10,000,) uint8 predicted classes of the official test images and
+    their labels (the header checked before any array is made: a file claiming 10^12 rows is BadRun, not an
+    allocation)."""
     values = files.predictions_array(data)
     if values.max() >= NUM_CLASSES:
         raise BadRun(f"{PREDICTIONS}: class {values.max()} outside 0-{NUM_CLASSES - 1}")
-    return values
+    return with_labels(values)
 
 
 PARSERS = {"confusion.csv": confusion, "history.csv": history, PREDICTIONS: predictions}
@@ -62,7 +86,7 @@ if set(PARSERS) != set(RUN_FILES):
 @cache
 def key(name: str) -> str:
     """'macro_f1@3f2a…': the metric's name and a digest of its function's code (bytecode, constants, names)."""
-    code = METRIC[name].derive.__code__
+    code = metrics.METRIC[name].derive.__code__
     digest = hashlib.sha256(repr((code.co_code, code.co_consts, code.co_names)).encode()).hexdigest()[:12]
     return f"{name}@{digest}"
 
@@ -77,7 +101,7 @@ def parse(source: str, folder: Path, config: RunConfig):
 
 def compute(name: str, parsed) -> float:
     """One derived metric's value from its parsed source file (NaN when the run keeps no such file)."""
-    return math.nan if parsed is None else float(METRIC[name].derive(parsed))
+    return math.nan if parsed is None else float(metrics.METRIC[name].derive(parsed))
 
 
 def values(folder: Path, config: RunConfig, cached: dict | None = None, parsed: dict | None = None) -> dict[str, float]:
@@ -85,12 +109,12 @@ def values(folder: Path, config: RunConfig, cached: dict | None = None, parsed: 
     value}) where it holds the metric's key, else computed from the run's file (`parsed`: {source: what its
     parser gave} for the files the validation already read, None for one the run does not keep)."""
     out, parsed = {}, dict(parsed or {})
-    for name in DERIVED:
+    for name in metrics.DERIVED:
         if cached is not None and key(name) in cached:
             value = cached[key(name)]
             out[name] = math.nan if value is None else float(value)
             continue
-        source = METRIC[name].source
+        source = metrics.METRIC[name].source
         if source not in parsed:
             parsed[source] = parse(source, folder, config)
         out[name] = compute(name, parsed[source])
@@ -101,9 +125,9 @@ def from_bytes(run_files: dict[str, bytes], config: RunConfig) -> dict[str, floa
     """{name: value} of every derived metric of a run whose files are `run_files` ({name: bytes}, as
     vitcore.store.writer.render gives them): what the store would compute once they were stored."""
     parsed = {}
-    for source in {METRIC[name].source for name in DERIVED}:
+    for source in {metrics.METRIC[name].source for name in metrics.DERIVED}:
         parsed[source] = PARSERS[source](run_files[source], config) if source in run_files else None
-    return {name: compute(name, parsed[METRIC[name].source]) for name in DERIVED}
+    return {name: compute(name, parsed[metrics.METRIC[name].source]) for name in metrics.DERIVED}
 
 
 def cached(found: dict[str, float]) -> dict[str, float | None]:

@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from vitcore.config.metrics import DERIVED, TABLE
+from vitcore.config import metrics
+from vitcore.config.metrics import TABLE
 from vitcore.config.run import SCHEMA_VERSION, SEED_FIELDS, TRAINING_VERSION, RunConfig
 from vitcore.data import testsplit
 from vitcore.data.fashion import SHIPPED_TEST_LABELS, DataError, shipped_test_labels
@@ -95,7 +96,7 @@ def row(run_id: str, config: RunConfig, summary: dict, has_predictions: bool, va
     ViT-only fields are None for the convnet. (Lists, not dicts: a faster DataFrame.)"""
     fields = config.identity()
     return [run_id, config.config_id, config.label(), *(fields.get(name) for name in CONFIG_FIELDS),
-            *(summary[key] for key in METRICS), *(values[name] for name in DERIVED),
+            *(summary[key] for key in METRICS), *(values[name] for name in metrics.DERIVED),
             summary.get("has_weights", False), has_predictions,
             timing_group(summary), bool(collapsed(summary["test_accuracy"], summary["final_train_accuracy"])),
             summary.get("trained_at")]
@@ -111,7 +112,7 @@ def row_from_files(folder: Path, run_id: str, verdict: Verdict) -> tuple[list, V
         if config.run_id != run_id or not all(_number(summary.get(key)) for key in METRICS):
             raise ValueError("not this run's summary")
         has_predictions = any(entry.startswith(PREDICTIONS + ":") for entry in verdict[0].split("|"))
-        if DERIVED:
+        if metrics.DERIVED:
             values = derived.values(folder, config, verdict[2] if len(verdict) > 2 else None)
             verdict = [verdict[0], None, derived.cached(values)]
             return row(run_id, config, summary, has_predictions, values), verdict
@@ -147,13 +148,14 @@ def _judge(folder: Path, run_id: str, labels, is_dir: bool,
     folder_stamp = stamp(folder, is_dir)
     try:
         contents = read_run(folder, run_id, _labels() if labels is None else labels, deep=deep)
-        values = derived.values(folder, contents.config, parsed={"confusion.csv": contents.confusion,
-                                                                 PREDICTIONS: contents.predictions}) if DERIVED else {}
+        values = derived.values(folder, contents.config, parsed={
+            "confusion.csv": contents.confusion, PREDICTIONS: derived.with_labels(contents.predictions)}
+        ) if metrics.DERIVED else {}
     except OutOfMemory as error:  # not a verdict on the run: no stamp, so it is judged again next time
         return [None, str(error)], None, {}
     except BadRun as error:  # a run file changed while read too (a derived metric's): named, the run skipped
         return [folder_stamp, str(error)], None, {}
-    return ([folder_stamp, None, derived.cached(values)] if DERIVED else [folder_stamp, None]), contents, values
+    return ([folder_stamp, None, derived.cached(values)] if metrics.DERIVED else [folder_stamp, None]), contents, values
 
 
 def from_shipped(folder: Path, run_id: str, expected: str) -> tuple[Verdict | None, list | None]:

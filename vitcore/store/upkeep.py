@@ -192,7 +192,6 @@ def _debris_reason(path: Path) -> str:
             f"(safe to delete; `check --fix` removes it {when})")
 
 
-# --- replacements ----------------------------------------------------------------------------------------
 # `<store>/replaced_runs.csv`: one row per run a backfill replaced by its retrain (`sweep
 # --backfill-predictions --replace-unreproducible`), its old and new numbers — the only record of the old ones.
 #

@@ -290,7 +290,6 @@ def _cell_strip(metric: str, effects: pd.DataFrame, cells: str, interaction: boo
                             "whether the cell holds a collapsed run, whether it is a LayerNorm cell.")
 
 
-# --- evidence --------------------------------------------------------------------------------------------
 # The Ablations page's evidence behind an effect, cached until the store changes: the per-cell effects
 # (vitcore.stats.percell) and the flipped images against random-seed noise (vitcore.analysis.flips).
 
@@ -308,7 +307,6 @@ def flip_evidence(cfg: RunConfig, base: RunConfig):
         return state.study().flip_report(cfg, base)
 
 
-# --- strips ----------------------------------------------------------------------------------------------
 # The per-cell strips beside the main effects: each effect in every cell of the other switches.
 #
 # Charts and sentences from vitcore.stats.percell: one dot per cell (coloured by whether that cell's
@@ -378,7 +376,6 @@ def control_notes(everything: pd.DataFrame, subsets: dict[str, pd.DataFrame]) ->
     return notes
 
 
-# --- warm ------------------------------------------------------------------------------------------------
 # Server start-up for the Ablations page: fill the store caches of its default view before any visitor.
 #
 # Above the page's modules (state, cards, panels) so that none of them imports back up: no import cycle.

@@ -220,7 +220,6 @@ class TrainingSlot:
 SERVER_SLOT = TrainingSlot()  # the one slot of this server process (module state: no client can clear it)
 
 
-# --- server ----------------------------------------------------------------------------------------------
 # What this server may do, checked once: its environment values (vitcore.config.environment) and
 # whether it can write its store. A wrong value is a visible note on every page and turns training off;
 # the notes name the variable, never a server path.

@@ -130,7 +130,6 @@ def permutation(cfg: RunConfig, weights: str, rows: int) -> A.PermutationResult:
         return A.permutation_test(attention_model(cfg, weights), cfg, load_gallery().head(rows), seed=1)
 
 
-# --- sketch ----------------------------------------------------------------------------------------------
 # The attention page's closing section: the source article's interactive sketch, softmax over the
 # content similarity of one image's patches with a temperature. NumPy only, no model.
 #
