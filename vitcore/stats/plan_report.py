@@ -70,6 +70,7 @@ class QuestionStatus:
     seen_before_plan: bool
     text: str                 # the plan's line (plan column of every view)
     discovery_verdict: str = ""
+    discovery_size: str = ""  # the discovery's size against the margin (readings: beyond / inside / undetermined)
     discovery_plan: str = ""  # the plan that decided the discovery, or "fixed sample"
     replicated: str = ""      # for a confirmation: one of replication.OUTCOMES
     discovery_delta: float = np.nan
@@ -180,6 +181,7 @@ def _confirmed(status: QuestionStatus, plan, discovered, question, statuses, run
     rule = plan.replication or REPLICATION_V1  # absent: a plan older than the field, read by the rule of its day
     said = outcome(verdict, status.verdict, status.decided, status.at_cap, size, status.size, rule)
     return QuestionStatus(**{**asdict(status), "side": status.side, "discovery_verdict": verdict,
+                             "discovery_size": size,
                              "discovery_plan": source, "replicated": said, "discovery_look": look,
                              "discovery_delta": side.mean if side is not None else np.nan, "z": pool.z,
                              "pooled_delta": pool.delta, "pooled_low": pool.low, "pooled_high": pool.high,
@@ -224,10 +226,10 @@ class PlanReport:
 
     def questions_frame(self) -> pd.DataFrame:
         columns = ["plan", "question", "train_rows", "look", "verdict", "size", "seen_before_plan",
-                   "discovery_verdict", "replicated", "needs", "mean_delta", "n_pairs", "looks_planned",
-                   "discovery_plan", "discovery_look", "discovery_delta", "z", "pooled_delta", "pooled_low",
-                   "pooled_high", "pooled_df", "pooled_note", "heterogeneity_p", "field", "level", "base_id",
-                   "variant_id", "text"]
+                   "discovery_verdict", "discovery_size", "replicated", "needs", "mean_delta", "n_pairs",
+                   "looks_planned", "discovery_plan", "discovery_look", "discovery_delta", "z", "pooled_delta",
+                   "pooled_low", "pooled_high", "pooled_df", "pooled_note", "heterogeneity_p", "field", "level",
+                   "base_id", "variant_id", "text"]
         rows = [{k: v for k, v in asdict(q).items() if k != "side"} for q in self.questions]
         return pd.DataFrame(rows, columns=[*columns, "decided", "at_cap"])[columns]
 
