@@ -58,6 +58,24 @@ def test_the_cli_writes_the_same_row(study, tmp_path):
         "inconclusive", "plan confirm, blind, look 4 of 4", "better", "not confirmed")
 
 
+@pytest.mark.parametrize("margin", ["0.02", "0.010001"])
+def test_another_margin_reads_the_blind_plans_random_seeds_only(study, tmp_path, capsys, margin):
+    """sincos at 4,000 rows at a margin no plan registered: it pooled random seeds 0-19 (seen) with 1000-1039 (blind),
+    60 pairs whose count two sequential stops set, and read "slightly better" without saying where from. It is now
+    the blind plan's 40 pairs alone, a fixed-sample test, and the printed line, metrics.csv and the record say so."""
+    out = tmp_path / "out"
+    assert main(["compare", "--pos-embedding", "sincos", "--train-rows", "4000", "--margin", margin,
+                 "--out", str(out)]) == 0
+    said = f"exploratory at ±{float(margin):g}, blind random seeds 1000–1039 (plan confirm, planned at ±0.01)"
+    assert said in capsys.readouterr().out
+    written = pd.read_csv(out / "metrics.csv").set_index("metric").loc["test_accuracy"]
+    assert written["n_pairs"] <= 40 and written["plan"].startswith(said) and written["verdict_from"] == written["plan"]
+    verdict = study.verdict(RunConfig(pos_embedding="sincos"), metric="test_accuracy", margin=float(margin))
+    seeds = verdict.measurement.pairs["seed"]
+    assert len(seeds) == verdict.measurement.estimate.n <= 40 and seeds.between(1000, 1039).all()
+    assert repr(verdict).endswith(f"; exploratory at ±{float(margin):g}, blind random seeds)")
+
+
 def test_effects_and_claims_carry_where_each_verdict_comes_from(study):
     effects = study.effects()
     assert {"verdict_from", "replication", "discovery"} <= set(effects.columns)

@@ -213,13 +213,24 @@ def test_the_pooled_interval_covers_95_percent_at_10_and_10_pairs():
 
 
 def test_another_margin_is_exploratory_never_a_replay_of_the_looks(tmp_path):
-    store = _pair_store(tmp_path, range(20), effect=0.004)
+    """At a margin its plan did not register, a planned question is a fixed-sample test on the plan's random seeds
+    only (the pairs it holds): runs of other random seeds (another plan's, or stored beside it) never enter, so two
+    sequential stops never set its sample; every view's first words say "exploratory at ±m, blind random seeds"."""
+    store = _pair_store(tmp_path, [*range(20), *range(40, 50)], effect=0.004)  # 40-49: beyond the plan's 0-39
     sel = RunConfig(train_rows=1000, norm_placement="post")
     planned_row = compare(store.table(), sel, margin=0.01).metrics.iloc[0]
     other = compare(store.table(), sel, margin=0.02).metrics.iloc[0]
     assert planned_row["plan"].startswith("planned (builtin)") and planned_row["looks_planned"] == 4
-    assert other["plan"] == "exploratory (planned at ±0.01 by plan builtin): fixed-sample test at ±0.02"
-    assert other["looks_planned"] == 0 and other["n_pairs"] == 20  # every pair, the fixed-sample test
+    assert other["plan"] == ("exploratory at ±0.02, blind random seeds 0–39 (plan builtin, planned at ±0.01): "
+                             "fixed-sample test on 20 pairs")
+    assert other["looks_planned"] == 0 and other["n_pairs"] == 20  # the plan's pairs, not the 30 stored
+    verdict = Study(store.table()).verdict(sel, margin=0.02)
+    assert repr(verdict).endswith(f"n=20, {verdict.verdict}; exploratory at ±0.02, blind random seeds)")
+    assert verdict.row()["plan"] == other["plan"] and verdict.row()["n_pairs"] == 20
+    table = store.table()
+    table["trained_at"] = "2020-01-01T00:00:00Z"  # every run trained before the plan: seen, and said so
+    seen = compare(table, sel, margin=0.02).metrics.iloc[0]
+    assert seen["plan"].startswith("exploratory at ±0.02, seen random seeds 0–39") and seen["n_pairs"] == 20
 
 
 def test_seen_before_the_plan_is_said_on_the_verdict(tmp_path):
