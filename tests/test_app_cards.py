@@ -103,6 +103,21 @@ def test_header_names_the_paired_random_seeds_and_says_unpaired(table):
     assert "unpaired" in test["lines"][0] and "(its own runs)" in test["lines"][3]
 
 
+def test_the_header_says_another_margin_is_exploratory_on_the_plans_random_seeds(tmp_path):
+    """At a margin its plan did not register, test accuracy's verdict is a fixed-sample test on the plan's random
+    seeds only (0-39 for the built-in plan): the header says so once, and that the other means use every pair."""
+    store = RunStore(tmp_path / "store")
+    for seed in (0, 1, 2, 40, 41):  # 40, 41: stored, but not the plan's
+        write_run(store, BASELINE.replace(seed=seed), 0.80 + seed / 1000)
+        write_run(store, POST.replace(seed=seed), 0.78 + seed / 1000)
+    comparison = compare.compare(store.table(), POST, BASELINE, margin=0.02)
+    text = cards.header(comparison, POST, BASELINE)
+    said = ("exploratory at ±0.02, blind random seeds 0–39 (plan builtin, planned at ±0.01): fixed-sample test on "
+            "3 pairs")
+    assert f"Test accuracy is {said}." in text and text.count(said) == 1
+    assert "test accuracy's verdict uses the 3 pairs of its plan's random seeds, every other mean and Δ" in text
+
+
 def test_each_card_opens_to_its_pairs_with_run_ids(table):
     comparison = compare.compare(table, POST, BASELINE)
     seeds = cards.seed_table(comparison, "test_accuracy")

@@ -1,5 +1,5 @@
 """Blind first, on the committed store: the confirmation's verdict leads every view of the questions it asks, the
-discovery follows as one line, the replication outcome takes one of five words, and the counts
+discovery follows as one line, the replication outcome takes one of its words, and the counts
 docs/plans-and-confirmation.md quotes are `plans`' (vitcore.study.lead, vitcore.stats.replication). One Study of the
 committed store serves the module."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from vitcore.cli import main
 from vitcore.config.run import RunConfig
-from vitcore.stats import replication
+from vitcore.stats import plans, replication
 from vitcore.study import Study
 
 pytestmark = pytest.mark.slow  # the committed store's plan report (seconds) and its claims
@@ -58,6 +58,24 @@ def test_the_cli_writes_the_same_row(study, tmp_path):
         "inconclusive", "plan confirm, blind, look 4 of 4", "better", "not confirmed")
 
 
+@pytest.mark.parametrize("margin", ["0.02", "0.010001"])
+def test_another_margin_reads_the_blind_plans_random_seeds_only(study, tmp_path, capsys, margin):
+    """sincos at 4,000 rows at a margin no plan registered: it pooled random seeds 0-19 (seen) with 1000-1039 (blind),
+    60 pairs whose count two sequential stops set, and read "slightly better" without saying where from. It is now
+    the blind plan's 40 pairs alone, a fixed-sample test, and the printed line, metrics.csv and the record say so."""
+    out = tmp_path / "out"
+    assert main(["compare", "--pos-embedding", "sincos", "--train-rows", "4000", "--margin", margin,
+                 "--out", str(out)]) == 0
+    said = f"exploratory at ±{float(margin):g}, blind random seeds 1000–1039 (plan confirm, planned at ±0.01)"
+    assert said in capsys.readouterr().out
+    written = pd.read_csv(out / "metrics.csv").set_index("metric").loc["test_accuracy"]
+    assert written["n_pairs"] <= 40 and written["plan"].startswith(said) and written["verdict_from"] == written["plan"]
+    verdict = study.verdict(RunConfig(pos_embedding="sincos"), metric="test_accuracy", margin=float(margin))
+    seeds = verdict.measurement.pairs["seed"]
+    assert len(seeds) == verdict.measurement.estimate.n <= 40 and seeds.between(1000, 1039).all()
+    assert repr(verdict).endswith(f"; exploratory at ±{float(margin):g}, blind random seeds)")
+
+
 def test_effects_and_claims_carry_where_each_verdict_comes_from(study):
     effects = study.effects()
     assert {"verdict_from", "replication", "discovery"} <= set(effects.columns)
@@ -93,6 +111,12 @@ def test_the_documented_counts_are_the_plans(study, questions):
                     "contradicted": counts.get(replication.CONTRADICTED, 0),
                     "not confirmed": counts.get(replication.NOT_CONFIRMED, 0),
                     "with no decided discovery": counts.get(replication.NOTHING, 0)}
+    direction = int(re.search(r"\*\*\d+ replicated\*\* \((\d+) of them the direction only\)", text).group(1))
+    confirm = next(p for p in study.plan_report().plans if p.name == "confirm")
+    assert confirm.replication is None  # the committed plan predates the field: rule vitcore-1, said in the docs
+    assert direction == sum(replication.outcome(q.discovery_verdict, q.verdict, q.decided, q.at_cap, q.discovery_size,
+                                                q.size, plans.REPLICATION) == replication.REPLICATED_DIRECTION
+                            for q in study.plan_report().of("confirm"))
     decided, capped = map(int, re.search(r"(\d+) decided and (\d+) at the cap undecided", text).groups())
     assert (decided, capped) == (int((questions["needs"] == "decided").sum()),
                                  int(questions["needs"].str.startswith("at the plan's cap").sum()))

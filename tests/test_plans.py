@@ -7,7 +7,9 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import ROOT
 from fakes import write_run
+from scipy import stats as scipy_stats
 
 from vitcore.cli import main
 from vitcore.config.run import RunConfig
@@ -126,37 +128,109 @@ def test_a_confirmation_uses_only_its_seeds_and_never_moves_the_discovery(tmp_pa
     ("equivalent", "worse", True, False, ("", "beyond"), plan_report.CONTRADICTED),
     ("equivalent", "worse", True, False, ("", "undetermined"), plan_report.NOT_CONFIRMED),
     ("better", "worse", True, False, ("", ""), plan_report.CONTRADICTED),
-    ("slightly better", "slightly worse", True, False, ("", ""), plan_report.REPLICATED),  # negligible both times
+    # sizes before claims (the documented rule): each of these read "replicated" by their one shared claim
+    ("better", "slightly better", True, False, ("beyond", "inside"), plan_report.CONTRADICTED),  # beyond vs inside
+    ("slightly better", "better", True, False, ("inside", "beyond"), plan_report.CONTRADICTED),  # inside vs beyond
+    ("slightly better", "slightly worse", True, False, ("", ""), plan_report.CONTRADICTED),  # opposite directions
+    ("better", "better", True, False, ("beyond", "undetermined"), plan_report.REPLICATED_DIRECTION),  # size open
+    ("slightly better", "better", True, False, ("inside", "undetermined"), plan_report.REPLICATED_DIRECTION),
+    ("slightly better", "equivalent", True, False, ("inside", "inside"), plan_report.REPLICATED_INSIDE),
+    ("better", "better", True, False, ("beyond", "beyond"), plan_report.REPLICATED),
     ("worse", "inconclusive", False, True, ("", ""), plan_report.NOT_CONFIRMED),  # undecided at the cap
     ("worse", "inconclusive", False, False, ("", ""), plan_report.PENDING),
     ("inconclusive", "better", True, False, ("", ""), plan_report.NOTHING),
 ])
 def test_replication_words(discovery, confirmation, decided, at_cap, sizes, expected):
     assert plan_report.outcome(discovery, confirmation, decided, at_cap, *sizes) == expected
-    assert expected in plan_report.OUTCOMES and len(plan_report.OUTCOMES) == 5
+    assert expected in plan_report.OUTCOMES and len(plan_report.OUTCOMES) == 7
 
 
-def test_pooled_lies_between_and_its_heterogeneity_is_z():
+@pytest.mark.parametrize("discovery, confirmation, sizes, expected", [
+    ("better", "slightly better", ("beyond", "inside"), plan_report.REPLICATED),  # claims first: "up" is shared
+    ("slightly better", "slightly worse", ("", ""), plan_report.REPLICATED),      # "negligible" is shared
+    ("better", "better", ("beyond", "undetermined"), plan_report.REPLICATED),
+    ("better", "equivalent", ("beyond", ""), plan_report.CONTRADICTED),
+    ("better", "equivalent", ("undetermined", ""), plan_report.NOT_CONFIRMED),
+])
+def test_a_plan_of_the_earlier_rule_is_read_by_it(discovery, confirmation, sizes, expected):
+    """A plan file recording vitcore-1 (or none: the committed plans) is never re-read by a later rule."""
+    assert plan_report.outcome(discovery, confirmation, True, False, *sizes, rule=plans.REPLICATION_V1) == expected
+    with pytest.raises(ValueError, match="not one this code implements"):
+        plan_report.outcome(discovery, confirmation, True, False, *sizes, rule="vitcore-0")
+
+
+def test_new_plans_record_the_rule_they_are_read_by_and_old_ones_read_as_theirs():
+    fresh = plan_report.settled(plans.make("mine", [("depth", (1,))], (1000,), (100, 109), looks=(10,)))
+    assert fresh.replication == plans.REPLICATION != plans.REPLICATION_V1
+    assert plans.parse(fresh.text()).replication == plans.REPLICATION
+    older = fresh.text().replace(plans.REPLICATION, plans.REPLICATION_V1)
+    assert plans.parse(older).replication == plans.REPLICATION_V1  # still read, by its own rule
+    with pytest.raises(plans.PlanError, match="is not a rule this code implements"):
+        plans.parse(fresh.text().replace(plans.REPLICATION, "vitcore-0: anything goes"))
+    committed = {p.name: p for p in plan_store.load(ROOT / "cached_runs")[0]}
+    assert committed["confirm"].replication is None  # predates the field: its file and hash stay as registered
+
+
+def test_pooled_lies_between_and_its_heterogeneity_is_welchs():
     from vitcore.stats import replication
 
-    a, b = replication.Side(0.0069, 0.0017 ** 2, 0.0008), replication.Side(0.0058, 0.0023 ** 2, 0.0008)
+    a, b = replication.Side(0.0069, 0.0017 ** 2, 0.0008, 10), replication.Side(0.0058, 0.0023 ** 2, 0.0008, 40)
     pooled = replication.pooled(a, b)
     assert 0.0058 < pooled.delta < 0.0069 and pooled.low < pooled.delta < pooled.high
+    assert pooled.delta == pytest.approx((10 * 0.0069 + 40 * 0.0058) / 50)  # the pairs weighted alike
     assert pooled.z == pytest.approx((0.0058 - 0.0069) / np.hypot(0.0017, 0.0023))
-    assert pooled.heterogeneity_p == pytest.approx(2 * __import__("scipy").stats.norm.sf(abs(pooled.z)))
-    half = 1.959964 * np.sqrt(1 / (1 / 0.0017 ** 2 + 1 / 0.0023 ** 2) + 0.0008 ** 2)  # the test-image term once
-    assert pooled.high - pooled.delta == pytest.approx(half, rel=1e-4)
-    assert np.isnan(replication.pooled(a, replication.Side(0.01, float("nan"))).delta)
+    df_z = (0.0017 ** 2 + 0.0023 ** 2) ** 2 / (0.0017 ** 4 / 9 + 0.0023 ** 4 / 39)
+    assert pooled.heterogeneity_p == pytest.approx(2 * scipy_stats.t.sf(abs(pooled.z), df_z))
+    part = np.array([0.2 ** 2 * 0.0017 ** 2, 0.8 ** 2 * 0.0023 ** 2])
+    se2 = part.sum() + 0.0008 ** 2  # the test-image term once, known: it adds no term to the df's denominator
+    assert pooled.df == pytest.approx(se2 ** 2 / (part[0] ** 2 / 9 + part[1] ** 2 / 39))
+    assert pooled.high - pooled.delta == pytest.approx(scipy_stats.t.ppf(0.975, pooled.df) * np.sqrt(se2))
+    assert pooled.note == replication.POOLED_NOTE and "not a verdict" in pooled.note
+    assert np.isnan(replication.pooled(a, replication.Side(0.01, float("nan"), 0.0, 1)).delta)
+
+
+def test_the_pooled_interval_covers_95_percent_at_10_and_10_pairs():
+    """The normal interval on estimated inverse-variance weights covered about 90% at 10 + 10 pairs (12 of the 28
+    confirmed questions); the pairs weighted alike on t with Welch–Satterthwaite df cover 95% (within 1.5 points),
+    with seed sds equal or three to one, with or without the shared test-image term; the heterogeneity test holds
+    its 5%. Vectorised (replication.combine: the arithmetic `pooled` uses), 100,000 simulated studies a case."""
+    from vitcore.stats import replication
+
+    rng = np.random.default_rng(56)
+    reps = 100_000
+    for sd_d, sd_c, floor in ((1.0, 1.0, 0.0), (1.0, 3.0, 0.0), (1.0, 1.0, 0.3)):
+        seeds = rng.normal(0.0, 1.0, (reps, 2, 10)) * np.array([sd_d, sd_c])[:, None]
+        shared = rng.normal(0.0, 1.0, (reps, 1)) * floor  # the same test images on both halves
+        means, variances = seeds.mean(axis=2) + shared, seeds.var(axis=2, ddof=1) / 10
+        z, delta, low, high, p, df = replication.combine(means, variances, np.full((reps, 2), 10), floor)
+        covered = np.mean((low <= 0.0) & (0.0 <= high))
+        assert abs(covered - 0.95) <= 0.015, (sd_d, sd_c, floor, covered)
+        assert abs(np.mean(p < 0.05) - 0.05) <= 0.01, (sd_d, sd_c, floor, np.mean(p < 0.05))
+        assert (17 <= np.median(df) <= 19) if (sd_d, sd_c, floor) == (1.0, 1.0, 0.0) else True
+    side = replication.Side(means[0, 0], variances[0, 0], floor, 10), replication.Side(means[0, 1], variances[0, 1],
+                                                                                      floor, 10)
+    assert replication.pooled(*side).low == pytest.approx(low[0])  # the one arithmetic
 
 
 def test_another_margin_is_exploratory_never_a_replay_of_the_looks(tmp_path):
-    store = _pair_store(tmp_path, range(20), effect=0.004)
+    """At a margin its plan did not register, a planned question is a fixed-sample test on the plan's random seeds
+    only (the pairs it holds): runs of other random seeds (another plan's, or stored beside it) never enter, so two
+    sequential stops never set its sample; every view's first words say "exploratory at ±m, blind random seeds"."""
+    store = _pair_store(tmp_path, [*range(20), *range(40, 50)], effect=0.004)  # 40-49: beyond the plan's 0-39
     sel = RunConfig(train_rows=1000, norm_placement="post")
     planned_row = compare(store.table(), sel, margin=0.01).metrics.iloc[0]
     other = compare(store.table(), sel, margin=0.02).metrics.iloc[0]
     assert planned_row["plan"].startswith("planned (builtin)") and planned_row["looks_planned"] == 4
-    assert other["plan"] == "exploratory (planned at ±0.01 by plan builtin): fixed-sample test at ±0.02"
-    assert other["looks_planned"] == 0 and other["n_pairs"] == 20  # every pair, the fixed-sample test
+    assert other["plan"] == ("exploratory at ±0.02, blind random seeds 0–39 (plan builtin, planned at ±0.01): "
+                             "fixed-sample test on 20 pairs")
+    assert other["looks_planned"] == 0 and other["n_pairs"] == 20  # the plan's pairs, not the 30 stored
+    verdict = Study(store.table()).verdict(sel, margin=0.02)
+    assert repr(verdict).endswith(f"n=20, {verdict.verdict}; exploratory at ±0.02, blind random seeds)")
+    assert verdict.row()["plan"] == other["plan"] and verdict.row()["n_pairs"] == 20
+    table = store.table()
+    table["trained_at"] = "2020-01-01T00:00:00Z"  # every run trained before the plan: seen, and said so
+    seen = compare(table, sel, margin=0.02).metrics.iloc[0]
+    assert seen["plan"].startswith("exploratory at ±0.02, seen random seeds 0–39") and seen["n_pairs"] == 20
 
 
 def test_seen_before_the_plan_is_said_on_the_verdict(tmp_path):

@@ -166,6 +166,9 @@ def test_the_readme_example_runs(tmp_path, monkeypatch, capsys):
     # readable whole: no frame hides its middle columns, the verdict prints as one short line
     assert "columns]" not in out and "..." not in out and {"train_rows", "mean_delta", "agrees"} <= set(out.split())
     assert "Verdict(ViT p7 pre-LN no-pos − ViT p7 pre-LN pos at 4,000 rows, test_accuracy, Δ " in out
+    # another margin: exploratory on the blind plan's random seeds, as its comment says (10 pairs, as its look used)
+    assert "n=10, worse)" in out and "exploratory at ±0.02, blind random seeds 1000–1039" in out
+    assert "fixed-sample test on 10 pairs" in out
     assert max(len(line) for line in out.splitlines()) <= 120  # a wide terminal's width, not wrapped
 
 

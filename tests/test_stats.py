@@ -159,6 +159,31 @@ def test_partial_sweep_is_balanced_not_mixed():
     assert row["n_pairs"] == 2 and row["verdict"] == "better"
 
 
+def test_a_main_effect_weighs_every_cell_alike_on_the_seeds_they_share():
+    """Patch 4 against 7 at 1,000 rows on the committed store: one cell (the article's ViT's) held 80 random seeds,
+    the other seven 10; the 1 x 80 table tied the 8 x 10 one and was kept, so the "main effect over 8 cells" was one
+    cell's Δ. The effect is the mean over the seeds paired in every cell, each cell weighted alike, n those seeds."""
+    effect = {("learned", "pre", "layer"): 0.0}  # the reference cell: no effect there, -0.2 everywhere else
+    runs = factorial(lambda cfg: 0.0 if cfg.patch_size != 4 else
+                     effect.get((cfg.pos_embedding, cfg.norm_placement, cfg.norm), -0.2), seeds=range(10),
+                     rows=(1000,), sd=0.002)
+    extra = table([run_row(RunConfig(train_rows=1000, patch_size=size, seed=seed), test_accuracy=BASE + 0.01 * seed)
+                   for size in (4, 7) for seed in range(10, 80)])  # 70 more seeds of the reference cell alone
+    effects = stats.main_effects(pd.concat([runs, extra], ignore_index=True), metrics=["test_accuracy"])
+    row = effects[(effects["factor"] == "patch_size") & (effects["level"] == 4)].iloc[0]
+    assert row["cells"] == 8 and row["n_pairs"] == 10
+    assert row["mean_delta"] == pytest.approx(-0.2 * 7 / 8, abs=0.003) and row["verdict"] == "worse"
+
+
+def test_a_main_effect_with_no_seed_in_every_cell_says_too_few_seeds():
+    """Cells measured on disjoint random seeds share none: no balanced mean exists, and the row says so."""
+    runs = factorial(lambda cfg: 0.0, seeds=range(4), rows=(1000,))
+    keep = (runs["seed"] < 2) == (runs["norm"] == "layer")  # LayerNorm cells on seeds 0-1, BatchNorm on 2-3
+    effects = stats.main_effects(runs[keep | (runs["model"] == "convnet")], metrics=["test_accuracy"])
+    row = effects[(effects["factor"] == "patch_size") & (effects["level"] == 4)].iloc[0]
+    assert row["n_pairs"] == 0 and row["verdict"] == "too few seeds"
+
+
 def test_flip_effects_and_runs_of():
     runs = factorial(lambda cfg: 0.05 if cfg.model == "vit" and cfg.patch_size == 4 else 0.0, rows=(4000,))
     cfg = RunConfig()

@@ -152,6 +152,36 @@ def test_effects_at_three_margins_measure_once(study, fresh, monkeypatch):
     assert not first[0]["verdict"].equals(main["verdict"])  # the margin was applied: some verdict moved
 
 
+@pytest.mark.slow  # the effects with their per-cell spread on the committed store: seconds
+def test_every_main_effect_over_several_cells_lies_within_its_cells(study):
+    """effects.csv: a main effect over several cells is their mean on the random seeds paired in every cell, so it
+    lies within its cells' range; patch 4 against 7 at 1,000 rows (the article's ViT's cell holds 80 random seeds,
+    the seven others 10) is the mean over its 8 cells on their 10 common seeds (it was the one cell's +0.005)."""
+    effects = study.effects()
+    several = effects[effects["cells"] > 1]
+    assert len(several) >= 40 and (several["cells_measured"] == several["cells"]).all()
+    none = several["n_pairs"] == 0  # seconds timed in one group on no random seed every cell holds: no mean
+    assert set(several.loc[none, "verdict"]) <= {"too few seeds", "not comparable"} and none.sum() < 5
+    several = several[~none]
+    shown = ["factor", "level", "train_rows", "metric", "mean_delta", "n_pairs", "cell_min", "cell_max"]
+    outside = several[(several["mean_delta"] < several["cell_min"] - 1e-12)
+                      | (several["mean_delta"] > several["cell_max"] + 1e-12)]
+    assert outside.empty, outside[shown].to_string()
+    vit = summaries.factorial_runs(study.runs)
+    part = vit[vit["train_rows"] == 1000]
+    wide = part.pivot_table(index=["pos_embedding", "norm_placement", "norm", "seed"], columns="patch_size",
+                            values="test_accuracy")
+    cells = (wide[4] - wide[7]).dropna().unstack("seed")
+    common = cells.dropna(axis=1)  # the random seeds every cell holds
+    assert cells.shape[0] == 8 and common.shape[1] == 10 < cells.shape[1]
+    row = effects[(effects["factor"] == "patch_size") & (effects["level"] == 4) & (effects["train_rows"] == 1000)
+                  & (effects["metric"] == "test_accuracy")].iloc[0]
+    assert row["n_pairs"] == 10 and row["mean_delta"] == pytest.approx(common.to_numpy().mean(), abs=1e-12)
+    assert row["mean_delta"] == pytest.approx(-0.194, abs=0.001)
+    main = study.main_effects(["test_accuracy"]).set_index(["factor", "level", "train_rows"])
+    assert main.loc[("patch_size", 4, 1000), "mean_delta"] == row["mean_delta"]
+
+
 def test_a_verdict_is_judged_once_per_margin(study, fresh, monkeypatch):
     """A page run asks for the same verdicts again (the forest plot, the flip table): judged once per margin."""
     from vitcore.stats.records import Measurement

@@ -104,7 +104,7 @@ def _seed_range(first: int, n: int) -> str:
     return f"random seeds {first}–{first + n - 1}"
 
 
-def _seen(plan, part) -> bool:
+def seen_pairs(plan, part) -> bool:
     """Whether any run of these pairs was trained before `plan` was registered."""
     trained = ("trained_at_baseline", "trained_at_variant")
     for side, when in zip(("run_id_baseline", "run_id_variant"), trained):
@@ -116,9 +116,23 @@ def _seen(plan, part) -> bool:
     return False
 
 
-def exploratory(plan, margin: float) -> str:
-    """The `plan` text of a planned comparison judged at another margin than its plan's."""
-    return f"exploratory (planned at ±{plan.margin:g} by plan {plan.name}): fixed-sample test at ±{margin:g}"
+def exploratory(plan, margin: float, blind: bool = True, n: int | None = None, cap: int | None = None) -> str:
+    """The `plan` text of a planned comparison judged at another margin than its plan's: a fixed-sample test on the
+    plan's random seeds only (`held`; `cap`: the question's last look), `blind` unless a run of them was trained
+    before the plan, over the `n` pairs they hold. Its first words say it on every view: "exploratory at ±0.02,
+    blind random seeds 1000–1039 (plan confirm, planned at ±0.01): fixed-sample test on 40 pairs"."""
+    last = plan.first_seed + (cap or plan.looks[-1]) - 1
+    text = (f"exploratory at ±{margin:g}, {'blind' if blind else 'seen'} random seeds {plan.first_seed}–{last} "
+            f"(plan {plan.name}, planned at ±{plan.margin:g}): fixed-sample test")
+    return text if n is None else text + f" on {n} pair{'s' if n != 1 else ''}"
+
+
+def held(plan, pairs, cap: int | None = None):
+    """The pairs (pair_runs' frame) on a plan's random seeds: its first `cap` (a question's last look; default the
+    plan's last look) from its first seed. At another margin than its plan's, a planned comparison is tested on these
+    only, so neither the seen runs of an earlier plan nor a pooled count two sequential stops set enter it."""
+    offset = pairs["seed"].astype(int) - plan.first_seed
+    return pairs[(offset >= 0) & (offset < (cap or plan.looks[-1]))].reset_index(drop=True)
 
 
 def sequential(pairs, metric: str, margin: float, family, estimate) -> tuple[object, dict, object]:
@@ -156,7 +170,7 @@ def sequential(pairs, metric: str, margin: float, family, estimate) -> tuple[obj
     k, part, est, row = chosen
     waiting = int((seeds >= looks[k - 1]).sum())
     text = f"{name}: look {k} of {len(looks)} ({_seed_range(plan.first_seed, looks[k - 1])})"
-    seen = _seen(plan, part)
+    seen = seen_pairs(plan, part)
     if row["verdict"] in DECIDED:
         text += f": {SEEN}" if seen else ": decided"
         row.update(seeds_needed=np.nan, seeds_more=np.nan)

@@ -31,14 +31,17 @@ from vitcore.stats import plan as sequential
 from vitcore.stats import plan_store, plans, replication
 from vitcore.stats.compare import paired_delta
 from vitcore.stats.families import family_of, planned_family, registered_size, runs_of
-from vitcore.stats.plans import FOLDER, REPLICATION, TEST_IMAGES, Plan, sha256
+from vitcore.stats.plans import FOLDER, REPLICATION, REPLICATION_V1, TEST_IMAGES, Plan, sha256
 from vitcore.stats.replication import (  # noqa: F401 (the words, re-exported for the pages and the CLI)
     CONTRADICTED,
     NOT_CONFIRMED,
     NOTHING,
     OUTCOMES,
     PENDING,
+    POOLED_NOTE,
     REPLICATED,
+    REPLICATED_DIRECTION,
+    REPLICATED_INSIDE,
     outcome,
 )
 
@@ -67,6 +70,7 @@ class QuestionStatus:
     seen_before_plan: bool
     text: str                 # the plan's line (plan column of every view)
     discovery_verdict: str = ""
+    discovery_size: str = ""  # the discovery's size against the margin (readings: beyond / inside / undetermined)
     discovery_plan: str = ""  # the plan that decided the discovery, or "fixed sample"
     replicated: str = ""      # for a confirmation: one of replication.OUTCOMES
     discovery_delta: float = np.nan
@@ -76,6 +80,8 @@ class QuestionStatus:
     pooled_low: float = np.nan
     pooled_high: float = np.nan
     heterogeneity_p: float = np.nan
+    pooled_df: float = np.nan  # the pooled interval's Welch–Satterthwaite df
+    pooled_note: str = ""      # what the pooled columns are (replication.POOLED_NOTE): context, not a verdict
     side: replication.Side | None = attribute(default=None, repr=False, compare=False)  # the estimate, for pooling
 
 
@@ -172,12 +178,15 @@ def _confirmed(status: QuestionStatus, plan, discovered, question, statuses, run
         source = "fixed sample"
     pool = replication.pooled(side, status.side) if side is not None and status.side is not None \
         else replication.NO_POOL
-    said = outcome(verdict, status.verdict, status.decided, status.at_cap, size, status.size)
+    rule = plan.replication or REPLICATION_V1  # absent: a plan older than the field, read by the rule of its day
+    said = outcome(verdict, status.verdict, status.decided, status.at_cap, size, status.size, rule)
     return QuestionStatus(**{**asdict(status), "side": status.side, "discovery_verdict": verdict,
+                             "discovery_size": size,
                              "discovery_plan": source, "replicated": said, "discovery_look": look,
                              "discovery_delta": side.mean if side is not None else np.nan, "z": pool.z,
                              "pooled_delta": pool.delta, "pooled_low": pool.low, "pooled_high": pool.high,
-                             "heterogeneity_p": pool.heterogeneity_p})
+                             "heterogeneity_p": pool.heterogeneity_p, "pooled_df": pool.df,
+                             "pooled_note": pool.note if np.isfinite(pool.delta) else ""})
 
 
 @dataclass(frozen=True)
@@ -203,7 +212,7 @@ class PlanReport:
         for plan in self.plans:
             mine, state = self.of(plan.name), self.blind[plan.name]
             counts = {word: sum(q.replicated == word for q in mine) if plan.confirms else np.nan
-                      for word in (REPLICATED, CONTRADICTED, NOT_CONFIRMED)}
+                      for word in (REPLICATED, REPLICATED_DIRECTION, REPLICATED_INSIDE, CONTRADICTED, NOT_CONFIRMED)}
             rows.append({"plan": plan.name, "sha256": plan.sha256, "registered_at": plan.registered_at,
                          "seeds": plan.seeds_text, "questions": len(mine), "decided": sum(q.decided for q in mine),
                          "at_cap": sum(q.at_cap and not q.decided for q in mine),
@@ -211,16 +220,23 @@ class PlanReport:
                          "order": self.checked.order(plan.name) if self.checked is not None else "",
                          "confirms": plan.confirms or "", "margin": plan.margin,
                          "looks": ",".join(map(str, plan.looks)),
-                         **{word.replace(" ", "_"): n for word, n in counts.items()}})
+                         "replication_rule": (plan.replication or REPLICATION_V1) if plan.confirms else "",
+                         **{_column(word): n for word, n in counts.items()}})
         return pd.DataFrame(rows)
 
     def questions_frame(self) -> pd.DataFrame:
         columns = ["plan", "question", "train_rows", "look", "verdict", "size", "seen_before_plan",
-                   "discovery_verdict", "replicated", "needs", "mean_delta", "n_pairs", "looks_planned",
-                   "discovery_plan", "discovery_look", "discovery_delta", "z", "pooled_delta", "pooled_low",
-                   "pooled_high", "heterogeneity_p", "field", "level", "base_id", "variant_id", "text"]
+                   "discovery_verdict", "discovery_size", "replicated", "needs", "mean_delta", "n_pairs",
+                   "looks_planned", "discovery_plan", "discovery_look", "discovery_delta", "z", "pooled_delta",
+                   "pooled_low", "pooled_high", "pooled_df", "pooled_note", "heterogeneity_p", "field", "level",
+                   "base_id", "variant_id", "text"]
         rows = [{k: v for k, v in asdict(q).items() if k != "side"} for q in self.questions]
         return pd.DataFrame(rows, columns=[*columns, "decided", "at_cap"])[columns]
+
+
+def _column(word: str) -> str:
+    """plans.csv's column of an outcome: 'replicated (direction)' -> 'replicated_direction'."""
+    return word.replace(" (", "_").replace(")", "").replace(" ", "_")
 
 
 def report(runs: pd.DataFrame, test_set, root=None, plans_checked: Checked | None = None) -> PlanReport:

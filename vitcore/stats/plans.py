@@ -299,18 +299,25 @@ def make(name: str, vary, rows, seeds: tuple[int, int], looks=(10, 20, 30, 40), 
 # so no later code change re-reads an old plan (vitcore.stats.plans).
 #
 #     test_images      the test set's term in test accuracy's interval (vitcore.stats.testset): TEST_IMAGES
-#     replication      the rule that says replicated / contradicted / not confirmed (vitcore.stats.replication)
+#     replication      the rule that says replicated / contradicted / not confirmed (vitcore.stats.replication):
+#                      REPLICATION; a file recording the earlier REPLICATION_V1 is read by that rule
 #     family_sizes     each question's family size m, in question order (the registry's when the plan was made)
 #     discovery_seeds  a confirmation's fixed-sample discovery (questions its confirmed plan does not ask): exactly
 #                      these random seeds, [first, last] (absent: the confirmed plan's random seeds)
 #     code_version     vitcore's version and git commit when the plan was made (a record; nothing reads it)
 #
 # The two committed plans (the built-in one and `confirm`) predate these fields: absent, each reads as today's
-# default (the values above), so their files and hashes stay as registered. A value this code does not implement
+# default (the values above; the replication rule: REPLICATION_V1, the rule of their day, never a later one), so
+# their files and hashes stay as registered. A value this code does not implement
 # is refused, never read as something else. No pandas, no TensorFlow.
 
 TEST_IMAGES = "counted where every pair kept predictions"
-REPLICATION = "vitcore-1: same claim decided replicates; an excluded claim contradicts"
+# The replication rules this code implements (vitcore.stats.replication.outcome): a new plan records REPLICATION; a
+# plan file without the field (the two committed ones) predates it and reads as REPLICATION_V1, the rule of its day.
+REPLICATION_V1 = "vitcore-1: same claim decided replicates; an excluded claim contradicts"
+REPLICATION = ("vitcore-2: size regions first, an excluded region contradicts; every claim shown replicates, "
+               "a part of them replicates that part")
+REPLICATION_RULES = (REPLICATION, REPLICATION_V1)
 SETTINGS = ("test_images", "replication", "family_sizes", "discovery_seeds", "code_version")
 MAX_FAMILY = 1_000
 
@@ -318,9 +325,10 @@ MAX_FAMILY = 1_000
 def read_settings(data: dict) -> dict:
     """The SETTINGS a plan file holds, checked: only the rules this code implements, m and seeds as whole numbers."""
     out = {}
-    for name, allowed in (("test_images", TEST_IMAGES), ("replication", REPLICATION)):
-        if name in data and data[name] != allowed:
-            raise PlanError(f"{name} {data[name]!r:.80} is not a rule this code implements (allowed: {allowed!r})")
+    for name, allowed in (("test_images", (TEST_IMAGES,)), ("replication", REPLICATION_RULES)):
+        if name in data and data[name] not in allowed:
+            raise PlanError(f"{name} {data[name]!r:.80} is not a rule this code implements (allowed: "
+                            f"{' or '.join(map(repr, allowed))})")
         out[name] = data.get(name)
     sizes, seeds = data.get("family_sizes", []), data.get("discovery_seeds")
     if not isinstance(sizes, list) or not all(type(m) is int and 1 <= m <= MAX_FAMILY for m in sizes) or \

@@ -119,12 +119,16 @@ def judge_paired(pairs, metric: str, margin: float, family: Family, estimate) ->
         test = {name: row.pop(name) for name in TEST_COLUMNS}
         levels = plan.family_levels(family)[int(row["look"]) - 1] if row["look"] >= 1 else None
     else:
+        other_margin = owner is not None and metric == plan.METRIC  # at another margin than its plan's: no replay
+        if other_margin:  # a fixed-sample test on the plan's random seeds only (the pairs it holds)
+            pairs = plan.held(owner, pairs, family.looks[-1])
         (est, test), used = estimate(pairs), pairs
         group = pairs["timing_group_variant"].iloc[0] if len(pairs) and "timing_group_variant" in pairs.columns else ""
         row = judge(metric, est, margin, family.name, family.size,
                     comparable=metric != "seconds" or not seconds.timing_note(group, est.n))
-        if owner is not None and metric == plan.METRIC:  # at another margin than its plan's: never a replay
-            row["plan"] = plan.exploratory(owner, margin_for(metric, margin))
+        if other_margin:
+            row["plan"] = plan.exploratory(owner, margin_for(metric, margin), not plan.seen_pairs(owner, pairs),
+                                           len(pairs), family.looks[-1])
     row.update(readings.verdict_columns(metric, est, row, test, levels))
     return est, row, test, used
 
@@ -201,7 +205,10 @@ class Verdict:
 
     def __repr__(self) -> str:  # one line (it was ~1,500 characters of nested configs): row() has every column
         c, n = self.contrast, self.measurement.estimate.n
-        return f"Verdict({c.sides()}, {c.metric}, Δ {delta(self.mean_delta, digits(c.metric))}, n={n}, {self.verdict})"
+        plan_text = self.judgement.plan  # "exploratory at ±0.02, blind random seeds 1000–1039 (...)": its first words
+        said = plan_text.split(" random seeds")[0] + " random seeds" if plan_text.startswith("exploratory") else ""
+        return (f"Verdict({c.sides()}, {c.metric}, Δ {delta(self.mean_delta, digits(c.metric))}, n={n}, {self.verdict}"
+                + (f"; {said})" if said else ")"))
 
     def row(self) -> dict:
         """metric, means, mean_delta, n_pairs, the judgement's columns, paired, timing_group, the seconds' notes

@@ -135,8 +135,9 @@ def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, 
 
     weights maps a tuple of levels of `factors` to +1/-1 (main effect: {(L,): +1, (ref,): -1}).
     A cell (one combination of the other switches) contributes only where every weighted level
-    was run; the cell x seed table is then cut to a complete rectangle (see _balanced) so each seed
-    averages over the same cells, and the interval is over seeds: n_pairs = number of seeds.
+    was run; the cell x seed table is then cut to the seeds paired in every cell (see _balanced) so each
+    seed averages over the same cells, each weighted alike, and the interval is over seeds: n_pairs = number of
+    seeds.
     """
     others = [s for s in SWITCHES if s not in factors]
     wide = vit.pivot_table(index=["train_rows", *others, "seed"], columns=list(factors), values=metric, aggfunc="mean")
@@ -152,7 +153,10 @@ def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, 
     for rows, part in contrast.groupby(level="train_rows"):
         table = part.droplevel("train_rows").unstack("seed")  # rows: cells of the other switches, columns: seeds
         table = _balanced(table)
-        if table.size:
+        if len(table.index) and not len(table.columns):  # no random seed paired in every cell: no balanced mean
+            est = paired_estimate([])
+            result[rows] = est, {**seed_columns(est), **readings.spread_columns(metric, [], np.nan)}
+        elif table.size:
             est = paired_estimate(table.mean(axis=0))
             diffs = None if ids is None else test_set.combinations(
                 [[(ids.loc[(rows, *_cell(cell), seed), level], sign / len(table.index))
@@ -175,12 +179,11 @@ def _cell(cell) -> tuple:
 
 
 def _balanced(table: pd.DataFrame) -> pd.DataFrame:
-    """The larger complete rectangle of a cell x seed table: drop incomplete cells, or drop the seeds
-    missing cells (a sweep in progress) and then incomplete cells; on a full grid it changes nothing."""
-    by_cells = table.dropna(axis=0)
-    counts = table.notna().sum(axis=0)
-    by_seeds = table.loc[:, counts == counts.max()].dropna(axis=0) if len(counts) else table
-    return by_seeds if by_seeds.size > by_cells.size else by_cells
+    """A cell x seed table cut to the random seeds paired in every one of its cells (a sweep in progress adds some
+    cells' seeds first), so each seed's mean weighs every cell alike and n counts those seeds; no cell is dropped
+    (a single cell with 80 seeds never stands for eight cells with 10: the mean is over all of them or none).
+    On a full grid it changes nothing."""
+    return table.dropna(axis=1) if len(table.index) else table
 
 
 def _seconds_runs(vit: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:

@@ -7,7 +7,8 @@ a judged Δ (LEAD_COLUMNS), from the store's plans (vitcore.stats.plan_report).
                        the look it stopped at, its Δ) and the replication outcome with the z between them; for any
                        other plan asking the comparison, that plan's state
     discovery_verdict  the discovery's verdict, read the way this comparison is taken ('' without one)
-    replication        replicated / contradicted / not confirmed / pending / no decided discovery ('' without one)
+    replication        one of vitcore.stats.replication.OUTCOMES (replicated, replicated (direction), contradicted, not
+                       confirmed, ...; '' without one)
 
 The leading plan is the first of plan_report.Checked.lead() that asks the comparison (blind registered plans, then
 the built-in one, then registered plans on seen runs): the Study's families are formed with that order, so the

@@ -188,10 +188,11 @@ def header(comparison, cfg: RunConfig, baseline: RunConfig) -> str:
         test = rows.loc["test_accuracy"]
         if w.planned(test) or str(test["plan"]).startswith("exploratory"):  # a look uses its own seeds only
             extra += f" Test accuracy is {test['plan']}."
-        if w.planned(test) and int(test["n_pairs"]) != len(seeds):
-            uses = (f"test accuracy's verdict uses the {int(test['n_pairs'])} pairs of its plan's look, every other "
-                    "mean and Δ below all of them")
-        if test.get("verdict_from"):
+        if (w.planned(test) or str(test["plan"]).startswith("exploratory")) and int(test["n_pairs"]) != len(seeds):
+            which = "look" if w.planned(test) else "random seeds"  # another margin: the plan's seeds, fixed sample
+            uses = (f"test accuracy's verdict uses the {int(test['n_pairs'])} pairs of its plan's {which}, every "
+                    "other mean and Δ below all of them")
+        if test.get("verdict_from") and test["verdict_from"] != test["plan"]:  # an exploratory one: said just above
             extra += f" Test accuracy's verdict: {test['verdict_from']}."
         if test.get("discovery"):  # the line that follows a blind verdict: its discovery and the replication
             extra += f" Beside it: {test['discovery']}."
