@@ -103,11 +103,38 @@ def load(root: str | Path | None) -> tuple[list[Plan], list[str]]:
                 problems.append(f"plan {plan.name}.json: the name {BUILTIN!r} is the built-in plan's")
             else:
                 plans.append(plan)
-    names = {p.name for p in plans}
-    for plan in plans:
-        if plan.confirms is not None and plan.confirms not in names:
-            problems.append(f"plan {plan.name}: confirms {plan.confirms!r}, which is not a plan here")
-    return plans, problems
+    plans, refused = confirmable(plans)
+    return plans, [*problems, *refused]
+
+
+def confirmable(plans: list[Plan]) -> tuple[list[Plan], list[str]]:
+    """(the plans whose `confirms` names another plan among them that judges, the problems of the others): a
+    confirmation of a missing or refused plan, or in a cycle of confirmations (a plan confirming itself is refused
+    by plans.check), judges nothing, and neither does a confirmation of it."""
+    by_name = {p.name: p for p in plans}
+    problems, refused = [], set()
+    for plan in plans:  # a cycle: following `confirms` from a plan comes back to it
+        seen, name = [], plan.name
+        while name is not None and name in by_name and name not in seen:
+            seen.append(name)
+            name = by_name[name].confirms
+        if name == plan.name and len(seen) > 1:
+            refused.add(plan.name)
+            problems.append(f"plan {plan.name}.json: confirms {plan.confirms!r} in a cycle of confirmations "
+                            f"({' -> '.join([*seen, plan.name])}): a confirmation replicates a plan that does not "
+                            "confirm it back")
+    changed = True
+    while changed:  # a confirmation of a plan that is missing or judges nothing judges nothing either
+        changed = False
+        for plan in plans:
+            if plan.name in refused or plan.confirms is None:
+                continue
+            if plan.confirms not in by_name or plan.confirms in refused:
+                refused.add(plan.name)
+                changed = True
+                why = "which is not a plan here" if plan.confirms not in by_name else "which judges nothing"
+                problems.append(f"plan {plan.name}.json: confirms {plan.confirms!r}, {why}")
+    return [p for p in plans if p.name not in refused], problems
 
 
 def register(root: str | Path, plan: Plan) -> Path:
@@ -117,7 +144,8 @@ def register(root: str | Path, plan: Plan) -> Path:
 
     The text goes to a temporary `.tmp-plan-*` file (flocked while written: `check --fix` removes one a killed
     register left, vitcore.store.upkeep), is fsynced and linked to its name (never onto anything there); then the
-    hash line is appended and fsynced. A failure undoes what was done: the file unlinked, SHA256SUMS cut back."""
+    hash line is appended and fsynced (after a newline ending SHA256SUMS's last line if it lacks one). A failure undoes
+    what was done: the file unlinked, SHA256SUMS cut back to what it was."""
     folder = Path(root) / FOLDER
     if plan.name == BUILTIN or os.path.lexists(folder / f"{plan.name}.json"):
         raise PlanError(f"a plan named {plan.name!r} exists: a registered plan never changes; pick a new name")
@@ -126,7 +154,7 @@ def register(root: str | Path, plan: Plan) -> Path:
         raise PlanError(f"{folder} is not a folder")
     text, path, sums = plan.text(), folder / f"{plan.name}.json", folder / SUMS
     try:  # looked at first (a link never followed, a FIFO or device never opened), before the plan is written
-        out, _ = open_or_create(sums, os.O_WRONLY | os.O_APPEND)
+        out, _ = open_or_create(sums, os.O_RDWR | os.O_APPEND)  # read: its last byte
     except Refused:
         raise PlanError(f"{sums} is not a plain file") from None
     temp = folder / f"{TEMP}{plan.name}-{secrets.token_hex(6)}"
@@ -138,7 +166,9 @@ def register(root: str | Path, plan: Plan) -> Path:
             _write(handle, text.encode())
             os.link(temp, path)  # FileExistsError when anything is at the name now: nothing replaced
             linked = True
-            _write(out, f"{sha256(text)}  {plan.name}.json\n".encode())
+            # a last line without its newline (a hand edit) is ended first, never glued to: that line stays its plan's
+            ended = size == 0 or os.pread(out, 1, size - 1) == b"\n"
+            _write(out, ("" if ended else "\n").encode() + f"{sha256(text)}  {plan.name}.json\n".encode())
         finally:
             os.close(handle)
             os.unlink(temp)
