@@ -3,6 +3,7 @@
 judges nothing and leaves the pages standing; a registration that fails (a full disk) leaves nothing behind; a
 killed one's temporary file is named by `check` and removed by `check --fix`."""
 
+import json
 import os
 import resource
 import signal
@@ -22,11 +23,36 @@ from vitcore.store.runs import RunStore
 
 REGISTER = ["plan", "register", "p1", "--vary", "norm_placement=post", "--rows", "1000", "--seeds", "500-503",
             "--looks", "2,4"]
+QUESTION = {"base": {}, "train_rows": 1000, "field": "norm_placement", "level": "post"}
+
+
+def edited(text: str, indent=1, **changes) -> str:
+    """A registered plan file's text with top-level fields changed, as a hand edit writes it (compact: indent None)."""
+    data = {**json.loads(text), **changes}
+    return json.dumps(data, indent=indent, separators=None if indent else (",", ":")) + "\n"
+
+
 HOSTILE = {  # how a hand-made plan file differs from the one `plan register` wrote, and what the line says
     "1e999 in its looks": (lambda t: t.replace('"looks": [\n  2,\n  4\n ]', '"looks": [2, 1e999]'), "1e999"),
     "a note 200,000 deep": (lambda t: t.replace('"note": ""', '"note": ' + "[" * 200_000 + "]" * 200_000),
                             "nested deeper"),
     "a duplicate key": (lambda t: t.replace('"margin": 0.01,', '"margin": 0.01,\n "margin": 0.2,'), "twice"),
+    # the meaning of a plan that parses (issue 57): each crashed a command or a page, or judged what it must not
+    "a field no switch has": (lambda t: edited(t, questions=[{**QUESTION, "field": "seed", "level": 7}]),
+                              "a question's field is a switch of the ViT"),
+    "a level no switch has": (lambda t: edited(t, questions=[{**QUESTION, "field": "depth", "level": 3}]),
+                              "depth's levels are 1, 2, 4; got 3"),
+    "its base's own level": (lambda t: edited(t, questions=[{**QUESTION, "level": "pre"}]), "its base's own level"),
+    "a question twice": (lambda t: edited(t, questions=[QUESTION, QUESTION], family_sizes=[1, 1]), "asked twice"),
+    "15,000 copies of a question": (  # 870 KB, within the file's bound: refused by their count, before one is built
+        lambda t: edited(t, indent=None, questions=[{**QUESTION, "field": "norm", "level": "batch"}] * 15_000),
+        "at most 300 questions"),
+    "a self-confirmation": (lambda t: edited(t, confirms="p1"), "confirms names the plan itself"),
+    "a confirmation of no plan": (lambda t: edited(t, confirms="gone"), "confirms 'gone', which is not a plan here"),
+    "a lone surrogate in its note": (lambda t: t.replace('"note": ""', '"note": "why \\ud800 not"'),
+                                     "a note is ASCII text"),
+    "a terminal escape in its note": (lambda t: t.replace('"note": ""', '"note": "\\u001b[31mred"'),
+                                      "a note is ASCII text"),
 }
 
 
@@ -60,11 +86,20 @@ def test_a_registered_hostile_plan_is_one_line_in_every_command_and_judges_nothi
     assert main(["check", "--store", str(store.root)]) == 1
     out = capsys.readouterr().out
     assert [line for line in out.splitlines() if "p1.json" in line] == [f"plans: {problems[0]}"]
+
+
+@pytest.mark.slow  # every judging command per case: over 1 s each
+@pytest.mark.parametrize("case", HOSTILE)
+def test_no_command_breaks_beside_a_hostile_plan(tmp_path, capsys, case):
+    store, _ = hostile_store(tmp_path / "runs", case)
     assert main(["compare", "--norm-placement", "post", "--train-rows", "1000", "--store", str(store.root),
                  "--out", str(tmp_path / "cmp")]) == 0
     assert "Traceback" not in capsys.readouterr().err
     assert main(["report", "--store", str(store.root), "--out", str(tmp_path / "report")]) == 0
     assert "Traceback" not in capsys.readouterr().err
+    for command in (["claims"], ["effects", "--out", str(tmp_path / "effects")]):
+        assert main([*command, "--store", str(store.root)]) == 0
+        assert "Traceback" not in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -85,6 +120,57 @@ def test_the_pages_render_beside_a_hostile_plan(tmp_path, monkeypatch, page):
                    for w in at.warning)
     # every page: the frame's note names the plan that judges nothing ("the pages render with a note")
     assert any("plan p1.json" in w.value and "it judges nothing" in w.value for w in at.warning)
+
+
+PLANTED = ("a field no switch has", "a self-confirmation", "a lone surrogate in its note",
+           "15,000 copies of a question")
+MARKDOWN_NOTE = "# Verdict: better\n**replicated** :red[worse] $x^2$ <b>bold</b>"
+
+
+def planted_store(root) -> RunStore:
+    """hostile_store's runs with p1 a plan whose note is Markdown, and beside it one registered hostile plan per
+    PLANTED case (h0.json, h1.json, ...: each with its SHA256SUMS line)."""
+    store, _ = hostile_store(root, "a duplicate key")
+    folder = root / "plans"
+    for name in ("p1.json", plans.SUMS):
+        (folder / name).unlink()
+    assert main([*REGISTER, "--store", str(root)]) == 0
+    text = (folder / "p1.json").read_text()  # as registered without a note: each case edits it
+    for name in ("p1.json", plans.SUMS):
+        (folder / name).unlink()
+    assert main([*REGISTER, "--note", MARKDOWN_NOTE, "--store", str(root)]) == 0
+    for k, case in enumerate(PLANTED):
+        edit, _ = HOSTILE[case]
+        hostile = edit(text).replace('"p1"', f'"h{k}"')  # its name (and a self-confirmation's)
+        (folder / f"h{k}.json").write_text(hostile)
+        with open(folder / plans.SUMS, "a") as sums:
+            sums.write(f"{plans.sha256(hostile)}  h{k}.json\n")
+    found, problems = plan_store.load(root)
+    assert [p.name for p in found] == ["builtin", "p1"] and len(problems) == len(PLANTED), problems
+    return store
+
+
+@pytest.mark.slow  # every page of the app, each through the real frame
+def test_every_page_renders_beside_hostile_plans_and_names_them(tmp_path, monkeypatch):
+    """Issue 57's plans on one store (a field no switch has, a self-confirmation, a lone surrogate, 15,000 copies of a
+    question): every page renders without an exception and names each; the Plans page shows a note as text."""
+    from streamlit.testing.v1 import AppTest
+    from test_app_damaged_store import frame_opening, pages
+
+    from vitcore.app import state
+
+    store = planted_store(tmp_path / "runs")
+    monkeypatch.setattr(state, "STORE_PATH", str(store.root))
+    for page in pages():
+        folder = tmp_path / page.replace("/", "-")
+        folder.mkdir()
+        at = AppTest.from_file(str(frame_opening(page, folder)), default_timeout=180).run()
+        assert not at.exception, (page, [e.message for e in at.exception])
+        for k in range(len(PLANTED)):
+            assert any(f"plan h{k}.json" in w.value and "it judges nothing" in w.value for w in at.warning), (page, k)
+        if page == "views/plans.py":  # the note as written, in a text element; no Markdown drew it
+            assert MARKDOWN_NOTE in [t.value for t in at.text]
+            assert not any("Verdict: better" in m.value for m in [*at.markdown, *at.caption])
 
 
 @pytest.mark.slow  # a child process per case, over 1 s each: the slow tier (docs/contributing.md)

@@ -18,9 +18,10 @@ def report():
     return state.study().plan_report()
 
 
-def summary(plan, frame: pd.DataFrame, blind: bool | None, order: str = "") -> str:
+def summary(plan, frame: pd.DataFrame, blind: bool | None, order: str = "", commit: str = "") -> str:
     """One paragraph: what the plan is, its hash, when registered, its random seeds, how far it got, whether it is
-    blind and what proves its order (`order`: the Study's plans_checked().order)."""
+    blind and what proves its order (`order`: the Study's plans_checked().order; `commit`: its registering commit
+    id). Everything in it comes from checked fields (a name, numbers, hex ids): the note is shown apart, as text."""
     decided = int(frame["verdict"].isin(DECIDED).sum())
     capped = int(frame["needs"].str.startswith("at the plan's cap").sum())
     seen = ("**nothing judged yet**: none of its runs is stored" if blind is None else
@@ -29,7 +30,8 @@ def summary(plan, frame: pd.DataFrame, blind: bool | None, order: str = "") -> s
             "say \"decided on random seeds seen before the plan\")")
     if order:
         seen += f"; order: {order}"
-    text = (f"Registered {plan.registered_at} (sha256 `{plan.sha256[:12]}…`), random seeds {plan.seeds_text}, looks "
+    where = f", registering commit `{commit}`" if commit else ""
+    text = (f"Registered {plan.registered_at} (sha256 `{plan.sha256}`{where}), random seeds {plan.seeds_text}, looks "
             f"at {', '.join(map(str, plan.looks))} paired random seeds, margin ±{plan.margin:g}: "
             f"{len(frame)} question{'' if len(frame) == 1 else 's'}, **{decided} decided**, {capped} at the cap "
             f"undecided; {seen}.")

@@ -118,7 +118,7 @@ def _plans(args) -> int:
         print(f"refused: {clean(problem)}", file=sys.stderr)
     plan_table, questions = report.plans_frame(), report.questions_frame()
     if args.out is None:
-        print(plan_table.drop(columns=["sha256"]).to_string(index=False))
+        print(plan_table.drop(columns=["sha256", "commit"]).to_string(index=False))
         print()
         print(questions[["plan", "question", "train_rows", "look", "verdict", "size", "seen_before_plan",
                          "discovery_verdict", "replicated", "needs"]].to_string(index=False))

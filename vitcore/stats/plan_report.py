@@ -205,6 +205,11 @@ class PlanReport:
     problems: tuple[str, ...]
     checked: Checked | None = attribute(default=None, repr=False, compare=False)
 
+    def commit(self, name: str) -> str:
+        """The plan's registering commit id ('' for the built-in plan, an uncommitted file, or outside git)."""
+        history = self.checked.history.get(name) if self.checked is not None else None
+        return history.commit if history is not None else ""
+
     def of(self, name: str) -> list[QuestionStatus]:
         return [q for q in self.questions if q.plan == name]
 
@@ -220,7 +225,8 @@ class PlanReport:
             mine, state = self.of(plan.name), self.blind[plan.name]
             counts = {word: sum(q.replicated == word for q in mine) if plan.confirms else np.nan
                       for word in (REPLICATED, CONTRADICTED, NOT_CONFIRMED)}
-            rows.append({"plan": plan.name, "sha256": plan.sha256, "registered_at": plan.registered_at,
+            rows.append({"plan": plan.name, "sha256": plan.sha256, "commit": self.commit(plan.name),
+                         "registered_at": plan.registered_at,
                          "seeds": plan.seeds_text, "questions": len(mine), "decided": sum(q.decided for q in mine),
                          "at_cap": sum(q.at_cap and not q.decided for q in mine),
                          "blind": NOT_JUDGED if state is None else state,
@@ -302,7 +308,8 @@ class History:
     def words(self) -> str:
         if self.proven:
             return (f"{PROVEN} (registered in commit {self.commit[:10]} dated {self.date}, before every commit adding "
-                    "its runs and before every one of them was trained)")
+                    "its runs and before every one of them was trained; a history rewritten as a whole is caught only "
+                    "against a copy someone else holds, e.g. the public remote)")
         return f"{NOT_PROVEN} ({self.why})"
 
 
@@ -320,6 +327,11 @@ def _git(top: Path, *args: str) -> str | None:
 def _top(root: Path) -> Path | None:
     out = _git(root, "rev-parse", "--show-toplevel")
     return Path(out.strip()) if out and out.strip() else None
+
+
+def head(root) -> str:
+    """The commit the git checkout holding `root` is at ('' outside git): part of the app's key for the store."""
+    return (_git(Path(root), "rev-parse", "HEAD") or "").strip() if Path(root).is_dir() else ""
 
 
 def tracked(root) -> bool:

@@ -241,11 +241,11 @@ def parse(text: str, sha256: str = "") -> Plan:
         raise PlanError(f"spending is {{function: {SPENDING!r}, rho}}")
     if not isinstance(seeds, dict) or set(seeds) != {"first", "last"}:
         raise PlanError("seeds is {first, last}")
-    settings = read_settings(data)  # PlanError naming what is not allowed
     asks = items(data["questions"], "questions")
     if len(asks) > MAX_QUESTIONS:  # before any question is built: the work below grows with their number
         raise PlanError(f"a plan asks at most {MAX_QUESTIONS} questions (each is judged at every look on every page "
                         f"load); this one has {len(asks):,}")
+    settings = read_settings(data)  # PlanError naming what is not allowed
     caps = []
     for cap in items(data["caps"], "caps"):
         if not isinstance(cap, dict) or set(cap) != {"field", "level", "cap"}:
