@@ -2,8 +2,10 @@
 commit's, and that commit is an ancestor of every commit adding one of its runs; else it judges nothing and
 `plans` / `check` exit 1 naming it. Outside git: 'order not proven'. Each repository is made in tmp_path."""
 
+import dataclasses
 import shutil
 import subprocess
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -147,3 +149,64 @@ def test_the_committed_confirmation_rewritten_in_a_clone_is_refused(tmp_path, ca
     capsys.readouterr()
     assert main(["plans", "--store", str(store)]) == 1
     assert "confirm.json: changed since commit d660f2488c" in capsys.readouterr().err
+
+
+def _backdated(store: RunStore, registered: str, trained: str, monkeypatch) -> None:
+    """A plan `mine` registered_at `registered` (through the library: as a hand-made history writes it), and its
+    runs on random seeds 500-503 with trained_at `trained`, none committed yet."""
+    import fakes
+
+    from vitcore.stats import plan_store
+
+    found = plans.make("mine", [("norm_placement", ("post",))], (1000,), (500, 503), looks=(2, 4))
+    plan_store.register(store.root, dataclasses.replace(found, registered_at=registered))
+    monkeypatch.setattr(fakes, "now_utc", lambda: trained)
+    runs(store, range(500, 504))
+
+
+def _ago(minutes: float) -> str:
+    return (datetime.now(timezone.utc) - timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_a_history_made_today_proves_nothing(repo, monkeypatch):
+    """Issue 57: `git init`, the plan committed first and its runs after, all of them trained days earlier: git shows
+    the order of commits, not of training. The commit is dated days after the plan's registered_at: not proven, and
+    the plan, blind by its runs' own trained_at, follows the built-in one."""
+    store = RunStore(repo / "store")
+    _backdated(store, _ago(3 * 24 * 60), _ago(2 * 24 * 60), monkeypatch)
+    commit(repo, "the plan first", "store/plans")
+    commit(repo, "its runs after")
+    checked = plan_report.checked(store.table(), store.root)
+    history = checked.history["mine"]
+    assert not history.proven and checked.problems == () and checked.blind["mine"] is True
+    assert "not within 30 minutes after its registered_at" in history.why and history.commit
+    assert [p.name for p in checked.lead()] == ["builtin", "mine"]
+    frame = plan_report.report(store.table(), None, store.root, checked).plans_frame().set_index("plan")
+    assert frame.loc["mine", "order"].startswith("order not proven") and frame.loc["mine", "commit"] == history.commit
+
+
+def test_runs_trained_before_the_registering_commit_are_not_proven_by_it(repo, monkeypatch):
+    """The commit lies within minutes of registered_at, but the runs were trained between the two: the commit's
+    date must precede every run's trained_at."""
+    store = RunStore(repo / "store")
+    _backdated(store, _ago(10), _ago(5), monkeypatch)
+    commit(repo, "the plan", "store/plans")
+    commit(repo, "its runs")
+    history = plan_report.checked(store.table(), store.root).history["mine"]
+    assert not history.proven and "were trained before its registering commit" in history.why
+
+
+def test_an_unproven_plan_never_leads_over_a_proven_one_whatever_its_registered_at():
+    """The lead order: blind plans proven from git (by their commit's date), the built-in plan, then the others."""
+    from vitcore.stats import plan_store
+
+    base = plans.make("x", [("norm_placement", ("post",))], (1000,), (500, 503), looks=(2, 4))
+    proven, early, seen = (dataclasses.replace(base, name=name, registered_at=at) for name, at in
+                           (("proven", "2026-12-02T16:10:18Z"), ("early", "2020-01-01T00:00:00Z"),
+                            ("seen", "2019-01-01T00:00:00Z")))
+    history = {"proven": plan_report.History(plan_report.PROVEN, "", "c" * 40, "2026-12-02T16:10:33Z"),
+               "early": plan_report.History(plan_report.NOT_PROVEN, "its file is not committed"),
+               "seen": plan_report.History(plan_report.PROVEN, "", "d" * 40, "2019-01-01T00:00:00Z")}
+    checked = plan_report.Checked((plan_store.builtin(), early, seen, proven), (), history,
+                                  {"builtin": False, "early": True, "seen": False, "proven": True})
+    assert [p.name for p in checked.lead()] == ["proven", "builtin", "early", "seen"]

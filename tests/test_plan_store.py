@@ -213,3 +213,46 @@ def test_a_killed_registers_temporary_file_is_named_by_check_and_removed_by_fix(
     assert main(["check", "--fix", "--store", str(tmp_path)]) == 0
     assert f"plans/{temp.name}: removed (unfinished write)" in capsys.readouterr().out and not temp.exists()
     assert [p.name for p in plan_store.load(tmp_path)[0]] == ["builtin", "p1"]
+
+
+def _confirm_beside(root, ended: bool):
+    """A store holding the committed confirm.json with its SHA256SUMS line, that line's newline cut when not `ended`."""
+    folder = root / "plans"
+    folder.mkdir(parents=True)
+    committed = ROOT / "cached_runs" / "plans"
+    (folder / "confirm.json").write_bytes((committed / "confirm.json").read_bytes())
+    line = next(line for line in (committed / plans.SUMS).read_text().splitlines() if line.endswith("  confirm.json"))
+    (folder / plans.SUMS).write_text(line + ("\n" if ended else ""))
+    return folder
+
+
+@pytest.mark.parametrize("ended", [True, False])
+def test_registering_beside_an_unterminated_last_line_keeps_that_plan_registered(tmp_path, ended):
+    """Issue 57: a SHA256SUMS whose last line lacked its newline had the new hash glued onto it: confirm.json and the
+    new plan both read 'not in SHA256SUMS'. The line is ended first."""
+    folder = _confirm_beside(tmp_path, ended)
+    assert main([*REGISTER, "--store", str(tmp_path)]) == 0
+    found, problems = plan_store.load(tmp_path)
+    assert [p.name for p in found] == ["builtin", "confirm", "p1"] and problems == []
+    assert (folder / plans.SUMS).read_text().count("\n") == 2
+
+
+def test_a_failed_registration_leaves_an_unterminated_sums_file_as_it_was(tmp_path, monkeypatch):
+    """The newline that ends the last line is written with the new hash line, and cut back with it on a failure."""
+    import errno
+
+    folder = _confirm_beside(tmp_path, ended=False)
+    before = (folder / plans.SUMS).read_bytes()
+    real = plan_store._write
+
+    def full_disk(handle, data):
+        if data.endswith(b"  p1.json\n"):  # the hash line: half of it lands, then the disk is full
+            os.write(handle, data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(handle, data)
+
+    monkeypatch.setattr(plan_store, "_write", full_disk)
+    with pytest.raises(OSError, match="not registered"):
+        plan_store.register(tmp_path, plans.make("p1", [("norm_placement", ("post",))], (1000,), (500, 503), (2, 4)))
+    assert (folder / plans.SUMS).read_bytes() == before
+    assert sorted(os.listdir(folder)) == ["SHA256SUMS", "confirm.json"]
