@@ -3,6 +3,7 @@ commit's, and that commit is an ancestor of every commit adding one of its runs;
 `plans` / `check` exit 1 naming it. Outside git: 'order not proven'. Each repository is made in tmp_path."""
 
 import dataclasses
+import re
 import shutil
 import subprocess
 from datetime import datetime, timedelta, timezone
@@ -18,6 +19,7 @@ from vitcore.stats import plan_report, plans
 from vitcore.store.runs import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
+CONFIRM_COMMIT = "d660f2488c6f1329f7281ac5fe6a89809ad65922"  # the confirmation's registering commit (docs pin it)
 PLAN = ["plan", "register", "mine", "--vary", "norm_placement=post", "--rows", "1000", "--seeds", "500-503",
         "--looks", "2,4"]
 
@@ -210,3 +212,62 @@ def test_an_unproven_plan_never_leads_over_a_proven_one_whatever_its_registered_
     checked = plan_report.Checked((plan_store.builtin(), early, seen, proven), (), history,
                                   {"builtin": False, "early": True, "seen": False, "proven": True})
     assert [p.name for p in checked.lead()] == ["proven", "builtin", "early", "seen"]
+
+
+@pytest.mark.slow
+def test_a_planted_backdated_plan_never_leads_the_committed_confirmation(tmp_path, capsys, committed_table):
+    """Issue 57's attack on a full clone: a copy of confirm.json with alpha 0.95 and registered_at 2026-12-01, saved as
+    aaa.json with its SHA256SUMS line, never committed, read "equivalent" over the confirmation's "undecided at the
+    cap" at post-norm, 1,000 rows. Unproven, it now follows the proven confirmation (and the built-in plan), said so.
+    (A shared clone with the plans and this comparison's runs checked out.)"""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(ROOT), str(clone)], check=True)
+    base = RunConfig(train_rows=1000)
+    ids = committed_table[committed_table["config_id"].isin({base.config_id,
+                                                             base.replace(norm_placement="post").config_id})]["run_id"]
+    git(clone, "checkout", "-q", "HEAD", "--", "cached_runs/plans", *(f"cached_runs/{i}" for i in ids))
+    store = clone / "cached_runs"
+    folder = store / "plans"
+    text = (folder / "confirm.json").read_text()
+    planted = text.replace('"alpha": 0.05', '"alpha": 0.95').replace('"name": "confirm"', '"name": "aaa"').replace(
+        '"registered_at": "2026-12-02T16:10:18Z"', '"registered_at": "2026-12-01T00:00:00Z"')
+    assert planted.count("aaa") == 1 and "2026-12-01T00:00:00Z" in planted
+    (folder / "aaa.json").write_text(planted)
+    with open(folder / plans.SUMS, "a") as sums:
+        sums.write(f"{plans.sha256(planted)}  aaa.json\n")
+    assert main(["compare", "--norm-placement", "post", "--train-rows", "1000", "--store", str(store),
+                 "--out", str(tmp_path / "cmp")]) == 0
+    row = pd.read_csv(tmp_path / "cmp" / "metrics.csv").set_index("metric").loc["test_accuracy"]
+    assert row["verdict_from"] == "plan confirm, blind, look 4 of 4" and row["verdict"] == "inconclusive"
+    assert "plan aaa (blind, order not proven" in row["discovery"]
+    capsys.readouterr()
+    assert main(["plans", "--store", str(store), "--out", str(tmp_path / "plans")]) == 0
+    frame = pd.read_csv(tmp_path / "plans" / "plans.csv").set_index("plan")
+    assert frame.loc["confirm", "order"].startswith("proven from git")
+    assert frame.loc["confirm", "commit"] == CONFIRM_COMMIT
+    assert frame.loc["aaa", "order"] == "order not proven (its file is not committed)"
+
+
+def test_the_docs_pin_the_confirmations_hash_and_commit_and_git_proves_it(committed_table):
+    """docs/plans-and-confirmation.md gives confirm.json's sha256 and registering commit id (to compare with the public
+    remote's); this checkout's file and history hold the same, and git proves its order: its commit is dated within
+    minutes of its registered_at and before every one of its runs' trained_at (on a full clone)."""
+    from vitcore.stats import plan_store
+
+    docs = (ROOT / "docs" / "plans-and-confirmation.md").read_text()
+    found = re.search(r"sha256\s+`([0-9a-f]{64})`, registering commit\s+`([0-9a-f]{40})`", docs)
+    assert found, "the docs pin the confirmation's sha256 and commit id"
+    store = ROOT / "cached_runs"
+    (confirm,) = [p for p in plan_store.load(store)[0] if p.name == "confirm"]
+    assert found.group(1) == confirm.sha256 == plans.sha256((store / "plans" / "confirm.json").read_text())
+    assert found.group(2) == CONFIRM_COMMIT
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    if git(ROOT, "rev-parse", "--is-shallow-repository").strip() != "false":
+        pytest.skip("a shallow clone: the history that proves it is cut")
+    history, problems = plan_report.prove(store, [confirm], lambda p: plan_report._judged_times(
+        plan_report.judged_ids(p, committed_table)))
+    assert problems == [] and history["confirm"].proven and history["confirm"].commit == CONFIRM_COMMIT
+    assert history["confirm"].date == "2026-12-02T16:10:33Z"
