@@ -47,6 +47,8 @@ HOSTILE = {  # how a hand-made plan file differs from the one `plan register` wr
     "15,000 copies of a question": (  # 870 KB, within the file's bound: refused by their count, before one is built
         lambda t: edited(t, indent=None, questions=[{**QUESTION, "field": "norm", "level": "batch"}] * 15_000),
         "at most 300 questions"),
+    "more caps than questions": (lambda t: edited(t, caps=[{"field": "norm_placement", "level": "post", "cap": 2}] * 2),
+                                 "at most one cap per question"),
     "a self-confirmation": (lambda t: edited(t, confirms="p1"), "confirms names the plan itself"),
     "a confirmation of no plan": (lambda t: edited(t, confirms="gone"), "confirms 'gone', which is not a plan here"),
     "a lone surrogate in its note": (lambda t: t.replace('"note": ""', '"note": "why \\ud800 not"'),
@@ -256,3 +258,26 @@ def test_a_failed_registration_leaves_an_unterminated_sums_file_as_it_was(tmp_pa
         plan_store.register(tmp_path, plans.make("p1", [("norm_placement", ("post",))], (1000,), (500, 503), (2, 4)))
     assert (folder / plans.SUMS).read_bytes() == before
     assert sorted(os.listdir(folder)) == ["SHA256SUMS", "confirm.json"]
+
+
+def test_plans_confirming_each_other_and_their_confirmations_judge_nothing(tmp_path, capsys):
+    """Two plans confirming each other (each read 'replicated' against the other), and a third confirming one of them:
+    all three named, none judging; a plan confirming a plan that judges keeps judging."""
+    assert main([*REGISTER, "--store", str(tmp_path)]) == 0
+    folder = tmp_path / "plans"
+    text = (folder / "p1.json").read_text()
+    for name, confirms in (("a", "b"), ("b", "a"), ("c", "a"), ("d", "p1")):
+        made = edited(text, name=name, confirms=confirms)
+        (folder / f"{name}.json").write_text(made)
+        with open(folder / plans.SUMS, "a") as sums:
+            sums.write(f"{plans.sha256(made)}  {name}.json\n")
+    found, problems = plan_store.load(tmp_path)
+    assert [p.name for p in found] == ["builtin", "d", "p1"]
+    assert problems == ["plan a.json: confirms 'b' in a cycle of confirmations (a -> b -> a): a confirmation "
+                        "replicates a plan that does not confirm it back",
+                        "plan b.json: confirms 'a' in a cycle of confirmations (b -> a -> b): a confirmation "
+                        "replicates a plan that does not confirm it back",
+                        "plan c.json: confirms 'a', which judges nothing"]
+    capsys.readouterr()
+    assert main(["check", "--store", str(tmp_path)]) == 1
+    assert sum(line.startswith("plans: plan ") for line in capsys.readouterr().out.splitlines()) == 3

@@ -247,6 +247,8 @@ def parse(text: str, sha256: str = "") -> Plan:
                         f"load); this one has {len(asks):,}")
     settings = read_settings(data)  # PlanError naming what is not allowed
     caps = []
+    if len(items(data["caps"], "caps")) > len(asks):  # each is matched against every question (check)
+        raise PlanError(f"a plan has at most one cap per question ({len(asks)}); this one has {len(data['caps']):,}")
     for cap in items(data["caps"], "caps"):
         if not isinstance(cap, dict) or set(cap) != {"field", "level", "cap"}:
             raise PlanError(f"a cap is {{field, level, cap}}; got {cap!r:.200}")
@@ -292,6 +294,8 @@ def check(plan: Plan) -> None:
         raise PlanError("margin and alpha are between 0 and 1, rho between 0 and 10")
     if not 0 <= plan.first_seed or plan.last_seed > 2**31 - 1:
         raise PlanError("the plan's random seeds are whole numbers from 0 to 2**31 - 1")
+    if len({(field, level) for field, level, _ in plan.caps}) != len(plan.caps):
+        raise PlanError("a plan gives each question at most one cap (FIELD=LEVEL once)")
     for field, level, cap in plan.caps:
         if not any(q.field == field and type(q.level) is type(level) and q.level == level for q in plan.questions) \
                 or not looks[0] <= cap <= looks[-1]:
