@@ -29,7 +29,7 @@ def summary(plan, frame: pd.DataFrame, blind: bool | None, order: str = "", comm
             "**not blind**: some runs it judges were trained before it was registered (its verdicts that used them "
             "say \"decided on random seeds seen before the plan\")")
     if order:
-        seen += f"; order: {order}"
+        seen += f"; order: {fmt.plain(order)}"  # words with run ids and underscores: never Markdown
     where = f", registering commit `{commit}`" if commit else ""
     text = (f"Registered {plan.registered_at} (sha256 `{plan.sha256}`{where}), random seeds {plan.seeds_text}, looks "
             f"at {', '.join(map(str, plan.looks))} paired random seeds, margin ±{plan.margin:g}: "

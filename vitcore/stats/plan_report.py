@@ -264,8 +264,8 @@ def report(runs: pd.DataFrame, test_set, root=None, plans_checked: Checked | Non
 
 
 # --- plan_history ----------------------------------------------------------------------------------------
-# A registered plan proves its own history from git: the file is what its registering commit added, and that
-# commit is an ancestor of every commit that added one of its runs.
+# What git shows of a registered plan's order: the file is what its registering commit added, that commit is an
+# ancestor of every commit that added one of its runs, and its date fits the plan's own times.
 #
 #     registering commit   the first commit that added `<store>/plans/NAME.json`
 #     unchanged            the file on disk is byte for byte that commit's version (a rewritten file with a
@@ -274,11 +274,16 @@ def report(runs: pd.DataFrame, test_set, root=None, plans_checked: Checked | Non
 #                          descendant of that commit (a strict one: a run added with its plan was not trained blind),
 #                          or is not committed yet (newer than every commit); a run the plan lists as on disk when it
 #                          was registered is exempt (the plan says it saw it)
+#     dated                the commit's committer date lies within COMMIT_WITHIN after the plan's registered_at and at
+#                          or before every judged run's trained_at: git orders commits, not trainings (a history made
+#                          today, the plan committed and then runs trained days earlier, proves nothing)
 #
-# A plan that fails either judges nothing (`check` and `plans` name it, exit 1). Where the store is not in a git
-# work tree, or the plan file is not committed, the order is "not proven": the plan still judges, and every view
-# says its blindness rests on the runs' own trained_at. Git is asked a few questions per store state (a fraction of a
-# second on the committed store); no pandas needed, no TensorFlow.
+# A plan that fails "unchanged" or "after it" judges nothing (`check` and `plans` name it, exit 1); one that fails
+# "dated", whose store is not in a git work tree, or whose file is not committed, reads "order not proven": it still
+# judges, follows the built-in plan in the lead order, and every view says its blindness rests on the runs' own
+# trained_at. What no check in one clone can show is a history rewritten as a whole (REWRITE): the Plans page,
+# plans.csv and the docs give each plan's sha256 and registering commit id to compare with another copy. Git is
+# asked a few questions per store state (a fraction of a second on the committed store); no TensorFlow.
 
 PROVEN, NOT_PROVEN = "proven from git", "order not proven"
 TIMEOUT = 30  # seconds for one git command (a huge history still answers; a hung one is not proof)
