@@ -81,7 +81,9 @@ def test_a_registered_hostile_plan_is_one_line_in_every_command_and_judges_nothi
     assert [p.name for p in found] == ["builtin"] and len(problems) == 1 and problems[0].startswith("plan p1.json: ")
     assert says in problems[0]
     capsys.readouterr()
+    started = time.monotonic()
     assert main(["plans", "--store", str(store.root), "--out", str(tmp_path / "out")]) == 1  # a plan refused: named
+    assert time.monotonic() - started < 60  # 15,000 copies of a question took 343 s: refused before any is built
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "p1.json" in err and says in err and "Traceback" not in err
     assert "p1" not in set(pd.read_csv(tmp_path / "out" / "plans.csv")["plan"])
