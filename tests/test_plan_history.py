@@ -50,7 +50,7 @@ def repo(tmp_path) -> Path:
 def test_registered_then_run_is_proven_and_leads(repo, capsys):
     store = RunStore(repo / "store")
     assert main([*PLAN, "--store", str(store.root)]) == 0
-    assert "commit it before any of its runs exists" in capsys.readouterr().out
+    assert "commit it within 30 minutes and before any of its runs exists" in capsys.readouterr().out
     commit(repo, "register mine")
     runs(store, range(500, 504))
     commit(repo, "its runs")

@@ -104,7 +104,8 @@ def _register(args) -> int:
         print(f"warning: {len(plan.on_disk)} of its runs are stored already (its file lists them): its verdicts on "
               "them read 'seen before the plan', never blind", file=sys.stderr)
     if plan_report.tracked(store.root):
-        print(f"commit it before any of its runs exists (git then proves the order); then: "
+        print(f"commit it within {plan_report.COMMIT_WITHIN.seconds // 60} minutes and before any of its runs exists "
+              f"(git then proves the order); then: "
               f"python -m vitcore sweep plan {plan.name} --workers 2")
     else:
         print(f"{clean(str(store.root))} is not in a git repository: nothing will prove this plan came before its runs "
