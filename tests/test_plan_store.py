@@ -275,11 +275,29 @@ def test_plans_confirming_each_other_and_their_confirmations_judge_nothing(tmp_p
             sums.write(f"{plans.sha256(made)}  {name}.json\n")
     found, problems = plan_store.load(tmp_path)
     assert [p.name for p in found] == ["builtin", "d", "p1"]
-    assert problems == ["plan a.json: confirms 'b' in a cycle of confirmations (a -> b -> a): a confirmation "
+    assert problems == ["plan a.json: confirms 'b' in a cycle of 2 confirmations (a -> b -> a): a confirmation "
                         "replicates a plan that does not confirm it back",
-                        "plan b.json: confirms 'a' in a cycle of confirmations (b -> a -> b): a confirmation "
+                        "plan b.json: confirms 'a' in a cycle of 2 confirmations (b -> a -> b): a confirmation "
                         "replicates a plan that does not confirm it back",
                         "plan c.json: confirms 'a', which judges nothing"]
     capsys.readouterr()
     assert main(["check", "--store", str(tmp_path)]) == 1
     assert sum(line.startswith("plans: plan ") for line in capsys.readouterr().out.splitlines()) == 3
+
+
+@pytest.mark.parametrize("last", ["p0", "missing", None])
+def test_a_long_chain_of_confirmations_is_followed_once(last):
+    """2,000 plans each confirming the next (ending in a cycle, a missing plan, or a plan that confirms nothing): each
+    plan is followed once, every line short; the chain judges exactly when its end does."""
+    import dataclasses
+
+    base = plans.make("x", [("norm_placement", ("post",))], (1000,), (500, 503), (2, 4))
+    chain = [dataclasses.replace(base, name=f"p{k}", confirms=f"p{k + 1}" if k < 1_999 else last) for k in range(2_000)]
+    started = time.monotonic()
+    kept, problems = plan_store.confirmable(chain)
+    assert time.monotonic() - started < 5  # quadratic was ~1 s, cubic minutes
+    assert len(kept) == (2_000 if last is None else 0) and len(problems) == 2_000 - len(kept)
+    assert all(len(line) < 300 for line in problems)
+    if last == "missing":
+        assert problems[-1] == "plan p1999.json: confirms 'missing', which is not a plan here"
+        assert problems[0] == "plan p0.json: confirms 'p1', which judges nothing"

@@ -110,31 +110,37 @@ def load(root: str | Path | None) -> tuple[list[Plan], list[str]]:
 def confirmable(plans: list[Plan]) -> tuple[list[Plan], list[str]]:
     """(the plans whose `confirms` names another plan among them that judges, the problems of the others): a
     confirmation of a missing or refused plan, or in a cycle of confirmations (a plan confirming itself is refused
-    by plans.check), judges nothing, and neither does a confirmation of it."""
+    by plans.check), judges nothing, and neither does a confirmation of it. Each plan is followed once (linear in
+    the number of plans, however they chain)."""
     by_name = {p.name: p for p in plans}
-    problems, refused = [], set()
-    for plan in plans:  # a cycle: following `confirms` from a plan comes back to it
-        seen, name = [], plan.name
-        while name is not None and name in by_name and name not in seen:
-            seen.append(name)
+    judges: dict[str, bool] = {}
+    said: dict[str, str] = {}
+    for plan in plans:
+        path: dict[str, int] = {}  # the chain followed from this plan, in order (a dict: each look-up constant)
+        name = plan.name
+        while name is not None and name in by_name and name not in judges and name not in path:
+            path[name] = len(path)
             name = by_name[name].confirms
-        if name == plan.name and len(seen) > 1:
-            refused.add(plan.name)
-            problems.append(f"plan {plan.name}.json: confirms {plan.confirms!r} in a cycle of confirmations "
-                            f"({' -> '.join([*seen, plan.name])}): a confirmation replicates a plan that does not "
-                            "confirm it back")
-    changed = True
-    while changed:  # a confirmation of a plan that is missing or judges nothing judges nothing either
-        changed = False
-        for plan in plans:
-            if plan.name in refused or plan.confirms is None:
+        chain = list(path)
+        if name is not None and name in path:  # a cycle: its members judge nothing
+            cycle = chain[path[name]:]
+            for k, member in enumerate(cycle):
+                judges[member] = False
+                loop = [cycle[(k + j) % len(cycle)] for j in range(min(4, len(cycle)))]  # the first few, from it
+                shown = " -> ".join([*loop, *(["..."] if len(cycle) > 4 else []), member])
+                said[member] = (f"plan {member}.json: confirms {by_name[member].confirms!r} in a cycle of "
+                                f"{len(cycle)} confirmations ({shown}): a confirmation replicates a plan that does not "
+                                "confirm it back")
+            chain = chain[:path[name]]
+        for member in reversed(chain):  # each judges when what it confirms judges (or it confirms nothing)
+            target = by_name[member].confirms
+            if target is None or judges.get(target, False):
+                judges[member] = True
                 continue
-            if plan.confirms not in by_name or plan.confirms in refused:
-                refused.add(plan.name)
-                changed = True
-                why = "which is not a plan here" if plan.confirms not in by_name else "which judges nothing"
-                problems.append(f"plan {plan.name}.json: confirms {plan.confirms!r}, {why}")
-    return [p for p in plans if p.name not in refused], problems
+            judges[member] = False
+            why = "which is not a plan here" if target not in by_name else "which judges nothing"
+            said[member] = f"plan {member}.json: confirms {target!r}, {why}"
+    return [p for p in plans if judges[p.name]], [said[p.name] for p in plans if p.name in said]
 
 
 def register(root: str | Path, plan: Plan) -> Path:
