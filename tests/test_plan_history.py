@@ -170,7 +170,7 @@ def _ago(minutes: float) -> str:
     return (datetime.now(timezone.utc) - timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def test_a_history_made_today_proves_nothing(repo, monkeypatch):
+def test_a_history_made_today_proves_nothing(repo, monkeypatch, capsys):
     """Issue 57: `git init`, the plan committed first and its runs after, all of them trained days earlier: git shows
     the order of commits, not of training. The commit is dated days after the plan's registered_at: not proven, and
     the plan, blind by its runs' own trained_at, follows the built-in one."""
@@ -185,6 +185,9 @@ def test_a_history_made_today_proves_nothing(repo, monkeypatch):
     assert [p.name for p in checked.lead()] == ["builtin", "mine"]
     frame = plan_report.report(store.table(), None, store.root, checked).plans_frame().set_index("plan")
     assert frame.loc["mine", "order"].startswith("order not proven") and frame.loc["mine", "commit"] == history.commit
+    assert main(["check", "--store", str(store.root)]) == 0  # judging, not a problem: said so
+    assert "not proven: plan mine.json judges, after every proven plan and the built-in one: order not proven (its " \
+           "registering commit" in capsys.readouterr().out
 
 
 def test_runs_trained_before_the_registering_commit_are_not_proven_by_it(repo, monkeypatch):
