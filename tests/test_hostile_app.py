@@ -132,3 +132,38 @@ def test_the_app_with_an_empty_store_variable_says_so(monkeypatch):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     assert not at.exception, [e.message for e in at.exception]
     assert any("VITCORE_STORE is empty" in w.value for w in at.warning)
+
+
+def test_a_plan_added_changed_or_removed_shows_at_the_next_page_load(tmp_path, monkeypatch):
+    """Issue 57: the app's caches keyed on run folders only, so a plan added, damaged or removed was shown stale (and a
+    crashing one kept crashing) until some run changed. The store's key holds the plans folder's stamp now."""
+    import shutil
+
+    from test_plan_store import HOSTILE, REGISTER, hostile_store
+
+    from vitcore.app import state
+    from vitcore.cli import main
+    from vitcore.stats import plans
+    from vitcore.store import index
+
+    store, _ = hostile_store(tmp_path / "runs", "a duplicate key")
+    folder = store.root / "plans"
+    shutil.rmtree(folder)
+    monkeypatch.setattr(state, "STORE_PATH", str(store.root))
+    monkeypatch.setattr(state, "STORE_KEY_SECONDS", 0.0, raising=False)
+    monkeypatch.setattr(index, "RACY_NS", 0)  # the plan files are new: stamp them now, not "look again"
+
+    def shown():
+        checked = state.study().plans_checked()
+        return [p.name for p in checked.plans], " ".join(checked.problems)
+
+    assert shown() == (["builtin"], "")
+    assert main([*REGISTER, "--store", str(store.root)]) == 0  # added
+    assert shown() == (["builtin", "p1"], "")
+    text = HOSTILE["a field no switch has"][0]((folder / "p1.json").read_text())
+    (folder / "p1.json").write_text(text)  # changed, with its hash line
+    (folder / plans.SUMS).write_text(f"{plans.sha256(text)}  p1.json\n")
+    names, problems = shown()
+    assert names == ["builtin"] and "plan p1.json: a question's field is a switch of the ViT" in problems
+    (folder / "p1.json").unlink()  # removed
+    assert shown() == (["builtin"], f"plan p1.json: registered in {plans.SUMS} but its file is missing")

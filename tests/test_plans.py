@@ -59,6 +59,10 @@ def test_register_writes_a_file_whose_hash_is_recorded_and_never_changes(tmp_pat
     (["--vary", "depth=0"], "depth=0"),
     (["--confirms", "nothing"], "no such plan"),
     (["--cross"], "single-field changes"),
+    (["--vary", "depth=3"], "depth's levels are 1, 2, 4; got 3"),  # a plan asks the registry's levels only
+    (["--confirms", "conf"], "confirms names the plan itself"),
+    (["--note", "caf\u00e9"], "a note is ASCII text"),
+    (["--note", "x" * 4_001], "a note is at most 4,000 characters"),
 ])
 def test_a_bad_plan_is_one_line_and_writes_nothing(tmp_path, capsys, words, says):
     args = [*CONFIRM, "--store", str(tmp_path)]

@@ -7,7 +7,8 @@ from vitcore.app import fmt, plans_view
 
 st.title("Plans")
 st.caption("A plan is written down, with its sha256, before the runs it judges. Each question is decided at the "
-           "first look whose tests resolve, and later runs never change it.", help=plans_view.ABOUT)
+           "first look whose tests resolve, and later runs never change it.",
+           help=plans_view.ABOUT + " " + plans_view.PROOF)
 
 report = plans_view.report()
 for problem in report.problems:
@@ -17,15 +18,15 @@ if not judging:
     st.info("No plan judges a run of this store yet: register one for your own study (below).")
 if idle:  # plans none of whose runs is stored here (the built-in ones, in a store of your own study): one line
     folded = st.expander(plans_view.idle_line(idle))
-for plan in [*judging, *idle]:  # the blind plans first: their verdicts lead every view
+for plan in [*judging, *idle]:  # in lead order: the plan whose verdicts lead comes first
     where = folded if plan in idle else st  # a plan that judges nothing here draws inside the folded line
     frame = report.questions_frame()
     frame = frame[frame["plan"] == plan.name].reset_index(drop=True)
     where.subheader(f"Plan {plan.name}" + (f" — confirms {plan.confirms}" if plan.confirms else ""))
     order = report.checked.order(plan.name) if report.checked is not None else ""
-    where.markdown(plans_view.summary(plan, frame, report.blind[plan.name], order))
+    where.markdown(plans_view.summary(plan, frame, report.blind[plan.name], order, report.commit(plan.name)))
     if plan.note:
-        where.caption(plans_view.first_sentence(plan.note), help=plan.note)  # the plan file's note in full
+        where.text(plan.note)  # the plan's words as written: never Markdown (a note must not look like a verdict)
     where.dataframe(plans_view.display(plan, frame), hide_index=True, width="stretch")
 st.caption("Register your own: `python -m vitcore plan register NAME --vary FIELD=L1,L2 --rows N --seeds A-B "
            "--looks 10,20`, commit the file, then `python -m vitcore sweep plan NAME --workers 2` trains it until "

@@ -9,10 +9,11 @@ import pandas as pd
 
 from vitcore.app import fmt, state
 from vitcore.config.switches import setting
-from vitcore.study.words import DECIDED, OUTCOMES
+from vitcore.study.words import DECIDED, OUTCOMES, POOLED_NOTE, REWRITE
 
 COLUMNS = {"question": "Question", "train_rows": "Rows", "look": "Look", "verdict": "Verdict", "size": "Size",
            "needs": "Needs", "seen_before_plan": "Seen before the plan"}
+POOLED = "Pooled, context (95%, unadjusted)"  # never a verdict: POOLED_NOTE says why
 CONFIRMATION = {"discovery_verdict": "Discovery", "discovery_look": "Discovery stopped at", "replicated": "Replication"}
 
 
@@ -20,8 +21,11 @@ CONFIRMATION = {"discovery_verdict": "Discovery", "discovery_look": "Discovery s
 ABOUT = ("A plan fixes its questions, margin, looks, caps, spending and random seeds before its runs; a question stays "
          "undecided at its cap if no look resolves it. A confirmation plan asks the same questions on random seeds "
          "nobody had seen: its verdict leads every view, and each discovery is replicated, contradicted or not "
-         "confirmed. In git, each plan proves its order: its file is the one its registering commit added, and that "
-         "commit came before every commit adding its runs.")
+         "confirmed.")
+# What git proves of a plan's order and what it cannot (the caption's help icon, after ABOUT).
+PROOF = ("Only a plan whose order git proves leads over the built-in one: its file is the one its registering commit "
+         "added, that commit came before every commit adding its runs, is dated within minutes of the plan's "
+         "registered_at and before every one of its runs was trained. What git cannot show: " + REWRITE + ".")
 
 
 def judging(report) -> tuple[list, list]:
@@ -51,17 +55,17 @@ def report():
 
 
 def ordered(found) -> list:
-    """The plans as the page shows them: the blind ones first (in the order they lead a comparison,
-    plan_report.Checked.lead: the earliest registered first), then the rest in that order (the built-in plan, seen
-    before it was registered, after every blind one)."""
+    """The plans as the page shows them: in the order they lead a comparison (plan_report.Checked.lead: blind plans
+    whose order git proves, then the built-in plan, then every other plan), so the page's first plan is the one
+    whose verdicts lead; without a plan check (no store), as found."""
     lead = list(found.checked.lead()) if found.checked is not None else list(found.plans)
-    lead += [p for p in found.plans if p not in lead]
-    return sorted(lead, key=lambda p: found.blind.get(p.name) is not True)  # stable: the lead order within each
+    return lead + [p for p in found.plans if p not in lead]
 
 
-def summary(plan, frame: pd.DataFrame, blind: bool | None, order: str = "") -> str:
+def summary(plan, frame: pd.DataFrame, blind: bool | None, order: str = "", commit: str = "") -> str:
     """One paragraph: what the plan is, its hash, when registered, its random seeds, how far it got, whether it is
-    blind and what proves its order (`order`: the Study's plans_checked().order)."""
+    blind and what proves its order (`order`: the Study's plans_checked().order; `commit`: its registering commit
+    id). Everything in it comes from checked fields (a name, numbers, hex ids): the note is shown apart, as text."""
     decided = int(frame["verdict"].isin(DECIDED).sum())
     capped = int(frame["needs"].str.startswith("at the plan's cap").sum())
     seen = ("**nothing judged yet**: none of its runs is stored" if blind is None else
@@ -69,8 +73,9 @@ def summary(plan, frame: pd.DataFrame, blind: bool | None, order: str = "") -> s
             "**not blind**: some runs it judges were trained before it was registered (its verdicts that used them "
             "say \"decided on random seeds seen before the plan\")")
     if order:
-        seen += f"; order: {order}"
-    text = (f"Registered {plan.registered_at} (sha256 `{plan.sha256[:12]}…`), random seeds {plan.seeds_text}, looks "
+        seen += f"; order: {fmt.plain(order)}"  # words with run ids and underscores: never Markdown
+    where = f", registering commit `{commit}`" if commit else ""
+    text = (f"Registered {plan.registered_at} (sha256 `{plan.sha256}`{where}), random seeds {plan.seeds_text}, looks "
             f"at {', '.join(map(str, plan.looks))} paired random seeds, margin ±{plan.margin:g}: "
             f"{len(frame)} question{'' if len(frame) == 1 else 's'}, **{decided} decided**, {capped} at the cap "
             f"undecided; {seen}.")
@@ -78,10 +83,9 @@ def summary(plan, frame: pd.DataFrame, blind: bool | None, order: str = "") -> s
         counts = frame["replicated"].value_counts()
         text += (f" It confirms plan **{plan.confirms}** on fresh random seeds, and its verdicts lead every view of "
                  "these questions (the discovery follows): " +
-                 ", ".join(f"{int(counts.get(word, 0))} {word}" for word in OUTCOMES) + ". "
-                 "**Pooled** combines the discovery and the confirmation (inverse-variance, the shared test-image "
-                 "term once) as context, never as a verdict: the discovery's half was looked at first; "
-                 "**het. p** is Cochran's Q (p of the z between them).")
+                 ", ".join(f"{int(counts.get(word, 0))} {word}" for word in OUTCOMES if counts.get(word, 0)) + ". "
+                 f"**Pooled** combines the discovery and the confirmation, {POOLED_NOTE}; **het. p** is Welch's test "
+                 "of the difference between them (Welch-Satterthwaite df).")
     return text
 
 
@@ -97,10 +101,10 @@ def display(plan, frame: pd.DataFrame) -> pd.DataFrame:
     if plan.confirms:
         shown["Discovery Δ"] = frame["discovery_delta"].map(_delta)
         shown["z"] = frame["z"].map(lambda x: "" if pd.isna(x) else f"{x:+.2f}")
-        shown["Pooled (95%)"] = [f"{_delta(d)} [{_delta(lo)}, {_delta(hi)}]" if pd.notna(d) else ""
+        shown[POOLED] = [f"{_delta(d)} [{_delta(lo)}, {_delta(hi)}]" if pd.notna(d) else ""
                                  for d, lo, hi in zip(frame["pooled_delta"], frame["pooled_low"], frame["pooled_high"])]
         shown["het. p"] = frame["heterogeneity_p"].map(lambda x: "" if pd.isna(x) else f"{x:.2f}")
-    order = ["Question", "Verdict", "Replication", "Discovery", "Rows", "Look", "Δ", "Discovery Δ", "z", "Pooled (95%)",
+    order = ["Question", "Verdict", "Replication", "Discovery", "Rows", "Look", "Δ", "Discovery Δ", "z", POOLED,
              "het. p", "Size", "Seen before the plan", "Needs"]
     return shown[[name for name in order if name in shown.columns]]  # the key columns first: they fit at 400 px
 

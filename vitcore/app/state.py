@@ -1,10 +1,11 @@
 """The app's state: the sidebar's selection, and the store's one Study (vitcore.study.Study: every page's
 analysis, computed once per store state and shared by every session).
 
-No TensorFlow here. `store_mtime` (a key from every run folder's stamp) keys the Study, so a run
-trained from the app, a new sweep result or a run damaged in place is picked up on the next rerun
-without clearing caches by hand. The store is found as the CLI finds it (--store aside):
-$VITCORE_STORE, else the repository's cached_runs/ (vitcore.config.environment.store_path).
+No TensorFlow here. `store_mtime` (a key from every run folder's stamp, the plans folder's and the git commit) keys
+the Study, so a run trained from the app, a new sweep result, a run damaged in place, or a plan added, changed,
+removed or committed is picked up on the next rerun without clearing caches by hand. The store is found as the
+CLI finds it (--store aside): $VITCORE_STORE, else the repository's cached_runs/
+(vitcore.config.environment.store_path).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from vitcore.config.numbers import whole_counts
 from vitcore.config.run import RunConfig
 from vitcore.store.runs import RunStore
 from vitcore.study import Study
+from vitcore.study.shelf import plans_key
 from vitcore.study.words import MARGIN
 from vitcore.study.words import effects_centre as centre_of
 
@@ -78,6 +80,7 @@ def store_mtime() -> str:
         for run_id, is_dir in sorted(RunStore(root)._entries().items()):
             folder = stamp(os.path.join(root, run_id), is_dir)  # None: changed a moment ago, look again
             digest.update(f"{run_id}={folder if folder is not None else time.time_ns()}\n".encode())
+    digest.update(plans_key(STORE_PATH).encode())  # a plan added, changed, removed or committed: a new key
     _store_key = (now, STORE_PATH, digest.hexdigest())
     return _store_key[2]
 

@@ -105,7 +105,8 @@ def _register(args) -> int:
         print(f"warning: {len(plan.on_disk)} of its runs are stored already (its file lists them): its verdicts on "
               "them read 'seen before the plan', never blind", file=sys.stderr)
     if plan_report.tracked(store.root):
-        print(f"commit it before any of its runs exists (git then proves the order); then: "
+        print(f"commit it within {plan_report.COMMIT_WITHIN.seconds // 60} minutes and before any of its runs exists "
+              f"(git then proves the order); then: "
               f"python -m vitcore sweep plan {plan.name} --workers 2")
     else:
         print(f"{clean(str(store.root))} is not in a git repository: nothing will prove this plan came before its runs "
@@ -119,7 +120,7 @@ def _plans(args) -> int:
         print(f"refused: {clean(problem)}", file=sys.stderr)
     plan_table, questions = report.plans_frame(), report.questions_frame()
     if args.out is None:
-        print(plan_table.drop(columns=["sha256"]).to_string(index=False))
+        print(plan_table.drop(columns=["sha256", "commit"]).to_string(index=False))
         print()
         print(questions[["plan", "question", "train_rows", "look", "verdict", "size", "seen_before_plan",
                          "discovery_verdict", "replicated", "needs"]].to_string(index=False))

@@ -26,7 +26,7 @@ from vitcore.data import testsplit
 from vitcore.data.fashion import read_in_background
 from vitcore.data.samples import CHECK_ROWS
 from vitcore.run import bench, spawn
-from vitcore.stats import plan_report
+from vitcore.stats import plan_report, plan_store
 from vitcore.store.runs import RunStore, StoreWarning
 
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv")
@@ -159,10 +159,15 @@ def _check(args) -> int:
         warnings.simplefilter("ignore", StoreWarning)
         table = store.table()  # check() just rewrote the index: no run is read again
     # a plan whose hash moved, whose file changed since its registering commit, or whose runs were committed first
-    problems += [("plans", text) for text in plan_report.checked(table, store.root).problems]
+    checked = plan_report.checked(table, store.root)
+    problems += [("plans", text) for text in checked.problems]
     for name, reason in problems:
         print(f"{clean(name)}: {clean(reason)}")  # names from the disk: no control character reaches the terminal
     print(f"{clean(str(store.root))}: {len(table):,} valid runs, {len(problems):,} problems")
+    for plan in checked.plans:  # judging, but no lead over a proven plan: said, not a problem (an uncommitted plan)
+        if plan.name != plan_store.BUILTIN and not checked.proven(plan.name):
+            print(f"not proven: plan {plan.name}.json judges, after every proven plan and the built-in one: "
+                  f"{clean(checked.order(plan.name))}")
     missing = int((~table["has_predictions"].astype(bool)).sum()) if len(table) else 0
     print(f"{missing:,} valid runs without predictions.npy (flips and the test set's sampling need them; "
           "`python -m vitcore sweep all --backfill-predictions` adds them)" if missing else

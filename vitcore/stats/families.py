@@ -135,8 +135,8 @@ def registry_family(base: RunConfig, field: str, level) -> Family:
 
 def switch_family(base: RunConfig, field: str, level, plans=()) -> Family:
     """registry_family, judged at the looks of the first of `plans` that asks the change (the Study's lead order:
-    blind registered plans, then the built-in one; vitcore.stats.plan_report.Checked.lead), with the m that plan
-    registered; `plans` empty: the built-in plan alone."""
+    blind plans git proves, then the built-in one, then the others; vitcore.stats.plan_report.Checked.lead), with the
+    m that plan registered; `plans` empty: the built-in plan alone."""
     family = registry_family(base, field, level)
     try:
         variant = base.replace(**{field: level})

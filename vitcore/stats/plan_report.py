@@ -21,6 +21,7 @@ import dataclasses
 import subprocess
 from dataclasses import asdict, dataclass
 from dataclasses import field as attribute
+from datetime import datetime, timedelta, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -44,6 +45,7 @@ from vitcore.stats.replication import (  # noqa: F401 (the words, re-exported fo
     REPLICATED_INSIDE,
     outcome,
 )
+from vitcore.store.timing import trained_at
 
 NOT_JUDGED = "nothing judged yet"  # a plan none of whose runs is stored: neither blind nor seen
 
@@ -100,13 +102,21 @@ class Checked:
             return "the built-in plan: registered on runs it had seen (its file lists them)"
         return self.history[name].words()
 
+    def proven(self, name: str) -> bool:
+        """Whether git proves a registered plan's order (plan_history below); the built-in plan's is its file's."""
+        return name in self.history and self.history[name].proven
+
     def lead(self) -> tuple[plans.Plan, ...]:
-        """The plans in the order they lead a comparison they ask (families.family_of's `plans`): blind registered
-        plans first (the earliest registered), then the built-in one, then registered plans on seen runs."""
+        """The plans in the order they lead a comparison they ask (families.family_of's `plans`): blind plans whose
+        order git proves first (by their registering commit), then the built-in one, then every other registered
+        plan (blind but unproven, then seen; each by registered_at). A plan's own registered_at is a claim its file
+        makes: it orders plans only among those of the same standing, never lifts one over a proven plan."""
         registered = sorted((p for p in self.plans if p.name != plan_store.BUILTIN), key=lambda p: p.registered_at)
         builtin = [p for p in self.plans if p.name == plan_store.BUILTIN]
-        return (*[p for p in registered if self.blind[p.name] is not False], *builtin,
-                *[p for p in registered if self.blind[p.name] is False])
+        proven = sorted((p for p in registered if self.blind[p.name] is not False and self.proven(p.name)),
+                        key=lambda p: (self.history[p.name].date, p.name))
+        unproven = [p for p in registered if self.blind[p.name] is not False and p not in proven]
+        return (*proven, *builtin, *unproven, *[p for p in registered if self.blind[p.name] is False])
 
 
 def judged_ids(plan: plans.Plan, runs: pd.DataFrame) -> pd.DataFrame:
@@ -124,15 +134,21 @@ def blind(plan: plans.Plan, runs: pd.DataFrame) -> bool | None:
     return not any(plan.seen(run_id, t) for run_id, t in zip(mine["run_id"], when))
 
 
+def _judged_times(mine: pd.DataFrame) -> list[tuple[str, str | None]]:
+    """(run id, trained_at or None) of each run a plan judges."""
+    when = mine["trained_at"] if "trained_at" in mine.columns else [None] * len(mine)
+    return [(run_id, t if isinstance(t, str) else None) for run_id, t in zip(mine["run_id"], when)]
+
+
 def checked(runs: pd.DataFrame, root=None) -> Checked:
     """Checked for a store: plan_store.load's plans and problems, then git's proof of each registered plan's order
     (prove); a plan whose file changed since its commit, or whose runs were committed before it, is
     moved to the problems."""
     found, problems = plan_store.load(root)
     registered = [p for p in found if p.name != plan_store.BUILTIN]
-    history, refused = prove(root, registered, lambda p: list(judged_ids(p, runs)["run_id"]))
-    kept = tuple(p for p in found if p.name == plan_store.BUILTIN or p.name in history)
-    return Checked(kept, (*problems, *refused), history, {p.name: blind(p, runs) for p in kept})
+    history, refused = prove(root, registered, lambda p: _judged_times(judged_ids(p, runs)))
+    kept, orphans = plan_store.confirmable([p for p in found if p.name == plan_store.BUILTIN or p.name in history])
+    return Checked(tuple(kept), (*problems, *refused, *orphans), history, {p.name: blind(p, runs) for p in kept})
 
 
 def _status(plan: plans.Plan, question: plans.Question, runs: pd.DataFrame, test_set) -> QuestionStatus:
@@ -198,6 +214,11 @@ class PlanReport:
     problems: tuple[str, ...]
     checked: Checked | None = attribute(default=None, repr=False, compare=False)
 
+    def commit(self, name: str) -> str:
+        """The plan's registering commit id ('' for the built-in plan, an uncommitted file, or outside git)."""
+        history = self.checked.history.get(name) if self.checked is not None else None
+        return history.commit if history is not None else ""
+
     def of(self, name: str) -> list[QuestionStatus]:
         return [q for q in self.questions if q.plan == name]
 
@@ -213,7 +234,8 @@ class PlanReport:
             mine, state = self.of(plan.name), self.blind[plan.name]
             counts = {word: sum(q.replicated == word for q in mine) if plan.confirms else np.nan
                       for word in (REPLICATED, REPLICATED_DIRECTION, REPLICATED_INSIDE, CONTRADICTED, NOT_CONFIRMED)}
-            rows.append({"plan": plan.name, "sha256": plan.sha256, "registered_at": plan.registered_at,
+            rows.append({"plan": plan.name, "sha256": plan.sha256, "commit": self.commit(plan.name),
+                         "registered_at": plan.registered_at,
                          "seeds": plan.seeds_text, "questions": len(mine), "decided": sum(q.decided for q in mine),
                          "at_cap": sum(q.at_cap and not q.decided for q in mine),
                          "blind": NOT_JUDGED if state is None else state,
@@ -257,8 +279,8 @@ def report(runs: pd.DataFrame, test_set, root=None, plans_checked: Checked | Non
     return PlanReport(found, tuple(out), plans_checked.blind, plans_checked.problems, plans_checked)
 
 
-# A registered plan proves its own history from git: the file is what its registering commit added, and that
-# commit is an ancestor of every commit that added one of its runs.
+# What git shows of a registered plan's order: the file is what its registering commit added, that commit is an
+# ancestor of every commit that added one of its runs, and its date fits the plan's own times.
 #
 #     registering commit   the first commit that added `<store>/plans/NAME.json`
 #     unchanged            the file on disk is byte for byte that commit's version (a rewritten file with a
@@ -267,22 +289,37 @@ def report(runs: pd.DataFrame, test_set, root=None, plans_checked: Checked | Non
 #                          descendant of that commit (a strict one: a run added with its plan was not trained blind),
 #                          or is not committed yet (newer than every commit); a run the plan lists as on disk when it
 #                          was registered is exempt (the plan says it saw it)
+#     dated                the commit's committer date lies within COMMIT_WITHIN after the plan's registered_at and at
+#                          or before every judged run's trained_at: git orders commits, not trainings (a history made
+#                          today, the plan committed and then runs trained days earlier, proves nothing)
 #
-# A plan that fails either judges nothing (`check` and `plans` name it, exit 1). Where the store is not in a git
-# work tree, or the plan file is not committed, the order is "not proven": the plan still judges, and every view
-# says its blindness rests on the runs' own trained_at. Git is asked a few questions per store state (a fraction of a
-# second on the committed store); no pandas needed, no TensorFlow.
+# A plan that fails "unchanged" or "after it" judges nothing (`check` and `plans` name it, exit 1); one that fails
+# "dated", whose store is not in a git work tree, or whose file is not committed, reads "order not proven": it still
+# judges, follows the built-in plan in the lead order, and every view says its blindness rests on the runs' own
+# trained_at. What no check in one clone can show is a history rewritten as a whole (REWRITE): the Plans page,
+# plans.csv and the docs give each plan's sha256 and registering commit id to compare with another copy. Git is
+# asked a few questions per store state (a fraction of a second on the committed store); no TensorFlow.
 
 PROVEN, NOT_PROVEN = "proven from git", "order not proven"
 TIMEOUT = 30  # seconds for one git command (a huge history still answers; a hung one is not proof)
+# The registering commit's date against the plan's own registered_at: `plan register` writes the file, the commit
+# follows within minutes. A commit dated long after (a history made today) or before (a backdated plan) proves nothing.
+COMMIT_WITHIN = timedelta(minutes=30)
+CLOCK_SKEW = timedelta(minutes=2)   # a commit dated a little before registered_at: two clocks
+# What git cannot show, said wherever "proven from git" is: every view, plans.csv, the docs.
+REWRITE = ("git proves the order within this clone's history; a history rewritten as a whole (every commit made "
+           "again, dates included) is caught only against a copy someone else holds, e.g. the public remote: "
+           "compare the plan's sha256 and registering commit id with theirs")
 
 
 @dataclass(frozen=True)
 class History:
-    """What git says of one plan: `order` PROVEN or NOT_PROVEN (`why` says why not), `commit` its registering one."""
+    """What git says of one plan: `order` PROVEN or NOT_PROVEN (`why` says why not), `commit` its registering one
+    (when its file is committed) and that commit's date (the committer's, UTC)."""
     order: str
     why: str = ""
     commit: str = ""
+    date: str = ""
 
     @property
     def proven(self) -> bool:
@@ -290,7 +327,9 @@ class History:
 
     def words(self) -> str:
         if self.proven:
-            return f"{PROVEN} (registered in commit {self.commit[:10]}, before every commit adding its runs)"
+            return (f"{PROVEN} (registered in commit {self.commit[:10]} dated {self.date}, before every commit adding "
+                    "its runs and before every one of them was trained; a history rewritten as a whole is caught only "
+                    "against a copy someone else holds, e.g. the public remote)")
         return f"{NOT_PROVEN} ({self.why})"
 
 
@@ -308,6 +347,11 @@ def _git(top: Path, *args: str) -> str | None:
 def _top(root: Path) -> Path | None:
     out = _git(root, "rev-parse", "--show-toplevel")
     return Path(out.strip()) if out and out.strip() else None
+
+
+def head(root) -> str:
+    """The commit the git checkout holding `root` is at ('' outside git): part of the app's key for the store."""
+    return (_git(Path(root), "rev-parse", "HEAD") or "").strip() if Path(root).is_dir() else ""
 
 
 def tracked(root) -> bool:
@@ -363,15 +407,51 @@ def prove(root, plans: list[Plan], runs_of_plan) -> tuple[dict[str, History], li
             continue
         after = set((_git(top, "rev-list", "--ancestry-path", f"{commit}..HEAD") or "").split())
         exempt = plan.on_disk or frozenset()
-        early = sorted(run_id for run_id in runs_of_plan(plan)
-                       if run_id not in exempt and f"{prefix}{run_id}/summary.json" in run_added
+        judged = [(run_id, when) for run_id, when in runs_of_plan(plan) if run_id not in exempt]
+        early = sorted(run_id for run_id, _ in judged if f"{prefix}{run_id}/summary.json" in run_added
                        and run_added[f"{prefix}{run_id}/summary.json"] not in after)
         if early:
             problems.append(f"plan {plan.name}.json: {len(early)} of its runs (e.g. {early[0]}) were committed "
                             f"before or with commit {commit[:10]} that registered it: not blind")
             continue
-        histories[plan.name] = History(PROVEN, commit=commit)
+        date = _commit_date(top, commit)
+        why = _dates_disagree(plan, commit, date, judged)
+        shown = date.strftime("%Y-%m-%dT%H:%M:%SZ") if date is not None else ""
+        histories[plan.name] = History(NOT_PROVEN, why, commit, shown) if why else History(PROVEN, "", commit, shown)
     return histories, problems
+
+
+def _commit_date(top: Path, commit: str) -> datetime | None:
+    """The committer date of `commit` (when it entered a history: a rebase or a history made today moves it), UTC."""
+    out = (_git(top, "show", "-s", "--format=%ct", commit) or "").strip()
+    return datetime.fromtimestamp(int(out), timezone.utc) if out.isdigit() else None
+
+
+def _dates_disagree(plan: Plan, commit: str, date: datetime | None, judged) -> str:
+    """Why the registering commit's date does not prove the plan came first ('' when it does): it must lie within
+    COMMIT_WITHIN of the plan's registered_at, and at or before every judged run's trained_at (whole seconds)."""
+    if date is None:
+        return f"git gives no date for its registering commit {commit[:10]}"
+    registered = plan.registered()
+    if not registered - CLOCK_SKEW <= date <= registered + COMMIT_WITHIN:
+        return (f"its registering commit {commit[:10]} is dated {date:%Y-%m-%dT%H:%M:%SZ}, not within "
+                f"{COMMIT_WITHIN.seconds // 60} minutes after its registered_at {plan.registered_at}")
+    undated = sorted(run_id for run_id, when in judged if when is None)
+    if undated:
+        return (f"{len(undated)} of its runs (e.g. {undated[0]}) have no trained_at: their order against commit "
+                f"{commit[:10]} cannot be shown")
+    early = sorted((when, run_id) for run_id, when in judged if _time(when) is None or _time(when) < date)
+    if early:
+        return (f"{len(early)} of its runs (e.g. {early[0][1]}, trained_at {early[0][0]}) were trained before its "
+                f"registering commit {commit[:10]} dated {date:%Y-%m-%dT%H:%M:%SZ}")
+    return ""
+
+
+def _time(value: str) -> datetime | None:
+    try:
+        return trained_at(value)
+    except ValueError:
+        return None
 
 
 def code_version() -> str:

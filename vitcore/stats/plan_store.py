@@ -103,11 +103,44 @@ def load(root: str | Path | None) -> tuple[list[Plan], list[str]]:
                 problems.append(f"plan {plan.name}.json: the name {BUILTIN!r} is the built-in plan's")
             else:
                 plans.append(plan)
-    names = {p.name for p in plans}
+    plans, refused = confirmable(plans)
+    return plans, [*problems, *refused]
+
+
+def confirmable(plans: list[Plan]) -> tuple[list[Plan], list[str]]:
+    """(the plans whose `confirms` names another plan among them that judges, the problems of the others): a
+    confirmation of a missing or refused plan, or in a cycle of confirmations (a plan confirming itself is refused
+    by plans.check), judges nothing, and neither does a confirmation of it. Each plan is followed once (linear in
+    the number of plans, however they chain)."""
+    by_name = {p.name: p for p in plans}
+    judges: dict[str, bool] = {}
+    said: dict[str, str] = {}
     for plan in plans:
-        if plan.confirms is not None and plan.confirms not in names:
-            problems.append(f"plan {plan.name}: confirms {plan.confirms!r}, which is not a plan here")
-    return plans, problems
+        path: dict[str, int] = {}  # the chain followed from this plan, in order (a dict: each look-up constant)
+        name = plan.name
+        while name is not None and name in by_name and name not in judges and name not in path:
+            path[name] = len(path)
+            name = by_name[name].confirms
+        chain = list(path)
+        if name is not None and name in path:  # a cycle: its members judge nothing
+            cycle = chain[path[name]:]
+            for k, member in enumerate(cycle):
+                judges[member] = False
+                loop = [cycle[(k + j) % len(cycle)] for j in range(min(4, len(cycle)))]  # the first few, from it
+                shown = " -> ".join([*loop, *(["..."] if len(cycle) > 4 else []), member])
+                said[member] = (f"plan {member}.json: confirms {by_name[member].confirms!r} in a cycle of "
+                                f"{len(cycle)} confirmations ({shown}): a confirmation replicates a plan that does not "
+                                "confirm it back")
+            chain = chain[:path[name]]
+        for member in reversed(chain):  # each judges when what it confirms judges (or it confirms nothing)
+            target = by_name[member].confirms
+            if target is None or judges.get(target, False):
+                judges[member] = True
+                continue
+            judges[member] = False
+            why = "which is not a plan here" if target not in by_name else "which judges nothing"
+            said[member] = f"plan {member}.json: confirms {target!r}, {why}"
+    return [p for p in plans if judges[p.name]], [said[p.name] for p in plans if p.name in said]
 
 
 def register(root: str | Path, plan: Plan) -> Path:
@@ -117,7 +150,8 @@ def register(root: str | Path, plan: Plan) -> Path:
 
     The text goes to a temporary `.tmp-plan-*` file (flocked while written: `check --fix` removes one a killed
     register left, vitcore.store.upkeep), is fsynced and linked to its name (never onto anything there); then the
-    hash line is appended and fsynced. A failure undoes what was done: the file unlinked, SHA256SUMS cut back."""
+    hash line is appended and fsynced (after a newline ending SHA256SUMS's last line if it lacks one). A failure undoes
+    what was done: the file unlinked, SHA256SUMS cut back to what it was."""
     folder = Path(root) / FOLDER
     if plan.name == BUILTIN or os.path.lexists(folder / f"{plan.name}.json"):
         raise PlanError(f"a plan named {plan.name!r} exists: a registered plan never changes; pick a new name")
@@ -126,7 +160,7 @@ def register(root: str | Path, plan: Plan) -> Path:
         raise PlanError(f"{folder} is not a folder")
     text, path, sums = plan.text(), folder / f"{plan.name}.json", folder / SUMS
     try:  # looked at first (a link never followed, a FIFO or device never opened), before the plan is written
-        out, _ = open_or_create(sums, os.O_WRONLY | os.O_APPEND)
+        out, _ = open_or_create(sums, os.O_RDWR | os.O_APPEND)  # read: its last byte
     except Refused:
         raise PlanError(f"{sums} is not a plain file") from None
     temp = folder / f"{TEMP}{plan.name}-{secrets.token_hex(6)}"
@@ -138,7 +172,9 @@ def register(root: str | Path, plan: Plan) -> Path:
             _write(handle, text.encode())
             os.link(temp, path)  # FileExistsError when anything is at the name now: nothing replaced
             linked = True
-            _write(out, f"{sha256(text)}  {plan.name}.json\n".encode())
+            # a last line without its newline (a hand edit) is ended first, never glued to: that line stays its plan's
+            ended = size == 0 or os.pread(out, 1, size - 1) == b"\n"
+            _write(out, ("" if ended else "\n").encode() + f"{sha256(text)}  {plan.name}.json\n".encode())
         finally:
             os.close(handle)
             os.unlink(temp)

@@ -51,6 +51,10 @@ MAX_LOOKS = 20                   # interim analyses: alpha spent over more looks
 MAX_SEEDS = 1_000                # paired random seeds at the last look (the built-in plan: 40)
 MAX_RUNS = 20_000                # runs at the last look: distinct configs of the questions x the last look
 BOUND_WHY = "20,000 runs of even the cheapest config are 1-2 CPU-days"
+# Every question is judged on every page load (a paired test per look): the count is bounded before any question is
+# built, so a file of 15,000 copies of one question is refused in a millisecond, never evaluated (343 s before).
+MAX_QUESTIONS = 300              # the built-in plan asks 20, the confirmation 28; every switch level x 20 row counts
+MAX_NOTE = 4_000                 # characters of a note (the built-in plan's: 617)
 
 
 @dataclass(frozen=True)
@@ -189,6 +193,20 @@ def questions_of(vary: list[tuple[str, tuple]], rows: tuple[int, ...],
     return tuple(dict.fromkeys(out))
 
 
+def asked(field: str, level, base_level) -> None:
+    """PlanError unless `field` is a registry switch of the ViT and `level` one of its levels other than the base's
+    (a plan asks what the registry offers: a field no switch has, e.g. the random seed, is no question)."""
+    switch = switches.SWITCH.get(field)
+    if switch is None or not switch.applies("vit"):
+        raise PlanError(f"a question's field is a switch of the ViT, one of {', '.join(switches.NAMES)}; "
+                        f"got {_shown(field)}")
+    if isinstance(level, bool) or level not in switch.levels or type(level) is not type(switch.default) and not (
+            isinstance(switch.default, float) and type(level) is int):
+        raise PlanError(f"{field}'s levels are {', '.join(map(str, switch.levels))}; got {_shown(level)}")
+    if level == base_level:
+        raise PlanError(f"{field}={level} is its base's own level: a question changes the base")
+
+
 def _question(item: dict) -> Question:
     if not isinstance(item, dict) or set(item) != {"base", "train_rows", "field", "level"}:
         raise PlanError(f"a question is {{base, train_rows, field, level}}; got {item!r:.200}")
@@ -199,6 +217,7 @@ def _question(item: dict) -> Question:
     for key, value in {**item["base"], field: item["level"]}.items():
         if key in DEFAULTS:
             same_kind(value, DEFAULTS[key], f"question {item!r:.200}: {key}")
+    asked(field, item["level"], item["base"].get(field, DEFAULTS.get(field)))
     try:
         base = RunConfig(train_rows=whole(item["train_rows"], "a question's train_rows"), **item["base"])
         question = Question(base, field, item["level"])
@@ -222,8 +241,14 @@ def parse(text: str, sha256: str = "") -> Plan:
         raise PlanError(f"spending is {{function: {SPENDING!r}, rho}}")
     if not isinstance(seeds, dict) or set(seeds) != {"first", "last"}:
         raise PlanError("seeds is {first, last}")
+    asks = items(data["questions"], "questions")
+    if len(asks) > MAX_QUESTIONS:  # before any question is built: the work below grows with their number
+        raise PlanError(f"a plan asks at most {MAX_QUESTIONS} questions (each is judged at every look on every page "
+                        f"load); this one has {len(asks):,}")
     settings = read_settings(data)  # PlanError naming what is not allowed
     caps = []
+    if len(items(data["caps"], "caps")) > len(asks):  # each is matched against every question (check)
+        raise PlanError(f"a plan has at most one cap per question ({len(asks)}); this one has {len(data['caps']):,}")
     for cap in items(data["caps"], "caps"):
         if not isinstance(cap, dict) or set(cap) != {"field", "level", "cap"}:
             raise PlanError(f"a cap is {{field, level, cap}}; got {cap!r:.200}")
@@ -231,7 +256,7 @@ def parse(text: str, sha256: str = "") -> Plan:
     on_disk = data.get("on_disk_at_registration") if "on_disk_at_registration" in data else ()
     plan = Plan(name=words(data["name"], "name"), registered_at=words(data["registered_at"], "registered_at"),
                 first_seed=whole(seeds["first"], "seeds.first"),
-                questions=tuple(_question(q) for q in items(data["questions"], "questions")),
+                questions=tuple(_question(q) for q in asks),
                 looks=tuple(whole(n, "a look") for n in items(data["looks"], "looks")), caps=tuple(caps),
                 margin=number(data["margin"], "margin"), alpha=number(data["alpha"], "alpha"),
                 rho=number(spending["rho"], "spending.rho"), metric=data["metric"],
@@ -250,6 +275,15 @@ def check(plan: Plan) -> None:
     if not NAME.fullmatch(plan.name):
         raise PlanError(f"a plan's name is 1-40 of a-z, 0-9, '-' and '_', starting with a letter or digit; "
                         f"got {plan.name!r}")
+    if len(plan.questions) > MAX_QUESTIONS:
+        raise PlanError(f"a plan asks at most {MAX_QUESTIONS} questions (each is judged at every look on every page "
+                        f"load); this one has {len(plan.questions):,}")
+    if len(set(plan.questions)) != len(plan.questions):
+        twice = next(q for k, q in enumerate(plan.questions) if q in plan.questions[:k])
+        raise PlanError(f"the question {twice.name} at {twice.train_rows:,} rows is asked twice: each question once")
+    for question in plan.questions:
+        asked(question.field, question.level, getattr(question.base, question.field))
+    check_note(plan.note)
     looks = plan.looks
     if not looks or any(n < 2 for n in looks) or list(looks) != sorted(set(looks)):
         raise PlanError(f"looks are increasing whole numbers of paired random seeds, each at least 2; got {looks}")
@@ -260,6 +294,8 @@ def check(plan: Plan) -> None:
         raise PlanError("margin and alpha are between 0 and 1, rho between 0 and 10")
     if not 0 <= plan.first_seed or plan.last_seed > 2**31 - 1:
         raise PlanError("the plan's random seeds are whole numbers from 0 to 2**31 - 1")
+    if len({(field, level) for field, level, _ in plan.caps}) != len(plan.caps):
+        raise PlanError("a plan gives each question at most one cap (FIELD=LEVEL once)")
     for field, level, cap in plan.caps:
         if not any(q.field == field and type(q.level) is type(level) and q.level == level for q in plan.questions) \
                 or not looks[0] <= cap <= looks[-1]:
@@ -275,6 +311,18 @@ def check(plan: Plan) -> None:
         raise PlanError(f"registered_at: {error}") from None
     if plan.confirms is not None and not NAME.fullmatch(str(plan.confirms)):
         raise PlanError(f"confirms names a plan; got {plan.confirms!r}")
+    if plan.confirms == plan.name:
+        raise PlanError("confirms names the plan itself: a confirmation replicates another plan on fresh random seeds")
+
+
+def check_note(text: str) -> None:
+    """PlanError unless a note is ASCII text (lines of printable characters, no lone surrogate, no terminal escape)
+    of at most MAX_NOTE characters: every view shows it literally."""
+    if len(text) > MAX_NOTE:
+        raise PlanError(f"a note is at most {MAX_NOTE:,} characters; this one has {len(text):,}")
+    if not text.isascii() or not all(line.isprintable() for line in text.split("\n")):
+        bad = next(c for c in text if not c.isascii() or not (c.isprintable() or c == "\n"))
+        raise PlanError(f"a note is ASCII text, printable lines (the character {ascii(bad)} is not)")
 
 
 def sha256(text: str) -> str:

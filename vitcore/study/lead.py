@@ -10,9 +10,10 @@ a judged Δ (LEAD_COLUMNS), from the store's plans (vitcore.stats.plan_report).
     replication        one of vitcore.stats.replication.OUTCOMES (replicated, replicated (direction), contradicted, not
                        confirmed, ...; '' without one)
 
-The leading plan is the first of plan_report.Checked.lead() that asks the comparison (blind registered plans, then
-the built-in one, then registered plans on seen runs): the Study's families are formed with that order, so the
-verdict itself is already that plan's; this module only words it and what stands beside it. Plain strings.
+The leading plan is the first of plan_report.Checked.lead() that asks the comparison (blind registered plans whose
+order git proves, then the built-in one, then every other registered plan: unproven, then seen): the Study's
+families are formed with that order, so the verdict itself is already that plan's; this module only words it and
+what stands beside it. Plain strings.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def _state(row, owner, checked) -> str:
     """'seen', 'blind' or 'blind (order not proven: …)' for the plan that judged a row (git's proof: plan_history)."""
     if bool(row.get("seen_before_plan")) is True:
         return "seen"
-    if owner.name == plan_store.BUILTIN or checked is None or checked.history[owner.name].proven:
+    if owner.name == plan_store.BUILTIN or checked is None or checked.proven(owner.name):
         return "blind"
     return "blind (order not proven: the Plans page says why)"
 
@@ -99,7 +100,8 @@ def columns(report, checked, selection, baseline, row, owner) -> dict:
             continue  # the discovery: said on the confirmation's line
         verdict = mirrored(status.verdict) if flip else status.verdict
         state = f"{verdict} at look {status.look} of {status.looks_planned}" if status.decided else status.needs
-        seen = "seen" if status.seen_before_plan else "blind"
+        seen = "seen" if status.seen_before_plan else "blind" if status.plan == plan_store.BUILTIN or checked is None \
+            or checked.proven(status.plan) else "blind, order not proven"
         line = f"plan {status.plan} ({seen}, Δ {_number(sign * status.mean_delta)}): {state}"
         if status.replicated and status.discovery_plan == owner.name:  # its confirmation, not leading yet
             line = f"confirmation: {line} · {status.replicated}"

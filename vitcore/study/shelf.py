@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from vitcore.data.regular import Refused, replace
+from vitcore.stats.plan_report import head
 from vitcore.stats.plan_store import FOLDER as PLANS
 from vitcore.store import index
 from vitcore.store.files import BadRun, read_bounded
@@ -52,6 +53,16 @@ def code() -> str:
     for path in sorted(PACKAGE.rglob("*.py")):
         digest.update(f"{path.relative_to(PACKAGE)}\n".encode() + path.read_bytes())
     return digest.hexdigest()
+
+
+def plans_key(root: str | Path) -> str:
+    """The plans' state, for the app's store key (vitcore.app.state.store_mtime): the plans folder's stamp (each file's
+    name, size and ctime: a plan added, changed or removed) and the commit the store's git checkout is at (a plan
+    committed, or a history rewritten, changes what git proves of it: vitcore.stats.plan_report). One listing and
+    one git call, at most once a second."""
+    folder = os.path.join(root, PLANS)
+    state = index.stamp(folder) if os.path.lexists(folder) else "none"
+    return f"plans={state if state is not None else os.urandom(8).hex()}\ngit={head(root)}\n"
 
 
 def state_key(root: str | Path, store_key: str) -> str:

@@ -143,7 +143,7 @@ class Study(ArticleViews):
 
     def family(self, a: RunConfig, b: RunConfig) -> Family:
         """The correction family of a vs b (families.family_of), once per pair of configs, judged by the first plan
-        that asks it in the store's lead order (blind registered plans first: plan_report.Checked.lead)."""
+        that asks it in the store's lead order (blind plans git proves first: plan_report.Checked.lead)."""
         if a.train_rows != b.train_rows:
             return ALONE
         key = ("family", *sorted((a.config_id, b.config_id)))

@@ -48,8 +48,9 @@ from vitcore.stats.percell import ALL as ALL_CELLS  # noqa: F401 (the vocabulary
 from vitcore.stats.percell import EFFECT_KEY, LAYER_NORM, NO_COLLAPSE  # noqa: F401 (the vocabulary)
 from vitcore.stats.percell import SUBSETS as CELL_SUBSETS  # noqa: F401 (the vocabulary)
 from vitcore.stats.plan import DECIDED  # noqa: F401 (the vocabulary)
-from vitcore.stats.plan_report import NOT_PROVEN, OUTCOMES  # noqa: F401 (the vocabulary)
+from vitcore.stats.plan_report import NOT_PROVEN, OUTCOMES, REWRITE  # noqa: F401 (the vocabulary)
 from vitcore.stats.readings import DEFINITIONS as READING_DEFINITIONS  # noqa: F401 (the vocabulary)
+from vitcore.stats.replication import POOLED_NOTE  # noqa: F401 (the vocabulary)
 from vitcore.stats.seconds import REFERENCE as TIMING_REFERENCE  # noqa: F401 (the vocabulary)
 from vitcore.stats.testset import WITH_TEST
 
