@@ -13,14 +13,16 @@ from vitcore.app.sidebar import PAINTED
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_blind_plans_come_first_in_their_lead_order():
+def test_the_plans_are_shown_in_their_lead_order():
+    """The page's order is Checked.lead()'s (a proven blind plan, the built-in one, then the others), so the first
+    plan shown is the one whose verdicts lead; plans the check left out follow; without a check, as found."""
     builtin, confirm, seen, empty = (SimpleNamespace(name=n) for n in ("builtin", "confirm", "late", "fresh"))
-    checked = SimpleNamespace(lead=lambda: (empty, confirm, builtin, seen))  # Checked.lead(): not-False ones first
+    checked = SimpleNamespace(lead=lambda: (confirm, builtin, empty))
     found = SimpleNamespace(plans=(builtin, confirm, seen, empty), checked=checked,
                             blind={"builtin": False, "confirm": True, "late": False, "fresh": None})
-    assert [p.name for p in plans_view.ordered(found)] == ["confirm", "fresh", "builtin", "late"]
+    assert [p.name for p in plans_view.ordered(found)] == ["confirm", "builtin", "fresh", "late"]
     assert [p.name for p in plans_view.ordered(SimpleNamespace(**{**vars(found), "checked": None}))] == [
-        "confirm", "builtin", "late", "fresh"]  # no git word: the store's order, blind first
+        "builtin", "confirm", "late", "fresh"]
 
 
 @pytest.mark.slow  # the committed store's plan report, cold (seconds)

@@ -191,7 +191,7 @@ def _ago(minutes: float) -> str:
 def test_a_history_made_today_proves_nothing(repo, monkeypatch, capsys):
     """Issue 57: `git init`, the plan committed first and its runs after, all of them trained days earlier: git shows
     the order of commits, not of training. The commit is dated days after the plan's registered_at: not proven, and
-    the plan, blind by its runs' own trained_at, follows the built-in one."""
+    the plan, blind by its runs' own trained_at, follows the built-in one wherever that judges a stored run."""
     store = RunStore(repo / "store")
     _backdated(store, _ago(3 * 24 * 60), _ago(2 * 24 * 60), monkeypatch)
     commit(repo, "the plan first", "store/plans")
@@ -200,7 +200,9 @@ def test_a_history_made_today_proves_nothing(repo, monkeypatch, capsys):
     history = checked.history["mine"]
     assert not history.proven and checked.problems == () and checked.blind["mine"] is True
     assert "not within 30 minutes after its registered_at" in history.why and history.commit
-    assert [p.name for p in checked.lead()] == ["builtin", "mine"]
+    assert [p.name for p in checked.lead()] == ["mine", "builtin"]  # the built-in plan judges nothing here
+    runs(store, [0])  # a pair the built-in plan judges: now it leads the unproven plan
+    assert [p.name for p in plan_report.checked(store.table(), store.root).lead()] == ["builtin", "mine"]
     frame = plan_report.report(store.table(), None, store.root, checked).plans_frame().set_index("plan")
     assert frame.loc["mine", "order"].startswith("order not proven") and frame.loc["mine", "commit"] == history.commit
     assert main(["check", "--store", str(store.root)]) == 0  # judging, not a problem: said so

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from vitcore.stats import plans
+from vitcore.stats import hostile_json, plans
 
 VARY = [("norm_placement", ("post",))]
 
@@ -50,7 +50,7 @@ CASES = {  # name: (the file's text, words the one-line refusal must hold)
                                                      '"field": "pos_embedding",'), "the key 'field' appears twice"),
     "a byte-order mark": ("\ufeff" + text(), "byte-order mark"),
     "not ASCII": (text(note="caf\u00e9").replace("\\u00e9", "\u00e9"), "not ASCII"),
-    "over the size limit": (text(note="x" * plans.MAX_BYTES), "at most 1,048,576 characters"),
+    "over the size limit": (text(note="x" * hostile_json.MAX_BYTES), "at most 1,048,576 characters"),
     "an unknown field": (text(blind=True), "unknown: 'blind'"),
     "a missing field": (json.dumps({k: v for k, v in json.loads(text()).items() if k != "caps"}), "missing: caps"),
     "an array": ("[1, 2]", "holds one JSON object; got list"),

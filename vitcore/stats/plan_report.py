@@ -109,14 +109,18 @@ class Checked:
     def lead(self) -> tuple[plans.Plan, ...]:
         """The plans in the order they lead a comparison they ask (families.family_of's `plans`): blind plans whose
         order git proves first (by their registering commit), then the built-in one, then every other registered
-        plan (blind but unproven, then seen; each by registered_at). A plan's own registered_at is a claim its file
-        makes: it orders plans only among those of the same standing, never lifts one over a proven plan."""
-        registered = sorted((p for p in self.plans if p.name != plan_store.BUILTIN), key=lambda p: p.registered_at)
-        builtin = [p for p in self.plans if p.name == plan_store.BUILTIN]
-        proven = sorted((p for p in registered if self.blind[p.name] is not False and self.proven(p.name)),
+        plan (blind but unproven, then seen; each by registered_at), and last the plans none of whose runs is stored
+        (a store of your own study holds none of the built-in plan's: its blind plan leads there). A plan's own
+        registered_at is a claim its file makes: it orders plans only among those of the same standing, never lifts
+        one over a proven plan."""
+        stored = [p for p in self.plans if self.blind[p.name] is not None]
+        registered = sorted((p for p in stored if p.name != plan_store.BUILTIN), key=lambda p: p.registered_at)
+        builtin = [p for p in stored if p.name == plan_store.BUILTIN]
+        proven = sorted((p for p in registered if self.blind[p.name] and self.proven(p.name)),
                         key=lambda p: (self.history[p.name].date, p.name))
-        unproven = [p for p in registered if self.blind[p.name] is not False and p not in proven]
-        return (*proven, *builtin, *unproven, *[p for p in registered if self.blind[p.name] is False])
+        unproven = [p for p in registered if self.blind[p.name] and p not in proven]
+        idle = [p for p in self.plans if p not in stored]  # none of its runs is stored: it can judge nothing here
+        return (*proven, *builtin, *unproven, *[p for p in registered if self.blind[p.name] is False], *idle)
 
 
 def judged_ids(plan: plans.Plan, runs: pd.DataFrame) -> pd.DataFrame:

@@ -13,7 +13,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from vitcore.data.regular import Refused, create, open_or_create, open_regular
-from vitcore.stats.plans import FOLDER, MAX_BYTES, NAME, SUMS, Plan, PlanError, parse, sha256
+from vitcore.stats.hostile_json import MAX_BYTES
+from vitcore.stats.plans import FOLDER, NAME, SUMS, Plan, PlanError, parse, sha256
 from vitcore.store.validate import TEMP_PREFIX
 
 BUILTIN = "builtin"              # the plan shipped beside this module
