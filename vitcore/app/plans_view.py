@@ -104,7 +104,8 @@ def display(plan, frame: pd.DataFrame) -> pd.DataFrame:
         shown[POOLED] = [f"{_delta(d)} [{_delta(lo)}, {_delta(hi)}]" if pd.notna(d) else ""
                                  for d, lo, hi in zip(frame["pooled_delta"], frame["pooled_low"], frame["pooled_high"])]
         shown["het. p"] = frame["heterogeneity_p"].map(lambda x: "" if pd.isna(x) else f"{x:.2f}")
-    order = ["Question", "Verdict", "Replication", "Discovery", "Rows", "Look", "Δ", "Discovery Δ", "z", POOLED,
+    order = ["Question", "Verdict", "Replication", "Discovery", "Discovery stopped at", "Rows", "Look", "Δ",
+             "Discovery Δ", "z", POOLED,
              "het. p", "Size", "Seen before the plan", "Needs"]
     return shown[[name for name in order if name in shown.columns]]  # the key columns first: they fit at 400 px
 
