@@ -13,9 +13,9 @@
 Tests that train, start a server or browser, or spawn a process are marked `slow`;
 `python -m pytest -m "not slow" -n 2` is the inner loop. With pytest-xdist's `-n 2 --dist loadgroup` (the
 README's and CI's commands) each worker takes whole groups: a test file (its module fixtures built once), every
-test of the session's `tiny_store` (trained once), the fast tests that import TensorFlow
-(`xdist_group("tensorflow")`: one worker pays its import, seconds), the modules sharing `committed_study`
-(`xdist_group("committed_study")`) and the tests that start Ray
+test of the session's `tiny_store` (trained once), every test of `page_store` (the app's analyses of it computed
+once), the fast tests that import TensorFlow (`xdist_group("tensorflow")`: one worker pays its import, seconds),
+the modules sharing `committed_study` (`xdist_group("committed_study")`) and the tests that start Ray
 (`xdist_group("ray")`: one Ray at a time on the machine).
 """
 
@@ -81,10 +81,11 @@ def train_command(cfg: RunConfig, store: Path) -> list[str]:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items):
-    """The xdist group of each test without one: `tiny_store` for its users, else its file."""
+    """The xdist group of each test without one: `tiny_store` for its users (trained once), `page_store` for the app
+    renders of page_store (the landing's analyses of it computed once, in one worker's caches), else its file."""
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
-            group = "tiny_store" if "tiny_store" in item.fixturenames else item.path.stem
+            group = next((name for name in ("tiny_store", "page_store") if name in item.fixturenames), item.path.stem)
             item.add_marker(pytest.mark.xdist_group(group))
 
 
