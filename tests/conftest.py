@@ -4,6 +4,8 @@
 - `tiny_store` (slow): TINY and TINY without position embedding, trained for real in fresh
   processes through the CLI, seed 0 so their weights are kept. Shared by the whole session.
 - `committed_table`: the committed store's table, read once per session.
+- `committed_study`: the committed store's Study (its analyses computed once), for the modules of
+  `xdist_group("committed_study")`.
 - `page_store`: a small copy of the committed runs the pages draw from (tests/stores.py), made once per
   session (as it starts: `page_store_copy`): the page tests render it instead of the whole committed store.
 - `write_run` / `run_row` (tests/fakes.py): synthetic runs, no training, for everything else.
@@ -11,8 +13,9 @@
 Tests that train, start a server or browser, or spawn a process are marked `slow`;
 `python -m pytest -m "not slow" -n 2` is the inner loop. With pytest-xdist's `-n 2 --dist loadgroup` (the
 README's and CI's commands) each worker takes whole groups: a test file (its module fixtures built once), every
-test of the session's `tiny_store` (trained once), the fast tests that import TensorFlow
-(`xdist_group("tensorflow")`: one worker pays its import, seconds) and the tests that start Ray
+test of the session's `tiny_store` (trained once), every test of `page_store` (the app's analyses of it computed
+once), the fast tests that import TensorFlow (`xdist_group("tensorflow")`: one worker pays its import, seconds),
+the modules sharing `committed_study` (`xdist_group("committed_study")`) and the tests that start Ray
 (`xdist_group("ray")`: one Ray at a time on the machine).
 """
 
@@ -78,10 +81,11 @@ def train_command(cfg: RunConfig, store: Path) -> list[str]:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items):
-    """The xdist group of each test without one: `tiny_store` for its users, else its file."""
+    """The xdist group of each test without one: `tiny_store` for its users (trained once), `page_store` for the app
+    renders of page_store (the landing's analyses of it computed once, in one worker's caches), else its file."""
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
-            group = "tiny_store" if "tiny_store" in item.fixturenames else item.path.stem
+            group = next((name for name in ("tiny_store", "page_store") if name in item.fixturenames), item.path.stem)
             item.add_marker(pytest.mark.xdist_group(group))
 
 
@@ -148,6 +152,17 @@ def tiny_store(tmp_path_factory) -> RunStore:
 def committed_table():
     """RunStore(cached_runs/).table(), read once per session: a test that changes it changes a copy."""
     return RunStore(ROOT / "cached_runs").table()
+
+
+@pytest.fixture(scope="session")
+def committed_study():
+    """Study.open(cached_runs/), once per worker: the modules that read the committed store's analyses (main
+    effects, the plan report, claims: seconds each) share its caches, in one xdist group
+    (`xdist_group("committed_study")`, so one worker computes them). Read-only: its frames are copies, its runs
+    are not changed; a test that counts what a Study computes makes its own (Study(study.runs, study.store))."""
+    from vitcore.study import Study
+
+    return Study.open(ROOT / "cached_runs", warn=False)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -85,6 +85,19 @@ def app(store, monkeypatch):
     return run
 
 
+@pytest.fixture(scope="module")
+def landing(store) -> AppTest:
+    """The landing at its defaults, rendered once for the tests that only read it (a test that clicks renders its
+    own with `app`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(state, "STORE_PATH", str(store.root))
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.session_state[PAINTED] = True
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def titles(at: AppTest) -> list[str]:
     """Every chart's title (each chart of the page has one)."""
     found = [json.loads(chart.proto.spec)["title"] for chart in at.get("vega_lite_chart")]
@@ -95,8 +108,8 @@ def card_text(at: AppTest) -> str:
     return "\n".join(md.value for md in at.markdown)
 
 
-def test_landing_leads_with_the_forest_plot_of_every_single_switch_effect(app):
-    at = app()
+def test_landing_leads_with_the_forest_plot_of_every_single_switch_effect(landing):
+    at = landing
     assert "What flipping one switch of ViT p7 pre-LN pos · 4,000 rows" in titles(at)[0]
     pills = at.button_group(key="variant_pick")
     assert sorted(option.content for option in pills.proto.options) == [
@@ -122,8 +135,8 @@ def test_one_click_selects_a_variant_and_the_cards_lead_with_verdicts(app):
             else f"over random seeds alone {seeds}") in text
 
 
-def test_sidebar_options_say_what_is_stored(app):
-    at = app()
+def test_sidebar_options_say_what_is_stored(landing):
+    at = landing
     assert list(at.radio(key="patch_size").proto.captions) == ["not trained", "not trained", "3 seeds", "not trained"]
     # … 16,000
     assert list(at.radio(key="train_rows").proto.captions) == ["3 seeds", "not trained", "3 seeds", "not trained",
@@ -247,7 +260,7 @@ def test_a_repeated_first_paint_builds_neither_the_baseline_list_nor_the_forest_
 
 
 
-def test_training_rows_read_by_the_number_rule_and_keep_their_url_values(app):
+def test_training_rows_read_by_the_number_rule_and_keep_their_url_values(app, landing):
     """The sidebar says '1,000' as every page does, while the URL keeps `?train_rows=1000`
     (Streamlit would bind the label '1,000'): old links restore the state, the widget's value goes back
     into the URL as the plain number, a value that is not an option is named and dropped. (AppTest reruns
@@ -257,7 +270,7 @@ def test_training_rows_read_by_the_number_rule_and_keep_their_url_values(app):
     assert list(rows.proto.options) == [fmt.rows(option) for option in CHOICES["train_rows"]]
     assert "1,000" in rows.proto.options and rows.value == 1000 and at.query_params["train_rows"] == "1000"
     assert at.metric[0].value == f"{np.mean(ACCURACY[SMALL]):.4f}"  # the page at 1,000 rows
-    assert "train_rows" not in app().query_params  # the default leaves the URL clean
+    assert "train_rows" not in landing.query_params  # the default leaves the URL clean
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state[PAINTED], at.session_state["train_rows"] = True, 1000  # the widget moved, no URL value
     at.run()

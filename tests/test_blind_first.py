@@ -14,13 +14,14 @@ from vitcore.config.run import RunConfig
 from vitcore.stats import plans, replication
 from vitcore.study import Study
 
-pytestmark = pytest.mark.slow  # the committed store's plan report (seconds) and its claims
+pytestmark = [pytest.mark.slow,  # the committed store's plan report (seconds) and its claims
+              pytest.mark.xdist_group("committed_study")]  # on the worker that computes them for every module
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def study() -> Study:
-    return Study.open(ROOT / "cached_runs", warn=False)
+def study(committed_study) -> Study:
+    return committed_study  # tests/conftest.py: one Study of cached_runs/ per worker, read-only
 
 
 @pytest.fixture(scope="module")

@@ -15,10 +15,14 @@ from vitcore.config.run import RunConfig
 from vitcore.data.fashion import shipped_test_labels
 from vitcore.stats import testset
 from vitcore.stats.compare import CLASS_COLUMNS, CONFUSION_COLUMNS, METRIC_COLUMNS
+from vitcore.store.runs import RunStore
 
 
-@pytest.fixture
-def filled(store):
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory) -> RunStore:
+    """Three configs at 4 random seeds, written once for the module: its commands read the store and write
+    elsewhere (--out)."""
+    store = RunStore(tmp_path_factory.mktemp("filled") / "store")
     for seed in range(4):
         write_run(store, RunConfig(train_rows=1000, seed=seed), 0.80 + 0.002 * seed)
         write_run(store, RunConfig(train_rows=1000, norm="batch", seed=seed), 0.70 + 0.003 * seed)
@@ -143,10 +147,12 @@ def test_compare_with_predictions_adds_the_test_set_interval_and_flips_csv(store
     assert "over random seeds and test images" in printed and "no image is ranked" in printed  # 4 pairs < 6
 
 
-@pytest.fixture
-def own_centre(store):
+@pytest.fixture(scope="module")
+def own_centre(tmp_path_factory) -> RunStore:
     """Your own study at 5 epochs (`sweep --vary norm=layer,batch --vary pos_embedding=learned,none --cross
-    --base epochs=5`, and depth 4 alone): no run at the article's ViT's 15 epochs."""
+    --base epochs=5`, and depth 4 alone): no run at the article's ViT's 15 epochs. Written once for the module:
+    its commands read it and write elsewhere."""
+    store = RunStore(tmp_path_factory.mktemp("own_centre") / "store")
     centre = RunConfig(train_rows=1000, epochs=5)
     for seed in range(4):
         write_run(store, centre.replace(seed=seed), 0.78 + 0.002 * seed)

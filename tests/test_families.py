@@ -3,23 +3,21 @@ runs from the committed store moves no other comparison's adjusted p or verdict.
 
 import pandas as pd
 import pytest
-from conftest import ROOT
 
 from vitcore.config.run import RunConfig
 from vitcore.stats import summaries
 from vitcore.stats.centres import config_of_row
 from vitcore.stats.families import family_of
-from vitcore.store.runs import RunStore
 
 METRICS = ("test_accuracy", "gap")
 JUDGED = ["family", "family_size", "p_adj", "p_tost_adj", "ci_adj_low", "ci_adj_high", "verdict", "look"]
 
 
 @pytest.fixture(scope="module")
-def both() -> tuple[pd.DataFrame, pd.DataFrame]:
+def both(committed_table) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The committed runs, and the same table without the class-token, SPT, LSA and sincos runs (the copy of
     the store, built in memory: a run's numbers do not depend on which others are stored)."""
-    runs = RunStore(ROOT / "cached_runs").table()
+    runs = committed_table.copy()  # the session's read of the store (tests/conftest.py)
     papers = (runs["pooling"] == "cls") | (runs["tokenizer"] == "shifted") | (runs["self_attention"] == "lsa") | \
         (runs["pos_embedding"] == "sincos")
     assert papers.sum() >= 80 and (~papers).sum() >= 500

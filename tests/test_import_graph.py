@@ -2,8 +2,10 @@
 functions and under `if TYPE_CHECKING:` included (read with ast)."""
 
 import ast
+import functools
 
 from conftest import ROOT
+from sources import tree
 
 PACKAGE = ROOT / "vitcore"
 # The layers, lowest first (docs/contributing.md): a module may import its own layer and the ones below.
@@ -25,7 +27,7 @@ def imports_of(path, modules: set[str]) -> set[str]:
     too (an annotation-only import still ties the layers; `from a.b import c` counts a.b.c when c is a module,
     else a.b)."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(tree(path)):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -38,9 +40,15 @@ def imports_of(path, modules: set[str]) -> set[str]:
 
 
 def graph() -> dict[str, set[str]]:
+    """{module: the vitcore modules it imports}: a copy a test may change (the package's is read once per process)."""
+    return {name: set(targets) for name, targets in package_graph().items()}
+
+
+@functools.cache
+def package_graph() -> dict[str, frozenset[str]]:
     paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
     modules = set(paths)
-    return {name: imports_of(path, modules) - {name} for name, path in paths.items()}
+    return {name: frozenset(imports_of(path, modules) - {name}) for name, path in paths.items()}
 
 
 def layer(module: str) -> str:
@@ -180,7 +188,7 @@ def bindings(path) -> dict[str, str]:
     percell as p` binds p -> vitcore.stats.percell; `import vitcore.stats.seconds` binds vitcore ->
     vitcore (attribute chains resolve from there)."""
     found = {}
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(tree(path)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -196,7 +204,7 @@ def bindings(path) -> dict[str, str]:
 def resolver():
     """resolve(qualified name) -> where it is defined, following re-exports through every module of vitcore/ (a name
     a module binds by importing it is that import's target, again and again)."""
-    tables = {module_name(p): bindings(p) for p in PACKAGE.rglob("*.py")}
+    tables = package_bindings()
 
     def resolve(name: str, seen=()) -> str:
         module, _, attr = name.rpartition(".")
@@ -205,6 +213,12 @@ def resolver():
         return resolve(tables[module][attr], (*seen, name))
 
     return resolve
+
+
+@functools.cache
+def package_bindings() -> dict[str, dict[str, str]]:
+    """{module: bindings(its file)} for every module of vitcore/, read once per process (resolve only reads it)."""
+    return {module_name(p): bindings(p) for p in PACKAGE.rglob("*.py")}
 
 
 def dotted(node) -> list[str] | None:
@@ -220,7 +234,7 @@ def statistics_called(path, resolve, modules: set[str] | None = None) -> set[str
     """The functions (and classes) of vitcore.stats / vitcore.analysis `path` calls, through any alias or re-export:
     'line 12: vitcore.analysis.pairing.survey'."""
     names, found, modules = bindings(path), set(), modules or set(graph())
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(tree(path)):
         if not isinstance(node, ast.Call) or (parts := dotted(node.func)) is None or parts[0] not in names:
             continue
         target = resolve(names[parts[0]])
@@ -271,7 +285,7 @@ def test_pages_call_no_statistics_the_study_computes():
 def statistics_imports(path) -> list[tuple[int, str]]:
     """(line, that line's text) of every import of vitcore.stats / vitcore.analysis in `path`, anywhere in it."""
     lines, found = path.read_text().splitlines(), []
-    for node in ast.walk(ast.parse("\n".join(lines), str(path))):
+    for node in ast.walk(tree(path)):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -294,7 +308,7 @@ def re_exported_statistics(path, resolve) -> list[str]:
     `path` binds (a re-export: imported for others to take) that is a name of vitcore.stats / vitcore.analysis,
     whatever module it is taken through."""
     lines, found = path.read_text().splitlines(), []
-    for node in ast.walk(ast.parse("\n".join(lines), str(path))):
+    for node in ast.walk(tree(path)):
         if not (isinstance(node, ast.ImportFrom) and node.module and node.level == 0):
             continue
         if not any("noqa: F401" in line for line in lines[node.lineno - 1:node.end_lineno]):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from sources import tree
 
 PACKAGE = ROOT / "vitcore"
 UI_LIBRARIES = {"streamlit", "altair"}
@@ -28,7 +29,7 @@ def imported(path: Path, package: tuple[str, ...] | None = None) -> set[str]:
     relative imports resolve against `package` (default: the folders from the repository root)."""
     package = path.relative_to(ROOT).parent.parts if package is None else package
     names = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in ast.walk(tree(path)):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import ROOT
 from legends import check, conflicts, legends
 
 from vitcore.app import charts, fmt, tables
@@ -16,12 +15,13 @@ from vitcore.app.ablations import panels
 from vitcore.app.walkthrough import walk, walk_charts
 from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
-from vitcore.study import Study
+
+pytestmark = pytest.mark.xdist_group("committed_study")  # on the worker that computes the committed store's analyses
 
 
 @pytest.fixture(scope="module")
-def study():
-    return Study.open(ROOT / "cached_runs", warn=False)
+def study(committed_study):
+    return committed_study  # tests/conftest.py: one Study of cached_runs/ per worker
 
 
 def verdict_colours(domain) -> list[str]:

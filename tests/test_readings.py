@@ -124,9 +124,8 @@ def test_one_stratum_is_the_crossed_model_and_satterthwaite_adds_the_images_df()
 
 
 @pytest.fixture(scope="module")
-def committed():
-    store = RunStore(ROOT / "cached_runs")
-    return store.table(), testset.from_store(store)
+def committed(committed_table):
+    return committed_table.copy(), testset.from_store(RunStore(ROOT / "cached_runs"))  # the session's table
 
 
 def test_vit_vs_convnet_at_4000_rows_is_a_borderline_equivalence(committed):

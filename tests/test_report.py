@@ -45,12 +45,23 @@ def make_store(path: Path, vit_lead: float, seeds=(0, 1, 2)) -> RunStore:
     return store
 
 
+@pytest.fixture(scope="module")
+def leading(tmp_path_factory) -> pd.DataFrame:
+    """The table of make_store(vit_lead=0.03), built once for the module."""
+    return make_store(tmp_path_factory.mktemp("leading") / "store", vit_lead=0.03).table()
+
+
+@pytest.fixture
+def runs(leading) -> pd.DataFrame:
+    """A copy of `leading` for one test (a test that changed it would change only its own)."""
+    return leading.copy()
+
+
 def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "vitcore", *args], cwd=ROOT, capture_output=True, text=True)
 
 
-def test_headline_table_beside_the_source_article(tmp_path):
-    runs = make_store(tmp_path / "store", vit_lead=0.03).table()
+def test_headline_table_beside_the_source_article(runs):
     table = report.headline(runs)
     assert list(zip(table["model"], table["train_rows"])) == [("vit", 1000), ("convnet", 1000), ("vit", 4000),
                                                               ("convnet", 4000)]
@@ -62,16 +73,14 @@ def test_headline_table_beside_the_source_article(tmp_path):
     assert np.isnan(table.loc[0, "seed_gap"])  # the seed page gives no gap at 1,000 rows
 
 
-def test_headline_keeps_missing_cells_visible(tmp_path):
-    runs = make_store(tmp_path / "store", vit_lead=0.03).table()
+def test_headline_keeps_missing_cells_visible(runs):
     table = report.headline(runs[runs["train_rows"] == 4000])
     assert list(table["n_seeds"]) == [0, 0, 3, 3]
     sentences = report.headline_sentences(runs[runs["train_rows"] == 4000])
     assert "no paired runs" in sentences[0] and "+0.0370" in sentences[0]
 
 
-def test_headline_deltas_are_paired_vit_minus_convnet(tmp_path):
-    runs = make_store(tmp_path / "store", vit_lead=0.03).table()
+def test_headline_deltas_are_paired_vit_minus_convnet(runs):
     deltas = report.headline_deltas(runs).set_index(["train_rows", "metric"])
     val = deltas.loc[(4000, "best_val_accuracy")]
     assert val["mean_delta"] == pytest.approx(0.03, abs=0.005) and val["n_pairs"] == 3 and val["verdict"] == "better"
@@ -85,8 +94,8 @@ def test_headline_deltas_are_paired_vit_minus_convnet(tmp_path):
     assert any("not comparable: its 3 pairs were timed one run after another" in s for s in sentences)
 
 
-def test_sentences_follow_the_numbers(tmp_path):
-    ahead = report.headline_sentences(make_store(tmp_path / "a", vit_lead=0.03).table())
+def test_sentences_follow_the_numbers(tmp_path, runs):
+    ahead = report.headline_sentences(runs)  # vit_lead=0.03
     behind = report.headline_sentences(make_store(tmp_path / "b", vit_lead=-0.03).table())
     level = report.headline_sentences(make_store(tmp_path / "c", vit_lead=0.0).table())
     assert ahead != behind != level

@@ -4,7 +4,6 @@ what the uncached library functions give (so the CLI's CSVs and the pages did no
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,12 +18,12 @@ from vitcore.stats.estimates import JUDGEMENT_COLUMNS, judge, paired_estimate
 from vitcore.stats.records import VERDICT_READINGS, Contrast, Judgement
 from vitcore.study import Study, words
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.xdist_group("committed_study")  # on the worker that computes the committed store's analyses
 
 
 @pytest.fixture(scope="module")
-def study() -> Study:
-    return Study.open(ROOT / "cached_runs")
+def study(committed_study) -> Study:
+    return committed_study  # tests/conftest.py: one Study of cached_runs/ per worker, read-only
 
 
 @pytest.fixture

@@ -139,6 +139,8 @@ def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, 
     seed averages over the same cells, each weighted alike, and the interval is over seeds: n_pairs = number of
     seeds.
     """
+    if vit.empty:  # no ViT run of the factorial (an empty or convnet-only store): nothing to pivot, no contrast
+        return {}
     others = [s for s in SWITCHES if s not in factors]
     wide = vit.pivot_table(index=["train_rows", *others, "seed"], columns=list(factors), values=metric, aggfunc="mean")
     result = {}

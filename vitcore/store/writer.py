@@ -6,7 +6,7 @@
 A local training does both in one process (RunStore.save); a Ray task renders on its node and returns
 the bytes through Ray's object store, and the driver installs them (vitcore.run.cluster), so a node
 never writes to the driver's disk and both executors store the same bytes through the same checks.
-Rendering happens in a private temp folder (the weights writer needs a file), never in the store.
+Files are rendered in memory; the weights in a private temp folder (Keras' writer needs a file), never in the store.
 `install` treats the bytes as untrusted (they may come from another machine): only the run files'
 names, each within its size limit before a byte is written, the summary written last (the completion
 marker), then every rule of vitcore.store.validate before the folder is renamed into place.
@@ -15,6 +15,7 @@ marker), then every rule of vitcore.store.validate before the folder is renamed 
 from __future__ import annotations
 
 import fcntl
+import io
 import json
 import os
 import shutil
@@ -48,22 +49,27 @@ def render(cfg: RunConfig, history: list[dict], confusion: np.ndarray, metrics: 
     config = {"schema": SCHEMA_VERSION, "training_version": TRAINING_VERSION, "run_id": cfg.run_id,
               "config": cfg.identity()}
     files = {"config.json": json_bytes(config),
-             "history.csv": pd.DataFrame(history, columns=HISTORY_COLUMNS).to_csv(index=False).encode()}
-    scratch = Path(tempfile.mkdtemp(prefix="vitcore-render-"))  # this machine's temp folder, not the store
-    try:
-        np.savetxt(scratch / "confusion.csv", np.asarray(confusion).reshape(NUM_CLASSES, NUM_CLASSES), fmt="%d",
-                   delimiter=",")
-        if predictions is not None:
-            np.save(scratch / PREDICTIONS, as_predictions(predictions, confusion), allow_pickle=False)
-        if model is not None:
+             "history.csv": pd.DataFrame(history, columns=HISTORY_COLUMNS).to_csv(index=False).encode(),
+             "confusion.csv": _bytes_of(np.savetxt, np.asarray(confusion).reshape(NUM_CLASSES, NUM_CLASSES),
+                                        fmt="%d", delimiter=",")}
+    if predictions is not None:
+        files[PREDICTIONS] = _bytes_of(np.save, as_predictions(predictions, confusion), allow_pickle=False)
+    if model is not None:  # Keras' weights writer needs a file name: a private temp folder, never the store
+        scratch = Path(tempfile.mkdtemp(prefix="vitcore-render-"))
+        try:
             model.save_weights(scratch / WEIGHTS)
-        for name in RUN_FILES[2:-1]:
-            if (scratch / name).exists():
-                files[name] = (scratch / name).read_bytes()
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+            files[WEIGHTS] = (scratch / WEIGHTS).read_bytes()
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
     files[SUMMARY] = json_bytes({**config, **metrics, "has_weights": model is not None})
     return files
+
+
+def _bytes_of(write, *args, **options) -> bytes:
+    """What write(file, *args, **options) puts in a file (np.savetxt, np.save), as bytes: the same bytes, no file."""
+    out = io.BytesIO()
+    write(out, *args, **options)
+    return out.getvalue()
 
 
 def sizes_problem(cfg: RunConfig, files) -> str | None:
