@@ -291,3 +291,33 @@ def test_the_forest_caption_never_counts_an_unproven_order_as_blind():
     assert "1 of these verdicts come from a blind plan" in text and "2 from a blind plan whose order git does not " \
         "prove (order not proven" in text
     assert "come from a blind plan" not in panels.plan_caption(frame.assign(verdict_from=shallow))
+
+
+def test_the_test_accuracy_cards_verdict_line_sits_at_the_same_place_whatever_the_rows(tmp_path, monkeypatch):
+    """Issue 58: at rows whose pairs kept their predictions the test-set line (~230 characters, eight lines of a
+    fifth of 1,400 px) came before the verdict, so the verdict sank below the fold when the sidebar's rows changed.
+    Post-norm against the article's ViT at 4,000 rows (predictions kept: the test-set line shown) and at 1,000 rows
+    (none kept): the Test accuracy card's verdict badge is its second line both times, after one short line."""
+    store = RunStore(tmp_path / "store")
+    labels = official_test_labels()
+    for cfg in (BASELINE, POST):
+        for seed, accuracy in enumerate(ACCURACY[cfg]):
+            run = cfg.replace(seed=seed)
+            summary = metrics(run, accuracy)
+            store.save(run, history(run, summary), confusion(accuracy), summary,
+                       predictions=predictions_for(labels, accuracy, OFFSET[cfg]))
+            write_run(store, run.replace(train_rows=1_000), accuracy - 0.1)  # no predictions kept
+    monkeypatch.setattr(state, "STORE_PATH", str(store.root))
+    places = {}
+    for rows in (4_000, 1_000):
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.query_params.update({"norm_placement": "post", "train_rows": str(rows)})
+        at.session_state[PAINTED] = True
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        card = next(md.value for md in at.markdown if "(same random seeds)" in md.value)  # the first card's text
+        lines = card.split("  \n")
+        assert ("over random seeds alone" in card) == (rows == 4_000)  # the test-set line only where kept
+        places[rows] = [k for k, line in enumerate(lines) if "-badge[" in line]
+        assert len(lines[0]) <= 130, lines[0]  # the one line above the verdict stays short
+    assert places == {4_000: [1], 1_000: [1]}, places
