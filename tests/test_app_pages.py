@@ -329,6 +329,11 @@ def test_no_caption_is_over_two_sentences(table, page):
     assert not at.exception
     long = [caption.value for caption in at.caption if len(sentences(caption.value)) > 2]
     assert not long, long
+    if page == "views/plans.py":  # each plan's summary too: two sentences, its hash and the rest under "Details"
+        summaries = [md.value for md in at.markdown if md.value.startswith("Registered ")]
+        assert summaries and all(len(sentences(text)) <= 2 and "sha256" not in text for text in summaries), summaries
+        details = [md.value for expander in at.expander if expander.label == "Details" for md in expander.markdown]
+        assert len(details) == len(summaries) and all("- sha256 `" in text for text in details)
     if page is None:  # the forest plot's caption is among them; the Seconds card in plain words, details in its help
         assert any(caption.value.startswith("Dot: mean paired Δ") for caption in at.caption)
         timed = [md.value for md in at.markdown if "timed" in md.value]

@@ -24,7 +24,9 @@ for plan in [*judging, *idle]:  # in lead order: the plan whose verdicts lead co
     frame = frame[frame["plan"] == plan.name].reset_index(drop=True)
     where.subheader(f"Plan {plan.name}" + (f" — confirms {plan.confirms}" if plan.confirms else ""))
     order = report.checked.order(plan.name) if report.checked is not None else ""
-    where.markdown(plans_view.summary(plan, frame, report.blind[plan.name], order, report.commit(plan.name)))
+    where.markdown(plans_view.summary(plan, frame, report.blind[plan.name], order))
+    with where.expander("Details"):  # the hash, commit, looks, the order's reason in full, outcomes: one click away
+        st.markdown(plans_view.details(plan, frame, report.blind[plan.name], order, report.commit(plan.name)))
     if plan.note:
         where.text(plan.note)  # the plan's words as written: never Markdown (a note must not look like a verdict)
     where.dataframe(plans_view.display(plan, frame), hide_index=True, width="stretch")

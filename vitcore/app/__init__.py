@@ -12,7 +12,7 @@ The shared core (vitcore/app/*.py):
     runs_view          the Runs page's filters, coverage grid and filtered CSVs
     claims_view        the Claims page's table, CSV, verdict meaning and links to the runs
     noise_view         the Seed noise page's decomposition, its shares chart and tables
-    plans_view         the Plans page: every plan on the store, one summary line and one table each
+    plans_view         the Plans page: every plan on the store, a two-sentence summary, its details and a table each
 A folder per page with several parts:
     ablations.cards    the Ablations page's words: metric cards, per-seed tables, header, verdict definitions
     ablations.panels   the Ablations page's sections (landing forest plot, cards, views)

@@ -1,5 +1,5 @@
 """The Plans page's pieces: every plan on the store (stats.plan_report through the Study) as the page shows it,
-one summary line and one table per plan. No TensorFlow."""
+a two-sentence summary, its details folded, and one table per plan. No TensorFlow."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 
 from vitcore.app import fmt, state
 from vitcore.config.switches import setting
-from vitcore.study.words import DECIDED, OUTCOMES, POOLED_NOTE, REWRITE
+from vitcore.study.words import DECIDED, NOT_PROVEN, OUTCOMES, POOLED_NOTE, REWRITE
 
 COLUMNS = {"question": "Question", "train_rows": "Rows", "look": "Look", "verdict": "Verdict", "size": "Size",
            "needs": "Needs", "seen_before_plan": "Seen before the plan"}
@@ -62,31 +62,47 @@ def ordered(found) -> list:
     return lead + [p for p in found.plans if p not in lead]
 
 
-def summary(plan, frame: pd.DataFrame, blind: bool | None, order: str = "", commit: str = "") -> str:
-    """One paragraph: what the plan is, its hash, when registered, its random seeds, how far it got, whether it is
-    blind and what proves its order (`order`: the Study's plans_checked().order; `commit`: its registering commit
-    id). Everything in it comes from checked fields (a name, numbers, hex ids): the note is shown apart, as text."""
+def summary(plan, frame: pd.DataFrame, blind: bool | None, order: str = "") -> str:
+    """Two short sentences a newcomer reads: when the plan was registered, on which random seeds and margin, how many
+    of its questions are decided; whether it is blind and whether git proves its order (`order`: the Study's
+    plans_checked().order, its words before the reason). The rest is in `details`. Everything in it comes from checked
+    fields (a date, numbers, booleans, the order's fixed words): the note is shown apart, as text."""
     decided = int(frame["verdict"].isin(DECIDED).sum())
+    seen = ("Nothing judged yet: none of its runs is stored" if blind is None else
+            "Blind" if blind else "**Not blind**: some of its runs were trained before it")
+    head = order.split(" (")[0]  # plan_report's fixed words before the reason: 'proven from git', 'order not proven'
+    proof = f"order {head}" if head.startswith("proven") else head if head == NOT_PROVEN else ""  # built-in: details
+    return (f"Registered {plan.registered_at}, random seeds {plan.seeds_text}, margin ±{plan.margin:g}: "
+            f"{len(frame)} question{'' if len(frame) == 1 else 's'}, **{decided} decided**. "
+            f"{seen}{', ' + fmt.plain(proof) if proof else ''}.")
+
+
+def details(plan, frame: pd.DataFrame, blind: bool | None, order: str = "", commit: str = "") -> str:
+    """What the summary leaves to its "Details" expander, as Markdown bullets: the plan's sha256 and registering
+    commit id (`commit`), its looks and the questions at their cap, what blind means here, the order's reason in full
+    (`order`, through fmt.plain: words with run ids and underscores, never Markdown), and for a confirmation the
+    outcome counts and what Pooled and het. p are. From checked fields only, as `summary`."""
     capped = int(frame["needs"].str.startswith("at the plan's cap").sum())
-    seen = ("**nothing judged yet**: none of its runs is stored" if blind is None else
-            "**blind**: no run it judges was trained before it was registered" if blind else
-            "**not blind**: some runs it judges were trained before it was registered (its verdicts that used them "
-            "say \"decided on random seeds seen before the plan\")")
-    if order:
-        seen += f"; order: {fmt.plain(order)}"  # words with run ids and underscores: never Markdown
     where = f", registering commit `{commit}`" if commit else ""
-    text = (f"Registered {plan.registered_at} (sha256 `{plan.sha256}`{where}), random seeds {plan.seeds_text}, looks "
-            f"at {', '.join(map(str, plan.looks))} paired random seeds, margin ±{plan.margin:g}: "
-            f"{len(frame)} question{'' if len(frame) == 1 else 's'}, **{decided} decided**, {capped} at the cap "
-            f"undecided; {seen}.")
+    seen = ("none of its runs is stored, so it judges nothing here" if blind is None else
+            "no run it judges was trained before it was registered" if blind else
+            "some runs it judges were trained before it was registered (its verdicts that used them say \"decided "
+            "on random seeds seen before the plan\")")
+    lines = [f"sha256 `{plan.sha256}`{where}",
+             f"looks at {', '.join(map(str, plan.looks))} paired random seeds; {capped} question"
+             f"{'' if capped == 1 else 's'} at the cap undecided",
+             f"{'blind' if blind else 'not blind' if blind is not None else 'nothing judged yet'}: {seen}"]
+    if order:
+        lines.append(f"order: {fmt.plain(order)}")
     if plan.confirms:
         counts = frame["replicated"].value_counts()
-        text += (f" It confirms plan **{plan.confirms}** on fresh random seeds, and its verdicts lead every view of "
-                 "these questions (the discovery follows): " +
-                 ", ".join(f"{int(counts.get(word, 0))} {word}" for word in OUTCOMES if counts.get(word, 0)) + ". "
-                 f"**Pooled** combines the discovery and the confirmation, {POOLED_NOTE}; **het. p** is Welch's test "
-                 "of the difference between them (Welch-Satterthwaite df).")
-    return text
+        lines += [f"it confirms plan **{plan.confirms}** on fresh random seeds, and its verdicts lead every view of "
+                  "these questions (the discovery follows): " +
+                  (", ".join(f"{int(counts.get(word, 0))} {word}" for word in OUTCOMES if counts.get(word, 0))
+                   or "no outcome yet"),
+                  f"**Pooled** combines the discovery and the confirmation, {POOLED_NOTE}; **het. p** is Welch's "
+                  "test of the difference between them (Welch-Satterthwaite df)"]
+    return "\n".join(f"- {line}" for line in lines)
 
 
 def display(plan, frame: pd.DataFrame) -> pd.DataFrame:
