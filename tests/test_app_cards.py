@@ -227,3 +227,11 @@ def test_each_card_says_where_its_verdict_comes_from_in_its_line_and_tooltip(tab
         "blind · replicated"
     assert cards.source_words({"verdict_from": "plan confirm, blind, look 1 of 4", "replication": "replicated"},
                               "worse · discovery: worse (…) · replicated (z -1.02)") == "blind"  # said once
+
+
+def test_the_header_names_runs_of_random_seeds_by_their_ends():
+    """At the planned rows the header listed 60 random seeds one by one (five lines above the cards, pushing their
+    verdicts below the fold): a run of four or more consecutive ones reads 'first–last'."""
+    assert cards.seed_list([*range(1000, 1040), *range(20)]) == "0–19, 1000–1039"
+    assert cards.seed_list([0, 1, 2, 5, 7, 8, 9, 10]) == "0, 1, 2, 5, 7–10"
+    assert cards.seed_list([]) == ""

@@ -187,6 +187,6 @@ def test_pairs_beyond_the_look_wait_and_the_card_header_says_so(tmp_path):
     assert rows.loc["test_accuracy", "n_pairs"] == 10 and rows.loc["best_val_accuracy", "n_pairs"] == 13
     assert result.seeds == list(range(13))
     text = cards.header(result, post, RunConfig(train_rows=1000))
-    assert "random seeds 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 (13 pairs)" in text
+    assert "random seeds 0–12 (13 pairs)" in text
     assert "Test accuracy is planned (builtin): look 1 of 4 (random seeds 0–9)" in text
     assert "3 pairs wait for it" in text

@@ -199,8 +199,21 @@ def header(comparison, cfg: RunConfig, baseline: RunConfig) -> str:
         if test.get("discovery"):  # the line that follows a blind verdict: its discovery and the replication
             extra += f" Beside it: {test['discovery']}."
     return (f"{who}, paired by random seed at {fmt.rows(cfg.train_rows)} rows over random seeds "
-            f"{', '.join(map(str, seeds))} ({len(seeds)} pairs): {uses}.{extra} "
+            f"{seed_list(seeds)} ({len(seeds)} pairs): {uses}.{extra} "
             f"Verdicts: {comparison.family.caption()}.")
+
+
+def seed_list(seeds) -> str:
+    """Random seeds as the header names them: a run of four or more consecutive ones as 'first–last' ('0–19, 1000–1039',
+    not 60 numbers: listed one by one they took five lines above the cards at the planned rows and pushed the cards'
+    verdicts below the fold)."""
+    runs: list[list[int]] = []
+    for seed in sorted(map(int, seeds)):
+        if runs and seed == runs[-1][-1] + 1:
+            runs[-1].append(seed)
+        else:
+            runs.append([seed])
+    return ", ".join(f"{run[0]}–{run[-1]}" if len(run) >= 4 else ", ".join(map(str, run)) for run in runs)
 
 
 CORRECTION = ("**Multiplicity.** Every comparison belongs to one correction family, the same on every view "
