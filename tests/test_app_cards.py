@@ -100,7 +100,7 @@ def test_header_names_the_paired_random_seeds_and_says_unpaired(table):
     assert "**unpaired**" in cards.header(unpaired, convnet, BASELINE)
     test = by_metric(cards.metric_cards(unpaired, stats.runs_of(table, convnet), stats.runs_of(table, BASELINE)))[
         "test_accuracy"]
-    assert "unpaired" in test["lines"][0] and "(its own runs)" in test["lines"][3]
+    assert "unpaired" in test["lines"][1] and "(its own runs)" in test["lines"][3]
 
 
 def test_the_header_says_another_margin_is_exploratory_on_the_plans_random_seeds(tmp_path):
@@ -220,9 +220,9 @@ def test_each_card_says_where_its_verdict_comes_from_in_its_line_and_tooltip(tab
     comparison = study.compare(POST, BASELINE)
     made = by_metric(cards.metric_cards(comparison, stats.runs_of(table, POST), stats.runs_of(table, BASELINE)))
     test, val = made["test_accuracy"], made["best_val_accuracy"]
-    assert "· from: blind" in test["lines"][1] and "This verdict: plan builtin, blind, before its first look" in \
+    assert "· from: blind" in test["lines"][0] and "This verdict: plan builtin, blind, before its first look" in \
         test["help"]
-    assert "· from: fixed sample" in val["lines"][1] and "This verdict: fixed sample" in val["help"]
+    assert "· from: fixed sample" in val["lines"][0] and "This verdict: fixed sample" in val["help"]
     assert cards.source_words({"verdict_from": "plan confirm, blind, look 1 of 4", "replication": "replicated"}) == \
         "blind · replicated"
     assert cards.source_words({"verdict_from": "plan confirm, blind, look 1 of 4", "replication": "replicated"},

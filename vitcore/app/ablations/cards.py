@@ -93,14 +93,14 @@ def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin:
                 pairs += f" {tables.timed_as(row['timing_group'])}"
             word, _, detail = verdict_text(row, margin).partition(" — ")
             optimistic = " · optimistic (selected on this split)" if entry(metric).optimistic else ""
-            lines = [f"{interval_text(row, places)} · {pairs}", f"{badge(row['verdict'], word)} {detail}".strip()
-                     + optimistic + f" · from: {source_words(row, detail)}", tests_text(row),
-                     f"baseline {fmt.number(row['baseline_mean'], places)}"
+            # the verdict first, whatever the rows: behind the interval line and the test-set line (~230 characters,
+            # shown only at rows whose pairs kept their predictions) it sank below the fold at 1,400 px
+            lines = [f"{badge(row['verdict'], word)} {detail}".strip() + optimistic
+                     + f" · from: {source_words(row, detail)}", f"{interval_text(row, places)} · {pairs}",
+                     tests_text(row), f"baseline {fmt.number(row['baseline_mean'], places)}"
                      + (" (same random seeds)" if row["paired"] else " (its own runs)")]
-            # after the verdict: before it, its ~230 characters pushed the verdict below the fold at rows whose pairs
-            # kept their predictions (the verdict is every card's second line, whatever the rows)
             if (test_line := test_set_line(row, places)) is not None:
-                lines.insert(2, test_line)
+                lines.insert(2, test_line)  # beside the interval it widens
             lines += [f"{line}" for line in (readings_text(row, places),) if line]
             lines += [f":orange[{line}]" for line in (flips_text(row),) if line]
         if comparison is not None and not is_baseline and row.get("verdict_from"):  # the tooltip says it in full

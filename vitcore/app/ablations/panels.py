@@ -92,7 +92,7 @@ def plan_caption(frame: pd.DataFrame) -> str:
 
 def metric_cards(cards_: list[dict], comparison, selected: pd.DataFrame, is_baseline: bool,
                  runs_button: bool = True) -> None:
-    """The five cards: value and Δ, then CI, verdict and baseline in the card's own text; each opens to
+    """The five cards: value and Δ, then verdict, CI and baseline in the card's own text; each opens to
     its runs (the "Per random seed" popover, from the first paint's second run on)."""
     for column, card in zip(st.columns(len(cards_)), cards_):
         with column.container(border=True):
