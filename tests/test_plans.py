@@ -278,11 +278,12 @@ def test_plans_writes_both_tables(tmp_path):
 def test_a_tiny_plan_registered_swept_and_shown_everywhere(tmp_path, monkeypatch):
     """The issue's own check: a plan at 300 rows with looks at 2 and 4 random seeds, registered in a temporary
     store, trained by `sweep plan NAME` until decided, and its verdict found in `plans`, `compare` and on the
-    Ablations page."""
+    Ablations page. Its configs train 2 epochs (`--base epochs=2`, the tests' TINY): up to 8 runs at the
+    article's 15 epochs were this suite's slowest test, and no check here needs the longer training."""
     from streamlit.testing.v1 import AppTest
 
     store = tmp_path / "runs"
-    assert main(["plan", "register", "tiny", "--vary", "depth=1", "--rows", "300",
+    assert main(["plan", "register", "tiny", "--vary", "depth=1", "--base", "epochs=2", "--rows", "300",
                  "--seeds", "100-103", "--looks", "2,4", "--store", str(store)]) == 0
     assert main(["sweep", "plan", "tiny", "--workers", "1", "--store", str(store)]) == 0
     report = Study.open(store, warn=False).plan_report()
@@ -290,7 +291,7 @@ def test_a_tiny_plan_registered_swept_and_shown_everywhere(tmp_path, monkeypatch
     assert status.decided or status.at_cap  # trained until decided or at its cap
     stored = RunStore(store).table()
     assert set(stored["seed"]) <= {100, 101, 102, 103} and len(stored) == 2 * status.n_pairs
-    assert stored["trained_at"].notna().all() and report.blind["tiny"]
+    assert stored["trained_at"].notna().all() and report.blind["tiny"] and set(stored["epochs"]) == {2}
     out = tmp_path / "out"
     assert main(["plans", "--store", str(store), "--out", str(out)]) == 0
     assert "tiny" in set(pd.read_csv(out / "plans.csv")["plan"])

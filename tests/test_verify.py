@@ -61,15 +61,25 @@ def test_the_relabelled_run_passes_the_weights_check_but_not_a_retrain(tmp_path)
 
 @pytest.mark.slow
 @needs_test_split
-def test_the_driver_retrains_the_claimed_config_and_stores_nothing(tmp_path):
+def test_the_driver_retrains_the_claimed_config_and_stores_nothing(tmp_path, monkeypatch):
     """The issue's check, for real: store_result with no verifier of the test's retrains the 1,000-row config here
-    (a fresh process, many seconds) and refuses the relabelled 4,000-row run."""
+    (a fresh process, many seconds) and refuses the relabelled 4,000-row run. Both replies ask for the same retrain
+    (the config at 1 thread: bit for bit the same files), so the second reads the first's, kept here."""
+    real, trained = verify.retrain_locally, {}
+
+    def once(cfg, threads):
+        if (cfg, threads) not in trained:
+            trained[cfg, threads] = real(cfg, threads)
+        return trained[cfg, threads]
+
+    monkeypatch.setattr(verify, "retrain_locally", once)  # what a Verifier of store_result's own retrains with
     store = RunStore(tmp_path)
     result = cluster.store_result(CLAIMED, reply(CLAIMED, relabelled()), store)
     assert "refusing remote run" in result["error"] and "predictions.npy" in result["error"]
     assert not tmp_path.exists() or list(tmp_path.iterdir()) == []
     genuine = cluster.store_result(CLAIMED, reply(CLAIMED, files_of(CLAIMED)), store)  # the committed run: reproduced
     assert genuine.get("verified") is True and store.check() == []
+    assert list(trained) == [(CLAIMED, 1)]  # one real training, in a fresh process, judged both replies
 
 
 def test_a_retrain_that_fails_refuses_the_run_without_blaming_its_worker(tmp_path, monkeypatch):
