@@ -170,3 +170,21 @@ def test_main_effects_are_one_bonferroni_family_per_metric_and_rows():
         assert resolved == (row["p_adj"] < 0.05)
     batch = effects.set_index("factor").loc["norm"]
     assert batch["mean_delta"] == pytest.approx(0.03, abs=0.01) and batch["verdict"] == "better"
+
+
+def test_the_dictionary_pairing_is_the_merge_frame_for_frame(world):
+    """pair_runs finds pairs by a dictionary of keys (fast); compare.pair_runs_merged is the merge it replaces:
+    the same frame, column order and dtypes, for overlapping, shuffled, disjoint and empty sides; duplicates refused."""
+    runs, _, _ = world
+    base, sel = runs[runs["config_id"] == BASE.config_id], runs[runs["config_id"] == SEL.config_id]
+    extra = ["run_id", "timing_group"]
+    sides = [(base, sel), (sel.iloc[::-1], base.sample(frac=1, random_state=1)), (base.iloc[:2], sel.iloc[2:]),
+             (base.iloc[:0], sel), (base.assign(train_rows=base["train_rows"] * 2), sel)]
+    for b, v in sides:
+        for metric in ("test_accuracy", "gap"):
+            fast = compare.pair_runs(b, v, metric)
+            pd.testing.assert_frame_equal(fast, compare.pair_runs_merged(b, v, metric, extra), check_index_type=True)
+            assert fast["seed"].is_monotonic_increasing and list(fast.columns)[:2] == ["train_rows", "seed"]
+    assert len(compare.pair_runs(base, sel, "test_accuracy")) == 3
+    with pytest.raises(ValueError, match="baseline has several runs"):
+        compare.pair_runs(pd.concat([base, base.iloc[:1]]), sel, "test_accuracy")

@@ -71,16 +71,59 @@ def pair_runs(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str) -> pd.
     once per group (the dedicated timing set repeats the store's). Each frame must hold one config, else
     ValueError."""
     extra = [c for c in ("run_id", "timing_group", "trained_at") if c in baseline.columns and c in variant.columns]
-    within = "timing_group" if metric == "seconds" and "timing_group" in extra else None
+    if metric != "seconds" or "timing_group" not in extra:
+        return _pair_unique(baseline, variant, metric, extra)
+    within = "timing_group"
     for name, frame in (("baseline", baseline), ("variant", variant)):
-        if frame.duplicated(PAIR_KEY + ([within] if within else [])).any():
+        if frame.duplicated(PAIR_KEY + [within]).any():
             raise ValueError(f"{name} has several runs for one (train_rows, seed): pass one config's runs")
     pairs = match(baseline[PAIR_KEY + extra + [metric]].rename(columns={metric: "baseline"}),
                   variant[PAIR_KEY + extra + [metric]].rename(columns={metric: "variant"}), within=within)
-    if within:
-        group = timing_group(pairs)
-        pairs = pairs[(pairs["timing_group_baseline"] == group) & (pairs["timing_group_variant"] == group)]
-        pairs = pairs.reset_index(drop=True)
+    group = timing_group(pairs)
+    pairs = pairs[(pairs["timing_group_baseline"] == group) & (pairs["timing_group_variant"] == group)]
+    pairs = pairs.reset_index(drop=True)
+    pairs["delta"] = pairs["variant"] - pairs["baseline"]
+    return pairs
+
+
+def _pair_unique(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, extra: list[str]) -> pd.DataFrame:
+    """pair_runs where each side holds a (train_rows, random seed) once: the frame `match` gives, column for column
+    and dtype for dtype, found by a dictionary of the variant's keys instead of a merge (pair_runs is called for
+    every Δ of every view: the merge was most of its time). Keys that are missing or of other dtypes on the two
+    sides take the merge."""
+    keys = [(baseline[k], variant[k]) for k in PAIR_KEY]
+    if any(b.dtype != v.dtype or b.dtype.kind not in "iu" for b, v in keys):
+        return pair_runs_merged(baseline, variant, metric, extra)
+    left = list(zip(*(b.to_numpy() for b, _ in keys)))
+    right = list(zip(*(v.to_numpy() for _, v in keys)))
+    for name, rows in (("baseline", left), ("variant", right)):
+        if len(set(rows)) != len(rows):
+            raise ValueError(f"{name} has several runs for one (train_rows, seed): pass one config's runs")
+    where = {key: i for i, key in enumerate(right)}
+    found = sorted((key, i, where[key]) for i, key in enumerate(left) if key in where)
+    li = np.array([i for _, i, _ in found], dtype=np.intp)
+    ri = np.array([j for _, _, j in found], dtype=np.intp)
+
+    def take(column: pd.Series, at: np.ndarray) -> pd.Series:
+        return column.take(at).reset_index(drop=True)
+
+    columns = {k: take(b, li) for k, (b, _) in zip(PAIR_KEY, keys)}
+    columns |= {f"{c}_baseline": take(baseline[c], li) for c in extra}
+    columns["baseline"] = take(baseline[metric], li)
+    columns |= {f"{c}_variant": take(variant[c], ri) for c in extra}
+    columns["variant"] = take(variant[metric], ri)
+    pairs = pd.DataFrame(columns)
+    pairs["delta"] = pairs["variant"] - pairs["baseline"]
+    return pairs
+
+
+def pair_runs_merged(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, extra: list[str]) -> pd.DataFrame:
+    """pair_runs by `match`'s merge (keys unique on each side): the rule _pair_unique reproduces."""
+    for name, frame in (("baseline", baseline), ("variant", variant)):
+        if frame.duplicated(PAIR_KEY).any():
+            raise ValueError(f"{name} has several runs for one (train_rows, seed): pass one config's runs")
+    pairs = match(baseline[PAIR_KEY + extra + [metric]].rename(columns={metric: "baseline"}),
+                  variant[PAIR_KEY + extra + [metric]].rename(columns={metric: "variant"}))
     pairs["delta"] = pairs["variant"] - pairs["baseline"]
     return pairs
 
