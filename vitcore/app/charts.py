@@ -229,7 +229,7 @@ def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
                        legend=alt.Legend(title="Verdict", orient="bottom", columns=2))
     tooltip = _tooltip("label", places)
     base = alt.Chart(frame).encode(y=y)
-    x = alt.X(f"{intervals.LOW}:Q", title=["Δ = variant − this config", "(95% and 90% intervals, simultaneous)"],
+    x = alt.X(f"{intervals.LOW}:Q", title=["Δ = variant − this config", "(95% and 90% intervals of each verdict)"],
               axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy"))
     margin = float(frame["margin"].max()) if len(frame) else 0.0
     band = alt.Chart(pd.DataFrame({"lo": [-margin], "hi": [margin]})).mark_rect(color=NO_EFFECT, opacity=0.08).encode(
@@ -270,7 +270,7 @@ def _effect_panel(part: pd.DataFrame, metric: str, title: alt.Title) -> alt.Char
     bases = alt.Scale(domain=["averaged over the grid's cells", "one cell only"], range=["circle", "diamond"])
     y, names = effect_rows(alt.Chart())
     base = alt.Chart().encode(y=y)
-    x = alt.X(f"{intervals.LOW}:Q", title="Δ (95% and 90% intervals, simultaneous)",
+    x = alt.X(f"{intervals.LOW}:Q", title="Δ (95% and 90% intervals of each verdict)",
               axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy"))
     tooltip = [*_tooltip("effect", places), "rows:N", "basis:N"]
     dots = base.mark_point(size=80, opacity=1, strokeWidth=2, yOffset=8).encode(
