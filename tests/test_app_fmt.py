@@ -103,3 +103,19 @@ def test_counts_and_row_numbers_are_whole_in_a_csv():
     text = whole_counts(frame).to_csv(index=False)
     assert text.splitlines() == ["train_rows,seeds_needed,mean_delta,look", "1000,29,1.0,1.5", ",inf,2.0,"]
     assert frame["train_rows"].dtype == float  # the caller's frame is left as it was
+
+
+def test_verdict_colours_are_one_map_the_charts_and_the_badges_read(monkeypatch):
+    """One definition of the verdict colours (fmt.VERDICT_COLOURS): the charts' scale and the cards' badges both read
+    it, so a colour changed there changes on every view."""
+    from vitcore.app import charts
+    from vitcore.app.ablations import cards
+    from vitcore.study import words as w
+
+    assert charts.VERDICT_COLOURS is fmt.VERDICT_COLOURS and not hasattr(cards, "BADGES")
+    assert set(fmt.VERDICT_COLOURS) == set(w.VERDICTS)  # every verdict word has its colour
+    assert cards.badge(w.BETTER, "x") == ":green-badge[x]" and cards.badge("no such verdict", "x") == ":gray-badge[x]"
+    monkeypatch.setitem(fmt.VERDICT_COLOURS, w.BETTER, fmt.Colour("#000001", "violet"))
+    assert cards.badge(w.BETTER, "better [x]") == ":violet-badge[better (x)]"
+    scale = charts.verdict_scale("test_accuracy", [w.WORSE, w.BETTER])
+    assert dict(zip(scale.domain, scale.range)) == {w.BETTER: "#000001", w.WORSE: fmt.BAD}

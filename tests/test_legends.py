@@ -25,7 +25,7 @@ def study(committed_study):
 
 
 def verdict_colours(domain) -> list[str]:
-    return [charts.VERDICT_COLOURS[verdict] for verdict in domain]
+    return [charts.VERDICT_COLOURS[verdict].chart for verdict in domain]
 
 
 @pytest.mark.slow  # over 1 s a case: the slow tier, so the fast tier stays under a minute (docs/contributing.md)

@@ -14,20 +14,30 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from vitcore.app.fmt import BASELINE, DELTA_LIMITS, GUIDE, LESS, MORE, NO_EFFECT, PALE, SELECTION, ZERO, axis_format
+from vitcore.app.fmt import (  # noqa: F401 (GOOD, BAD: the verdict colours, said in fmt)
+    BAD,
+    BASELINE,
+    DELTA_LIMITS,
+    GOOD,
+    GUIDE,
+    LESS,
+    MORE,
+    NO_EFFECT,
+    SELECTION,
+    VERDICT_COLOURS,
+    ZERO,
+    axis_format,
+)
 from vitcore.app.layout import EFFECT_ROW, PANEL_TITLE, effect_rows, panel_order, panel_title  # noqa: F401
 from vitcore.app.tables import READING_FIELDS, SIZE_FILL, with_readings
 from vitcore.data.fashion import CLASS_NAMES
+from vitcore.study import intervals
 from vitcore.study import words as w
 
-# The one colour rule of every Δ chart: colour says what the verdict means for the user — green better,
-# red worse (lighter for "slightly"), whatever the sign of the Δ (for gap and seconds a negative Δ is
-# better); neutral blue / violet for higher / lower (final train accuracy has no good direction); dark
-# grey for equivalent, pale grey for the rest. The cards' badges follow it (cards.BADGES).
-GOOD, GOOD_PALE, BAD, BAD_PALE = "#1a9850", "#91cf60", "#d73027", "#fc8d59"
-VERDICT_COLOURS = {w.BETTER: GOOD, w.SLIGHTLY_BETTER: GOOD_PALE, w.WORSE: BAD, w.SLIGHTLY_WORSE: BAD_PALE,
-                   w.HIGHER: MORE, w.SLIGHTLY_HIGHER: MORE, w.LOWER: "#7b3294", w.SLIGHTLY_LOWER: "#7b3294",
-                   w.EQUIVALENT: NO_EFFECT, w.INCONCLUSIVE: PALE, w.TOO_FEW: PALE, w.NOT_COMPARABLE: PALE}
+# The one colour rule of every Δ chart (fmt.VERDICT_COLOURS, which the cards' badges read too): colour says what
+# the verdict means for the user — green better, red worse (lighter for "slightly"), whatever the sign of the Δ (for
+# gap and seconds a negative Δ is better); neutral blue / violet for higher / lower (final train accuracy has no good
+# direction); dark grey for equivalent, pale grey for the rest.
 COLOUR_RULE = ("Colour = the verdict for you: green better, red worse (lighter: slightly, inside ±margin), "
                "blue/violet higher/lower where no direction is better, dark grey equivalent, pale grey unresolved. "
                f"Fill = its size: {SIZE_FILL}.")
@@ -112,15 +122,15 @@ def heatmap(matrix: np.ndarray, title: str, delta: bool = False, limit: float = 
 
 
 def verdict_scale(metric: str, present) -> alt.Scale:
-    """Verdict colours (VERDICT_COLOURS, the one rule), listing only the verdicts present. `metric` is
+    """Verdict colours (fmt.VERDICT_COLOURS, the one rule), listing only the verdicts present. `metric` is
     kept for the callers: the verdict word already says whether a Δ is better for this metric."""
     domain = [verdict for verdict in w.VERDICTS if verdict in set(present)]
-    return alt.Scale(domain=domain, range=[VERDICT_COLOURS[verdict] for verdict in domain])
+    return alt.Scale(domain=domain, range=[VERDICT_COLOURS[verdict].chart for verdict in domain])
 
 
 def _symmetric(frame: pd.DataFrame, steps=(0.02, 0.05, 0.1, 0.2, 0.5, 1.0)) -> alt.Scale:
-    """A symmetric x-scale (0 in the middle) at the first step that holds every interval."""
-    columns = [c for c in ("mean_delta", "ci_low", "ci_high", "ci_adj_low", "ci_adj_high") if c in frame.columns]
+    """A symmetric x-scale (0 in the middle) at the first step that holds every Δ and its chosen interval."""
+    columns = [c for c in ("mean_delta", intervals.LOW, intervals.HIGH) if c in frame.columns]
     reach = np.nanmax(np.abs(frame[columns].to_numpy(float)), initial=0.0)
     limit = next((step for step in steps if reach <= step), float(reach))
     return alt.Scale(domain=[-limit, limit], clamp=True)
@@ -130,6 +140,7 @@ def class_delta_bars(classes: pd.DataFrame) -> alt.Chart:
     """Per-class test accuracy Δ, paired, with whiskers of the 95% interval simultaneous over the ten
     classes (Bonferroni: the family the verdicts are judged in), coloured by verdict (frame: compare's
     `classes`)."""
+    classes = intervals.with_chosen(classes)  # the interval each class's verdict goes with
     colour = alt.Color("verdict:N", scale=verdict_scale("test_accuracy", classes["verdict"]),
                        legend=alt.Legend(title="Verdict", orient="bottom"))
     x = alt.X("mean_delta:Q", title="Δ per-class test accuracy (selection − baseline)", scale=_symmetric(classes),
@@ -138,36 +149,38 @@ def class_delta_bars(classes: pd.DataFrame) -> alt.Chart:
                                              axis=alt.Axis(labelOverlap=False)))
     bars = base.mark_bar(opacity=0.85).encode(
         x=x, color=colour, tooltip=["class:N", alt.Tooltip("mean_delta:Q", format="+.4f", title="Δ"),
-                                    alt.Tooltip("ci_adj_low:Q", format="+.4f", title="95% low (×10)"),
-                                    alt.Tooltip("ci_adj_high:Q", format="+.4f", title="95% high (×10)"),
+                                    alt.Tooltip(f"{intervals.LOW}:Q", format="+.4f", title="95% low (×10)"),
+                                    alt.Tooltip(f"{intervals.HIGH}:Q", format="+.4f", title="95% high (×10)"),
                                     "n_pairs:Q", alt.Tooltip("p_adj:Q", format=".3g"),
                                     alt.Tooltip("p_tost_adj:Q", format=".3g"), "verdict:N"])
-    whiskers = base.mark_rule(color="#1f2430", strokeWidth=1.5).encode(x="ci_adj_low:Q", x2="ci_adj_high:Q")
+    whiskers = base.mark_rule(color="#1f2430", strokeWidth=1.5).encode(x=f"{intervals.LOW}:Q",
+                                                                       x2=f"{intervals.HIGH}:Q")
     return alt.layer(bars, whiskers).properties(
         height=340, title=panel_title("Per-class test accuracy: Δ paired by random seed, 95% intervals simultaneous "
                                       "over the 10 classes"))
 
 
-INTERVAL_COLUMNS = ["ci_adj_low", "ci_adj_high", "ci90_adj_low", "ci90_adj_high"]
+INTERVAL_COLUMNS = intervals.COLUMNS  # the chosen interval's 95% and 90% ends and its name (vitcore.study.intervals)
 
 
 def _interval_layers(base: alt.Chart, x: alt.X, colour: alt.Color, tooltip: list, offset: int = 0) -> list:
-    """The two intervals a verdict is read from, simultaneous over its family: thin = 95% (excludes 0
-    exactly when resolved), thick = 90% (inside ±margin exactly when the equivalence test resolves);
-    `offset` px below the row's middle."""
-    wide = base.mark_rule(strokeWidth=1.5, yOffset=offset).encode(x=x, x2="ci_adj_high:Q", color=colour,
+    """The two intervals a verdict is read from (words.chosen: simultaneous over its family, a plan's repeated CIs
+    at its look): thin = 95% (excludes 0 exactly when resolved), thick = 90% (inside ±margin exactly when the
+    equivalence test resolves); `offset` px below the row's middle."""
+    wide = base.mark_rule(strokeWidth=1.5, yOffset=offset).encode(x=x, x2=f"{intervals.HIGH}:Q", color=colour,
                                                                   tooltip=tooltip)
     narrow = base.mark_rule(strokeWidth=6, opacity=0.8, yOffset=offset).encode(
-        x="ci90_adj_low:Q", x2="ci90_adj_high:Q", color=colour, tooltip=tooltip)
+        x=f"{intervals.LOW90}:Q", x2=f"{intervals.HIGH90}:Q", color=colour, tooltip=tooltip)
     return [wide, narrow]
 
 
 def _tooltip(label: str, places: str) -> list:
     return [f"{label}:N", alt.Tooltip("mean_delta:Q", format=places.replace("3", "4"), title="Δ"),
-            alt.Tooltip("ci_adj_low:Q", format=places, title="95% low (simultaneous)"),
-            alt.Tooltip("ci_adj_high:Q", format=places, title="95% high (simultaneous)"),
-            alt.Tooltip("ci90_adj_low:Q", format=places, title="90% low (simultaneous)"),
-            alt.Tooltip("ci90_adj_high:Q", format=places, title="90% high (simultaneous)"), "n_pairs:Q",
+            alt.Tooltip(f"{intervals.LOW}:Q", format=places, title="95% low"),
+            alt.Tooltip(f"{intervals.HIGH}:Q", format=places, title="95% high"),
+            alt.Tooltip(f"{intervals.LOW90}:Q", format=places, title="90% low"),
+            alt.Tooltip(f"{intervals.HIGH90}:Q", format=places, title="90% high"),
+            alt.Tooltip(f"{intervals.KIND}:N", title="interval"), "n_pairs:Q",
             alt.Tooltip("p_adj:Q", format=".3g", title="p_adj"), alt.Tooltip("p_tost_adj:Q", format=".3g",
                                                                                 title="p_tost_adj"),
             "family_size:Q", "verdict:N", alt.Tooltip("size:N", title="size vs ±margin"),
@@ -204,7 +217,7 @@ def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
     colour by the verdict (COLOUR_RULE); a dashed rule at 0. One layered view that takes its container's width
     (the text is cut to it with an ellipsis, the verdict word and the source first), so nothing leaves the
     screen at 400 px."""
-    frame = with_source(with_readings(frame))[[
+    frame = with_source(with_readings(intervals.with_chosen(frame)))[[
         "label", "mean_delta", *INTERVAL_COLUMNS, "n_pairs", "p_adj", "p_tost_adj", "family_size", "margin", "verdict",
         "verdict_text", "verdict_short", *READING_FIELDS, "source", "verdict_from", "discovery"]]
     frame = frame.assign(filled=frame["verdict"])  # the dots' fill (_fill)
@@ -216,7 +229,7 @@ def forest(frame: pd.DataFrame, metric: str, title: str) -> alt.Chart:
                        legend=alt.Legend(title="Verdict", orient="bottom", columns=2))
     tooltip = _tooltip("label", places)
     base = alt.Chart(frame).encode(y=y)
-    x = alt.X("ci_adj_low:Q", title=["Δ = variant − this config", "(95% and 90% intervals, simultaneous)"],
+    x = alt.X(f"{intervals.LOW}:Q", title=["Δ = variant − this config", "(95% and 90% intervals of each verdict)"],
               axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy"))
     margin = float(frame["margin"].max()) if len(frame) else 0.0
     band = alt.Chart(pd.DataFrame({"lo": [-margin], "hi": [margin]})).mark_rect(color=NO_EFFECT, opacity=0.08).encode(
@@ -243,9 +256,9 @@ def effect_intervals(frame: pd.DataFrame, metric: str, title: str) -> list[alt.C
     `effect` (frame: tables.effect_frame), one panel (chart) per training size, each with its own x-scale
     and its container's width (side by side on a wide screen, stacked on a phone); colour by the verdict
     (COLOUR_RULE), diamonds for single-cell effects; a dashed rule at 0. Each panel's keys list what it draws."""
-    frame = with_source(with_readings(frame))[["effect", "rows", "train_rows", "basis", "mean_delta", *INTERVAL_COLUMNS,
-                                               "n_pairs", "p_adj", "p_tost_adj", "family_size", "verdict",
-                                               *READING_FIELDS, "source", "verdict_from", "discovery"]]
+    frame = with_source(with_readings(intervals.with_chosen(frame)))[[
+        "effect", "rows", "train_rows", "basis", "mean_delta", *INTERVAL_COLUMNS, "n_pairs", "p_adj", "p_tost_adj",
+        "family_size", "verdict", *READING_FIELDS, "source", "verdict_from", "discovery"]]
     frame = frame.assign(filled=frame["verdict"], shape_of=frame["basis"])  # the dots' fill (_fill) and shape
     return [_effect_panel(frame[frame["rows"] == rows], metric, panel_title(title, rows))
             for rows in panel_order(frame)]
@@ -257,7 +270,7 @@ def _effect_panel(part: pd.DataFrame, metric: str, title: alt.Title) -> alt.Char
     bases = alt.Scale(domain=["averaged over the grid's cells", "one cell only"], range=["circle", "diamond"])
     y, names = effect_rows(alt.Chart())
     base = alt.Chart().encode(y=y)
-    x = alt.X("ci_adj_low:Q", title="Δ (95% and 90% intervals, simultaneous)",
+    x = alt.X(f"{intervals.LOW}:Q", title="Δ (95% and 90% intervals of each verdict)",
               axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy"))
     tooltip = [*_tooltip("effect", places), "rows:N", "basis:N"]
     dots = base.mark_point(size=80, opacity=1, strokeWidth=2, yOffset=8).encode(

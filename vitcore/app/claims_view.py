@@ -27,6 +27,7 @@ from vitcore.study.words import (
     MARGIN,
     MARGIN_REASON,
     READING_DEFINITIONS,
+    chosen,
     interval_text,
     marked,
     source_text,
@@ -85,7 +86,7 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
     return pd.DataFrame({
         "Claim": table["claim"], "Verdict": [marked(row) for row in rows],
         "Interval": [verdict_interval(row, p) if ok else "exact (counted)" if row["metric"] == WORK else
-                     fmt.ci(row["ci_low"], row["ci_high"], p) for row, p, ok in zip(rows, places, paired)],
+                     fmt.ci(*chosen(row).interval, p) for row, p, ok in zip(rows, places, paired)],
         "Direction": table["direction"], "Δ = selection − baseline": table["comparison"],
         "Rows": [("any (counted)" if m == WORK else "the curve") if fmt.missing(r) else fmt.rows(r)
                  for r, m in zip(table["train_rows"], table["metric"])], "Metric": metric,
@@ -93,7 +94,7 @@ def display(table: pd.DataFrame, links: list[str]) -> pd.DataFrame:
         "Runs": links, "Sources": table["sources"].map(who),
         "Mirrored claim": table["mirror"].fillna(""), "Tally": table["tally"], "Expected Δ": table["expected"],
         "Interval in full": [interval_text(row, p) if ok else "exact (counted)" if row["metric"] == WORK else
-                             f"95% bootstrap {fmt.ci(row['ci_low'], row['ci_high'], p)}"
+                             f"95% bootstrap {fmt.ci(*chosen(row).interval, p)}"
                              for row, p, ok in zip(rows, places, paired)],
         "p_adj": table["p_adj"].map(fmt.p_value), "p_tost_adj": table["p_tost_adj"].map(fmt.p_value),  # never '0'
         "Pairs": table["n_pairs"].astype(int), "Source": [source_text(row) for row in rows],

@@ -8,6 +8,8 @@ baseline grey, orange guides). Plain strings, no Streamlit: tests/test_app_fmt.p
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from vitcore.config.metrics import REGISTRY
 from vitcore.config.metrics import metric as metric_entry
 from vitcore.config.numbers import (  # noqa: F401
@@ -24,6 +26,7 @@ from vitcore.config.numbers import (  # noqa: F401
     percent,
     rounded,
 )
+from vitcore.study import words as w
 
 TITLES = {m.name: m.title for m in REGISTRY}  # the metric registry's (vitcore.config.metrics)
 SELECTION, BASELINE = "#3b5bdb", "#868e96"  # every chart: the selection blue, the baseline grey
@@ -94,6 +97,27 @@ def demote_headings(markdown: str, levels: int = 1) -> str:
 # -- Δ colours: on every Δ chart blue = more, red = less (of the metric or the rate) ----------
 MORE, LESS, ZERO = "#2166ac", "#b2182b", "#f7f7f7"
 NO_EFFECT, PALE = "#495057", "#adb5bd"  # equivalent (resolved: no effect) / inconclusive and the rest
+GOOD, GOOD_PALE, BAD, BAD_PALE = "#1a9850", "#91cf60", "#d73027", "#fc8d59"  # better / worse (pale: "slightly")
+
+
+@dataclass(frozen=True)
+class Colour:
+    """One verdict's colour, in the two forms the app draws it: `chart` on every Δ chart (charts.verdict_scale) and
+    `badge`, the named colour of a card's Streamlit badge (badges take only names: the nearest one)."""
+    chart: str
+    badge: str
+
+
+# The one map of verdict colours (the colour rule, charts.COLOUR_RULE): green better, red worse (lighter: slightly),
+# neutral blue / violet for higher / lower where no direction is better, grey for equivalent and the unresolved (a
+# card's inconclusive badge orange: it still needs random seeds).
+VERDICT_COLOURS = {
+    w.BETTER: Colour(GOOD, "green"), w.SLIGHTLY_BETTER: Colour(GOOD_PALE, "green"),
+    w.WORSE: Colour(BAD, "red"), w.SLIGHTLY_WORSE: Colour(BAD_PALE, "red"),
+    w.HIGHER: Colour(MORE, "blue"), w.SLIGHTLY_HIGHER: Colour(MORE, "blue"),
+    w.LOWER: Colour("#7b3294", "violet"), w.SLIGHTLY_LOWER: Colour("#7b3294", "violet"),
+    w.EQUIVALENT: Colour(NO_EFFECT, "gray"), w.INCONCLUSIVE: Colour(PALE, "orange"),
+    w.TOO_FEW: Colour(PALE, "gray"), w.NOT_COMPARABLE: Colour(PALE, "gray")}
 # One fixed, symmetric colour scale per Δ heatmap, the same in every view (values beyond are clipped
 # to the end colour; the cell text still prints them).
 DELTA_LIMITS = {"confusion rate": 0.2}

@@ -46,7 +46,7 @@ from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
 from vitcore.stats import readings
 from vitcore.stats.compare import Comparer, or_uncached
-from vitcore.stats.plan import LEAD_COLUMNS
+from vitcore.stats.plan import LEAD_COLUMNS, alone, own_interval
 from vitcore.stats.testset import TEST_COLUMNS
 
 COLUMNS = ["claim", "sources", "setting", "comparison", "train_rows", "metric", "role", "expected", "mean_delta",
@@ -100,7 +100,7 @@ NOT_COUNTED_BESIDE = ("not counted: best validation accuracy is optimistic (the 
 
 def judge_claim(expected: str, verdict: str, mean_delta: float, row: dict) -> tuple[str, str]:
     """(direction, size) of one evaluated claim (REGISTRY): from the verdict, i.e. the adjusted tests, never from
-    a raw p; `row` carries the judged Δ (ci_adj_*, margin) for the size word."""
+    a raw p; `row` carries the judged Δ (its adjusted interval and margin) for the size word."""
     if expected not in EXPECTED:
         raise ValueError(f"expected must be one of {', '.join(EXPECTED)}; got {expected!r}")
     inside = verdict == v.EQUIVALENT or verdict in v.INSIDE
@@ -139,7 +139,7 @@ def counted_row(claim: Claim) -> dict:
     selection, baseline = work.macs(claim.selection), work.macs(claim.baseline)
     delta = float(selection - baseline)
     row = {**_source_columns(claim), "train_rows": np.nan, "metric": WORK, "role": DECIDES, "mean_delta": delta,
-           "n_pairs": 0, "ci_low": delta, "ci_high": delta, "ci_adj_low": delta, "ci_adj_high": delta,
+           "n_pairs": 0, **alone(delta, delta),
            "family": "counted exactly from the configs (no sampling)", "family_size": 1, "margin": 0.0,
            "verdict": v.HIGHER if delta > 0 else v.LOWER if delta < 0 else v.EQUIVALENT, "timing_group": "",
            "verdict_from": COUNTED_FROM}
@@ -208,8 +208,8 @@ def data_size_row(runs: pd.DataFrame, test_set=None, estimate=None) -> dict:
                       + scaling.crossover_sentence(est).replace("**", ""),
            "comparison": "ViT − convnet, change per doubling of the training rows", "train_rows": np.nan,
            "metric": "test_accuracy", "role": DECIDES, "expected": "> 0", "mean_delta": est.per_doubling,
-           "n_pairs": int(sum(est.n_pairs)), "ci_low": est.per_doubling_low, "ci_high": est.per_doubling_high,
-           "ci_adj_low": est.per_doubling_low, "ci_adj_high": est.per_doubling_high, "family": DATA_SIZE_FAMILY,
+           "n_pairs": int(sum(est.n_pairs)), **alone(est.per_doubling_low, est.per_doubling_high),
+           "family": DATA_SIZE_FAMILY,
            "family_size": 1, "margin": np.nan, "verdict": verdict, "timing_group": "",
            "crossover_rows": est.rows, "crossover_low": est.low, "crossover_high": est.high,
            "mirror": "", "tally": COUNTED, "verdict_from": DATA_SIZE_FROM}
@@ -234,7 +234,8 @@ def seed_noise_rows(runs: pd.DataFrame) -> list[dict]:
     for cell in noise.data_dominance(runs).itertuples():
         if cell.cell not in (RunConfig().label(), RunConfig(model="convnet").label()):
             continue  # the article's ViT and its convnet (the ViT without position embedding serves the Δ)
-        resolved = cell.ci_low > 0 or cell.ci_high < 0
+        low, high = own_interval(cell)  # its 95% generalized interval: one comparison, the verdict's
+        resolved = low > 0 or high < 0
         verdict = (v.HIGHER if cell.contrast > 0 else v.LOWER) if resolved else v.INCONCLUSIVE
         row = {"claim": SEED_NOISE, "sources": f"{BOUTHILLIER}, §3 and Fig. 1",
                "setting": "five case studies (image classification and segmentation, NLP, an MLP), each source "
@@ -243,8 +244,7 @@ def seed_noise_rows(runs: pd.DataFrame) -> list[dict]:
                           "the training sample only (the test set is fixed)",
                "comparison": f"{cell.cell}: sd(data sample alone) − max(sd(init alone), sd(order alone))",
                "train_rows": cell.train_rows, "metric": SEED_NOISE_METRIC, "role": DECIDES, "expected": "> 0",
-               "mean_delta": cell.contrast, "n_pairs": cell.runs, "ci_low": cell.ci_low, "ci_high": cell.ci_high,
-               "ci_adj_low": cell.ci_low, "ci_adj_high": cell.ci_high, "family": SEED_NOISE_FAMILY,
+               "mean_delta": cell.contrast, "n_pairs": cell.runs, **alone(low, high), "family": SEED_NOISE_FAMILY,
                "family_size": 1, "margin": np.nan, "verdict": verdict, "timing_group": "", "mirror": "",
                "tally": COUNTED, "verdict_from": SEED_NOISE_FROM}
         row["direction"], row["size"] = judge_claim("> 0", verdict, cell.contrast, row)

@@ -33,11 +33,13 @@ no TensorFlow.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from vitcore.stats.estimates import ALPHA, EQUIVALENT, FIXED_SAMPLE, INCONCLUSIVE, RESOLVED, judge, needs_text
+from vitcore.stats.testset import WITH_TEST
 
 METRIC = "test_accuracy"        # the planned metric; the others of a planned comparison stay fixed-sample
 FIXED = FIXED_SAMPLE
@@ -201,6 +203,56 @@ def adjusted(row) -> bool:
     if planned(row):
         return row.get("look", 0) > 0
     return int(row.get("family_size", 1) or 1) > 1
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """What goes with a verdict, chosen in one place (`chosen`) for every view, chart, report, the CLI's line and
+    the CSVs' words: which interval and p-values (adjusted or not), the interval's name in full (`kind`) and short
+    (`short`, the CLI's 'RCI look 2/4', '95% ×3', '95%'), its 95% and 90% ends, and the two tests' names and
+    p-values. The study layer hands it out (vitcore.study.words.chosen); no view picks interval columns itself."""
+    adjusted: bool
+    kind: str
+    short: str
+    interval: tuple
+    ninety: tuple
+    tests: tuple  # ((name, p), (name, p_tost)): ('p_adj', …), ('p_tost_adj', …) when adjusted
+
+
+def chosen(row) -> Chosen:
+    """The interval and tests that go with a row's verdict: simultaneous over the family when it has more than one
+    member (so the interval excludes 0 exactly when the verdict is resolved), a planned row's repeated CI at its look;
+    over random seeds and test images where the verdict counts both; unadjusted before a plan's first look. A row
+    without 90% columns (a curve's Δs) has NaN 90% ends."""
+    size, adjusted_ = int(row.get("family_size", 1) or 1), adjusted(row)
+    low, high = (row["ci_adj_low"], row["ci_adj_high"]) if adjusted_ else (row["ci_low"], row["ci_high"])
+    low90, high90 = ((row.get("ci90_adj_low", np.nan), row.get("ci90_adj_high", np.nan)) if adjusted_ else
+                     (row.get("ci90_low", np.nan), row.get("ci90_high", np.nan)))
+    kind = f"95% CI, Bonferroni ×{size}" if size > 1 else "95% CI"
+    short = f"95% ×{int(row['family_size'])}" if adjusted_ else "95%"
+    if planned(row):  # the repeated confidence interval of the plan's look
+        kind = f"repeated CI at look {int(row['look'])} of {int(row['looks_planned'])}, ×{size}" if adjusted_ \
+            else "95% CI (before the plan's first look)"
+        if adjusted_:
+            short = f"RCI look {int(row['look'])}/{int(row['looks_planned'])}"
+    if row.get("interval") == WITH_TEST:  # vitcore.stats.testset: the test set's sampling counted
+        kind += " over random seeds and test images"
+    tested = adjusted_ and "p_adj" in row  # a row without the adjusted columns: its own p's
+    tests = ((("p_adj", row.get("p_adj")), ("p_tost_adj", row.get("p_tost_adj"))) if tested else
+             (("p", row.get("p_value")), ("p_tost", row.get("p_tost"))))
+    return Chosen(adjusted_, kind, short, (low, high), (low90, high90), tests)
+
+
+def alone(low: float, high: float) -> dict:
+    """The interval columns of a comparison judged alone and in no plan (a bootstrap's, a generalized or an exact
+    interval): its one 95% interval is also its adjusted one (a family of one), so `chosen` reads it either way."""
+    return {"ci_low": low, "ci_high": high, "ci_adj_low": low, "ci_adj_high": high}
+
+
+def own_interval(record) -> tuple[float, float]:
+    """A record's own (unadjusted) 95% interval, (low, high): a frame's row as a dict or a named tuple (itertuples)."""
+    values = record._asdict() if hasattr(record, "_asdict") else record
+    return values["ci_low"], values["ci_high"]
 
 
 def needs(row) -> str:

@@ -11,8 +11,6 @@ a config the Study handed out (a timing group's context, a flip report's paragra
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from vitcore.analysis import attention, bn, flips
@@ -52,7 +50,7 @@ from vitcore.stats.plan_report import NOT_PROVEN, OUTCOMES, REWRITE  # noqa: F40
 from vitcore.stats.readings import DEFINITIONS as READING_DEFINITIONS  # noqa: F401 (the vocabulary)
 from vitcore.stats.replication import POOLED_NOTE  # noqa: F401 (the vocabulary)
 from vitcore.stats.seconds import REFERENCE as TIMING_REFERENCE  # noqa: F401 (the vocabulary)
-from vitcore.stats.testset import WITH_TEST
+from vitcore.stats.testset import WITH_TEST  # noqa: F401 (the vocabulary)
 
 BROKEN, FLIP_DIRECTIONS, FLIP_MIN_PAIRS = flips.BROKEN, flips.DIRECTIONS, flips.MIN_PAIRS  # the flipped images' words
 SEEN = plan.SEEN  # a planned verdict decided on random seeds seen before its plan
@@ -235,39 +233,14 @@ def _ninety_kind(kind: str) -> str:
     return "90%" + kind[3:] if kind.startswith("95%") else f"90% {kind}"
 
 
-@dataclass(frozen=True)
-class Chosen:
-    """What goes with a verdict, chosen in one place (`chosen`) for every view, the CLI's line and the CSVs' words:
-    which interval and p-values (adjusted or not), the interval's name in full (`kind`) and short (`short`, the CLI's
-    'RCI look 2/4', '95% ×3', '95%'), its 95% and 90% ends, and the two tests' names and p-values."""
-    adjusted: bool
-    kind: str
-    short: str
-    interval: tuple
-    ninety: tuple
-    tests: tuple  # ((name, p), (name, p_tost)): ('p_adj', …), ('p_tost_adj', …) when adjusted
+Chosen = plan.Chosen  # the type `chosen` hands out
 
 
 def chosen(row) -> Chosen:
-    """The interval and tests that go with a row's verdict: simultaneous over the family when it has more than one
-    member (so the interval excludes 0 exactly when the verdict is resolved), a planned row's repeated CI at its look;
-    over random seeds and test images where the verdict counts both; unadjusted before a plan's first look."""
-    size, adjusted = int(row.get("family_size", 1) or 1), plan.adjusted(row)
-    low, high = (row["ci_adj_low"], row["ci_adj_high"]) if adjusted else (row["ci_low"], row["ci_high"])
-    low90, high90 = (row["ci90_adj_low"], row["ci90_adj_high"]) if adjusted else (row["ci90_low"], row["ci90_high"])
-    kind = f"95% CI, Bonferroni ×{size}" if size > 1 else "95% CI"
-    short = f"95% ×{int(row['family_size'])}" if adjusted else "95%"
-    if plan.planned(row):  # the repeated confidence interval of the plan's look (vitcore.stats.plan)
-        kind = f"repeated CI at look {int(row['look'])} of {int(row['looks_planned'])}, ×{size}" if adjusted \
-            else "95% CI (before the plan's first look)"
-        if adjusted:
-            short = f"RCI look {int(row['look'])}/{int(row['looks_planned'])}"
-    if row.get("interval") == WITH_TEST:  # vitcore.stats.testset: the test set's sampling counted
-        kind += " over random seeds and test images"
-    tested = adjusted and "p_adj" in row  # a row without the adjusted columns: its own p's
-    tests = ((("p_adj", row.get("p_adj")), ("p_tost_adj", row.get("p_tost_adj"))) if tested else
-             (("p", row.get("p_value")), ("p_tost", row.get("p_tost"))))
-    return Chosen(adjusted, kind, short, (low, high), (low90, high90), tests)
+    """The interval and tests that go with a row's verdict (vitcore.stats.plan.chosen, the one choice: simultaneous
+    over a family of several, a planned row's repeated CI at its look, unadjusted before a plan's first look; over
+    random seeds and test images where the verdict counts both): what every view, chart and CSV text shows beside it."""
+    return plan.chosen(row)
 
 
 def _interval(row) -> tuple[str, tuple, tuple]:

@@ -15,6 +15,7 @@ from vitcore.config.metrics import metric as entry
 from vitcore.config.run import RunConfig
 from vitcore.study import Study
 from vitcore.study import words as w
+from vitcore.study.intervals import beside_test_set
 from vitcore.study.words import (  # noqa: F401 (the shared words, used here and re-exported)
     BORDERLINE,
     borderline,
@@ -30,11 +31,6 @@ from vitcore.study.words import (  # noqa: F401 (the shared words, used here and
 
 HELP = {m: entry(m).help for m in w.METRICS}  # the cards' metrics' help (the metric registry's)
 TITLES = {m: entry(m).short for m in w.METRICS if entry(m).short}  # short: five cards share a row
-# The badge colour of each verdict (Streamlit markdown badges): the colour rule of every Δ view — green is
-# better for the user, red worse, neutral blue/violet for higher/lower, grey for the rest.
-BADGES = {w.BETTER: "green", w.SLIGHTLY_BETTER: "green", w.WORSE: "red", w.SLIGHTLY_WORSE: "red",
-          w.HIGHER: "blue", w.SLIGHTLY_HIGHER: "blue", w.LOWER: "violet", w.SLIGHTLY_LOWER: "violet",
-          w.EQUIVALENT: "gray", w.INCONCLUSIVE: "orange", w.TOO_FEW: "gray", w.NOT_COMPARABLE: "gray"}
 
 
 def title(metric: str) -> str:
@@ -43,8 +39,10 @@ def title(metric: str) -> str:
 
 
 def badge(verdict: str, text: str) -> str:
-    """Markdown badge, brackets escaped (a badge ends at the first ']')."""
-    return f":{BADGES.get(verdict, 'gray')}-badge[{text.replace('[', '(').replace(']', ')')}]"
+    """Markdown badge in the verdict's colour (fmt.VERDICT_COLOURS, the charts' rule), brackets escaped (a badge ends
+    at the first ']')."""
+    colour = fmt.VERDICT_COLOURS[verdict].badge if verdict in fmt.VERDICT_COLOURS else "gray"
+    return f":{colour}-badge[{text.replace('[', '(').replace(']', ')')}]"
 
 
 def collapsed_note(runs: pd.DataFrame) -> str | None:
@@ -125,13 +123,15 @@ def test_set_line(row, places: int) -> str | None:
     """What the test set's sampling did to test accuracy's interval when every pair kept its predictions
     (vitcore.stats.testset), else None: the verdict uses the interval over random seeds and test images,
     the same on every view; the seed-only interval is shown beside it."""
-    if not row.get("n_pairs_with_test") or fmt.missing(row.get("ci_low_seeds")) or unbounded(row):
+    pair = beside_test_set(row)  # like for like: both unadjusted 95% intervals
+    if not row.get("n_pairs_with_test") or pair is None or unbounded(row):
         return None
-    seeds = fmt.ci(row["ci_low_seeds"], row["ci_high_seeds"], places)
+    (low, high), (seeds_low, seeds_high) = pair
+    seeds = fmt.ci(seeds_low, seeds_high, places)
     if row.get("interval") != w.WITH_TEST:
         return f"the test images add no measurable variance: the interval is over random seeds alone {seeds}"
-    ratio = (row["ci_high"] - row["ci_low"]) / (row["ci_high_seeds"] - row["ci_low_seeds"])
-    both = fmt.ci(row["ci_low"], row["ci_high"], places)  # like for like: both unadjusted 95% intervals
+    ratio = (high - low) / (seeds_high - seeds_low)
+    both = fmt.ci(low, high, places)
     return (f"unadjusted 95% intervals: {both} over random seeds and test images, {fmt.times(ratio)} as wide as "
             f"{seeds} over random seeds alone (another 10,000 test images would move the Δ by about "
             f"±{fmt.number(row['test_se'], places)}, however many random seeds)")

@@ -17,7 +17,7 @@ from vitcore.app.fmt import axis_format
 from vitcore.app.selection import DEFAULTS, INTERACTIONS_KEY, cell_name
 from vitcore.app.sidebar import painted  # noqa: F401 (the page asks here: is this the first paint?)
 from vitcore.config.run import RunConfig
-from vitcore.study import words
+from vitcore.study import intervals, words
 from vitcore.study.words import ALPHA, INCONCLUSIVE, MARGIN, direction
 
 PICK_KEY = "variant_pick"
@@ -326,7 +326,7 @@ def strip_frame(cells: pd.DataFrame, effects: pd.DataFrame, interaction: bool = 
     labelled["resolved"] = [direction(metric, m > 0, False) if r else INCONCLUSIVE
                             for r, m, metric in zip(resolved, labelled["mean_delta"], labelled["metric"])]
     labelled["collapse"] = labelled["collapsed"].map({True: "holds a collapsed run", False: ""})
-    return labelled
+    return intervals.with_chosen(labelled)  # each cell's own 95% interval, as the study layer chooses it
 
 
 def strip(frame: pd.DataFrame, metric: str, title: str) -> list[alt.Chart]:
@@ -342,7 +342,9 @@ def strip(frame: pd.DataFrame, metric: str, title: str) -> list[alt.Chart]:
                 axis=alt.Axis(format=places, tickCount=5, labelOverlap="greedy")),
         color=colour,
         tooltip=["effect:N", "rows:N", "cell:N", alt.Tooltip("mean_delta:Q", format=places.replace("3", "4")),
-                 alt.Tooltip("ci_low:Q", format=places), alt.Tooltip("ci_high:Q", format=places), "n_pairs:Q",
+                 alt.Tooltip(f"{intervals.LOW}:Q", format=places, title="95% low"),
+                 alt.Tooltip(f"{intervals.HIGH}:Q", format=places, title="95% high"),
+                 alt.Tooltip(f"{intervals.KIND}:N", title="interval"), "n_pairs:Q",
                  alt.Tooltip("p_holm:Q", format=".3f", title="p (Holm, cells)"), "collapse:N"])
     tick = base.mark_tick(color="black", thickness=2, size=14, yOffset=8).encode(x="average:Q")
     zero = alt.Chart().mark_rule(color="#adb5bd", strokeDash=[3, 3]).encode(x=alt.datum(0))

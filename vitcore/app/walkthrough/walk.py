@@ -14,6 +14,7 @@ from vitcore.app.tables import timing_basis  # noqa: F401 (a timing group in wor
 from vitcore.article.sources import SEED_VIT_TEST_ACCURACY
 from vitcore.config.metrics import TABLE, known
 from vitcore.config.metrics import metric as metric_entry
+from vitcore.study import intervals
 from vitcore.study.words import CURVE_METRICS
 
 OPTIMISTIC = "selected on the validation split (optimistic)"
@@ -30,16 +31,18 @@ def metric_label(metric: str) -> str:
 # -- ViT vs convnet ------------------------------------------------------------------------------
 def headline_table(deltas: pd.DataFrame) -> pd.DataFrame:
     """report.headline_deltas as shown: one row per row count and metric, test accuracy first; the two
-    means are over the paired random seeds only, Δ = ViT − convnet per random seed."""
+    means are over the paired random seeds only, Δ = ViT − convnet per random seed; the interval is the one the
+    verdict goes with (vitcore.study.intervals)."""
     order = {name: at for at, name in enumerate(TABLE)}  # the metric registry's order (test accuracy first)
-    part = deltas.assign(_order=deltas["metric"].map(order)).sort_values(["train_rows", "_order"])
+    part = intervals.with_chosen(deltas).assign(_order=deltas["metric"].map(order))
     rows = []
-    for r in part.itertuples():
+    for r in part.sort_values(["train_rows", "_order"]).itertuples():
         places = fmt.digits(r.metric)
         rows.append({"Rows": fmt.rows(r.train_rows), "Metric": metric_label(r.metric),
                      "ViT": fmt.number(r.vit_mean, places), "convnet": fmt.number(r.convnet_mean, places),
-                     "Δ ViT − convnet": fmt.delta(r.mean_delta, places), "95% CI": fmt.ci(r.ci_low, r.ci_high, places),
-                     "Pairs": int(r.n_pairs), "Verdict": r.verdict})
+                     "Δ ViT − convnet": fmt.delta(r.mean_delta, places),
+                     "95% CI": fmt.ci(r.chosen_low, r.chosen_high, places), "Pairs": int(r.n_pairs),
+                     "Verdict": r.verdict})
     return pd.DataFrame(rows, columns=["Rows", "Metric", "Verdict", "Δ ViT − convnet", "ViT", "convnet", "95% CI",
                                        "Pairs"])  # the key columns first: they show at 400 px
 
@@ -56,20 +59,21 @@ def _where(row) -> str:
 
 def single_seed_table(deltas: pd.DataFrame) -> pd.DataFrame:
     """The source article's one-random-seed differences beside the 95% prediction interval of one
-    paired difference (where a single random seed's Δ falls) and our mean Δ with its CI."""
-    part = deltas[deltas["metric"].isin(SINGLE_SEED_METRICS) & deltas["seed_delta"].notna()]
+    paired difference (where a single random seed's Δ falls) and our mean Δ with its CI (its verdict's)."""
+    part = _single_seeds(deltas)
     rows = [{"Rows": fmt.rows(r.train_rows), "Metric": metric_label(r.metric),
              "Source article Δ (1 random seed)": fmt.delta(r.seed_delta),
              "95% prediction interval (1 random seed)": fmt.ci(r.pi_low, r.pi_high, none="—"),
              "The article's Δ lies": _where(r), "Our mean Δ": fmt.delta(r.mean_delta),
-             "95% CI of the mean": fmt.ci(r.ci_low, r.ci_high), "Pairs": int(r.n_pairs)} for r in part.itertuples()]
+             "95% CI of the mean": fmt.ci(r.chosen_low, r.chosen_high), "Pairs": int(r.n_pairs)}
+            for r in part.itertuples()]
     return pd.DataFrame(rows)
 
 
 def single_seed_sentences(deltas: pd.DataFrame) -> list[str]:
     """Plain words: what one random seed can show, and where the article's single differences fall."""
     sentences = []
-    for r in deltas[deltas["metric"].isin(SINGLE_SEED_METRICS) & deltas["seed_delta"].notna()].itertuples():
+    for r in _single_seeds(deltas).itertuples():
         what = "best-val lead" if r.metric == "best_val_accuracy" else "gap difference"
         if fmt.missing(r.pi_low):
             sentences.append(f"At {fmt.rows(r.train_rows)} rows the source article's {what} of "
@@ -83,8 +87,14 @@ def single_seed_sentences(deltas: pd.DataFrame) -> list[str]:
             f"random seed. Over our {int(r.n_pairs)} paired random seeds, a single seed's Δ falls between "
             f"{fmt.delta(r.pi_low)} and {fmt.delta(r.pi_high)} 95% of the time; {fmt.delta(r.seed_delta)} lies "
             f"{verdict}, {meaning}. The mean Δ over those random seeds is {fmt.delta(r.mean_delta)} "
-            f"({fmt.ci(r.ci_low, r.ci_high)}).")
+            f"({fmt.ci(r.chosen_low, r.chosen_high)}).")
     return sentences
+
+
+def _single_seeds(deltas: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the metrics the source article gives for one random seed, with the interval each verdict goes
+    with (vitcore.study.intervals)."""
+    return intervals.with_chosen(deltas[deltas["metric"].isin(SINGLE_SEED_METRICS) & deltas["seed_delta"].notna()])
 
 
 def curve_frame(curve: pd.DataFrame) -> pd.DataFrame:
@@ -96,16 +106,20 @@ def curve_frame(curve: pd.DataFrame) -> pd.DataFrame:
 
 def delta_frame(deltas: pd.DataFrame) -> pd.DataFrame:
     """scaling.deltas for the chart and table: metric title; rows without an interval keep NaN; the Δ and its
-    interval as text for the tooltip, rounded by the one rule (fmt), so the chart reads as the tables do."""
-    return deltas.assign(panel=deltas["metric"].map(CURVE_NAMES), delta_text=deltas["mean_delta"].map(fmt.delta),
-                         ci_text=[fmt.ci(lo, hi) for lo, hi in zip(deltas["ci_low"], deltas["ci_high"])])
+    interval (the one its verdict goes with: vitcore.study.intervals, its columns the chart's whiskers) as text for
+    the tooltip, rounded by the one rule (fmt), so the chart reads as the tables do."""
+    chosen = intervals.with_chosen(deltas)
+    return chosen.assign(panel=deltas["metric"].map(CURVE_NAMES), delta_text=deltas["mean_delta"].map(fmt.delta),
+                         ci_text=[fmt.ci(lo, hi) for lo, hi in zip(chosen[intervals.LOW], chosen[intervals.HIGH])])
 
 
 def scaling_table(deltas: pd.DataFrame) -> pd.DataFrame:
-    """Paired ViT − convnet per row count: Rows, Metric, Verdict, Δ, 95% CI, Pairs (the key columns first)."""
+    """Paired ViT − convnet per row count: Rows, Metric, Verdict, Δ, 95% CI (the verdict's), Pairs (the key columns
+    first)."""
+    chosen = intervals.with_chosen(deltas)
     return pd.DataFrame({"Rows": deltas["train_rows"].map(fmt.rows), "Metric": deltas["metric"].map(metric_label),
                          "Verdict": deltas["verdict"], "Δ ViT − convnet": deltas["mean_delta"].map(fmt.delta),
-                         "95% CI": [fmt.ci(lo, hi) for lo, hi in zip(deltas["ci_low"], deltas["ci_high"])],
+                         "95% CI": [fmt.ci(lo, hi) for lo, hi in zip(chosen[intervals.LOW], chosen[intervals.HIGH])],
                          "Pairs": deltas["n_pairs"].astype(int)})
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from vitcore.app.charts import verdict_scale
 from vitcore.app.fmt import BASELINE, GUIDE, SELECTION
+from vitcore.study import intervals
 from vitcore.study.words import VARIANT
 
 MODELS = alt.Scale(domain=["ViT", "convnet", VARIANT], range=[SELECTION, BASELINE, GUIDE])  # the variant: orange
@@ -79,9 +80,9 @@ def _delta_panel(frame: pd.DataFrame, part: pd.DataFrame) -> alt.LayerChart:
     colour = alt.Color("verdict:N", title="Verdict", scale=verdict_scale("test_accuracy", part["verdict"]))
     base = alt.Chart().encode(x=_log_rows(frame))
     zero = base.mark_rule(color=GUIDE, strokeDash=[5, 3]).encode(y=alt.datum(0))
-    whiskers = base.mark_rule(strokeWidth=2).encode(y=alt.Y("ci_low:Q", title="Δ accuracy, ViT − convnet",
-                                                          scale=_shared(frame, "ci_low", "ci_high")),
-                                                    y2="ci_high:Q", color=colour)
+    whiskers = base.mark_rule(strokeWidth=2).encode(  # the interval its verdict goes with (walk.delta_frame)
+        y=alt.Y(f"{intervals.LOW}:Q", title="Δ accuracy, ViT − convnet",
+                scale=_shared(frame, intervals.LOW, intervals.HIGH)), y2=f"{intervals.HIGH}:Q", color=colour)
     dots = base.mark_circle(size=80, opacity=1).encode(
         y="mean_delta:Q", color=colour,
         tooltip=[alt.Tooltip("train_rows:Q", format=",d", title="rows"), "panel:N",
