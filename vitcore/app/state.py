@@ -39,7 +39,7 @@ from vitcore.config.environment import REPOSITORY_STORE, store_path, timing_path
 from vitcore.config.numbers import whole_counts
 from vitcore.config.run import RunConfig
 from vitcore.store.runs import RunStore
-from vitcore.study import Study
+from vitcore.study import Study, committed
 from vitcore.study.shelf import plans_key
 from vitcore.study.words import MARGIN
 from vitcore.study.words import effects_centre as centre_of
@@ -281,5 +281,5 @@ def comparison(cfg: RunConfig, base: RunConfig, margin: float = MARGIN):
 
 
 def bn_diagnosis() -> pd.DataFrame | None:
-    """The committed BatchNorm diagnosis (Study.bn_diagnosis: vitcore/analysis/bn.csv), or None."""
-    return study().bn_diagnosis()
+    """The committed BatchNorm diagnosis (vitcore.study.committed: vitcore/analysis/bn.csv), or None."""
+    return committed.bn_diagnosis()

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 
 from vitcore.cli.common import (
@@ -24,8 +23,8 @@ from vitcore.cli.common import (
 from vitcore.cli.sweep import _rows_list, _seed_range
 from vitcore.config.numbers import whole_counts
 from vitcore.run import custom
-from vitcore.stats import plan_report, plan_store, plans
-from vitcore.store.runs import RunStore
+from vitcore.stats.plan_report import COMMIT_WITHIN
+from vitcore.study import Study
 
 
 def add_parsers(sub) -> None:
@@ -80,32 +79,22 @@ def _register(args) -> int:
         raise UsageError("a plan's questions are single-field changes of its base; leave out --cross "
                          "(crossed cells stay exploratory: sweep them with `sweep --vary ... --cross`)")
     checked_margin(args.margin)
-    store = RunStore(args.store)
     with usage():
         vary = [custom.parse_vary(text) for text in args.vary]
-        plan = plans.make(args.name, vary, args.rows, args.seeds, args.looks, args.margin,
-                          custom.parse_base(args.base), args.cap, args.confirms, args.note)
-        known = {p.name: p for p in plan_store.load(store.root)[0]}
-        if plan.confirms is not None and plan.confirms not in known:
-            raise ValueError(f"--confirms {plan.confirms!r}: no such plan (plans here: {', '.join(sorted(known))})")
-        stored = plan_report.judged_ids(plan, store.scan().table())
-        if len(stored) and plan.confirms is not None:
-            raise ValueError(f"a confirmation runs on fresh random seeds: {len(stored)} runs of its configs at "
-                             f"random seeds {plan.seeds_text} are stored already (e.g. {stored['run_id'].iloc[0]}); "
-                             "pick random seeds no run used")
-        if len(stored):  # registered on seen runs: it says so in its file, and every view marks its verdicts seen
-            plan = dataclasses.replace(plan, on_disk=frozenset(stored["run_id"]))
-        plan = plan_report.settled(plan, known.get(plan.confirms))
-        writable_folder(store.root, "--store")
-        path = plan_store.register(store.root, plan)
+        study = Study.open(args.store, warn=False)  # a store not made yet holds no run: the plan comes first
+        plan = study.draft_plan(args.name, vary, args.rows, args.seeds, args.looks, args.margin,
+                                custom.parse_base(args.base), args.cap, args.confirms, args.note)
+        writable_folder(study.store.root, "--store")
+        registered = study.register_plan(plan)
+    path, store = registered.path, study.store
     print(f"registered plan {plan.name}: {len(plan.questions)} questions, looks {','.join(map(str, plan.looks))}, "
           f"random seeds {plan.seeds_text}, margin ±{plan.margin}, at {plan.registered_at}")
-    print(f"{clean(str(path))}  sha256 {plans.sha256(plan.text())}")
+    print(f"{clean(str(path))}  sha256 {registered.sha256}")
     if plan.on_disk:
         print(f"warning: {len(plan.on_disk)} of its runs are stored already (its file lists them): its verdicts on "
               "them read 'seen before the plan', never blind", file=sys.stderr)
-    if plan_report.tracked(store.root):
-        print(f"commit it within {plan_report.COMMIT_WITHIN.seconds // 60} minutes and before any of its runs exists "
+    if registered.tracked:
+        print(f"commit it within {COMMIT_WITHIN.seconds // 60} minutes and before any of its runs exists "
               f"(git then proves the order); then: "
               f"python -m vitcore sweep plan {plan.name} --workers 2")
     else:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from vitcore.analysis import bn, cost, flips, work
+from vitcore.analysis import cost, flips, work
 from vitcore.config.environment import NO_STORE, store_path, timing_path
 from vitcore.config.metrics import checked, checked_margin
 from vitcore.config.run import RunConfig, default_baseline
@@ -329,14 +329,6 @@ class Study(ArticleViews):
         ids = list(run_ids)
         return engine.mean_rates(self.run_frames(ids)[1], ids)
 
-    def bn_diagnosis(self) -> pd.DataFrame | None:
-        """The committed BatchNorm diagnosis (analysis.bn.read_diagnosis of vitcore/analysis/bn.csv), or None before
-        it is measured; read again when the file changes."""
-        path = bn.BN_CSV
-        stamp = path.stat().st_mtime_ns if path.is_file() else 0
-        found = self._cached(("bn", stamp), lambda: bn.read_diagnosis(path), keep=2)
-        return None if found is None else found.copy()
-
     # -- seconds and the token cost: what a change costs ----------------------------------------------
 
     def timed(self, cfg: RunConfig | None = None) -> tuple[pd.DataFrame, str]:
@@ -383,21 +375,6 @@ class Study(ArticleViews):
         """One image's forward pass of cfg, multiply-add by multiply-add (analysis.work.work_table): exact from the
         config, the deterministic measure of compute."""
         return self._cached(("work", cfg.config_id), lambda: work.work_table(cfg), keep=CENTRES).copy()
-
-    def attention_bench(self) -> tuple[pd.DataFrame, pd.DataFrame, dict] | None:
-        """(the committed attention measurements, the chart's long frame with the a + b·N² fit, the fit: a, b, r2
-        and the log-log slope) from analysis/attention_cost.csv (cost.load_attention_bench), or None before it
-        is measured."""
-        def compute():
-            bench = cost.load_attention_bench()
-            if bench is None:
-                return None
-            a, b, r2 = cost.quadratic_fit(bench["tokens"], bench["median_ms"])
-            slope = cost.loglog_slope(bench["tokens"], bench["median_ms"])
-            return bench, cost.with_n2_curve(bench), {"a": a, "b": b, "r2": r2, "slope": slope}
-
-        found = self._cached("attention bench", compute)
-        return None if found is None else (found[0].copy(), found[1].copy(), dict(found[2]))
 
     def flip_report(self, selection: RunConfig, baseline: RunConfig):
         """analysis.flips.flip_report of the pairs of selection and baseline that kept predictions (a FlipReport),
