@@ -206,13 +206,8 @@ def _kept(name: str, compute) -> pd.DataFrame:
     """compute(study) once per store state, kept under the store (vitcore.study.shelf), so a restarted server
     reads what the last one computed (the warm-up's flip and main effects: 4-6 CPU seconds on the committed
     store) instead of computing it again; a copy a page may change."""
-    from vitcore.study import shelf
-
     mtime = store_mtime()
-    found = _study(STORE_PATH, mtime)
-    root = found.store.root if found.store is not None else None
-    return found._cached(("kept", name), lambda: shelf.kept(  # at most KEPT in memory: visitors pick many configs
-        root, root and shelf.state_key(root, mtime), name, lambda: compute(found)), keep=shelf.KEPT).copy()
+    return _study(STORE_PATH, mtime).shelved(name, compute, mtime)
 
 
 def main_effects(metric: str, margin: float = MARGIN, cells: str = "", base: RunConfig | None = None) -> pd.DataFrame:

@@ -142,7 +142,7 @@ class ArticleViews:
         return self._cached("plans_checked", lambda: plan_report.checked(
             self.runs, self.store.root if self.store is not None else None))
 
-    def lead_columns(self, selection: RunConfig, baseline: RunConfig, row: dict) -> dict:
+    def _lead_columns(self, selection: RunConfig, baseline: RunConfig, row: dict) -> dict:
         """lead.LEAD_COLUMNS of a judged row of selection − baseline: where its verdict comes from, and the line
         that follows it (a confirmation's discovery and replication; another plan's state)."""
         family = self.family(selection, baseline) if selection.train_rows == baseline.train_rows else ALONE
@@ -152,7 +152,7 @@ class ArticleViews:
         report = None if only_builtin or owner is None else self.plan_report()
         return lead.columns(report, checked, selection, baseline, row, owner)
 
-    def effect_words(self, frame: pd.DataFrame, base: RunConfig | None = None) -> pd.DataFrame:
+    def _effect_words(self, frame: pd.DataFrame, base: RunConfig | None = None) -> pd.DataFrame:
         """A main-effects frame with the columns that say where each verdict comes from (lead.effect_columns)."""
         return lead.effect_columns(self, frame, base, True)
 
