@@ -9,6 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+import numpy as np
+import pandas as pd
+
 from vitcore.cli.common import (
     UsageError,
     add_store_flag,
@@ -22,6 +25,7 @@ from vitcore.cli.common import (
 )
 from vitcore.cli.sweep import _rows_list, _seed_range
 from vitcore.config.numbers import whole_counts
+from vitcore.config.switches import setting
 from vitcore.run import custom
 from vitcore.stats.plan_report import COMMIT_WITHIN
 from vitcore.study import Study
@@ -103,16 +107,41 @@ def _register(args) -> int:
     return 0
 
 
+def _question_words(question: str, field, level) -> str:
+    """'pooling class token' for the question `pooling=cls` (config.switches.setting, as the Plans page and the forest
+    plot say it), its base's changes after a '|' kept; the question as written when it names no registered switch."""
+    if not isinstance(field, str) or not field:
+        return question
+    _, bar, base = question.partition(" | ")
+    return setting(field, level) + (f" | {base}" if bar else "")
+
+
+def _whole(frame: pd.DataFrame) -> pd.DataFrame:
+    """The console's copy of a table: a numeric column of whole numbers (a count; pandas makes it float beside a
+    missing one: '19.0', 'NaN') printed as whole numbers and an empty cell, not a float; a fraction is left as it is."""
+    out = frame.copy()
+    for name in out.columns:
+        column = out[name]
+        if pd.api.types.is_bool_dtype(column) or not pd.api.types.is_numeric_dtype(column):
+            continue
+        values = column.dropna().astype(float)
+        if len(values) and np.isfinite(values).all() and (values == values.round()).all():
+            out[name] = ["" if pd.isna(value) else str(int(value)) for value in column]
+    return out
+
+
 def _plans(args) -> int:
     report = open_study(existing_store(args.store)).plan_report()
     for problem in report.problems:  # a plan that judges nothing: named, and the exit code says so
         print(f"refused: {clean(problem)}", file=sys.stderr)
     plan_table, questions = report.plans_frame(), report.questions_frame()
-    if args.out is None:
-        print(plan_table.drop(columns=["sha256", "commit"]).to_string(index=False))
+    if args.out is None:  # levels in the registry's words, counts as whole numbers (an empty cell for none)
+        print(_whole(plan_table.drop(columns=["sha256", "commit"])).to_string(index=False))
         print()
-        print(questions[["plan", "question", "train_rows", "look", "verdict", "size", "seen_before_plan",
-                         "discovery_verdict", "replicated", "needs"]].to_string(index=False))
+        shown = questions.assign(question=[_question_words(*q) for q in zip(questions["question"], questions["field"],
+                                                                             questions["level"])])
+        print(_whole(shown[["plan", "question", "train_rows", "look", "verdict", "size", "seen_before_plan",
+                            "discovery_verdict", "replicated", "needs"]]).to_string(index=False))
         return 1 if report.problems else 0
     out = writable_folder(args.out, "--out")
     with staged(out) as folder:
