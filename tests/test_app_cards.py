@@ -14,6 +14,7 @@ from vitcore.stats import compare
 from vitcore.stats import estimates as verdicts
 from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
+from vitcore.study import Study
 
 POST = RunConfig(norm_placement="post")
 BASE_ACC = [0.80, 0.81, 0.79, 0.70]        # seeds 0-3: seed 3 has no selection partner
@@ -35,13 +36,19 @@ def table(tmp_path_factory):
     return store.table()
 
 
+def metric_cards(comparison, selected, base, *args, **kwargs) -> list[dict]:
+    """cards.metric_cards as the app calls it: `timed`, the selection's runs of one timing group (the Study's rule,
+    Study.timed; the app's one Study of its store, here one of these runs)."""
+    return cards.metric_cards(comparison, selected, base, *args, timed=Study(selected).timed(), **kwargs)
+
+
 def by_metric(cards_: list[dict]) -> dict[str, dict]:
     return {card["metric"]: card for card in cards_}
 
 
 def test_cards_show_means_over_the_paired_seeds_and_the_verdict_in_their_own_text(table):
     comparison = compare.compare(table, POST, BASELINE)
-    test = by_metric(cards.metric_cards(comparison, stats.runs_of(table, POST), stats.runs_of(table, BASELINE)))[
+    test = by_metric(metric_cards(comparison, stats.runs_of(table, POST), stats.runs_of(table, BASELINE)))[
         "test_accuracy"]
     assert test["value"] == f"{np.mean(POST_ACC):.4f}"
     assert test["delta"] == f"{np.mean(POST_ACC) - np.mean(BASE_ACC[:3]):+.4f}"
@@ -49,16 +56,16 @@ def test_cards_show_means_over_the_paired_seeds_and_the_verdict_in_their_own_tex
     assert "95% CI (before the plan's first look) [-0.0" in text and "3 pairs" in text
     assert ":orange-badge[inconclusive] first look at 10 paired random seeds (7 more)" in text
     assert f"baseline {np.mean(BASE_ACC[:3]):.4f} (same random seeds)" in text  # not over seed 3's 0.70 too
-    val = "\n".join(by_metric(cards.metric_cards(comparison, stats.runs_of(table, POST),
+    val = "\n".join(by_metric(metric_cards(comparison, stats.runs_of(table, POST),
                                                  stats.runs_of(table, BASELINE)))[
         "best_val_accuracy"]["lines"])  # fixed sample: judged now, in its family of one (norm placement: 2 levels)
     assert "95% CI [-0.0" in val and ":red-badge[worse]" in val and "p " in val and "p_tost " in val
     none = compare.compare(table, NONE, BASELINE)  # position embedding's family: none and sincos, m = 2
-    none_val = "\n".join(by_metric(cards.metric_cards(none, stats.runs_of(table, NONE),
+    none_val = "\n".join(by_metric(metric_cards(none, stats.runs_of(table, NONE),
                                                       stats.runs_of(table, BASELINE)))[
         "best_val_accuracy"]["lines"])
     assert "95% CI, Bonferroni ×2 [" in none_val and "p_adj" in none_val and "p_tost_adj" in none_val
-    assert by_metric(cards.metric_cards(comparison, stats.runs_of(table, POST), stats.runs_of(table, BASELINE)))[
+    assert by_metric(metric_cards(comparison, stats.runs_of(table, POST), stats.runs_of(table, BASELINE)))[
         "best_val_accuracy"]["delta_color"] == "normal"
 
 
@@ -68,7 +75,7 @@ def test_inconclusive_says_how_many_more_random_seeds_and_the_margin_can_make_it
     assert row["verdict"] == verdicts.INCONCLUSIVE
     total = int(row["seeds_needed"])
     assert total > 3 and row["seeds_more"] == total - 3
-    test = by_metric(cards.metric_cards(comparison, stats.runs_of(table, NONE), stats.runs_of(table, BASELINE)))
+    test = by_metric(metric_cards(comparison, stats.runs_of(table, NONE), stats.runs_of(table, BASELINE)))
     assert (f":orange-badge[inconclusive] needs {total} paired random seeds for 80% assurance ({total - 3} more), as a "
             f"new look, not a continuation: {verdicts.PLAN_COMMANDS}" in "\n".join(test["best_val_accuracy"]["lines"]))
     assert test["best_val_accuracy"]["delta_color"] == "off"  # undecided: no colour, no arrow
@@ -83,7 +90,7 @@ def test_seconds_are_not_comparable_across_timing_groups():
     rows += [run_row(POST.replace(seed=s), seconds=50.0, timing_group="v2" if s else "v1") for s in range(3)]
     runs = runs_table(rows).assign(timing_group=[r["timing_group"] for r in rows])
     comparison = compare.compare(runs, POST, BASELINE)
-    seconds = by_metric(cards.metric_cards(comparison, stats.runs_of(runs, POST), stats.runs_of(runs, BASELINE)))[
+    seconds = by_metric(metric_cards(comparison, stats.runs_of(runs, POST), stats.runs_of(runs, BASELINE)))[
         "seconds"]
     lines = "\n".join(seconds["lines"])
     assert ":gray-badge[not comparable]" in lines and seconds["value"] == "50.0" and seconds["delta"] is None
@@ -98,7 +105,7 @@ def test_header_names_the_paired_random_seeds_and_says_unpaired(table):
     convnet = RunConfig(model="convnet", train_rows=1_000)
     unpaired = compare.compare(table, convnet, BASELINE)
     assert "**unpaired**" in cards.header(unpaired, convnet, BASELINE)
-    test = by_metric(cards.metric_cards(unpaired, stats.runs_of(table, convnet), stats.runs_of(table, BASELINE)))[
+    test = by_metric(metric_cards(unpaired, stats.runs_of(table, convnet), stats.runs_of(table, BASELINE)))[
         "test_accuracy"]
     assert "unpaired" in test["lines"][1] and "(its own runs)" in test["lines"][3]
 
@@ -129,7 +136,7 @@ def test_each_card_opens_to_its_pairs_with_run_ids(table):
 
 def test_the_baseline_against_itself_shows_its_own_seeds_and_no_delta(table):
     comparison = compare.compare(table, BASELINE, BASELINE)
-    itself = cards.metric_cards(comparison, stats.runs_of(table, BASELINE), stats.runs_of(table, BASELINE),
+    itself = metric_cards(comparison, stats.runs_of(table, BASELINE), stats.runs_of(table, BASELINE),
                                 is_baseline=True)
     assert all(card["delta"] is None and "this is the baseline" in card["lines"][1] for card in itself)
     assert itself[0]["value"] == f"{np.mean(BASE_ACC):.4f}" and "over 4 random seeds" in itself[0]["lines"][0]
@@ -202,7 +209,7 @@ def test_a_seconds_card_says_its_timing_group_in_words():
     runs = runs_table(rows).assign(timing_group=[r["timing_group"] for r in rows])
     comparison = compare.compare(runs, RunConfig(patch_size=4), BASELINE, metrics=["seconds"])
     sides = stats.runs_of(runs, RunConfig(patch_size=4)), stats.runs_of(runs, BASELINE)
-    card = cards.metric_cards(comparison, *sides)[0]
+    card = metric_cards(comparison, *sides)[0]
     lines = "\n".join(card["lines"])
     assert "10 pairs timed in the dedicated timing set: interleaved pairs, each started on a quiet machine" in lines
     assert ":red-badge[worse]" in lines and "threads2" not in lines and card["delta"] == "+13.0"
@@ -214,11 +221,9 @@ def test_a_seconds_card_says_its_timing_group_in_words():
 def test_each_card_says_where_its_verdict_comes_from_in_its_line_and_tooltip(table):
     """Test accuracy of post-norm is the built-in plan's question (these synthetic runs are not among those it saw);
     every other metric a fixed sample: each card's verdict line says which, and its tooltip (help) in full."""
-    from vitcore.study import Study
-
     study = Study(table)
     comparison = study.compare(POST, BASELINE)
-    made = by_metric(cards.metric_cards(comparison, stats.runs_of(table, POST), stats.runs_of(table, BASELINE)))
+    made = by_metric(metric_cards(comparison, stats.runs_of(table, POST), stats.runs_of(table, BASELINE)))
     test, val = made["test_accuracy"], made["best_val_accuracy"]
     assert "· from: blind" in test["lines"][0] and "This verdict: plan builtin, blind, before its first look" in \
         test["help"]

@@ -9,7 +9,7 @@ from vitcore.app import tables
 from vitcore.app.walkthrough import walk
 from vitcore.article import report
 from vitcore.config.run import RunConfig
-from vitcore.study import Study
+from vitcore.study import committed
 
 
 def test_cost_table_prints_as_the_article():
@@ -43,7 +43,7 @@ def test_relative_seconds_against_patch_7():
 
 
 def test_bench_sentences_quote_the_committed_measurements():
-    bench, _, fit = Study(pd.DataFrame()).attention_bench()
+    bench, _, fit = committed.attention_bench()
     text = " ".join(tables.bench_sentences(bench, fit))
     assert "16 → 196 tokens: entries × 150.1" in text and "log-log slope over N ≥ 100" in text
 

@@ -281,6 +281,88 @@ def test_pages_call_no_statistics_the_study_computes():
     assert set(called) - set(DIRECT) <= STILL_CALLING, {name: called[name] for name in set(called) - STILL_CALLING}
 
 
+# -- what the CLI CALLS ---------------------------------------------------------------------------------
+# The CLI asks the Study for every number it prints or writes (vitcore.study.committed for the package's own
+# measurements); what it still calls in vitcore.stats / vitcore.analysis itself, each with its reason: words, configs
+# and writers of what the Study handed out, and the benchmarks that measure anew, none a statistic of the store
+# computed beside the Study. The list only shrinks.
+CLI_CALLS = {
+    "vitcore.stats.estimates.definitions_text": "the verdicts' glossary `--help` prints: words, no number",
+    "vitcore.stats.readings.definitions_text": "the readings' glossary `--help` prints: words, no number",
+    "vitcore.stats.plan.planned": "whether a row the Study judged came from a plan: reads the row",
+    "vitcore.stats.centres.filled": "compare's config, the fields it does not name from the store's one value",
+    "vitcore.stats.centres.spelled": "the fields compare took from the store, as flags: words",
+    "vitcore.stats.centres.changes_text": "a config as --base / --baseline items: words",
+    "vitcore.stats.centres.store_centre": "compare's hint naming the store's centre when its baseline has no runs",
+    "vitcore.stats.centres.off_article": "effects' centre as changes to the article's ViT: a config",
+    "vitcore.stats.testset.sentence": "the test-set line under a row the Study judged: words",
+    "vitcore.stats.compare.write": "writes the Comparison the Study computed as compare's CSVs",
+    "vitcore.analysis.flips.summary": "the line under compare of the Study's flip report: words",
+    "vitcore.analysis.timing.bench_timing": "bench-timing trains the timing set: a measurement, not a statistic",
+    "vitcore.analysis.cost.bench_attention": "bench-attention times one attention layer: a measurement",
+    "vitcore.analysis.cost.write_attention_bench": "writes that measurement in the committed file's format",
+}
+# What the CLI gets only through the Study (Study.draft_plan / register_plan / plans_checked) or vitcore.study.committed
+# (diagnose_bn): plan registration, `check`'s plan audit and the BatchNorm diagnosis.
+THROUGH_THE_STUDY = ("vitcore.stats.plans.", "vitcore.stats.plan_store.", "vitcore.stats.plan_report.",
+                     "vitcore.analysis.bn.")
+
+
+def shadowed(path) -> list[str]:
+    """'line 64: bn' for each name `path` binds by importing vitcore.stats / vitcore.analysis (a module or a name of
+    one) and binds again (an assignment, an argument, a loop variable): the call probe would read `bn.set_defaults()`
+    on a parser as a call of vitcore.analysis.bn, and a real call through the other binding could hide behind it."""
+    imported = {name for name, target in bindings(path).items()
+                if target.startswith(tuple(f"{top}." for top in STATISTICS)) or target in STATISTICS}
+    found = set()
+    for node in ast.walk(tree(path)):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in imported:
+            found.add((node.lineno, node.id))
+        elif isinstance(node, ast.arg) and node.arg in imported:
+            found.add((node.lineno, node.arg))
+    return [f"line {line}: {name}" for line, name in sorted(found)]
+
+
+def cli_calls(paths, resolve) -> dict[str, set[str]]:
+    """{file: its calls of vitcore.stats / vitcore.analysis that CLI_CALLS does not list} ('line 91:
+    vitcore.stats.plan_report.judged_ids')."""
+    modules, out = set(graph()), {}
+    for path in paths:
+        unlisted = {call for call in statistics_called(path, resolve, modules) if call.split(": ")[1] not in CLI_CALLS}
+        if unlisted:
+            out[path.name] = unlisted
+    return out
+
+
+def cli_files() -> list:
+    return sorted((PACKAGE / "cli").rglob("*.py"))
+
+
+def test_the_cli_probes_see_a_direct_plan_call_and_a_local_shadowing_a_module(tmp_path):
+    """The old `plan register` (the plan store's functions called from the CLI) and the old `diagnose-bn` parser
+    (a local named after the module it imports) are both seen."""
+    command = tmp_path / "plans.py"
+    command.write_text("from vitcore.stats import plan_report, plan_store\nfrom vitcore.analysis import bn\n"
+                       "from vitcore.study import Study\n"
+                       "def add(sub):\n    bn = sub.add_parser('diagnose-bn')\n    bn.set_defaults(handler=None)\n"
+                       "def register(plan, store):\n    stored = plan_report.judged_ids(plan, store.scan().table())\n"
+                       "    Study.open(store.root).draft_plan('mine', [], (1000,), (0, 9))\n"
+                       "    return plan_store.register(store.root, plan)\n")
+    assert cli_calls([command], resolver()) == {"plans.py": {
+        "line 6: vitcore.analysis.bn.set_defaults", "line 8: vitcore.stats.plan_report.judged_ids",
+        "line 10: vitcore.stats.plan_store.register"}}
+    assert shadowed(command) == ["line 5: bn"]
+
+
+def test_the_cli_calls_no_statistics_beside_the_study():
+    """Every number a command prints or writes comes from the Study: the CLI calls no function of vitcore.stats or
+    vitcore.analysis but CLI_CALLS's (words, configs, writers and benchmarks, each with its reason), none of plan
+    registration, the plan audit or the BatchNorm diagnosis, and no local hides a module it imports."""
+    assert cli_calls(cli_files(), resolver()) == {}
+    assert not [name for name in CLI_CALLS if name.startswith(THROUGH_THE_STUDY)]
+    assert {str(path.relative_to(ROOT)): found for path in cli_files() if (found := shadowed(path))} == {}
+
+
 # -- what pages and the app IMPORT from the statistics, and what they re-export ------------------------------
 def statistics_imports(path) -> list[tuple[int, str]]:
     """(line, that line's text) of every import of vitcore.stats / vitcore.analysis in `path`, anywhere in it."""

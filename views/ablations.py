@@ -55,7 +55,7 @@ if is_baseline:
     if variants:
         panels.variant_picker(cfg, metric, margin)
     st.subheader(f"The baseline's own numbers ({len(selected)} random seeds)")
-panels.metric_cards(cards.metric_cards(comparison, selected, base, margin, is_baseline, state.study().timed(cfg)),
+panels.metric_cards(cards.metric_cards(comparison, selected, base, margin, is_baseline, timed=state.study().timed(cfg)),
                     comparison, selected,
                     is_baseline, runs_button=painted)
 panels.collapse(cfg, selected, base)

@@ -7,6 +7,7 @@ import streamlit as st
 from vitcore.app import fmt, layout, state, tables
 from vitcore.app.charts import cost_chart
 from vitcore.config.run import RunConfig
+from vitcore.study import committed
 
 st.title("Token count is the price")
 st.caption("The source article: self-attention compares every token with every other, so cost grows as N²; "
@@ -42,7 +43,7 @@ st.caption("Exact from the config (vitcore.analysis.work; the layer by layer cou
            "depend on the machine's load as well.")
 
 st.subheader("Measured: one attention layer's forward time")
-measured = study.attention_bench()
+measured = committed.attention_bench()  # the package's measurements, whatever the store
 if measured is None:
     st.info("No measurements yet: run `python -m vitcore bench-attention` "
             "(writes vitcore/analysis/attention_cost.csv).")

@@ -39,7 +39,7 @@ from vitcore.config.environment import REPOSITORY_STORE, store_path, timing_path
 from vitcore.config.numbers import whole_counts
 from vitcore.config.run import RunConfig
 from vitcore.store.runs import RunStore
-from vitcore.study import Study
+from vitcore.study import Study, committed
 from vitcore.study.shelf import plans_key
 from vitcore.study.words import MARGIN
 from vitcore.study.words import effects_centre as centre_of
@@ -206,13 +206,8 @@ def _kept(name: str, compute) -> pd.DataFrame:
     """compute(study) once per store state, kept under the store (vitcore.study.shelf), so a restarted server
     reads what the last one computed (the warm-up's flip and main effects: 4-6 CPU seconds on the committed
     store) instead of computing it again; a copy a page may change."""
-    from vitcore.study import shelf
-
     mtime = store_mtime()
-    found = _study(STORE_PATH, mtime)
-    root = found.store.root if found.store is not None else None
-    return found._cached(("kept", name), lambda: shelf.kept(  # at most KEPT in memory: visitors pick many configs
-        root, root and shelf.state_key(root, mtime), name, lambda: compute(found)), keep=shelf.KEPT).copy()
+    return _study(STORE_PATH, mtime).shelved(name, compute, mtime)
 
 
 def main_effects(metric: str, margin: float = MARGIN, cells: str = "", base: RunConfig | None = None) -> pd.DataFrame:
@@ -281,5 +276,5 @@ def comparison(cfg: RunConfig, base: RunConfig, margin: float = MARGIN):
 
 
 def bn_diagnosis() -> pd.DataFrame | None:
-    """The committed BatchNorm diagnosis (Study.bn_diagnosis: vitcore/analysis/bn.csv), or None."""
-    return study().bn_diagnosis()
+    """The committed BatchNorm diagnosis (vitcore.study.committed: vitcore/analysis/bn.csv), or None."""
+    return committed.bn_diagnosis()

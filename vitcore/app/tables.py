@@ -200,7 +200,7 @@ def cost_table(table: pd.DataFrame) -> pd.DataFrame:
 
 def bench_sentences(bench: pd.DataFrame, fit: dict) -> list[str]:
     """What vitcore/analysis/attention_cost.csv says: the setup, the 16 -> 196 token ratio, the N² fit and slope
-    (`fit`: Study.attention_bench's a, b, r2 and slope)."""
+    (`fit`: vitcore.study.committed.attention_bench's a, b, r2 and slope)."""
     a, b, r2, slope = fit["a"], fit["b"], fit["r2"], fit["slope"]
     by_tokens = bench.set_index("tokens")["median_ms"]
     first = bench.iloc[0]

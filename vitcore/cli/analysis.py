@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from vitcore.analysis import bn, flips
+from vitcore.analysis import flips
 from vitcore.cli.common import (
     UsageError,
     add_io_flags,
@@ -29,8 +29,7 @@ from vitcore.config import numbers
 from vitcore.config.numbers import whole_counts
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import centres, estimates, testset
-from vitcore.stats.families import runs_of
-from vitcore.study import words
+from vitcore.study import committed, words
 
 COMPARE_FILES = ("metrics.csv", "pairs.csv", "classes.csv", "confusion_delta.csv")
 FLIP_FILES = ("flips.csv", "flip_pairs.csv")  # when runs of both sides kept predictions.npy
@@ -58,10 +57,10 @@ def add_parsers(sub) -> None:
     add_io_flags(noise)
     noise.set_defaults(handler=_noise)
 
-    bn = sub.add_parser("diagnose-bn", help="BatchNorm ViT runs with weights: test accuracy with stored vs "
-                                            "re-estimated BatchNorm statistics (bn.csv)")
-    add_io_flags(bn)
-    bn.set_defaults(handler=_diagnose_bn)
+    diagnose = sub.add_parser("diagnose-bn", help="BatchNorm ViT runs with weights: test accuracy with stored vs "
+                                                  "re-estimated BatchNorm statistics (bn.csv)")
+    add_io_flags(diagnose)
+    diagnose.set_defaults(handler=_diagnose_bn)
 
 
 def parse_baseline(text: str, selection: RunConfig) -> RunConfig:
@@ -149,11 +148,11 @@ def baseline_fields(text: str) -> set[str]:
 def _baseline_hint(study, selection: RunConfig, baseline: RunConfig) -> str:
     """What to pass when the baseline has no runs: `--baseline FIELD=VALUE`, naming the store's centre
     (stats.centres.store_centre) at the selection's rows when that has runs ('' when the baseline has runs)."""
-    if not runs_of(study.runs, baseline).empty or runs_of(study.runs, selection).empty:
+    if not study.runs_of(baseline).empty or study.runs_of(selection).empty:
         return ""  # the selection is what has no runs
     centre = centres.store_centre(study.runs)
     centre = centre and centre.replace(train_rows=selection.train_rows)
-    if centre is not None and centre != baseline and not runs_of(study.runs, centre).empty:
+    if centre is not None and centre != baseline and not study.runs_of(centre).empty:
         return f"; this store's centre, {centre.label()}, has runs: --baseline {centres.changes_text(centre)}"
     return "; name a stored baseline with --baseline FIELD=VALUE (`python -m vitcore export` lists the stored runs)"
 
@@ -198,15 +197,15 @@ def _claims(args) -> int:
 def _diagnose_bn(args) -> int:
     store = existing_store(args.store)
     out = writable_folder(args.out, "--out")
-    files_in(out, ("bn.csv",), "--out")
-    if not bn.bn_runs(store):
-        raise UsageError(f"no BatchNorm ViT runs with weights in {store.root} (weights are kept for random seed 0)")
-    frame = bn.diagnose_bn(store, progress=lambda done, total, row: print(
-        f"  {done}/{total} {row['label']} rows {row['train_rows']:,}: test {row['test_accuracy']:.4f} stored, "
-        f"{row['test_accuracy_recalibrated']:.4f} recalibrated", flush=True))
+    files_in(out, (committed.BN_FILE,), "--out")
+    with usage():  # no BatchNorm run with weights in the store: exit 2, nothing written
+        frame = committed.diagnose_bn(store, progress=lambda done, total, row: print(
+            f"  {done}/{total} {row['label']} rows {row['train_rows']:,}: test {row['test_accuracy']:.4f} stored, "
+            f"{row['test_accuracy_recalibrated']:.4f} recalibrated", flush=True))
     with staged(out) as stage:
-        path = out / Path(bn.save_diagnosis(frame, stage)).name
-    print(bn.explain(frame))
+        frame.to_csv(stage / committed.BN_FILE, index=False)  # the committed file's format (analysis.bn.save_diagnosis)
+    path = out / committed.BN_FILE
+    print(words.bn_text(frame))
     print(f"wrote {clean(str(path))} ({len(frame)} runs)")
     return 0
 

@@ -7,8 +7,10 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
+
+import numpy as np
+import pandas as pd
 
 from vitcore.cli.common import (
     UsageError,
@@ -23,9 +25,10 @@ from vitcore.cli.common import (
 )
 from vitcore.cli.sweep import _rows_list, _seed_range
 from vitcore.config.numbers import whole_counts
+from vitcore.config.switches import setting
 from vitcore.run import custom
-from vitcore.stats import plan_report, plan_store, plans
-from vitcore.store.runs import RunStore
+from vitcore.stats.plan_report import COMMIT_WITHIN
+from vitcore.study import Study
 
 
 def add_parsers(sub) -> None:
@@ -80,32 +83,22 @@ def _register(args) -> int:
         raise UsageError("a plan's questions are single-field changes of its base; leave out --cross "
                          "(crossed cells stay exploratory: sweep them with `sweep --vary ... --cross`)")
     checked_margin(args.margin)
-    store = RunStore(args.store)
     with usage():
         vary = [custom.parse_vary(text) for text in args.vary]
-        plan = plans.make(args.name, vary, args.rows, args.seeds, args.looks, args.margin,
-                          custom.parse_base(args.base), args.cap, args.confirms, args.note)
-        known = {p.name: p for p in plan_store.load(store.root)[0]}
-        if plan.confirms is not None and plan.confirms not in known:
-            raise ValueError(f"--confirms {plan.confirms!r}: no such plan (plans here: {', '.join(sorted(known))})")
-        stored = plan_report.judged_ids(plan, store.scan().table())
-        if len(stored) and plan.confirms is not None:
-            raise ValueError(f"a confirmation runs on fresh random seeds: {len(stored)} runs of its configs at "
-                             f"random seeds {plan.seeds_text} are stored already (e.g. {stored['run_id'].iloc[0]}); "
-                             "pick random seeds no run used")
-        if len(stored):  # registered on seen runs: it says so in its file, and every view marks its verdicts seen
-            plan = dataclasses.replace(plan, on_disk=frozenset(stored["run_id"]))
-        plan = plan_report.settled(plan, known.get(plan.confirms))
-        writable_folder(store.root, "--store")
-        path = plan_store.register(store.root, plan)
+        study = Study.open(args.store, warn=False)  # a store not made yet holds no run: the plan comes first
+        plan = study.draft_plan(args.name, vary, args.rows, args.seeds, args.looks, args.margin,
+                                custom.parse_base(args.base), args.cap, args.confirms, args.note)
+        writable_folder(study.store.root, "--store")
+        registered = study.register_plan(plan)
+    path, store = registered.path, study.store
     print(f"registered plan {plan.name}: {len(plan.questions)} questions, looks {','.join(map(str, plan.looks))}, "
           f"random seeds {plan.seeds_text}, margin ±{plan.margin}, at {plan.registered_at}")
-    print(f"{clean(str(path))}  sha256 {plans.sha256(plan.text())}")
+    print(f"{clean(str(path))}  sha256 {registered.sha256}")
     if plan.on_disk:
         print(f"warning: {len(plan.on_disk)} of its runs are stored already (its file lists them): its verdicts on "
               "them read 'seen before the plan', never blind", file=sys.stderr)
-    if plan_report.tracked(store.root):
-        print(f"commit it within {plan_report.COMMIT_WITHIN.seconds // 60} minutes and before any of its runs exists "
+    if registered.tracked:
+        print(f"commit it within {COMMIT_WITHIN.seconds // 60} minutes and before any of its runs exists "
               f"(git then proves the order); then: "
               f"python -m vitcore sweep plan {plan.name} --workers 2")
     else:
@@ -114,16 +107,41 @@ def _register(args) -> int:
     return 0
 
 
+def _question_words(question: str, field, level) -> str:
+    """'pooling class token' for the question `pooling=cls` (config.switches.setting, as the Plans page and the forest
+    plot say it), its base's changes after a '|' kept; the question as written when it names no registered switch."""
+    if not isinstance(field, str) or not field:
+        return question
+    _, bar, base = question.partition(" | ")
+    return setting(field, level) + (f" | {base}" if bar else "")
+
+
+def _whole(frame: pd.DataFrame) -> pd.DataFrame:
+    """The console's copy of a table: a numeric column of whole numbers (a count; pandas makes it float beside a
+    missing one: '19.0', 'NaN') printed as whole numbers and an empty cell, not a float; a fraction is left as it is."""
+    out = frame.copy()
+    for name in out.columns:
+        column = out[name]
+        if pd.api.types.is_bool_dtype(column) or not pd.api.types.is_numeric_dtype(column):
+            continue
+        values = column.dropna().astype(float)
+        if len(values) and np.isfinite(values).all() and (values == values.round()).all():
+            out[name] = ["" if pd.isna(value) else str(int(value)) for value in column]
+    return out
+
+
 def _plans(args) -> int:
     report = open_study(existing_store(args.store)).plan_report()
     for problem in report.problems:  # a plan that judges nothing: named, and the exit code says so
         print(f"refused: {clean(problem)}", file=sys.stderr)
     plan_table, questions = report.plans_frame(), report.questions_frame()
-    if args.out is None:
-        print(plan_table.drop(columns=["sha256", "commit"]).to_string(index=False))
+    if args.out is None:  # levels in the registry's words, counts as whole numbers (an empty cell for none)
+        print(_whole(plan_table.drop(columns=["sha256", "commit"])).to_string(index=False))
         print()
-        print(questions[["plan", "question", "train_rows", "look", "verdict", "size", "seen_before_plan",
-                         "discovery_verdict", "replicated", "needs"]].to_string(index=False))
+        shown = questions.assign(question=[_question_words(*q) for q in zip(questions["question"], questions["field"],
+                                                                             questions["level"])])
+        print(_whole(shown[["plan", "question", "train_rows", "look", "verdict", "size", "seen_before_plan",
+                            "discovery_verdict", "replicated", "needs"]]).to_string(index=False))
         return 1 if report.problems else 0
     out = writable_folder(args.out, "--out")
     with staged(out) as folder:

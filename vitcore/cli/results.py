@@ -49,12 +49,12 @@ def add_parsers(sub) -> None:
     attention.add_argument("--repeats", type=int, default=15, help="timed calls per token count, at least 1")
     attention.set_defaults(handler=_bench_attention)
 
-    timing = sub.add_parser("bench-timing", help="the dedicated timing set: the article's ViT at patch 4, 7 and 14 "
-                                                 "and its convnet, interleaved, each run on a quiet machine")
-    add_store_flag(timing)  # the store whose timing set this is: the runs go into timing_runs/ beside it
-    timing.add_argument("--pairs", type=int, default=TIMED_PAIRS,
-                        help=f"random seeds per config, at least 2 (a seconds verdict needs {TIMED_PAIRS})")
-    timing.set_defaults(handler=_bench_timing)
+    timed = sub.add_parser("bench-timing", help="the dedicated timing set: the article's ViT at patch 4, 7 and 14 "
+                                                "and its convnet, interleaved, each run on a quiet machine")
+    add_store_flag(timed)  # the store whose timing set this is: the runs go into timing_runs/ beside it
+    timed.add_argument("--pairs", type=int, default=TIMED_PAIRS,
+                       help=f"random seeds per config, at least 2 (a seconds verdict needs {TIMED_PAIRS})")
+    timed.set_defaults(handler=_bench_timing)
 
 
 def _study(path: str):

@@ -26,8 +26,9 @@ from vitcore.data import testsplit
 from vitcore.data.fashion import read_in_background
 from vitcore.data.samples import CHECK_ROWS
 from vitcore.run import bench, spawn
-from vitcore.stats import plan_report, plan_store
+from vitcore.stats.plan_store import BUILTIN
 from vitcore.store.runs import RunStore, StoreWarning
+from vitcore.study import Study
 
 EXPORTS = ("runs.csv", "histories.csv", "confusions.csv")
 
@@ -51,15 +52,15 @@ def add_parsers(sub) -> None:
     add_io_flags(export)
     export.set_defaults(handler=_export)
 
-    bench = sub.add_parser("bench", help="time the article's ViT run against a plain model.fit script")
-    bench.add_argument("--repeats", type=int, default=3, help="side-by-side pairs (default 3)")
-    bench.add_argument("--what", choices=("training", "table", "workers", "sweep", "papers", "cache"),
-                       default="training",
-                       help="training: vs plain model.fit; table: store.table() at 10k runs; workers: sweep runs/hour; "
-                            "sweep: the compile-once worker vs one process per run; "
-                            "cache: a run with the persistent compile cache off vs warm; "
-                            "papers: one training epoch of each papers' variant vs the article's ViT, side by side")
-    bench.set_defaults(handler=_bench)
+    benches = sub.add_parser("bench", help="time the article's ViT run against a plain model.fit script")
+    benches.add_argument("--repeats", type=int, default=3, help="side-by-side pairs (default 3)")
+    benches.add_argument("--what", choices=("training", "table", "workers", "sweep", "papers", "cache"),
+                         default="training",
+                         help="training: vs plain model.fit; table: store.table() at 10k runs; "
+                              "workers: sweep runs/hour; sweep: the compile-once worker vs one process per run; "
+                              "cache: a run with the persistent compile cache off vs warm; "
+                              "papers: one training epoch of each papers' variant vs the article's ViT, side by side")
+    benches.set_defaults(handler=_bench)
 
 
 def add_config_flags(parser, tracked: bool = False) -> None:
@@ -159,13 +160,13 @@ def _check(args) -> int:
         warnings.simplefilter("ignore", StoreWarning)
         table = store.table()  # check() just rewrote the index: no run is read again
     # a plan whose hash moved, whose file changed since its registering commit, or whose runs were committed first
-    checked = plan_report.checked(table, store.root)
+    checked = Study(table, store).plans_checked()  # the plans as every view reads them, on the table just checked
     problems += [("plans", text) for text in checked.problems]
     for name, reason in problems:
         print(f"{clean(name)}: {clean(reason)}")  # names from the disk: no control character reaches the terminal
     print(f"{clean(str(store.root))}: {len(table):,} valid runs, {len(problems):,} problems")
     for plan in checked.plans:  # judging, but no lead over a proven plan: said, not a problem (an uncommitted plan)
-        if plan.name != plan_store.BUILTIN and not checked.proven(plan.name):
+        if plan.name != BUILTIN and not checked.proven(plan.name):
             print(f"not proven: plan {plan.name}.json judges, after every proven plan and the built-in one: "
                   f"{clean(checked.order(plan.name))}")
     missing = int((~table["has_predictions"].astype(bool)).sum()) if len(table) else 0

@@ -11,16 +11,27 @@ seeds" in these tables (`_lenient`), where a single verdict asked for would be r
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
 
 from vitcore.config.metrics import checked_margin
 from vitcore.config.run import RunConfig
-from vitcore.stats import plan_report, plan_store
+from vitcore.stats import plan_report, plan_store, plans
 from vitcore.stats.estimates import MARGIN, TALLY_MARGINS
 from vitcore.stats.families import ALONE
 from vitcore.study import lead
+
+
+@dataclasses.dataclass(frozen=True)
+class Registered:
+    """A plan written into a store (Study.register_plan): its file, the sha256 registered with it, and whether the
+    store lies in a git work tree (where a commit can prove the plan came before its runs)."""
+    plan: plans.Plan
+    path: Path
+    sha256: str
+    tracked: bool
 
 
 class ArticleViews:
@@ -131,7 +142,7 @@ class ArticleViews:
         return self._cached("plans_checked", lambda: plan_report.checked(
             self.runs, self.store.root if self.store is not None else None))
 
-    def lead_columns(self, selection: RunConfig, baseline: RunConfig, row: dict) -> dict:
+    def _lead_columns(self, selection: RunConfig, baseline: RunConfig, row: dict) -> dict:
         """lead.LEAD_COLUMNS of a judged row of selection − baseline: where its verdict comes from, and the line
         that follows it (a confirmation's discovery and replication; another plan's state)."""
         family = self.family(selection, baseline) if selection.train_rows == baseline.train_rows else ALONE
@@ -141,9 +152,38 @@ class ArticleViews:
         report = None if only_builtin or owner is None else self.plan_report()
         return lead.columns(report, checked, selection, baseline, row, owner)
 
-    def effect_words(self, frame: pd.DataFrame, base: RunConfig | None = None) -> pd.DataFrame:
+    def _effect_words(self, frame: pd.DataFrame, base: RunConfig | None = None) -> pd.DataFrame:
         """A main-effects frame with the columns that say where each verdict comes from (lead.effect_columns)."""
         return lead.effect_columns(self, frame, base, True)
+
+    def draft_plan(self, name: str, vary, rows, seeds: tuple[int, int], looks=(10, 20, 30, 40), margin: float = 0.01,
+                   base=None, caps=(), confirms: str | None = None, note: str = "") -> plans.Plan:
+        """A new plan on this store (stats.plans.make's arguments: `python -m vitcore plan register`), checked and with
+        everything that decides its verdicts written down (plan_report.settled), not yet written (register_plan).
+        Registered on runs this store already holds, it lists them (`on_disk`: every view marks their verdicts
+        seen). ValueError (a PlanError) for anything not allowed: a bad field, --confirms naming no plan here, a
+        confirmation on random seeds some stored run of its configs used."""
+        plan = plans.make(name, vary, rows, seeds, looks, margin, base, caps, confirms, note)
+        known = {p.name: p for p in plan_store.load(self.store.root if self.store is not None else None)[0]}
+        if plan.confirms is not None and plan.confirms not in known:
+            raise ValueError(f"--confirms {plan.confirms!r}: no such plan (plans here: {', '.join(sorted(known))})")
+        stored = plan_report.judged_ids(plan, self.runs)
+        if len(stored) and plan.confirms is not None:
+            raise ValueError(f"a confirmation runs on fresh random seeds: {len(stored)} runs of its configs at "
+                             f"random seeds {plan.seeds_text} are stored already (e.g. {stored['run_id'].iloc[0]}); "
+                             "pick random seeds no run used")
+        if len(stored):  # registered on seen runs: it says so in its file, and every view marks its verdicts seen
+            plan = dataclasses.replace(plan, on_disk=frozenset(stored["run_id"]))
+        return plan_report.settled(plan, known.get(plan.confirms))
+
+    def register_plan(self, plan: plans.Plan) -> Registered:
+        """Write a drafted plan (draft_plan) into the store's plans/ with its sha256 (plan_store.register: never
+        replacing one; PlanError when its name is taken). This Study's views stay those of the store it opened:
+        open the store again to see the plan judge."""
+        if self.store is None:
+            raise ValueError("a Study built from a table has no store to register a plan in; use Study.open(path)")
+        path = plan_store.register(self.store.root, plan)
+        return Registered(plan, path, plans.sha256(plan.text()), plan_report.tracked(self.store.root))
 
     def plan_report(self):
         """Every plan on this store (the built-in one and the store's registered plans) with each question judged

@@ -123,7 +123,7 @@ def effect_columns(study, frame, base, main: bool):
         if main and row.get("cells") == 1:
             ref = (base or RunConfig()).replace(train_rows=int(row["train_rows"]), seed=0)
             try:
-                said = study.lead_columns(ref.replace(**{row["factor"]: row["level"]}), ref, row)
+                said = study._lead_columns(ref.replace(**{row["factor"]: row["level"]}), ref, row)
             except ValueError:  # a level the config refuses around this base: no comparison to word
                 pass
         rows.append(said)

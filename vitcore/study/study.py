@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from vitcore.analysis import bn, cost, flips, work
+from vitcore.analysis import cost, flips, work
 from vitcore.config.environment import NO_STORE, store_path, timing_path
 from vitcore.config.metrics import checked, checked_margin
 from vitcore.config.run import RunConfig, default_baseline
@@ -34,7 +34,7 @@ from vitcore.stats.families import ALONE, Family, family_of, neighbours, runs_of
 from vitcore.stats.records import Measurement, Verdict
 from vitcore.stats.summaries import FLIP_COLUMNS
 from vitcore.store.runs import RunStore, StoreWarning
-from vitcore.study import lead
+from vitcore.study import lead, shelf
 from vitcore.study.article import ArticleViews
 
 KEPT = 4_096  # families, measurements and verdicts kept per kind: every comparison the pages and the CLI make on the
@@ -54,7 +54,19 @@ class Verdicts(tuple):
 
 class Study(ArticleViews):
     """Every analysis of one store state. `runs`: the valid runs (RunStore.table()), `skipped`: {run id:
-    why} for the rest. Build it with Study.open(path) (or Study(runs) for a table in hand)."""
+    why} for the rest. Build it with Study.open(path) (or Study(runs) for a table in hand).
+
+    Its methods, by what they answer (each computed once per store state; a margin is applied last):
+        one comparison    verdict, verdicts, compare, measurement, family
+        the factorial     effects, main_effects, interactions, cell_effects, cell_spread, flip_effects, effects_of
+        the article       claims, tally, headline, headline_deltas, write_report, data_size, crossover_shift,
+                          noise, pairing_survey
+        the plans         plans_checked, plan_report, draft_plan, register_plan
+        the store         runs_of, seed_runs, holds_article, centre, default_baseline, stored, run_frames,
+                          confusions, class_rates, flip_report, export_frames, test_set, timing, shelved
+        seconds and cost  timed, token_timing_groups, token_seconds, variant_seconds, token_cost, variant_cost,
+                          patch_work, work_table
+    What no store changes (the committed BatchNorm diagnosis, the attention bench) is vitcore.study.committed's."""
 
     def __init__(self, runs: pd.DataFrame, store: RunStore | None = None, skipped: dict | None = None):
         self.runs = runs
@@ -152,15 +164,15 @@ class Study(ArticleViews):
 
     def stored(self, selection: RunConfig, baseline: RunConfig, spell=None) -> None:
         """ValueError when a side has no runs here (as the CLI's `compare`): not "too few seeds" but nothing run; it
-        says what to ask instead (`missing_hint`, each side's fields written as `spell[side]` says, e.g. the CLI's
+        says what to ask instead (`_missing_hint`, each side's fields written as `spell[side]` says, e.g. the CLI's
         '--epochs 2')."""
         for side, cfg in (("selection", selection), ("baseline", baseline)):
             if runs_of(self.runs, cfg).empty:
                 where = f" in {self.store.root}" if self.store is not None else ""
                 raise ValueError(f"no runs of the {side}, {cfg.label()} at {cfg.train_rows:,} rows,{where} "
-                                 f"({self.missing_hint(cfg, (spell or {}).get(side))})")
+                                 f"({self._missing_hint(cfg, (spell or {}).get(side))})")
 
-    def missing_hint(self, cfg: RunConfig, spell=None) -> str:
+    def _missing_hint(self, cfg: RunConfig, spell=None) -> str:
         """What to ask instead of cfg when it has no runs: in a store of your own study (no article's ViT), the fields
         every run holds at one value and those it varies (stats.centres.missing_hint, `spell` writing each field as
         the caller takes it: 'epochs=2' or '--epochs 2'); in a store of the built-in grids, where to see them."""
@@ -198,7 +210,7 @@ class Study(ArticleViews):
         """Every (selection, baseline) in `pairs` on every metric, judged at `margin`: .to_frame() for a DataFrame."""
         metrics = checked(metrics)
         verdicts = Verdicts(self.verdict(sel, base, metric, margin) for sel, base in pairs for metric in metrics)
-        verdicts.lead = tuple(self.lead_columns(v.contrast.selection, v.contrast.baseline, v.row()) for v in verdicts)
+        verdicts.lead = tuple(self._lead_columns(v.contrast.selection, v.contrast.baseline, v.row()) for v in verdicts)
         return verdicts
 
     # -- the views' tables -------------------------------------------------------------------------
@@ -214,7 +226,7 @@ class Study(ArticleViews):
             self.stored(selection, baseline)
         measured = [self._measured(selection, baseline, metric) for metric in metrics]
         result = engine.judged(measured, margin, self.runs, confusions)
-        lead_rows = [self.lead_columns(selection, baseline, row) for row in result.metrics.to_dict("records")]
+        lead_rows = [self._lead_columns(selection, baseline, row) for row in result.metrics.to_dict("records")]
         for name in lead.LEAD_COLUMNS:
             result.metrics[name] = [said[name] for said in lead_rows]
         return result
@@ -230,7 +242,7 @@ class Study(ArticleViews):
                 row = self.verdict(flipped, cfg, metric, margin).row()
                 row = {k: row[k] for k in FLIP_COLUMNS if k in row}
                 rows.append({"switch": switch, "from": getattr(cfg, switch), "to": level, **row,
-                             "variant_config_id": flipped.config_id, **self.lead_columns(flipped, cfg, row)})
+                             "variant_config_id": flipped.config_id, **self._lead_columns(flipped, cfg, row)})
         return pd.DataFrame(rows, columns=FLIP_COLUMNS)
 
     def main_effects(self, metrics=METRICS, margin: float = MARGIN, cells: str = "", base: RunConfig | None = None
@@ -278,10 +290,19 @@ class Study(ArticleViews):
             shown = self.runs[self.runs["run_id"].isin(set(ids))]
             return percell.effects_with_spread(shown, margin=margin, test_set=self.test_set, base=base,
                                                plans=self.plans_checked().lead(),
-                                               words=lambda frame: self.effect_words(frame, base))
+                                               words=lambda frame: self._effect_words(frame, base))
 
         key = ("effects of", ids, margin, None if base is None else base.config_id)
         return self._cached(key, compute, keep=8).copy()
+
+    def shelved(self, name: str, compute, store_key: str) -> pd.DataFrame:
+        """compute(study) (a DataFrame) once per store state, kept in memory (at most shelf.KEPT results: visitors
+        pick many configs) and under the store (vitcore.study.shelf, `store_key`: the caller's key of the store's
+        state, the app's store_mtime), so a restarted server reads what the last one computed instead of computing
+        it again; a copy a caller may change."""
+        root = self.store.root if self.store is not None else None
+        return self._cached(("kept", name), lambda: shelf.kept(
+            root, root and shelf.state_key(root, store_key), name, lambda: compute(self)), keep=shelf.KEPT).copy()
 
     def _around(self, key: tuple, compute, base: RunConfig | None):
         """_cached under key; around your own centre (a ViT) at most CENTRES of each kind, whatever is picked."""
@@ -329,14 +350,6 @@ class Study(ArticleViews):
         ids = list(run_ids)
         return engine.mean_rates(self.run_frames(ids)[1], ids)
 
-    def bn_diagnosis(self) -> pd.DataFrame | None:
-        """The committed BatchNorm diagnosis (analysis.bn.read_diagnosis of vitcore/analysis/bn.csv), or None before
-        it is measured; read again when the file changes."""
-        path = bn.BN_CSV
-        stamp = path.stat().st_mtime_ns if path.is_file() else 0
-        found = self._cached(("bn", stamp), lambda: bn.read_diagnosis(path), keep=2)
-        return None if found is None else found.copy()
-
     # -- seconds and the token cost: what a change costs ----------------------------------------------
 
     def timed(self, cfg: RunConfig | None = None) -> tuple[pd.DataFrame, str]:
@@ -383,21 +396,6 @@ class Study(ArticleViews):
         """One image's forward pass of cfg, multiply-add by multiply-add (analysis.work.work_table): exact from the
         config, the deterministic measure of compute."""
         return self._cached(("work", cfg.config_id), lambda: work.work_table(cfg), keep=CENTRES).copy()
-
-    def attention_bench(self) -> tuple[pd.DataFrame, pd.DataFrame, dict] | None:
-        """(the committed attention measurements, the chart's long frame with the a + b·N² fit, the fit: a, b, r2
-        and the log-log slope) from analysis/attention_cost.csv (cost.load_attention_bench), or None before it
-        is measured."""
-        def compute():
-            bench = cost.load_attention_bench()
-            if bench is None:
-                return None
-            a, b, r2 = cost.quadratic_fit(bench["tokens"], bench["median_ms"])
-            slope = cost.loglog_slope(bench["tokens"], bench["median_ms"])
-            return bench, cost.with_n2_curve(bench), {"a": a, "b": b, "r2": r2, "slope": slope}
-
-        found = self._cached("attention bench", compute)
-        return None if found is None else (found[0].copy(), found[1].copy(), dict(found[2]))
 
     def flip_report(self, selection: RunConfig, baseline: RunConfig):
         """analysis.flips.flip_report of the pairs of selection and baseline that kept predictions (a FlipReport),

@@ -13,7 +13,6 @@ from vitcore.app import fmt, tables
 from vitcore.app.selection import cell_name
 from vitcore.config.metrics import metric as entry
 from vitcore.config.run import RunConfig
-from vitcore.study import Study
 from vitcore.study import words as w
 from vitcore.study.intervals import beside_test_set
 from vitcore.study.words import (  # noqa: F401 (the shared words, used here and re-exported)
@@ -53,19 +52,19 @@ def collapsed_note(runs: pd.DataFrame) -> str | None:
 
 
 def metric_cards(comparison, selected: pd.DataFrame, base: pd.DataFrame, margin: float = w.MARGIN,
-                 is_baseline: bool = False, timed: tuple[pd.DataFrame, str] | None = None) -> list[dict]:
+                 is_baseline: bool = False, *, timed: tuple[pd.DataFrame, str]) -> list[dict]:
     """One card per metric: metric, title, value, delta, delta_color, delta_arrow, help, lines (markdown,
     the card's own text). Paired: the selection's mean over the paired random seeds and the paired Δ;
     a config against itself (comparison None) shows its own seed mean and no Δ; no pairs: the mean over
-    its runs. `timed`: the selection's runs of one timing group and that group (Study.timed), what a seconds mean
-    is taken over; without it, those of `selected` alone."""
+    its runs. `timed`: the selection's runs of one timing group and that group (the app's Study.timed), what a seconds
+    mean is taken over, never a mean pooled across groups."""
     cards = []
     rows = comparison.metrics.to_dict("records") if comparison is not None else [{"metric": m} for m in w.METRICS]
     for row in rows:
         metric, places = row["metric"], fmt.digits(row["metric"])
         card = {"metric": metric, "title": title(metric), "help": entry(metric).help, "delta": None,
                 "delta_color": "off", "delta_arrow": "off"}
-        values, group = ((timed or Study(selected).timed()) if metric == "seconds" else (selected, ""))
+        values, group = timed if metric == "seconds" else (selected, "")
         values = values[metric]  # seconds: one timing group's runs, never a mean pooled across groups
         if metric == "seconds" and (basis := row.get("timing_group") or group):
             card["help"] += f"\n\nTimed as: {tables.timing_basis(basis)}."  # the details the card's line leaves out
