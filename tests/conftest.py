@@ -14,7 +14,8 @@ Tests that train, start a server or browser, or spawn a process are marked `slow
 `python -m pytest -m "not slow" -n 2` is the inner loop. With pytest-xdist's `-n 2 --dist loadgroup` (the
 README's and CI's commands) each worker takes whole groups: a test file (its module fixtures built once), every
 test of the session's `tiny_store` (trained once), every test of `page_store` (the app's analyses of it computed
-once), the fast tests that import TensorFlow (`xdist_group("tensorflow")`: one worker pays its import, seconds),
+once), the tests that import TensorFlow (`xdist_group("tensorflow")`: one worker pays its import, seconds; all in
+the slow tier, as that import alone is over the fast tier's ~1 s a test),
 the modules sharing `committed_study` (`xdist_group("committed_study")`) and the tests that start Ray
 (`xdist_group("ray")`: one Ray at a time on the machine).
 """

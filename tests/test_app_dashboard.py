@@ -215,6 +215,7 @@ def test_race_for_the_slot_has_exactly_one_winner():
     assert sorted(results) == [False] * 7 + [True]
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_downloads_are_the_cli_bytes(store, tmp_path, monkeypatch):
     monkeypatch.setattr(state, "STORE_PATH", str(store.root))
     assert cli.main(["export", "--store", str(store.root), "--out", str(tmp_path)]) == 0
@@ -226,6 +227,7 @@ def test_downloads_are_the_cli_bytes(store, tmp_path, monkeypatch):
         state.export_csv("../secrets.csv")
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_effects_downloads_follow_the_sidebars_margin(store, tmp_path, monkeypatch):
     """Before: the Runs page wrote effects.csv (full and shown) at ±0.01 whatever margin the sidebar said."""
     from vitcore.app import runs_view

@@ -137,6 +137,7 @@ def test_arrow_uses_malloc_keeps_arrows_results():
     assert done.stdout.split()[1:] == ["True", "system", "True"]  # the pool moved, the sum did not
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_what_the_warm_up_left_is_frozen_out_of_every_full_collection():
     """Before: Streamlit's collection after every script run (runner.postScriptGC) walked every object of the
     warmed server, a noticeable pause holding the GIL, so the first paint's chart left the server that much later."""

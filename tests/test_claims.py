@@ -155,6 +155,7 @@ def test_claims_on_synthetic_runs():
     assert len(work) == 3 and (work["direction"] == "agrees").all() and work["train_rows"].isna().all()
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_margin_reaches_the_verdict_and_the_tally_shows_three_margins():
     """A wide margin makes the resolved 0.03 lead 'slightly better' (real, inside ±0.1): it agrees in direction."""
     row = _row(claims.claims_table(_world(), margin=0.1), "the ViT beats the convnet", 1000, "test_accuracy")
@@ -182,6 +183,7 @@ def fixed(committed) -> list[dict]:
     return claims.fixed_rows(committed)
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_every_claim_is_evaluated_on_the_committed_store(committed):
     table = claims.claims_table(committed)
     assert set(table["claim"]) == {c.claim for c in claims.CLAIMS} | {claims.DATA_SIZE, claims.SEED_NOISE}

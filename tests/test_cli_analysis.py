@@ -98,6 +98,7 @@ def test_diagnose_bn_refuses_a_store_without_batchnorm_weights(filled, tmp_path,
     assert "no BatchNorm ViT runs with weights" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_compare_with_predictions_adds_the_test_set_interval_and_flips_csv(store, tmp_path, capsys):
     """Runs that kept predictions.npy: metrics.csv gets test accuracy's interval over random seeds and test
     images (recomputed here from the same predictions), flips.csv and flip_pairs.csv are written beside it."""
@@ -163,6 +164,7 @@ def own_centre(tmp_path_factory) -> RunStore:
     return store
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_effects_around_your_own_centre(own_centre, tmp_path, capsys):
     """`effects --base epochs=5` measures the effects around the study's own centre, its factorial's family named
     by that centre; without --base the same store (no article's ViT) is measured around that centre too, saying so."""

@@ -49,6 +49,7 @@ def test_a_full_disk_is_one_line_and_exit_1_with_nothing_partial(tmp_path, comma
     assert sorted(os.listdir(out)) == ["keep.txt"]  # nothing partial, no staging folder left
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_outputs_land_whole_and_replace_the_old_ones(tmp_path, capsys, page_store):
     out = tmp_path / "out"
     out.mkdir()
@@ -91,6 +92,7 @@ def test_check_fix_on_a_read_only_store_does_not_claim_a_removal(tmp_path, monke
     assert "removed" not in out and f"{name}: unfinished write" in out
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_csv_counts_are_whole_and_no_column_is_named_like_an_sd_it_is_not(tmp_path, capsys, page_store):
     """claims.csv's train_rows and plans.csv's counts as integers; effects.csv's Δ in run-sd units says so."""
     import pandas as pd

@@ -8,8 +8,9 @@ import pytest
 
 from vitcore.config.run import RunConfig
 
-# One pytest-xdist worker takes every fast test that imports TensorFlow (seconds of import, paid once).
-pytestmark = pytest.mark.xdist_group("tensorflow")
+# Keras builds: the slow tier (TensorFlow's import alone is seconds, over the fast tier's ~1 s a test), on the one
+# pytest-xdist worker that imports TensorFlow anyway.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("tensorflow")]
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -57,6 +57,7 @@ def fmt_rows(frame):
     return panel_order(frame)
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_the_old_main_effects_fill_hid_the_verdict_legend(study):
     """The defect the check finds: a fill on `verdict` with legend=None beside the colour's legend."""
     import altair as alt
@@ -68,6 +69,7 @@ def test_the_old_main_effects_fill_hid_the_verdict_legend(study):
     assert conflicts(old) == ["verdict (fill has no legend, another channel has one)"]
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_cell_strip_legend(study):
     effects = study.main_effects(("test_accuracy",))
     frame = panels.strip_frame(study.cell_effects(("test_accuracy",)), effects)
@@ -100,6 +102,7 @@ def test_learning_curves_legends(study):
     assert [key.range for key in shown if key.field == "role"] == [[fmt.SELECTION, fmt.BASELINE]]
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_gap_bars_one_entry_and_one_colour_per_source(study):
     """Before: 'ours (…, 50 random seeds)' and 'ours (…, 10 random seeds)' were two entries, and the colour range,
     sliced to the number of sources, drew our convnet grey like the source article's bars."""
@@ -112,6 +115,7 @@ def test_gap_bars_one_entry_and_one_colour_per_source(study):
         assert colours.get(walk.OURS) == fmt.SELECTION and colours.get(walk.ARTICLE, fmt.BASELINE) == fmt.BASELINE
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_data_size_and_paired_delta(study):
     curve, deltas, _ = study.data_size(v.MARGIN)
     curve = walk.curve_frame(curve)
@@ -145,6 +149,7 @@ def test_token_cost_chart():
     assert chart.to_dict()["resolve"]["scale"]["color"] == "independent"
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_seed_noise_shares_draw_no_key_and_one_colour_per_source(study):
     """The Seed noise page's bars name their source on the axis (no key); each source keeps one colour."""
     from vitcore.app import noise_view

@@ -183,6 +183,7 @@ def test_the_csvs_carry_both_tests_recomputed_with_scipy(runs, tmp_path, capsys)
     capsys.readouterr()
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_no_seconds_figure_mixes_timing_groups(runs):
     groups = runs.set_index("run_id")["timing_group"]
     # report: the headline's seconds come from one named group

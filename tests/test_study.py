@@ -332,6 +332,7 @@ def test_no_seconds_verdict_on_the_committed_store_rests_on_fewer_than_ten_inter
     assert none["verdict"] == v.NOT_COMPARABLE and none["work_note"].startswith("the counted work is the same")
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_effects_around_another_centre_are_kept_apart_from_the_articles():
     """Study.effects(base=...) measures around that centre and keeps its result under its own key: the article's
     effects of the same Study stay what they were; a convnet centre is refused in words."""
@@ -354,6 +355,7 @@ def test_effects_around_another_centre_are_kept_apart_from_the_articles():
         study.effects(base=RunConfig(model="convnet"))
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_results_around_your_own_centres_are_bounded(monkeypatch):
     """Every stored cell can be picked as the baseline, and each is a centre of its own: at most CENTRES results of
     each kind are held around them (the least recently used go), the article's are never dropped for them."""

@@ -64,6 +64,7 @@ def test_stored_weights_reproduce_the_stored_test_accuracy(tiny_store):
     assert (probs.argmax(axis=1) == data.y_test).mean() == run.summary["test_accuracy"]
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 @pytest.mark.xdist_group("tensorflow")  # imports Keras (seconds): on the worker that imports it anyway
 def test_linear_warmup_then_constant():
     from vitcore.run.train import learning_rate

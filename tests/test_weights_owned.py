@@ -114,6 +114,7 @@ def test_near_ties_only_may_differ():
     assert W.TIE == 2e-5
 
 
+@pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 @needs_split
 def test_without_the_official_test_images_weights_are_screened_and_check_says_so(store, tmp_path, monkeypatch):
     """Where the official test images are missing, the run stays valid on the 64 shipped images' screen and
