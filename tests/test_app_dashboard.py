@@ -16,6 +16,7 @@ from vitcore.app.selection import BASELINE, SAME_ROWS, baseline_cells, cell_name
 from vitcore.app.training.slot import TrainingSlot, estimate_seconds, training_allowed
 from vitcore.config.run import RunConfig
 from vitcore.stats import summaries as stats
+from vitcore.stats.estimates import INCONCLUSIVE
 from vitcore.store.runs import RunStore
 from vitcore.study import Study
 
@@ -154,7 +155,7 @@ def test_flip_table_is_one_metric_readable(store):
     assert list(table.columns[:3]) == ["Change", "Verdict", "Interval"]  # read first: inside a 400-px screen
     assert table.loc[0, "Source"] == "fixed sample"  # where the verdict comes from (words.source_text)
     planned = tables.flip_table(flips, "test_accuracy")  # planned (vitcore.stats.plan): waits for its first look
-    assert planned.loc[0, "Verdict in full"].startswith("inconclusive")
+    assert planned.loc[0, "Verdict in full"].startswith(INCONCLUSIVE)
     assert "first look at 10" in planned.loc[0, "Verdict in full"]
 
 

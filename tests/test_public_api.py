@@ -19,6 +19,7 @@ from fakes import run_row, runs_table, write_run
 import vitcore
 from vitcore.config.environment import NO_STORE, REPOSITORY_STORE, store_path
 from vitcore.config.run import RunConfig
+from vitcore.stats.estimates import TOO_FEW
 
 
 def test_all_gives_the_config_the_store_and_the_study():
@@ -151,7 +152,7 @@ def test_the_public_api_refuses_what_the_cli_refuses_in_one_clear_message(ask, m
     assert str(refused.value).startswith(message), str(refused.value)
     assert study.verdict(SEL, metric="test_accuracy").verdict in vitcore.VERDICTS  # what is allowed still works
     untrained = study.compare(RunConfig(depth=7, train_rows=1000), missing_ok=True).metrics.set_index("metric")
-    assert untrained["verdict"].drop("seconds").eq("too few seeds").all()  # a page's selection not trained yet
+    assert untrained["verdict"].drop("seconds").eq(TOO_FEW).all()  # a page's selection not trained yet
 
 
 @pytest.mark.slow  # the whole committed store's claims at three margins (test_study checks the same, faster)

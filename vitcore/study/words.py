@@ -50,6 +50,7 @@ from vitcore.stats.percell import SUBSETS as CELL_SUBSETS  # noqa: F401 (the voc
 from vitcore.stats.plan import DECIDED  # noqa: F401 (the vocabulary)
 from vitcore.stats.plan_report import NOT_PROVEN, OUTCOMES, REWRITE  # noqa: F401 (the vocabulary)
 from vitcore.stats.readings import DEFINITIONS as READING_DEFINITIONS  # noqa: F401 (the vocabulary)
+from vitcore.stats.readings import SIZE_BEYOND, SIZE_INSIDE, SIZE_OPEN  # noqa: F401 (the vocabulary)
 from vitcore.stats.replication import POOLED_NOTE  # noqa: F401 (the vocabulary)
 from vitcore.stats.seconds import REFERENCE as TIMING_REFERENCE  # noqa: F401 (the vocabulary)
 from vitcore.stats.testset import WITH_TEST
