@@ -10,7 +10,7 @@ from vitcore.app import selection, tables
 from vitcore.app.ablations import cards
 from vitcore.app.selection import BASELINE
 from vitcore.config.run import RunConfig
-from vitcore.stats import compare
+from vitcore.stats import compare, plan
 from vitcore.stats import estimates as verdicts
 from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
@@ -190,8 +190,9 @@ def test_one_more_random_seed_is_singular():
     """Before: the forest plot's short verdict read '1 more random seeds'."""
     row = {"metric": "test_accuracy", "verdict": verdicts.INCONCLUSIVE, "seeds_more": 1.0, "seeds_needed": 4.0,
            "n_pairs": 3, "plan": verdicts.FIXED_SAMPLE, "looks_planned": 0, "look": float("nan")}
+    row = {**row, **plan.said(row)}  # as the Study hands it out: with what it still needs
     assert cards.verdict_text(row, short=True) == f"{verdicts.INCONCLUSIVE} — 1 more random seed as a new look"
-    plural = cards.verdict_text({**row, "seeds_more": 2.0}, short=True)
+    plural = cards.verdict_text({**row, **plan.said({**row, "seeds_more": 2.0})}, short=True)
     assert plural == f"{verdicts.INCONCLUSIVE} — 2 more random seeds as a new look"
 
 

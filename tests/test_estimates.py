@@ -115,11 +115,13 @@ from vitcore.app import sidebar
 from vitcore.app.ablations import cards
 from vitcore.article import claims, report
 from vitcore.cli.common import VERDICTS_EPILOG, verdict_line
+from vitcore.stats import plan
 from vitcore.study import words
 
 est = module.paired_estimate([0.02, -0.03, 0.025, -0.015, 0.004])  # neither test resolves at ±0.01
 row = {"metric": "test_accuracy", "n_pairs": est.n, "mean_delta": est.mean, "paired": True,
        **module.judge("test_accuracy", est)}
+row.update(plan.said(row))  # as the Study hands it out: with what it still needs
 direction, _ = claims.judge_claim("> 0", row["verdict"], row["mean_delta"], row)
 said = {"verdict": row["verdict"], "card": words.verdict_text(row), "forest": words.verdict_text(row, short=True),
         "cli": verdict_line(row), "csv": pd.DataFrame([row]).to_csv(index=False), "legend": cards.definitions(),

@@ -241,19 +241,24 @@ def test_verdicts_to_frame_is_long_with_both_configs(study):
     assert first.judgement.looks_planned == 4 and found[1].judgement.looks_planned == 0  # test accuracy is planned
 
 
+def handed(row: dict) -> dict:
+    """A hand-made judged row as the Study hands it out: with what an inconclusive verdict still needs (plan.said)."""
+    return {**row, **plan.said(row)}
+
+
 def test_every_view_says_a_verdict_with_the_same_words():
     """The wording lives beside the study; the cards re-export it (one function, not a copy)."""
     from vitcore.app.ablations import cards
 
     assert cards.verdict_text is words.verdict_text and cards.interval_text is words.interval_text
     row = {"verdict": INCONCLUSIVE, "seeds_needed": 41.0, "n_pairs": 10, "metric": "test_accuracy"}
-    assert words.verdict_text(row) == (f"{INCONCLUSIVE} — needs 41 paired random seeds for 80% assurance (31 more), as "
-                                       f"a new look, not a continuation: {v.PLAN_COMMANDS}")
+    assert words.verdict_text(handed(row)) == (f"{INCONCLUSIVE} — needs 41 paired random seeds for 80% assurance "
+                                               f"(31 more), as a new look, not a continuation: {v.PLAN_COMMANDS}")
     # the forest plot's line fits a 400-px screen: the count only, the card says the rest; a fixed sample's more
     # random seeds are a new look, a planned comparison's are its plan's next look
-    assert words.verdict_text({**row, "seeds_more": 31.0}, short=True) == \
+    assert words.verdict_text(handed({**row, "seeds_more": 31.0}), short=True) == \
         f"{INCONCLUSIVE} — 31 more random seeds as a new look"
-    planned = {**row, "seeds_needed": 20.0, "seeds_more": 10.0, "look": 1, "looks_planned": 4}
+    planned = handed({**row, "seeds_needed": 20.0, "seeds_more": 10.0, "look": 1, "looks_planned": 4})
     assert words.verdict_text(planned, short=True) == f"{INCONCLUSIVE} — 10 more random seeds"
     assert words.verdict_text(planned) == f"{INCONCLUSIVE} — look 2 of 4 at 20 paired random seeds (10 more)"
     beyond = {"verdict": BETTER, "size": "undetermined", "metric": "test_accuracy", "borderline": True}
@@ -405,11 +410,11 @@ def test_an_interval_from_too_few_random_seeds_is_said_to_bound_nothing_on_every
                  words.verdict_interval(accuracy, 4, ninety=True)):
         assert words.TOO_FEW_TO_BOUND in text and "[" not in text, text
     assert "2 pairs; an interval needs at least 3" in words.interval_text(accuracy, 4)
-    fixed = {**accuracy, "metric": "gap", "verdict": v.INCONCLUSIVE, "seeds_needed": 2015.0, "plan": v.FIXED_SAMPLE,
-             "look": np.nan, "looks_planned": 0}  # a fixed-sample row's power count from 2 pairs: a guess
+    fixed = handed({**accuracy, "metric": "gap", "verdict": v.INCONCLUSIVE, "seeds_needed": 2015.0,
+                    "plan": v.FIXED_SAMPLE, "look": np.nan, "looks_planned": 0})  # a power count from 2 pairs: a guess
     assert "needs 2,015 paired random seeds for 80% assurance (2,013 more), as a new look" in verdict_line(fixed)
     assert "(a guess: the spread of 2 pairs)" in verdict_line(fixed) and "(a guess" in words.verdict_text(fixed)
-    assert "(a guess" not in words.verdict_text({**fixed, "n_pairs": 3})
+    assert "(a guess" not in words.verdict_text(handed({**fixed, "n_pairs": 3}))
     wide = two_seed_rows(3, 0.45)[0]  # 3 pairs, but an interval past ±1: no Δ of an accuracy can be there
     assert wide["n_pairs"] == 3 and max(abs(wide["ci_low"]), abs(wide["ci_high"])) > 1
     assert "more than any Δ of test_accuracy can be" in words.interval_text(wide, 4)

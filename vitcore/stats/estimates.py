@@ -49,6 +49,7 @@ GOOD, BAD = (BETTER, SLIGHTLY_BETTER), (WORSE, SLIGHTLY_WORSE)  # the user's dir
 PLAN_COMMANDS = ("`python -m vitcore plan register NAME --vary FIELD=LEVEL --rows N --seeds A-B`, then "
                  "`python -m vitcore sweep plan NAME`")
 NEW_LOOK = f"as a new look, not a continuation: {PLAN_COMMANDS}"
+MIN_PAIRS = 3  # fewer paired random seeds bound nothing: a spread from 1 difference, t(1) = 12.7 before any Bonferroni
 TIMED_PAIRS = 10  # the fewest interleaved pairs a seconds verdict rests on (vitcore.stats.seconds.timing_note)
 # The one definition of each word (README "What the verdict words mean", the Ablations and Claims legends, `--help`).
 DEFINITIONS = {
