@@ -104,7 +104,7 @@ spec = importlib.util.find_spec(name)
 lines = spec.loader.get_source(name).splitlines(keepends=True)
 defined = [k for k, line in enumerate(lines) if line.split("=")[0].count("INCONCLUSIVE") == 1 and "=" in line]
 assert len(defined) == 1, defined  # the word has one definition
-lines[defined[0]] = lines[defined[0]].replace('"inconclusive"', '"%s"')
+lines[defined[0]] = lines[defined[0]].replace(%r, %r)  # the word as it is defined now, renamed
 module = importlib.util.module_from_spec(spec)
 sys.modules[name] = module
 exec(compile("".join(lines), spec.origin, "exec"), module.__dict__)
@@ -129,7 +129,7 @@ said = {"verdict": row["verdict"], "card": words.verdict_text(row), "forest": wo
         "ledger": json.dumps([claims.DEFINITIONS, [(d.card, d.counted) for d in claims.REGISTRY]]),
         "report": report._say(report.LEAD, row, 0.01)}
 print(json.dumps(said))
-''' % RENAMED
+''' % (f'"{INCONCLUSIVE}"', f'"{RENAMED}"')
 
 
 def test_a_verdict_word_renamed_at_its_one_definition_is_renamed_on_every_view():
