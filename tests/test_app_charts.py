@@ -10,6 +10,7 @@ from vitcore.app.walkthrough import pictures, walk_charts
 from vitcore.data.patches import patchify
 from vitcore.stats import estimates
 from vitcore.stats.estimates import BETTER, INCONCLUSIVE, WORSE
+from vitcore.stats.replication import NOT_CONFIRMED
 
 
 @pytest.mark.parametrize("patch", [2, 4, 7, 14])
@@ -134,7 +135,7 @@ def test_forest_and_class_bars_have_titles_and_the_verdict_in_words():
 
 @pytest.mark.parametrize("verdict_from, replication, said", [
     ("plan confirm, blind, look 1 of 4", "replicated", "blind · replicated"),
-    ("plan confirm, blind (order not proven: the Plans page says why), look 2 of 4", "not confirmed",
+    ("plan confirm, blind (order not proven: the Plans page says why), look 2 of 4", NOT_CONFIRMED,
      "blind (order not proven) · not confirmed"),
     ("plan builtin, seen, look 2 of 4", "", "seen"),
     ("fixed sample (not in a plan)", "", "fixed sample")])

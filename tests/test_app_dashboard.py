@@ -17,6 +17,7 @@ from vitcore.app.training.slot import TrainingSlot, estimate_seconds, training_a
 from vitcore.config.run import RunConfig
 from vitcore.stats import summaries as stats
 from vitcore.stats.estimates import INCONCLUSIVE
+from vitcore.stats.readings import SIZE_BEYOND
 from vitcore.store.runs import RunStore
 from vitcore.study import Study
 
@@ -149,7 +150,7 @@ def test_flip_table_is_one_metric_readable(store):
     flips = stats.flip_effects(store.table(), BASELINE)
     table = tables.flip_table(flips, "best_val_accuracy")  # fixed sample: judged on the pairs there are
     assert list(table["Change"]) == ["norm placement pre → post"] and table.loc[0, "Verdict"] == stats.WORSE
-    assert table.loc[0, "Size"] == "beyond" and table.loc[0, "Verdict in full"].endswith("beyond ±0.010")
+    assert table.loc[0, "Size"] == SIZE_BEYOND and table.loc[0, "Verdict in full"].endswith("beyond ±0.010")
     assert table.loc[0, "Interval"].startswith("[-") and table.loc[0, "Interval is"] == "95% CI"
     assert table.loc[0, "p_adj"] == fmt.p_value(flips.loc[flips["metric"] == "best_val_accuracy", "p_adj"].iloc[0])
     assert list(table.columns[:3]) == ["Change", "Verdict", "Interval"]  # read first: inside a 400-px screen

@@ -13,6 +13,7 @@ from vitcore.cli import main
 from vitcore.config.run import RunConfig
 from vitcore.stats import plans, replication
 from vitcore.stats.estimates import BETTER, INCONCLUSIVE, WORSE
+from vitcore.stats.replication import CONTRADICTED, NOT_CONFIRMED
 from vitcore.study import Study
 
 pytestmark = [pytest.mark.slow,  # the committed store's plan report (seconds) and its claims
@@ -57,7 +58,7 @@ def test_the_cli_writes_the_same_row(study, tmp_path):
     assert main(["compare", "--pos-embedding", "sincos", "--train-rows", "4000", "--out", str(out)]) == 0
     written = pd.read_csv(out / "metrics.csv").set_index("metric").loc["test_accuracy"]
     assert (written["verdict"], written["verdict_from"], written["discovery_verdict"], written["replication"]) == (
-        INCONCLUSIVE, "plan confirm, blind, look 4 of 4", BETTER, "not confirmed")
+        INCONCLUSIVE, "plan confirm, blind, look 4 of 4", BETTER, NOT_CONFIRMED)
 
 
 @pytest.mark.parametrize("margin", ["0.02", "0.010001"])
@@ -107,11 +108,11 @@ def test_questions_take_five_outcomes_and_pool_between_their_estimates(questions
 def test_the_documented_counts_are_the_plans(study, questions):
     text = (ROOT / "docs" / "plans-and-confirmation.md").read_text()  # "Where the confirmation stands"
     said = {word: int(re.search(rf"\*\*(\d+) {word}\*\*", text).group(1))
-            for word in ("replicated", "contradicted", "not confirmed", "with no decided discovery")}
+            for word in ("replicated", CONTRADICTED, NOT_CONFIRMED, "with no decided discovery")}
     counts = questions["replicated"].value_counts()
     assert said == {"replicated": counts.get(replication.REPLICATED, 0),
-                    "contradicted": counts.get(replication.CONTRADICTED, 0),
-                    "not confirmed": counts.get(replication.NOT_CONFIRMED, 0),
+                    CONTRADICTED: counts.get(replication.CONTRADICTED, 0),
+                    NOT_CONFIRMED: counts.get(replication.NOT_CONFIRMED, 0),
                     "with no decided discovery": counts.get(replication.NOTHING, 0)}
     direction = int(re.search(r"\*\*\d+ replicated\*\* \((\d+) of them the direction only\)", text).group(1))
     confirm = next(p for p in study.plan_report().plans if p.name == "confirm")

@@ -18,6 +18,7 @@ from vitcore.stats import plan, plan_report, plan_store, plans
 from vitcore.stats.compare import compare, paired_delta
 from vitcore.stats.estimates import BETTER, EQUIVALENT, INCONCLUSIVE, SLIGHTLY_BETTER, SLIGHTLY_WORSE, WORSE
 from vitcore.stats.families import family_of, planned_family, runs_of
+from vitcore.stats.readings import SIZE_BEYOND, SIZE_OPEN
 from vitcore.store.runs import RunStore
 from vitcore.study import Study
 
@@ -128,19 +129,19 @@ def test_a_confirmation_uses_only_its_seeds_and_never_moves_the_discovery(tmp_pa
     (BETTER, BETTER, True, False, ("", ""), plan_report.REPLICATED),
     (BETTER, SLIGHTLY_BETTER, True, False, ("", ""), plan_report.REPLICATED),  # the direction, inside the margin
     (EQUIVALENT, SLIGHTLY_WORSE, True, False, ("", ""), plan_report.REPLICATED),  # negligible again
-    (BETTER, EQUIVALENT, True, False, ("undetermined", ""), plan_report.NOT_CONFIRMED),  # both allow 0 < Δ < m
-    (BETTER, EQUIVALENT, True, False, ("beyond", ""), plan_report.CONTRADICTED),  # beyond the margin vs inside
-    (EQUIVALENT, WORSE, True, False, ("", "beyond"), plan_report.CONTRADICTED),
-    (EQUIVALENT, WORSE, True, False, ("", "undetermined"), plan_report.NOT_CONFIRMED),
+    (BETTER, EQUIVALENT, True, False, (SIZE_OPEN, ""), plan_report.NOT_CONFIRMED),  # both allow 0 < Δ < m
+    (BETTER, EQUIVALENT, True, False, (SIZE_BEYOND, ""), plan_report.CONTRADICTED),  # beyond the margin vs inside
+    (EQUIVALENT, WORSE, True, False, ("", SIZE_BEYOND), plan_report.CONTRADICTED),
+    (EQUIVALENT, WORSE, True, False, ("", SIZE_OPEN), plan_report.NOT_CONFIRMED),
     (BETTER, WORSE, True, False, ("", ""), plan_report.CONTRADICTED),
     # sizes before claims (the documented rule): each of these read "replicated" by their one shared claim
-    (BETTER, SLIGHTLY_BETTER, True, False, ("beyond", "inside"), plan_report.CONTRADICTED),  # beyond vs inside
-    (SLIGHTLY_BETTER, BETTER, True, False, ("inside", "beyond"), plan_report.CONTRADICTED),  # inside vs beyond
+    (BETTER, SLIGHTLY_BETTER, True, False, (SIZE_BEYOND, "inside"), plan_report.CONTRADICTED),  # beyond vs inside
+    (SLIGHTLY_BETTER, BETTER, True, False, ("inside", SIZE_BEYOND), plan_report.CONTRADICTED),  # inside vs beyond
     (SLIGHTLY_BETTER, SLIGHTLY_WORSE, True, False, ("", ""), plan_report.CONTRADICTED),  # opposite directions
-    (BETTER, BETTER, True, False, ("beyond", "undetermined"), plan_report.REPLICATED_DIRECTION),  # size open
-    (SLIGHTLY_BETTER, BETTER, True, False, ("inside", "undetermined"), plan_report.REPLICATED_DIRECTION),
+    (BETTER, BETTER, True, False, (SIZE_BEYOND, SIZE_OPEN), plan_report.REPLICATED_DIRECTION),  # size open
+    (SLIGHTLY_BETTER, BETTER, True, False, ("inside", SIZE_OPEN), plan_report.REPLICATED_DIRECTION),
     (SLIGHTLY_BETTER, EQUIVALENT, True, False, ("inside", "inside"), plan_report.REPLICATED_INSIDE),
-    (BETTER, BETTER, True, False, ("beyond", "beyond"), plan_report.REPLICATED),
+    (BETTER, BETTER, True, False, (SIZE_BEYOND, SIZE_BEYOND), plan_report.REPLICATED),
     (WORSE, INCONCLUSIVE, False, True, ("", ""), plan_report.NOT_CONFIRMED),  # undecided at the cap
     (WORSE, INCONCLUSIVE, False, False, ("", ""), plan_report.PENDING),
     (INCONCLUSIVE, BETTER, True, False, ("", ""), plan_report.NOTHING),
@@ -151,11 +152,11 @@ def test_replication_words(discovery, confirmation, decided, at_cap, sizes, expe
 
 
 @pytest.mark.parametrize("discovery, confirmation, sizes, expected", [
-    (BETTER, SLIGHTLY_BETTER, ("beyond", "inside"), plan_report.REPLICATED),  # claims first: "up" is shared
+    (BETTER, SLIGHTLY_BETTER, (SIZE_BEYOND, "inside"), plan_report.REPLICATED),  # claims first: "up" is shared
     (SLIGHTLY_BETTER, SLIGHTLY_WORSE, ("", ""), plan_report.REPLICATED),      # "negligible" is shared
-    (BETTER, BETTER, ("beyond", "undetermined"), plan_report.REPLICATED),
-    (BETTER, EQUIVALENT, ("beyond", ""), plan_report.CONTRADICTED),
-    (BETTER, EQUIVALENT, ("undetermined", ""), plan_report.NOT_CONFIRMED),
+    (BETTER, BETTER, (SIZE_BEYOND, SIZE_OPEN), plan_report.REPLICATED),
+    (BETTER, EQUIVALENT, (SIZE_BEYOND, ""), plan_report.CONTRADICTED),
+    (BETTER, EQUIVALENT, (SIZE_OPEN, ""), plan_report.NOT_CONFIRMED),
 ])
 def test_a_plan_of_the_earlier_rule_is_read_by_it(discovery, confirmation, sizes, expected):
     """A plan file recording vitcore-1 (or none: the committed plans) is never re-read by a later rule."""

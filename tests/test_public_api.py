@@ -17,6 +17,7 @@ from conftest import ROOT, run_cli
 from fakes import run_row, runs_table, write_run
 
 import vitcore
+from vitcore.article.claims import AGREES
 from vitcore.config.environment import NO_STORE, REPOSITORY_STORE, store_path
 from vitcore.config.run import RunConfig
 from vitcore.stats.estimates import TOO_FEW
@@ -165,7 +166,7 @@ def test_the_readme_example_runs(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "Study(" in out and "verdict" in out and "margin" in out
     # readable whole: no frame hides its middle columns, the verdict prints as one short line
-    assert "columns]" not in out and "..." not in out and {"train_rows", "mean_delta", "agrees"} <= set(out.split())
+    assert "columns]" not in out and "..." not in out and {"train_rows", "mean_delta", AGREES} <= set(out.split())
     assert "Verdict(ViT p7 pre-LN no-pos − ViT p7 pre-LN pos at 4,000 rows, test_accuracy, Δ " in out
     # another margin: exploratory on the blind plan's random seeds, as its comment says (10 pairs, as its look used)
     assert "n=10, worse)" in out and "exploratory at ±0.02, blind random seeds 1000–1039" in out

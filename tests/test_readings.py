@@ -14,6 +14,7 @@ from vitcore.stats import estimates as v
 from vitcore.stats import readings, testset
 from vitcore.stats.compare import compare, paired_delta
 from vitcore.stats.estimates import BETTER, SLIGHTLY_BETTER
+from vitcore.stats.readings import SIZE_BEYOND, SIZE_OPEN
 from vitcore.store.runs import RunStore
 
 
@@ -26,8 +27,8 @@ def test_better_beyond_the_margin_and_better_of_undetermined_size_read_different
     small = judged([0.015, 0.002, 0.012, 0.004, 0.016, 0.006, 0.013, 0.003])  # resolved, interval spans +0.01
     inside = judged([0.002, 0.0025, 0.0022, 0.0018, 0.0021, 0.0019])
     assert (beyond["verdict"], small["verdict"], inside["verdict"]) == (BETTER, BETTER, SLIGHTLY_BETTER)
-    assert [readings.size_word(r) for r in (beyond, small, inside)] == ["beyond", "undetermined", "inside"]
-    assert readings.size_word({**judged([0.01]), "verdict": v.TOO_FEW}) == "undetermined"
+    assert [readings.size_word(r) for r in (beyond, small, inside)] == [SIZE_BEYOND, SIZE_OPEN, "inside"]
+    assert readings.size_word({**judged([0.01]), "verdict": v.TOO_FEW}) == SIZE_OPEN
     texts = [cards.verdict_text({**r, "metric": "test_accuracy", "size": readings.size_word(r)})
              for r in (beyond, small)]
     assert texts[0] == "better — beyond ±0.010" and texts[1].startswith("better — size undetermined")

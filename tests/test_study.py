@@ -24,6 +24,7 @@ from vitcore.stats.estimates import (
     judge,
     paired_estimate,
 )
+from vitcore.stats.readings import SIZE_OPEN
 from vitcore.stats.records import VERDICT_READINGS, Contrast, Judgement
 from vitcore.study import Study, words
 
@@ -261,7 +262,7 @@ def test_every_view_says_a_verdict_with_the_same_words():
     planned = handed({**row, "seeds_needed": 20.0, "seeds_more": 10.0, "look": 1, "looks_planned": 4})
     assert words.verdict_text(planned, short=True) == f"{INCONCLUSIVE} — 10 more random seeds"
     assert words.verdict_text(planned) == f"{INCONCLUSIVE} — look 2 of 4 at 20 paired random seeds (10 more)"
-    beyond = {"verdict": BETTER, "size": "undetermined", "metric": "test_accuracy", "borderline": True}
+    beyond = {"verdict": BETTER, "size": SIZE_OPEN, "metric": "test_accuracy", "borderline": True}
     assert words.verdict_text(beyond, short=True) == "better — size undetermined · borderline"
     assert words.verdict_text(beyond) == "better — size undetermined (may be inside ±0.010) · borderline"
 
