@@ -28,6 +28,7 @@ from vitcore.data.fashion import official_test_labels
 from vitcore.data.samples import local_data_available
 from vitcore.stats import summaries as stats
 from vitcore.stats import testset
+from vitcore.stats.estimates import INCONCLUSIVE
 from vitcore.store.runs import RunStore
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -156,7 +157,7 @@ def test_metric_margin_and_view_come_from_the_url(app):
 
 def test_inconclusive_cards_say_how_many_more_random_seeds(app):
     at = app({"pos_embedding": "none"})
-    assert ":orange-badge[inconclusive] needs" in card_text(at)
+    assert f":orange-badge[{INCONCLUSIVE}] needs" in card_text(at)
     assert "paired random seeds for 80% assurance (" in card_text(at)
 
 

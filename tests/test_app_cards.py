@@ -10,7 +10,7 @@ from vitcore.app import selection, tables
 from vitcore.app.ablations import cards
 from vitcore.app.selection import BASELINE
 from vitcore.config.run import RunConfig
-from vitcore.stats import compare
+from vitcore.stats import compare, plan
 from vitcore.stats import estimates as verdicts
 from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
@@ -54,7 +54,7 @@ def test_cards_show_means_over_the_paired_seeds_and_the_verdict_in_their_own_tex
     assert test["delta"] == f"{np.mean(POST_ACC) - np.mean(BASE_ACC[:3]):+.4f}"
     text = "\n".join(test["lines"])  # planned (vitcore.stats.plan): 3 pairs wait for the first look at 10
     assert "95% CI (before the plan's first look) [-0.0" in text and "3 pairs" in text
-    assert ":orange-badge[inconclusive] first look at 10 paired random seeds (7 more)" in text
+    assert f":orange-badge[{verdicts.INCONCLUSIVE}] first look at 10 paired random seeds (7 more)" in text
     assert f"baseline {np.mean(BASE_ACC[:3]):.4f} (same random seeds)" in text  # not over seed 3's 0.70 too
     val = "\n".join(by_metric(metric_cards(comparison, stats.runs_of(table, POST),
                                                  stats.runs_of(table, BASELINE)))[
@@ -76,8 +76,9 @@ def test_inconclusive_says_how_many_more_random_seeds_and_the_margin_can_make_it
     total = int(row["seeds_needed"])
     assert total > 3 and row["seeds_more"] == total - 3
     test = by_metric(metric_cards(comparison, stats.runs_of(table, NONE), stats.runs_of(table, BASELINE)))
-    assert (f":orange-badge[inconclusive] needs {total} paired random seeds for 80% assurance ({total - 3} more), as a "
-            f"new look, not a continuation: {verdicts.PLAN_COMMANDS}" in "\n".join(test["best_val_accuracy"]["lines"]))
+    assert (f":orange-badge[{verdicts.INCONCLUSIVE}] needs {total} paired random seeds for 80% assurance "
+            f"({total - 3} more), as a new look, not a continuation: {verdicts.PLAN_COMMANDS}"
+            in "\n".join(test["best_val_accuracy"]["lines"]))
     assert test["best_val_accuracy"]["delta_color"] == "off"  # undecided: no colour, no arrow
     wide = compare.compare(table, NONE, BASELINE, margin=0.05).metrics.set_index("metric", drop=False).loc[
         "best_val_accuracy"]
@@ -196,9 +197,10 @@ def test_one_more_random_seed_is_singular():
     """Before: the forest plot's short verdict read '1 more random seeds'."""
     row = {"metric": "test_accuracy", "verdict": verdicts.INCONCLUSIVE, "seeds_more": 1.0, "seeds_needed": 4.0,
            "n_pairs": 3, "plan": verdicts.FIXED_SAMPLE, "looks_planned": 0, "look": float("nan")}
-    assert cards.verdict_text(row, short=True) == "inconclusive — 1 more random seed as a new look"
-    plural = cards.verdict_text({**row, "seeds_more": 2.0}, short=True)
-    assert plural == "inconclusive — 2 more random seeds as a new look"
+    row = {**row, **plan.said(row)}  # as the Study hands it out: with what it still needs
+    assert cards.verdict_text(row, short=True) == f"{verdicts.INCONCLUSIVE} — 1 more random seed as a new look"
+    plural = cards.verdict_text({**row, **plan.said({**row, "seeds_more": 2.0})}, short=True)
+    assert plural == f"{verdicts.INCONCLUSIVE} — 2 more random seeds as a new look"
 
 
 def test_a_seconds_card_says_its_timing_group_in_words():

@@ -9,6 +9,8 @@ from vitcore.app import charts, fmt, tables
 from vitcore.app.walkthrough import pictures, walk_charts
 from vitcore.data.patches import patchify
 from vitcore.stats import estimates
+from vitcore.stats.estimates import BETTER, INCONCLUSIVE, WORSE
+from vitcore.stats.replication import NOT_CONFIRMED
 
 
 @pytest.mark.parametrize("patch", [2, 4, 7, 14])
@@ -71,9 +73,9 @@ def test_charts_build():
 
 
 def test_verdict_colours_mean_better_or_worse_for_the_user_and_list_only_the_verdicts_present():
-    test = charts.verdict_scale("test_accuracy", ["worse", "inconclusive", "worse"]).to_dict()
-    assert test["domain"] == ["worse", "inconclusive"] and test["range"] == [charts.BAD, fmt.PALE]
-    gap = charts.verdict_scale("gap", ["better", "worse"]).to_dict()  # a smaller gap is better: green, as everywhere
+    test = charts.verdict_scale("test_accuracy", [WORSE, INCONCLUSIVE, WORSE]).to_dict()
+    assert test["domain"] == [WORSE, INCONCLUSIVE] and test["range"] == [charts.BAD, fmt.PALE]
+    gap = charts.verdict_scale("gap", [BETTER, WORSE]).to_dict()  # a smaller gap is better: green, as everywhere
     assert gap["range"] == [charts.GOOD, charts.BAD]
     neutral = charts.verdict_scale("final_train_accuracy", ["higher", "lower"]).to_dict()
     assert not {charts.GOOD, charts.BAD} & set(neutral["range"])  # no good direction: neutral colours
@@ -126,14 +128,14 @@ def test_forest_and_class_bars_have_titles_and_the_verdict_in_words():
     assert all(mark["limit"] == {"expr": "width"} for mark in texts.values())  # cut to the chart, never off screen
     assert "width" not in spec and spec["height"] == {"step": charts.FOREST_ROW}  # the container's width
     rows = [rows for rows in spec["datasets"].values() if "verdict_text" in rows[0]]
-    assert rows[0][0]["verdict_text"] == "worse" and rows[0][0]["source"] == "fixed sample"
+    assert rows[0][0]["verdict_text"] == WORSE and rows[0][0]["source"] == "fixed sample"
     tips = [layer["encoding"]["tooltip"] for layer in spec["layer"] if "tooltip" in layer.get("encoding", {})]
     assert tips and all({"source", "verdict_from"} <= {t["field"] for t in tip} for tip in tips)  # and every tooltip
 
 
 @pytest.mark.parametrize("verdict_from, replication, said", [
     ("plan confirm, blind, look 1 of 4", "replicated", "blind · replicated"),
-    ("plan confirm, blind (order not proven: the Plans page says why), look 2 of 4", "not confirmed",
+    ("plan confirm, blind (order not proven: the Plans page says why), look 2 of 4", NOT_CONFIRMED,
      "blind (order not proven) · not confirmed"),
     ("plan builtin, seen, look 2 of 4", "", "seen"),
     ("fixed sample (not in a plan)", "", "fixed sample")])

@@ -17,8 +17,10 @@ from streamlit.testing.v1 import AppTest
 from vitcore import cli
 from vitcore.app import claims_view, state
 from vitcore.article import claims
+from vitcore.article.claims import AGREES
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import REGISTRY
+from vitcore.stats.estimates import BETTER
 from vitcore.store.runs import WHOLE_FIELDS, RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +86,7 @@ def test_claims_page_renders_every_claim_its_download_and_the_runs_behind_one(st
     assert len(shown) == len(table) and set(shown["Claim"]) == set(table["claim"])
     first = shown.iloc[0]
     assert (first["Claim"], first["Rows"], first["Verdict"], first["Direction"]) == \
-        ("the ViT beats the convnet", "1,000", "better", "agrees")
+        ("the ViT beats the convnet", "1,000", BETTER, AGREES)
     assert first["Metric"] == "Test accuracy" and shown.iloc[1]["Metric"] == \
         "Best val accuracy (optimistic) · not counted"  # test accuracy decides; best val is never counted
     assert first["Mirrored claim"].startswith("CNNs beat ViTs on small data") and first["Tally"] == "counted"

@@ -16,6 +16,8 @@ from vitcore.app.selection import BASELINE, SAME_ROWS, baseline_cells, cell_name
 from vitcore.app.training.slot import TrainingSlot, estimate_seconds, training_allowed
 from vitcore.config.run import RunConfig
 from vitcore.stats import summaries as stats
+from vitcore.stats.estimates import INCONCLUSIVE
+from vitcore.stats.readings import SIZE_BEYOND
 from vitcore.store.runs import RunStore
 from vitcore.study import Study
 
@@ -148,13 +150,13 @@ def test_flip_table_is_one_metric_readable(store):
     flips = stats.flip_effects(store.table(), BASELINE)
     table = tables.flip_table(flips, "best_val_accuracy")  # fixed sample: judged on the pairs there are
     assert list(table["Change"]) == ["norm placement pre → post"] and table.loc[0, "Verdict"] == stats.WORSE
-    assert table.loc[0, "Size"] == "beyond" and table.loc[0, "Verdict in full"].endswith("beyond ±0.010")
+    assert table.loc[0, "Size"] == SIZE_BEYOND and table.loc[0, "Verdict in full"].endswith("beyond ±0.010")
     assert table.loc[0, "Interval"].startswith("[-") and table.loc[0, "Interval is"] == "95% CI"
     assert table.loc[0, "p_adj"] == fmt.p_value(flips.loc[flips["metric"] == "best_val_accuracy", "p_adj"].iloc[0])
     assert list(table.columns[:3]) == ["Change", "Verdict", "Interval"]  # read first: inside a 400-px screen
     assert table.loc[0, "Source"] == "fixed sample"  # where the verdict comes from (words.source_text)
     planned = tables.flip_table(flips, "test_accuracy")  # planned (vitcore.stats.plan): waits for its first look
-    assert planned.loc[0, "Verdict in full"].startswith("inconclusive")
+    assert planned.loc[0, "Verdict in full"].startswith(INCONCLUSIVE)
     assert "first look at 10" in planned.loc[0, "Verdict in full"]
 
 

@@ -28,6 +28,7 @@ from vitcore.config.run import RunConfig
 from vitcore.config.switches import REGISTRY
 from vitcore.stats import compare, seconds
 from vitcore.stats import summaries as stats
+from vitcore.stats.estimates import NOT_COMPARABLE
 from vitcore.store.runs import RunStore
 from vitcore.study import Study
 
@@ -67,7 +68,7 @@ def shown_values(table, cfg: RunConfig) -> list[str]:
         means = [own_seconds if m == "seconds" else runs[m].mean() for m in stats.METRICS]
     else:  # seconds not timed as a design (no verdict, vitcore.stats.seconds): the card shows the config's own time
         rows = compare.compare(table, cfg).metrics
-        means = [own_seconds if m == "seconds" and verdict == "not comparable" else mean
+        means = [own_seconds if m == "seconds" and verdict == NOT_COMPARABLE else mean
                  for m, mean, verdict in zip(stats.METRICS, rows["selection_mean"], rows["verdict"])]
     return [fmt.number(mean, fmt.digits(m)) for m, mean in zip(stats.METRICS, means)]  # the one rounding
 

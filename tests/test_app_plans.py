@@ -10,6 +10,8 @@ from streamlit.testing.v1 import AppTest
 
 from vitcore.app import fmt, plans_view, state
 from vitcore.app.sidebar import PAINTED
+from vitcore.stats.estimates import BETTER, EQUIVALENT, INCONCLUSIVE
+from vitcore.stats.replication import NOT_CONFIRMED
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,9 +34,9 @@ def test_a_plans_summary_is_two_short_sentences_and_its_details_keep_every_fact(
     the looks, the order's reason in full (escaped: run ids and underscores are never Markdown), the outcomes."""
     plan = SimpleNamespace(registered_at="2026-12-02T16:10:18Z", seeds_text="1000-1039", margin=0.01,
                            sha256="9b" * 32, looks=(10, 20), confirms="builtin")
-    frame = pd.DataFrame({"verdict": ["better", "inconclusive", "equivalent"],
+    frame = pd.DataFrame({"verdict": [BETTER, INCONCLUSIVE, EQUIVALENT],
                           "needs": ["", "at the plan's cap (look 2 of 2)", ""],
-                          "replicated": ["replicated", "not confirmed", "replicated"]})
+                          "replicated": ["replicated", NOT_CONFIRMED, "replicated"]})
     order = "order not proven (its file my_plan.json is not committed)"
     text = plans_view.summary(plan, frame, True, order)
     assert text == ("Registered 2026-12-02T16:10:18Z, random seeds 1000-1039, margin ±0.01: 3 questions, "

@@ -18,12 +18,13 @@ from vitcore.app.selection import (
 from vitcore.app.walkthrough import walk
 from vitcore.article.claims import CLAIMS
 from vitcore.config.run import RunConfig
+from vitcore.stats.estimates import BETTER
 from vitcore.study import Study
 
 
 def deltas(seed_delta: float, pi=(0.008, 0.047)) -> pd.DataFrame:
     return pd.DataFrame([{"train_rows": 1_000, "metric": "best_val_accuracy", "vit_mean": 0.75, "convnet_mean": 0.72,
-                          "mean_delta": 0.027, "ci_low": 0.022, "ci_high": 0.033, "n_pairs": 10, "verdict": "better",
+                          "mean_delta": 0.027, "ci_low": 0.022, "ci_high": 0.033, "n_pairs": 10, "verdict": BETTER,
                           "pi_low": pi[0], "pi_high": pi[1], "seed_delta": seed_delta}])
 
 

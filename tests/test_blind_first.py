@@ -12,6 +12,8 @@ import pytest
 from vitcore.cli import main
 from vitcore.config.run import RunConfig
 from vitcore.stats import plans, replication
+from vitcore.stats.estimates import BETTER, INCONCLUSIVE, WORSE
+from vitcore.stats.replication import CONTRADICTED, NOT_CONFIRMED
 from vitcore.study import Study
 
 pytestmark = [pytest.mark.slow,  # the committed store's plan report (seconds) and its claims
@@ -37,15 +39,15 @@ def row(study, **changes) -> dict:
 
 def test_the_blind_verdict_leads_and_the_discovery_follows(study):
     sincos = row(study, pos_embedding="sincos", train_rows=4000)
-    assert sincos["verdict"] == "inconclusive" and sincos["n_pairs"] == 40
+    assert sincos["verdict"] == INCONCLUSIVE and sincos["n_pairs"] == 40
     assert sincos["verdict_from"] == "plan confirm, blind, look 4 of 4"
-    assert sincos["discovery_verdict"] == "better" and sincos["replication"] == replication.NOT_CONFIRMED
+    assert sincos["discovery_verdict"] == BETTER and sincos["replication"] == replication.NOT_CONFIRMED
     assert sincos["discovery"].startswith("discovery: better (plan builtin, look 2 of 4, seen")
     depth = row(study, depth=4, train_rows=1000)  # no pooled fixed-sample test of 50 pairs leads it any more
-    assert depth["verdict"] == "inconclusive" and depth["verdict_from"].startswith("plan confirm, blind")
+    assert depth["verdict"] == INCONCLUSIVE and depth["verdict_from"].startswith("plan confirm, blind")
     assert depth["n_pairs"] == 40 and depth["replication"] == replication.NOTHING
     none = row(study, pos_embedding="none", train_rows=1000)
-    assert none["verdict"] == "worse" and none["verdict_from"] == "plan confirm, blind, look 1 of 4"
+    assert none["verdict"] == WORSE and none["verdict_from"] == "plan confirm, blind, look 1 of 4"
     assert none["replication"] == replication.REPLICATED
     convnet = row(study, model="convnet", train_rows=1000)  # no plan asks it
     assert convnet["verdict_from"] == "fixed sample (not in a plan)" and convnet["replication"] == ""
@@ -56,7 +58,7 @@ def test_the_cli_writes_the_same_row(study, tmp_path):
     assert main(["compare", "--pos-embedding", "sincos", "--train-rows", "4000", "--out", str(out)]) == 0
     written = pd.read_csv(out / "metrics.csv").set_index("metric").loc["test_accuracy"]
     assert (written["verdict"], written["verdict_from"], written["discovery_verdict"], written["replication"]) == (
-        "inconclusive", "plan confirm, blind, look 4 of 4", "better", "not confirmed")
+        INCONCLUSIVE, "plan confirm, blind, look 4 of 4", BETTER, NOT_CONFIRMED)
 
 
 @pytest.mark.parametrize("margin", ["0.02", "0.010001"])
@@ -82,13 +84,13 @@ def test_effects_and_claims_carry_where_each_verdict_comes_from(study):
     assert {"verdict_from", "replication", "discovery"} <= set(effects.columns)
     sincos = effects[(effects["factor"] == "pos_embedding") & (effects["level"] == "sincos")
                      & (effects["train_rows"] == 4000) & (effects["metric"] == "test_accuracy")].iloc[0]
-    assert sincos["verdict"] == "inconclusive" and sincos["verdict_from"].startswith("plan confirm, blind")
+    assert sincos["verdict"] == INCONCLUSIVE and sincos["verdict_from"].startswith("plan confirm, blind")
     claims = study.claims()
     assert {"verdict_from", "replication"} <= set(claims.columns)
     assert claims["verdict_from"].fillna("").str.contains("blind").sum() >= 10
     patches = claims[claims["claim"].str.contains(r"more accurate \(7 vs 14\)", regex=True)]
     assert len(patches) == 2 and set(patches["replication"]) == {replication.REPLICATED}  # 14 − 7 asked, 7 − 14 shown
-    assert set(patches["discovery_verdict"]) == {"worse"}  # the discovery read the claim's way round
+    assert set(patches["discovery_verdict"]) == {WORSE}  # the discovery read the claim's way round
 
 
 def test_questions_take_five_outcomes_and_pool_between_their_estimates(questions):
@@ -106,11 +108,11 @@ def test_questions_take_five_outcomes_and_pool_between_their_estimates(questions
 def test_the_documented_counts_are_the_plans(study, questions):
     text = (ROOT / "docs" / "plans-and-confirmation.md").read_text()  # "Where the confirmation stands"
     said = {word: int(re.search(rf"\*\*(\d+) {word}\*\*", text).group(1))
-            for word in ("replicated", "contradicted", "not confirmed", "with no decided discovery")}
+            for word in ("replicated", CONTRADICTED, NOT_CONFIRMED, "with no decided discovery")}
     counts = questions["replicated"].value_counts()
     assert said == {"replicated": counts.get(replication.REPLICATED, 0),
-                    "contradicted": counts.get(replication.CONTRADICTED, 0),
-                    "not confirmed": counts.get(replication.NOT_CONFIRMED, 0),
+                    CONTRADICTED: counts.get(replication.CONTRADICTED, 0),
+                    NOT_CONFIRMED: counts.get(replication.NOT_CONFIRMED, 0),
                     "with no decided discovery": counts.get(replication.NOTHING, 0)}
     direction = int(re.search(r"\*\*\d+ replicated\*\* \((\d+) of them the direction only\)", text).group(1))
     confirm = next(p for p in study.plan_report().plans if p.name == "confirm")

@@ -20,6 +20,7 @@ from vitcore.analysis import work
 from vitcore.app import charts, claims_view, fmt, state, tables
 from vitcore.app.selection import BASELINE, VIEWS, seed_counts
 from vitcore.stats import summaries as stats
+from vitcore.stats.estimates import NOT_COMPARABLE
 from vitcore.store.runs import RunStore
 from vitcore.study import Study
 
@@ -268,7 +269,7 @@ def test_ablations_landing_a_flipped_switch_and_flipped_images(server, browser):
         assert first.get_attribute("data-testid") == "stMetric"  # the cards lead
         # four accuracy cards with their interval; seconds has none: "not comparable" (no interleaved timing of these)
         assert "norm=batch" in page.url and page.get_by_text("95% CI").count() >= 4
-        assert page.get_by_text("not comparable").count() >= 1
+        assert page.get_by_text(NOT_COMPARABLE).count() >= 1
     finally:
         page.close()
     page = open_page(browser, f"{server.url}/?norm=batch&patch_size=4&train_rows=1000&view=Flipped+images")

@@ -7,8 +7,20 @@ import pytest
 from fakes import run_row, runs_table, write_run
 
 from vitcore.article import claims
+from vitcore.article.claims import AGREES, DISAGREES
 from vitcore.config.run import RunConfig
-from vitcore.stats.estimates import RESOLVED, VERDICTS
+from vitcore.stats.estimates import (
+    BETTER,
+    EQUIVALENT,
+    INCONCLUSIVE,
+    NOT_COMPARABLE,
+    RESOLVED,
+    SLIGHTLY_BETTER,
+    SLIGHTLY_WORSE,
+    TOO_FEW,
+    VERDICTS,
+    WORSE,
+)
 from vitcore.store.runs import RunStore
 
 VIT, CONVNET = RunConfig(train_rows=1000), RunConfig(model="convnet", train_rows=1000)
@@ -22,25 +34,25 @@ STRADDLES = {"margin": 0.01, "ci_adj_low": 0.002, "ci_adj_high": 0.015, "p_value
 
 
 @pytest.mark.parametrize("expected, verdict, delta, row, answer", [
-    ("> 0", "better", 0.03, ROW, ("agrees", claims.BEYOND_MARGIN)),
-    ("> 0", "worse", 0.03, ROW, ("agrees", claims.BEYOND_MARGIN)),          # gap: a positive Δ reads "worse"
-    ("> 0", "slightly better", 0.004, INSIDE, (claims.SMALLER, claims.INSIDE_MARGIN)),  # real, smaller than the margin
-    ("> 0", "better", -0.03, ROW, ("disagrees", claims.BEYOND_MARGIN)),
-    ("< 0", "higher", 0.02, ROW, ("disagrees", claims.BEYOND_MARGIN)),
-    ("> 0", "slightly worse", -0.004, INSIDE, ("disagrees", claims.INSIDE_MARGIN)),  # resolved against, if small
+    ("> 0", BETTER, 0.03, ROW, (AGREES, claims.BEYOND_MARGIN)),
+    ("> 0", WORSE, 0.03, ROW, (AGREES, claims.BEYOND_MARGIN)),          # gap: a positive Δ reads "worse"
+    ("> 0", SLIGHTLY_BETTER, 0.004, INSIDE, (claims.SMALLER, claims.INSIDE_MARGIN)),  # real, smaller than the margin
+    ("> 0", BETTER, -0.03, ROW, (DISAGREES, claims.BEYOND_MARGIN)),
+    ("< 0", "higher", 0.02, ROW, (DISAGREES, claims.BEYOND_MARGIN)),
+    ("> 0", SLIGHTLY_WORSE, -0.004, INSIDE, (DISAGREES, claims.INSIDE_MARGIN)),  # resolved against, if small
     # patch 4 − 7 at ±0.02: raw p 0.025 (one-sided 0.0125) once made it "agrees in direction"; the adjusted
     # difference test does not resolve its sign, so it is shown negligible, never "disagrees"
-    ("> 0", "equivalent", 0.0059, SHOWN_SMALL, (claims.NEGLIGIBLE, claims.INSIDE_MARGIN)),
-    ("> 0", "equivalent", -0.0011, NO_SIDE, (claims.NEGLIGIBLE, claims.INSIDE_MARGIN)),  # small, no direction
-    ("> 0", "equivalent", 0.0011, NO_SIDE, (claims.NEGLIGIBLE, claims.INSIDE_MARGIN)),   # on the side, not shown there
-    ("≈ 0", "equivalent", 0.001, INSIDE, ("agrees", claims.INSIDE_MARGIN)),
-    ("≈ 0", "slightly worse", -0.004, INSIDE, ("agrees", claims.INSIDE_MARGIN)),
-    ("≈ 0", "better", 0.03, ROW, ("disagrees", claims.BEYOND_MARGIN)),
-    ("≈ 0", "better", 0.008, STRADDLES, (claims.REAL_OPEN, claims.SIZE_OPEN)),  # real, neither inside nor beyond
-    ("> 0", "inconclusive", 0.03, ROW, (claims.INCONCLUSIVE, claims.SIZE_OPEN)),
-    ("≈ 0", "inconclusive", 0.001, NO_SIDE, (claims.INCONCLUSIVE, claims.SIZE_OPEN)),
-    ("≈ 0", "too few seeds", 0.0, ROW, (claims.INCONCLUSIVE, claims.SIZE_OPEN)),
-    ("> 0", "not comparable", np.nan, ROW, (claims.INCONCLUSIVE, claims.SIZE_OPEN)),
+    ("> 0", EQUIVALENT, 0.0059, SHOWN_SMALL, (claims.NEGLIGIBLE, claims.INSIDE_MARGIN)),
+    ("> 0", EQUIVALENT, -0.0011, NO_SIDE, (claims.NEGLIGIBLE, claims.INSIDE_MARGIN)),  # small, no direction
+    ("> 0", EQUIVALENT, 0.0011, NO_SIDE, (claims.NEGLIGIBLE, claims.INSIDE_MARGIN)),   # on the side, not shown there
+    ("≈ 0", EQUIVALENT, 0.001, INSIDE, (AGREES, claims.INSIDE_MARGIN)),
+    ("≈ 0", SLIGHTLY_WORSE, -0.004, INSIDE, (AGREES, claims.INSIDE_MARGIN)),
+    ("≈ 0", BETTER, 0.03, ROW, (DISAGREES, claims.BEYOND_MARGIN)),
+    ("≈ 0", BETTER, 0.008, STRADDLES, (claims.REAL_OPEN, claims.SIZE_OPEN)),  # real, neither inside nor beyond
+    ("> 0", INCONCLUSIVE, 0.03, ROW, (claims.INCONCLUSIVE, claims.SIZE_OPEN)),
+    ("≈ 0", INCONCLUSIVE, 0.001, NO_SIDE, (claims.INCONCLUSIVE, claims.SIZE_OPEN)),
+    ("≈ 0", TOO_FEW, 0.0, ROW, (claims.INCONCLUSIVE, claims.SIZE_OPEN)),
+    ("> 0", NOT_COMPARABLE, np.nan, ROW, (claims.INCONCLUSIVE, claims.SIZE_OPEN)),
 ])
 def test_direction_and_size_are_judged_apart(expected, verdict, delta, row, answer):
     assert claims.judge_claim(expected, verdict, delta, row) == answer
@@ -50,8 +62,8 @@ def test_the_direction_reads_the_adjusted_tests_never_a_raw_p():
     """The same verdict gives the same direction whatever the raw p says: only the adjusted tests (in the verdict)
     count, as for every other word."""
     for raw in (1e-6, 0.02, 0.5):
-        assert claims.judge_claim("> 0", "equivalent", 0.006, {**SHOWN_SMALL, "p_value": raw})[0] == claims.NEGLIGIBLE
-        assert claims.judge_claim("> 0", "slightly better", 0.006, {**SHOWN_SMALL, "p_value": raw})[0] == claims.SMALLER
+        assert claims.judge_claim("> 0", EQUIVALENT, 0.006, {**SHOWN_SMALL, "p_value": raw})[0] == claims.NEGLIGIBLE
+        assert claims.judge_claim("> 0", SLIGHTLY_BETTER, 0.006, {**SHOWN_SMALL, "p_value": raw})[0] == claims.SMALLER
 
 
 def test_every_direction_word_is_defined_once_and_said_the_same_everywhere():
@@ -75,7 +87,7 @@ def test_every_direction_word_is_defined_once_and_said_the_same_everywhere():
 
 def test_expected_is_checked():
     with pytest.raises(ValueError, match="expected must be one of"):
-        claims.judge_claim(">0", "better", 1.0, ROW)
+        claims.judge_claim(">0", BETTER, 1.0, ROW)
     with pytest.raises(ValueError, match="one train_rows"):
         claims.Claim("x", (("y", "z"),), VIT, CONVNET.replace(train_rows=4000), "test_accuracy", "> 0")
 
@@ -132,34 +144,34 @@ def test_claims_on_synthetic_runs():
     runs = _world()
     table = claims.claims_table(runs)
     assert list(table.columns) == claims.COLUMNS
-    assert table["claim"].iloc[-1] == claims.DATA_SIZE and table["verdict"].iloc[-1] == "too few seeds"  # 2 row counts
+    assert table["claim"].iloc[-1] == claims.DATA_SIZE and table["verdict"].iloc[-1] == TOO_FEW  # 2 row counts
 
     row = _row(table, "the ViT beats the convnet", 1000, "test_accuracy")  # test accuracy decides
     vit, convnet = (runs[(runs.model == m) & (runs.train_rows == 1000)].sort_values("seed") for m in ("vit", "convnet"))
     assert row.mean_delta == pytest.approx(np.mean(vit.test_accuracy.to_numpy() - convnet.test_accuracy.to_numpy()))
     assert (row.verdict, row.direction, row.n_pairs, row.role, row.tally) == (
-        "better", "agrees", 5, claims.DECIDES, claims.COUNTED)
+        BETTER, AGREES, 5, claims.DECIDES, claims.COUNTED)
     assert row.mirror.startswith("CNNs beat ViTs on small data") and row.mirror.endswith(": disagrees")
     best = _row(table, "the ViT beats the convnet", 1000, "best_val_accuracy")  # beside, never counted
     assert best.role == claims.BESIDE and best.tally.startswith("not counted") and best.mirror == ""
     later = _row(table, "the ViT beats the convnet", 4000, "test_accuracy")  # evaluated at every size
-    assert (later.verdict, later.direction) == ("worse", "disagrees") and later.mirror.endswith(": agrees")
+    assert (later.verdict, later.direction) == (WORSE, DISAGREES) and later.mirror.endswith(": agrees")
     assert not (table["claim"] == "CNNs beat ViTs on small data").any()  # the mirror is the same row
     overfits = _row(table, "the ViT overfits more than the convnet", 1000)
-    assert (overfits.verdict, overfits.direction) == ("worse", "agrees")  # a larger gap is "worse", as expected
-    assert _row(table, "pre-norm does not need warm-up", 4000).direction == "agrees"
+    assert (overfits.verdict, overfits.direction) == (WORSE, AGREES)  # a larger gap is "worse", as expected
+    assert _row(table, "pre-norm does not need warm-up", 4000).direction == AGREES
     assert _row(table, "removing the position embedding hurts", 4000)[["verdict", "direction"]].tolist() == [
-        "too few seeds", claims.INCONCLUSIVE]  # one random seed
+        TOO_FEW, claims.INCONCLUSIVE]  # one random seed
     assert not (table["claim"].str.startswith("smaller patches are more")).any()  # no patch-4 runs at all: no row
     work = table[table["metric"] == claims.WORK]  # counted, exact, whatever the runs
-    assert len(work) == 3 and (work["direction"] == "agrees").all() and work["train_rows"].isna().all()
+    assert len(work) == 3 and (work["direction"] == AGREES).all() and work["train_rows"].isna().all()
 
 
 @pytest.mark.slow  # over ~1 s on the idle box: the slow tier, so the fast tier stays under a minute
 def test_margin_reaches_the_verdict_and_the_tally_shows_three_margins():
     """A wide margin makes the resolved 0.03 lead 'slightly better' (real, inside ±0.1): it agrees in direction."""
     row = _row(claims.claims_table(_world(), margin=0.1), "the ViT beats the convnet", 1000, "test_accuracy")
-    assert (row.verdict, row.direction, row["size"]) == ("slightly better", claims.SMALLER, claims.INSIDE_MARGIN)
+    assert (row.verdict, row.direction, row["size"]) == (SLIGHTLY_BETTER, claims.SMALLER, claims.INSIDE_MARGIN)
     tally = claims.tally(_world())
     assert tally["margin"].tolist() == [0.005, 0.01, 0.02]
     assert (tally[list(claims.DIRECTIONS)].sum(axis=1) == tally["counted"]).all()
@@ -242,7 +254,7 @@ def test_the_data_size_row_is_the_crossover_estimate():
             rows.append(run_row(RunConfig(train_rows=train_rows, seed=seed), test_accuracy=0.8 + lead + noise))
             rows.append(run_row(RunConfig(model="convnet", train_rows=train_rows, seed=seed), test_accuracy=0.8))
     row = claims.data_size_row(runs_table(rows))
-    assert (row["verdict"], row["direction"], row["n_pairs"]) == ("lower", "disagrees", 25)
+    assert (row["verdict"], row["direction"], row["n_pairs"]) == ("lower", DISAGREES, 25)
     assert row["mean_delta"] == pytest.approx(-0.015, abs=0.002) and row["ci_low"] < -0.015 < row["ci_high"] < 0
     assert row["crossover_low"] < 4000 < row["crossover_high"]
     assert row["crossover_rows"] == pytest.approx(4000, rel=0.05)

@@ -15,6 +15,7 @@ from vitcore.config.run import RunConfig
 from vitcore.data.fashion import shipped_test_labels
 from vitcore.stats import testset
 from vitcore.stats.compare import CLASS_COLUMNS, CONFUSION_COLUMNS, METRIC_COLUMNS
+from vitcore.stats.estimates import INCONCLUSIVE, WORSE
 from vitcore.store.runs import RunStore
 
 
@@ -38,11 +39,11 @@ def test_compare_writes_the_three_tables(filled, tmp_path, capsys):
     assert list(metrics.columns) == METRIC_COLUMNS
     assert (metrics["n_pairs_with_test"] == 0).all()  # no run kept predictions: no interval over test images
     acc = metrics.set_index("metric").loc["test_accuracy"]
-    assert acc["n_pairs"] == 4 and bool(acc["paired"]) and acc["verdict"] == "inconclusive"  # planned: 4 of 10
+    assert acc["n_pairs"] == 4 and bool(acc["paired"]) and acc["verdict"] == INCONCLUSIVE  # planned: 4 of 10
     assert acc["look"] == 0 and acc["looks_planned"] == 4
     assert acc["plan"].startswith("planned (builtin): first look at 10")
     val = metrics.set_index("metric").loc["best_val_accuracy"]
-    assert val["verdict"] == "worse" and val["plan"] == "fixed sample (not in the plan)"  # judged on all 4 pairs
+    assert val["verdict"] == WORSE and val["plan"] == "fixed sample (not in the plan)"  # judged on all 4 pairs
     assert acc["mean_delta"] == pytest.approx(-0.10 + 0.0015, abs=1e-3)
     assert list(pd.read_csv(out / "classes.csv").columns) == CLASS_COLUMNS
     assert list(pd.read_csv(out / "confusion_delta.csv").columns) == CONFUSION_COLUMNS
@@ -179,7 +180,7 @@ def test_effects_around_your_own_centre(own_centre, tmp_path, capsys):
     assert norm["reference"] == "layer" and norm["n_pairs"] == 4 and norm["cells"] == 2  # over both position cells
     assert norm["mean_delta"] == pytest.approx(-0.095 + 0.001 * 1.5, abs=1e-9)  # (-0.10 + -0.09) / 2 + seed term
     assert norm["family"] == f"main effects around {RunConfig(epochs=5).label()} at 1,000 rows"
-    assert norm["verdict"] == "worse" and norm["cells_measured"] == 2
+    assert norm["verdict"] == WORSE and norm["cells_measured"] == 2
     assert depth["reference"] == "2" and depth["cells"] == 1  # one field alone: a single-switch change of the centre
     assert depth["mean_delta"] == pytest.approx(0.01 - 0.001 * 1.5, abs=1e-9)
     assert "epochs 5" in depth["family"]

@@ -12,6 +12,7 @@ import pytest
 from conftest import ROOT
 
 from vitcore import cli
+from vitcore.stats.replication import CONTRADICTED
 
 LIMITED = """
 import resource, signal, sys
@@ -103,5 +104,5 @@ def test_csv_counts_are_whole_and_no_column_is_named_like_an_sd_it_is_not(tmp_pa
     assert "delta_in_run_sd" in claims.columns and "delta_sd" not in claims.columns
     assert cli.main(["plans", "--store", str(page_store.root), "--out", str(tmp_path / "plans")]) == 0
     plans = pd.read_csv(tmp_path / "plans" / "plans.csv", dtype=str)
-    for name in ("questions", "decided", "at_cap", "replicated", "contradicted", "not_confirmed"):
+    for name in ("questions", "decided", "at_cap", "replicated", CONTRADICTED, "not_confirmed"):
         assert plans[name].dropna().str.fullmatch(r"\d+").all(), (name, plans[name].unique())

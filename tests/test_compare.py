@@ -13,6 +13,7 @@ from vitcore.config.switches import REGISTRY
 from vitcore.stats import compare
 from vitcore.stats import estimates as verdicts
 from vitcore.stats import summaries as stats
+from vitcore.stats.estimates import BETTER
 
 BASE = RunConfig(train_rows=1000)
 SEL = BASE.replace(norm="batch")
@@ -169,7 +170,7 @@ def test_main_effects_are_one_bonferroni_family_per_metric_and_rows():
         resolved = row["verdict"] in verdicts.RESOLVED
         assert resolved == (row["p_adj"] < 0.05)
     batch = effects.set_index("factor").loc["norm"]
-    assert batch["mean_delta"] == pytest.approx(0.03, abs=0.01) and batch["verdict"] == "better"
+    assert batch["mean_delta"] == pytest.approx(0.03, abs=0.01) and batch["verdict"] == BETTER
 
 
 def test_the_dictionary_pairing_is_the_merge_frame_for_frame(world):

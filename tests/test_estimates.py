@@ -5,6 +5,7 @@ import pytest
 from scipy import stats as sp
 
 from vitcore.stats import estimates as e
+from vitcore.stats.estimates import INCONCLUSIVE
 
 
 def test_both_tests_match_scipy():
@@ -50,7 +51,7 @@ def test_needs_text_says_a_total_and_how_many_more():
     assert e.needs_text(np.nan, 10) == "spread unknown" and "new look" not in e.needs_text(np.inf, 10)
     # one sentence, so a card or the CLI's line carries it; the why (the second look's false positives) is in the
     # definition of "inconclusive", printed by the README, the legends and --help
-    assert e.needs_text(41.0, 10).count(". ") == 0 and e.PLAN_COMMANDS in e.DEFINITIONS["inconclusive"]
+    assert e.needs_text(41.0, 10).count(". ") == 0 and e.PLAN_COMMANDS in e.DEFINITIONS[INCONCLUSIVE]
 
 
 def test_a_second_look_at_the_same_level_inflates_the_false_positive_rate():
@@ -62,7 +63,7 @@ def test_a_second_look_at_the_same_level_inflates_the_false_positive_rate():
     second = sp.ttest_1samp(x, 0, axis=1).pvalue < 0.05
     rate = (first | second).mean()
     assert first.mean() == pytest.approx(0.05, abs=0.005) and rate == pytest.approx(0.089, abs=0.006)
-    assert "8.9% simulated" in e.DEFINITIONS["inconclusive"]
+    assert "8.9% simulated" in e.DEFINITIONS[INCONCLUSIVE]
 
 
 def test_every_verdict_word_has_one_definition():
@@ -89,3 +90,93 @@ def test_readme_legend_and_help_print_the_library_words():
             assert f"**{word}** — {text}" in page and f"**{word}**: {text}" in legend
             assert f"{word}: {text}" in VERDICTS_EPILOG
     assert e.MARGIN_REASON in readme and e.MARGIN_REASON in legend
+
+
+# -- one definition per verdict word: a rename at the constant renames it on every view ----------------------------
+RENAMED = "unsettled-word"  # a word no module spells
+SAID_EVERYWHERE = r'''
+import importlib.util, json, sys
+import numpy as np
+
+import vitcore.stats
+name = "vitcore.stats.estimates"
+spec = importlib.util.find_spec(name)
+lines = spec.loader.get_source(name).splitlines(keepends=True)
+defined = [k for k, line in enumerate(lines) if line.split("=")[0].count("INCONCLUSIVE") == 1 and "=" in line]
+assert len(defined) == 1, defined  # the word has one definition
+lines[defined[0]] = lines[defined[0]].replace(%r, %r)  # the word as it is defined now, renamed
+module = importlib.util.module_from_spec(spec)
+sys.modules[name] = module
+exec(compile("".join(lines), spec.origin, "exec"), module.__dict__)
+vitcore.stats.estimates = module
+
+import pandas as pd
+from vitcore.app import sidebar
+from vitcore.app.ablations import cards
+from vitcore.article import claims, report
+from vitcore.cli.common import VERDICTS_EPILOG, verdict_line
+from vitcore.stats import plan
+from vitcore.study import words
+
+est = module.paired_estimate([0.02, -0.03, 0.025, -0.015, 0.004])  # neither test resolves at ±0.01
+row = {"metric": "test_accuracy", "n_pairs": est.n, "mean_delta": est.mean, "paired": True,
+       **module.judge("test_accuracy", est)}
+row.update(plan.said(row))  # as the Study hands it out: with what it still needs
+direction, _ = claims.judge_claim("> 0", row["verdict"], row["mean_delta"], row)
+said = {"verdict": row["verdict"], "card": words.verdict_text(row), "forest": words.verdict_text(row, short=True),
+        "cli": verdict_line(row), "csv": pd.DataFrame([row]).to_csv(index=False), "legend": cards.definitions(),
+        "help": VERDICTS_EPILOG, "sidebar": sidebar.HELP[sidebar.MARGIN_KEY], "claim": direction,
+        "ledger": json.dumps([claims.DEFINITIONS, [(d.card, d.counted) for d in claims.REGISTRY]]),
+        "report": report._say(report.LEAD, row, 0.01)}
+print(json.dumps(said))
+''' % (f'"{INCONCLUSIVE}"', f'"{RENAMED}"')
+
+
+def test_a_verdict_word_renamed_at_its_one_definition_is_renamed_on_every_view():
+    """Issue 59: renaming "inconclusive" at its constant left it on screen from the definitions' keys, the claims
+    ledger, the report and the sidebar. In a fresh interpreter whose estimates module says another word, every view
+    of an undecided Δ (the card, the forest plot, the CLI's line, a CSV row, the legend, --help, the sidebar, the
+    claims ledger, the report) says the new word and never the old one."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run([sys.executable, "-c", SAID_EVERYWHERE], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout.splitlines()[-1])
+    assert said["verdict"] == said["claim"] == RENAMED
+    for view, text in said.items():
+        assert RENAMED in text, view
+        assert INCONCLUSIVE not in text.lower(), (view, text)
+
+
+def test_no_module_spells_a_verdict_word_but_its_definition():
+    """Every verdict word is a constant of this module: no other string literal of vitcore, the pages or the app is
+    one of them, or emphasises one (`*equivalent*` in page prose)."""
+    import ast
+    import io
+    import re
+    import tokenize
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    # "higher" / "lower" are also numpy's and the metric registry's directions (config.metrics): emphasised only
+    WORDS = set(e.VERDICTS) - {e.HIGHER, e.LOWER}
+    emphasised = re.compile(r"\*+(%s)\*+" % "|".join(map(re.escape, e.VERDICTS)))
+    found = []
+    for path in [*sorted((root / "vitcore").rglob("*.py")), *sorted((root / "views").glob("*.py")),
+                 root / "streamlit_app.py", root / "app.py"]:
+        if path == root / "vitcore" / "stats" / "estimates.py" or not path.is_file():
+            continue
+        source = path.read_text()
+        docs = {node.lineno for node in ast.walk(ast.parse(source))  # docstrings say what the code does: not a view
+                if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type != tokenize.STRING or token.start[0] in docs:
+                continue
+            text = re.sub(r"^[rbfuRBFU]*('''|\"\"\"|'|\")|('''|\"\"\"|'|\")$", "", token.string)
+            if text in WORDS or emphasised.search(text):
+                found.append(f"{path.relative_to(root)}:{token.start[0]}: {token.string}")
+    assert not found, "\n".join(found)

@@ -31,6 +31,7 @@ from vitcore.config import metrics
 from vitcore.config.metrics import HIGHER, Metric
 from vitcore.config.run import RunConfig
 from vitcore.data import fashion
+from vitcore.stats.estimates import WORSE
 from vitcore.store import derived, index
 from vitcore.store.files import PREDICTIONS
 from vitcore.store.runs import RunStore
@@ -192,8 +193,8 @@ def test_a_new_metric_is_one_registry_entry_and_one_function(package_with_macro_
     assert found["warm_equal"]
     # higher is better, judged at the accuracy margin: post-norm's lower macro-F1 reads "worse" at ±0.01
     row = found["compare_row"]
-    assert row["mean_delta"] == pytest.approx(-0.1, abs=1e-4) and row["margin"] == 0.01 and row["verdict"] == "worse"
-    assert found["effects_rows"] and all(r["verdict"] == "worse" and r["margin"] == 0.01 and r["delta"] < 0
+    assert row["mean_delta"] == pytest.approx(-0.1, abs=1e-4) and row["margin"] == 0.01 and row["verdict"] == WORSE
+    assert found["effects_rows"] and all(r["verdict"] == WORSE and r["margin"] == 0.01 and r["delta"] < 0
                                          for r in found["effects_rows"])
     assert "unknown metric 'macro_f2'" in found["unknown"]
     cards = {label: (value, delta) for label, value, delta in found["cards"]}

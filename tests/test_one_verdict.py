@@ -19,6 +19,7 @@ from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
 from vitcore.stats import plan, plan_store, seconds, summaries, testset
 from vitcore.stats.compare import compare
+from vitcore.stats.estimates import NOT_COMPARABLE
 from vitcore.store.runs import RunStore
 
 MIRROR = {v.BETTER: v.WORSE, v.SLIGHTLY_BETTER: v.SLIGHTLY_WORSE, v.HIGHER: v.LOWER,
@@ -199,7 +200,7 @@ def test_no_seconds_figure_mixes_timing_groups(runs):
         pairs = result.pairs
         row = result.metrics.iloc[0]
         if pairs.empty:  # only groups timed under load (replaced, overlapped, busy) hold pairs: none is used
-            assert (row["timing_group"], row["verdict"]) == ("", "not comparable")
+            assert (row["timing_group"], row["verdict"]) == ("", NOT_COMPARABLE)
             continue
         assert set(groups[pairs["selection_run_id"]]) | set(groups[pairs["baseline_run_id"]]) == {row["timing_group"]}
         assert seconds.rank(row["timing_group"]) < 2  # never a group timed under load nobody chose

@@ -12,7 +12,7 @@ from vitcore.run.sweep import grid
 from vitcore.stats import estimates as v
 from vitcore.stats import plan
 from vitcore.stats.compare import compare, paired_delta
-from vitcore.stats.estimates import paired_estimate
+from vitcore.stats.estimates import INCONCLUSIVE, paired_estimate
 from vitcore.stats.families import family_of, switch_family
 from vitcore.store.runs import RunStore
 
@@ -148,7 +148,7 @@ def test_sweep_plan_asks_for_the_next_look_of_every_undecided_question(tmp_path,
     (batch_line,) = [line for line in summary if line.split()[:2] == ["norm=batch", "1,000"]]
     assert "worse (beyond)" in batch_line and "look 1 of 4" in batch_line and "n=10" in batch_line
     (cls_line,) = [line for line in summary if line.split()[:2] == ["pooling=cls", "1,000"]]
-    assert "inconclusive" in cls_line and "look 2 of 4 at 20 paired random seeds (10 more)" in cls_line
+    assert INCONCLUSIVE in cls_line and "look 2 of 4 at 20 paired random seeds (10 more)" in cls_line
     assert len(summary) == 21 and max(map(len, summary)) <= 120, "\n".join(summary)
     assert sorted(store.root.iterdir()) == before  # the dry run trained nothing
 

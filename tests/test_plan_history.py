@@ -16,6 +16,7 @@ from fakes import write_run
 from vitcore.cli import main
 from vitcore.config.run import RunConfig
 from vitcore.stats import plan_report, plans
+from vitcore.stats.estimates import INCONCLUSIVE
 from vitcore.store.runs import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -263,7 +264,7 @@ def test_a_planted_backdated_plan_never_leads_the_committed_confirmation(tmp_pat
     assert main(["compare", "--norm-placement", "post", "--train-rows", "1000", "--store", str(store),
                  "--out", str(tmp_path / "cmp")]) == 0
     row = pd.read_csv(tmp_path / "cmp" / "metrics.csv").set_index("metric").loc["test_accuracy"]
-    assert row["verdict_from"] == "plan confirm, blind, look 4 of 4" and row["verdict"] == "inconclusive"
+    assert row["verdict_from"] == "plan confirm, blind, look 4 of 4" and row["verdict"] == INCONCLUSIVE
     assert "plan aaa (blind, order not proven" in row["discovery"]
     capsys.readouterr()
     assert main(["plans", "--store", str(store), "--out", str(tmp_path / "plans")]) == 0

@@ -16,7 +16,9 @@ from vitcore.config.run import RunConfig
 from vitcore.run import sweep
 from vitcore.stats import plan, plan_report, plan_store, plans
 from vitcore.stats.compare import compare, paired_delta
+from vitcore.stats.estimates import BETTER, EQUIVALENT, INCONCLUSIVE, SLIGHTLY_BETTER, SLIGHTLY_WORSE, WORSE
 from vitcore.stats.families import family_of, planned_family, runs_of
+from vitcore.stats.readings import SIZE_BEYOND, SIZE_OPEN
 from vitcore.store.runs import RunStore
 from vitcore.study import Study
 
@@ -124,25 +126,25 @@ def test_a_confirmation_uses_only_its_seeds_and_never_moves_the_discovery(tmp_pa
 
 
 @pytest.mark.parametrize("discovery, confirmation, decided, at_cap, sizes, expected", [
-    ("better", "better", True, False, ("", ""), plan_report.REPLICATED),
-    ("better", "slightly better", True, False, ("", ""), plan_report.REPLICATED),  # the direction, inside the margin
-    ("equivalent", "slightly worse", True, False, ("", ""), plan_report.REPLICATED),  # negligible again
-    ("better", "equivalent", True, False, ("undetermined", ""), plan_report.NOT_CONFIRMED),  # both allow 0 < Δ < m
-    ("better", "equivalent", True, False, ("beyond", ""), plan_report.CONTRADICTED),  # beyond the margin vs inside
-    ("equivalent", "worse", True, False, ("", "beyond"), plan_report.CONTRADICTED),
-    ("equivalent", "worse", True, False, ("", "undetermined"), plan_report.NOT_CONFIRMED),
-    ("better", "worse", True, False, ("", ""), plan_report.CONTRADICTED),
+    (BETTER, BETTER, True, False, ("", ""), plan_report.REPLICATED),
+    (BETTER, SLIGHTLY_BETTER, True, False, ("", ""), plan_report.REPLICATED),  # the direction, inside the margin
+    (EQUIVALENT, SLIGHTLY_WORSE, True, False, ("", ""), plan_report.REPLICATED),  # negligible again
+    (BETTER, EQUIVALENT, True, False, (SIZE_OPEN, ""), plan_report.NOT_CONFIRMED),  # both allow 0 < Δ < m
+    (BETTER, EQUIVALENT, True, False, (SIZE_BEYOND, ""), plan_report.CONTRADICTED),  # beyond the margin vs inside
+    (EQUIVALENT, WORSE, True, False, ("", SIZE_BEYOND), plan_report.CONTRADICTED),
+    (EQUIVALENT, WORSE, True, False, ("", SIZE_OPEN), plan_report.NOT_CONFIRMED),
+    (BETTER, WORSE, True, False, ("", ""), plan_report.CONTRADICTED),
     # sizes before claims (the documented rule): each of these read "replicated" by their one shared claim
-    ("better", "slightly better", True, False, ("beyond", "inside"), plan_report.CONTRADICTED),  # beyond vs inside
-    ("slightly better", "better", True, False, ("inside", "beyond"), plan_report.CONTRADICTED),  # inside vs beyond
-    ("slightly better", "slightly worse", True, False, ("", ""), plan_report.CONTRADICTED),  # opposite directions
-    ("better", "better", True, False, ("beyond", "undetermined"), plan_report.REPLICATED_DIRECTION),  # size open
-    ("slightly better", "better", True, False, ("inside", "undetermined"), plan_report.REPLICATED_DIRECTION),
-    ("slightly better", "equivalent", True, False, ("inside", "inside"), plan_report.REPLICATED_INSIDE),
-    ("better", "better", True, False, ("beyond", "beyond"), plan_report.REPLICATED),
-    ("worse", "inconclusive", False, True, ("", ""), plan_report.NOT_CONFIRMED),  # undecided at the cap
-    ("worse", "inconclusive", False, False, ("", ""), plan_report.PENDING),
-    ("inconclusive", "better", True, False, ("", ""), plan_report.NOTHING),
+    (BETTER, SLIGHTLY_BETTER, True, False, (SIZE_BEYOND, "inside"), plan_report.CONTRADICTED),  # beyond vs inside
+    (SLIGHTLY_BETTER, BETTER, True, False, ("inside", SIZE_BEYOND), plan_report.CONTRADICTED),  # inside vs beyond
+    (SLIGHTLY_BETTER, SLIGHTLY_WORSE, True, False, ("", ""), plan_report.CONTRADICTED),  # opposite directions
+    (BETTER, BETTER, True, False, (SIZE_BEYOND, SIZE_OPEN), plan_report.REPLICATED_DIRECTION),  # size open
+    (SLIGHTLY_BETTER, BETTER, True, False, ("inside", SIZE_OPEN), plan_report.REPLICATED_DIRECTION),
+    (SLIGHTLY_BETTER, EQUIVALENT, True, False, ("inside", "inside"), plan_report.REPLICATED_INSIDE),
+    (BETTER, BETTER, True, False, (SIZE_BEYOND, SIZE_BEYOND), plan_report.REPLICATED),
+    (WORSE, INCONCLUSIVE, False, True, ("", ""), plan_report.NOT_CONFIRMED),  # undecided at the cap
+    (WORSE, INCONCLUSIVE, False, False, ("", ""), plan_report.PENDING),
+    (INCONCLUSIVE, BETTER, True, False, ("", ""), plan_report.NOTHING),
 ])
 def test_replication_words(discovery, confirmation, decided, at_cap, sizes, expected):
     assert plan_report.outcome(discovery, confirmation, decided, at_cap, *sizes) == expected
@@ -150,11 +152,11 @@ def test_replication_words(discovery, confirmation, decided, at_cap, sizes, expe
 
 
 @pytest.mark.parametrize("discovery, confirmation, sizes, expected", [
-    ("better", "slightly better", ("beyond", "inside"), plan_report.REPLICATED),  # claims first: "up" is shared
-    ("slightly better", "slightly worse", ("", ""), plan_report.REPLICATED),      # "negligible" is shared
-    ("better", "better", ("beyond", "undetermined"), plan_report.REPLICATED),
-    ("better", "equivalent", ("beyond", ""), plan_report.CONTRADICTED),
-    ("better", "equivalent", ("undetermined", ""), plan_report.NOT_CONFIRMED),
+    (BETTER, SLIGHTLY_BETTER, (SIZE_BEYOND, "inside"), plan_report.REPLICATED),  # claims first: "up" is shared
+    (SLIGHTLY_BETTER, SLIGHTLY_WORSE, ("", ""), plan_report.REPLICATED),      # "negligible" is shared
+    (BETTER, BETTER, (SIZE_BEYOND, SIZE_OPEN), plan_report.REPLICATED),
+    (BETTER, EQUIVALENT, (SIZE_BEYOND, ""), plan_report.CONTRADICTED),
+    (BETTER, EQUIVALENT, (SIZE_OPEN, ""), plan_report.NOT_CONFIRMED),
 ])
 def test_a_plan_of_the_earlier_rule_is_read_by_it(discovery, confirmation, sizes, expected):
     """A plan file recording vitcore-1 (or none: the committed plans) is never re-read by a later rule."""
@@ -249,7 +251,7 @@ def test_seen_before_the_plan_is_said_on_the_verdict(tmp_path):
     q = conf.questions[0]
     row = paired_delta(runs_of(table, q.base), runs_of(table, q.variant), "test_accuracy", 0.01,
                        planned_family(conf, q)).row
-    assert row["verdict"] == "better" and row["seen_before_plan"] and plan.SEEN in row["plan"]
+    assert row["verdict"] == BETTER and row["seen_before_plan"] and plan.SEEN in row["plan"]
     assert not plan_report.blind(conf, table)
     table["trained_at"] = "2099-01-01T00:00:00Z"
     row = paired_delta(runs_of(table, q.base), runs_of(table, q.variant), "test_accuracy", 0.01,
@@ -269,7 +271,7 @@ def test_plans_writes_both_tables(tmp_path):
     assert table.loc["builtin", "sha256"] == plan_store.builtin().sha256  # blind here: no run of its history is stored
     questions = pd.read_csv(out / "questions.csv")
     mine = questions[questions["plan"] == "conf"].iloc[0]
-    assert mine["verdict"] == "better" and mine["look"] == 2 and mine["replicated"] == plan_report.NOTHING
+    assert mine["verdict"] == BETTER and mine["look"] == 2 and mine["replicated"] == plan_report.NOTHING
     assert {"plan", "question", "train_rows", "look", "verdict", "size", "seen_before_plan", "discovery_verdict",
             "replicated"} <= set(questions.columns)
 

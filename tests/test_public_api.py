@@ -17,8 +17,10 @@ from conftest import ROOT, run_cli
 from fakes import run_row, runs_table, write_run
 
 import vitcore
+from vitcore.article.claims import AGREES
 from vitcore.config.environment import NO_STORE, REPOSITORY_STORE, store_path
 from vitcore.config.run import RunConfig
+from vitcore.stats.estimates import TOO_FEW
 
 
 def test_all_gives_the_config_the_store_and_the_study():
@@ -151,7 +153,7 @@ def test_the_public_api_refuses_what_the_cli_refuses_in_one_clear_message(ask, m
     assert str(refused.value).startswith(message), str(refused.value)
     assert study.verdict(SEL, metric="test_accuracy").verdict in vitcore.VERDICTS  # what is allowed still works
     untrained = study.compare(RunConfig(depth=7, train_rows=1000), missing_ok=True).metrics.set_index("metric")
-    assert untrained["verdict"].drop("seconds").eq("too few seeds").all()  # a page's selection not trained yet
+    assert untrained["verdict"].drop("seconds").eq(TOO_FEW).all()  # a page's selection not trained yet
 
 
 @pytest.mark.slow  # the whole committed store's claims at three margins (test_study checks the same, faster)
@@ -164,7 +166,7 @@ def test_the_readme_example_runs(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "Study(" in out and "verdict" in out and "margin" in out
     # readable whole: no frame hides its middle columns, the verdict prints as one short line
-    assert "columns]" not in out and "..." not in out and {"train_rows", "mean_delta", "agrees"} <= set(out.split())
+    assert "columns]" not in out and "..." not in out and {"train_rows", "mean_delta", AGREES} <= set(out.split())
     assert "Verdict(ViT p7 pre-LN no-pos − ViT p7 pre-LN pos at 4,000 rows, test_accuracy, Δ " in out
     # another margin: exploratory on the blind plan's random seeds, as its comment says (10 pairs, as its look used)
     assert "n=10, worse)" in out and "exploratory at ±0.02, blind random seeds 1000–1039" in out

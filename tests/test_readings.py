@@ -13,6 +13,8 @@ from vitcore.config.run import RunConfig
 from vitcore.stats import estimates as v
 from vitcore.stats import readings, testset
 from vitcore.stats.compare import compare, paired_delta
+from vitcore.stats.estimates import BETTER, SLIGHTLY_BETTER
+from vitcore.stats.readings import SIZE_BEYOND, SIZE_OPEN
 from vitcore.store.runs import RunStore
 
 
@@ -24,9 +26,9 @@ def test_better_beyond_the_margin_and_better_of_undetermined_size_read_different
     beyond = judged([0.031, 0.029, 0.033, 0.030, 0.032])
     small = judged([0.015, 0.002, 0.012, 0.004, 0.016, 0.006, 0.013, 0.003])  # resolved, interval spans +0.01
     inside = judged([0.002, 0.0025, 0.0022, 0.0018, 0.0021, 0.0019])
-    assert (beyond["verdict"], small["verdict"], inside["verdict"]) == ("better", "better", "slightly better")
-    assert [readings.size_word(r) for r in (beyond, small, inside)] == ["beyond", "undetermined", "inside"]
-    assert readings.size_word({**judged([0.01]), "verdict": v.TOO_FEW}) == "undetermined"
+    assert (beyond["verdict"], small["verdict"], inside["verdict"]) == (BETTER, BETTER, SLIGHTLY_BETTER)
+    assert [readings.size_word(r) for r in (beyond, small, inside)] == [SIZE_BEYOND, SIZE_OPEN, "inside"]
+    assert readings.size_word({**judged([0.01]), "verdict": v.TOO_FEW}) == SIZE_OPEN
     texts = [cards.verdict_text({**r, "metric": "test_accuracy", "size": readings.size_word(r)})
              for r in (beyond, small)]
     assert texts[0] == "better — beyond ±0.010" and texts[1].startswith("better — size undetermined")
@@ -140,7 +142,7 @@ def test_vit_vs_convnet_at_4000_rows_is_a_borderline_equivalence(committed):
     alternatives = readings.alternatives(testset.with_floor(est, row["test_se"] ** 2), row)
     assert alternatives[readings.SRS].p_tost(0.01) == pytest.approx(0.0526, abs=5e-4)
     assert alternatives[readings.SATTERTHWAITE].p_tost(0.01) == pytest.approx(0.038, abs=1e-3)  # still equivalent
-    assert "simple random sample: inconclusive" in row["flips"]
+    assert f"simple random sample: {v.INCONCLUSIVE}" in row["flips"]
     assert cards.verdict_text(row).endswith(cards.BORDERLINE)
 
 

@@ -14,6 +14,7 @@ from fakes import write_run
 from vitcore.article import report, sources
 from vitcore.config.run import RunConfig
 from vitcore.stats import plan
+from vitcore.stats.estimates import BETTER, EQUIVALENT, NOT_COMPARABLE, WORSE
 from vitcore.stats.percell import SPREAD_COLUMNS
 from vitcore.stats.summaries import EFFECT_COLUMNS
 from vitcore.store.runs import RunStore
@@ -83,12 +84,12 @@ def test_headline_keeps_missing_cells_visible(runs):
 def test_headline_deltas_are_paired_vit_minus_convnet(runs):
     deltas = report.headline_deltas(runs).set_index(["train_rows", "metric"])
     val = deltas.loc[(4000, "best_val_accuracy")]
-    assert val["mean_delta"] == pytest.approx(0.03, abs=0.005) and val["n_pairs"] == 3 and val["verdict"] == "better"
+    assert val["mean_delta"] == pytest.approx(0.03, abs=0.005) and val["n_pairs"] == 3 and val["verdict"] == BETTER
     assert val["seed_delta"] == pytest.approx(0.7970 - 0.7620)
-    assert deltas.loc[(4000, "gap"), "verdict"] == "worse"  # the ViT's larger gap is worse
+    assert deltas.loc[(4000, "gap"), "verdict"] == WORSE  # the ViT's larger gap is worse
     # 20 s faster at every seed, but 3 pairs a sweep timed one after another: the machine's as much as the model's
     secs = deltas.loc[(1000, "seconds")]
-    assert secs["verdict"] == "not comparable" and secs["mean_delta"] == pytest.approx(-20)
+    assert secs["verdict"] == NOT_COMPARABLE and secs["mean_delta"] == pytest.approx(-20)
     assert "its 3 pairs were timed one run after another, not interleaved" in secs["timing_note"]
     sentences = report.headline_sentences(runs)
     assert any("not comparable: its 3 pairs were timed one run after another" in s for s in sentences)
@@ -100,13 +101,13 @@ def test_sentences_follow_the_numbers(tmp_path, runs):
     level = report.headline_sentences(make_store(tmp_path / "c", vit_lead=0.0).table())
     assert ahead != behind != level
     assert "the ViT is better" in ahead[0] and "the convnet is better" in behind[0]
-    assert "equivalent" in level[0]
+    assert EQUIVALENT in level[0]
     assert any("overfits more" in s for s in ahead)
     near = report.headline_sentences(make_store(tmp_path / "e", vit_lead=0.037).table())
     far = report.headline_sentences(make_store(tmp_path / "f", vit_lead=0.10).table())
     assert "lies inside, an ordinary draw" in near[1] and "lies outside" in far[1]  # vs the article's +0.0370
     one_seed = report.headline_sentences(make_store(tmp_path / "d", vit_lead=0.03, seeds=(0,)).table())
-    assert "too few random seeds" in one_seed[0] and "better" not in one_seed[0]
+    assert "too few random seeds" in one_seed[0] and BETTER not in one_seed[0]
 
 
 @pytest.mark.slow
@@ -120,7 +121,7 @@ def test_effects_command_writes_the_exact_columns(tmp_path):
     assert list(effects.columns) == EFFECT_COLUMNS + plan.LEAD_COLUMNS + SPREAD_COLUMNS
     assert {"p_value", "p_tost", "p_adj", "p_tost_adj", "family", "ci90_low", "ci_adj_low"} <= set(effects.columns)
     pos = effects[(effects["factor"] == "pos_embedding") & (effects["metric"] == "best_val_accuracy")]
-    assert set(pos["train_rows"]) == {1000, 4000} and (pos["verdict"] == "worse").all()
+    assert set(pos["train_rows"]) == {1000, 4000} and (pos["verdict"] == WORSE).all()
     assert pos["mean_delta"].to_numpy() == pytest.approx([-0.03, -0.03], abs=0.005)
     assert str(out) in done.stdout
 

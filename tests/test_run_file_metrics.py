@@ -28,6 +28,7 @@ from vitcore.config.run import RunConfig
 from vitcore.data import fashion
 from vitcore.stats import summaries, testset
 from vitcore.stats.compare import paired_delta
+from vitcore.stats.estimates import WORSE
 from vitcore.store import derived
 from vitcore.store.files import PREDICTIONS, BadRun
 from vitcore.store.runs import RunStore
@@ -225,7 +226,7 @@ def test_a_metric_of_predictions_npy_is_one_registry_entry(tmp_path):
     assert found["warm_equal"]
     assert found["after_damage"] == 8 and any("predictions.npy" in w for w in found["warned"])  # named, skipped
     test, again = found["compare"]["test_accuracy"], found["compare"]["recomputed_accuracy"]
-    assert test["interval"] == testset.WITH_TEST and again["verdict"] == "worse"
+    assert test["interval"] == testset.WITH_TEST and again["verdict"] == WORSE
     # one interval model (test accuracy's verdict alone waits for its built-in plan's first look)
     assert all(again[column] == test[column] for column in ("mean_delta", "ci_low", "ci_high", "p_value",
                                                              *testset.TEST_COLUMNS))

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from vitcore.analysis import scaling
+from vitcore.stats.estimates import WORSE
 
 SIZES = (1_000, 2_000, 4_000, 8_000, 16_000)
 
@@ -107,6 +108,6 @@ def test_the_crossover_sentence_rounds_a_delta_as_every_view_does():
 
     mean = -0.028749999999999987
     frame = pd.DataFrame([{"metric": "test_accuracy", "train_rows": 16_000, "mean_delta": mean, "ci_low": -0.03375,
-                           "ci_high": -0.02375, "verdict": "worse", "n_pairs": 10}])
+                           "ci_high": -0.02375, "verdict": WORSE, "n_pairs": 10}])
     assert numbers.delta(mean) == "-0.0288"
     assert "16,000 rows: Δ -0.0288 [-0.0338, -0.0238], worse (10 pairs)" in scaling.crossover(frame)

@@ -16,6 +16,7 @@ from vitcore.cli import main
 from vitcore.config.run import RunConfig
 from vitcore.stats import seconds
 from vitcore.stats.compare import compare
+from vitcore.stats.estimates import BETTER, NOT_COMPARABLE
 from vitcore.store.runs import RunStore
 
 CLEAN = {"code": 2, "threads": 1, "workers": 2, "compile": "reused"}
@@ -61,7 +62,7 @@ def test_groups_timed_under_load_rank_last_and_never_enter_a_comparison():
     assert (row["timing_group"], row["n_pairs"]) == ("v2/b", 2)
     only_loaded = runs[runs["timing_group"] != "v2/b"]
     row = compare(only_loaded, conv, base, metrics=["seconds"]).metrics.iloc[0]
-    assert row["verdict"] == "not comparable" and row["n_pairs"] == 0
+    assert row["verdict"] == NOT_COMPARABLE and row["n_pairs"] == 0
 
 
 CONFIGS = {RunConfig(train_rows=4000): 10.0, RunConfig(model="convnet", train_rows=4000): 6.0,
@@ -235,10 +236,10 @@ SET = "v3/threads2/workers1/fresh/reference"  # the dedicated timing set's group
 
 
 @pytest.mark.parametrize("group, pairs, verdict, why", [
-    ("v2/threads1/workers2/fresh", 12, "not comparable",
+    ("v2/threads1/workers2/fresh", 12, NOT_COMPARABLE,
      "its 12 pairs were timed one run after another, not interleaved"),
-    (SET, 9, "not comparable", "only 9 pairs timed interleaved"),
-    (SET, 10, "better", ""),
+    (SET, 9, NOT_COMPARABLE, "only 9 pairs timed interleaved"),
+    (SET, 10, BETTER, ""),
 ])
 def test_a_seconds_verdict_needs_ten_pairs_timed_interleaved(group, pairs, verdict, why):
     """A seconds Δ is judged only where its timing was a design: 10 pairs of the two configs timed interleaved in one
@@ -257,7 +258,7 @@ def test_a_seconds_verdict_needs_ten_pairs_timed_interleaved(group, pairs, verdi
     flip = summaries.flip_effects(runs, base, metrics=["seconds"]).set_index("to").loc[14]
     assert (flip["verdict"], flip["timing_note"]) == (row["verdict"], row["timing_note"])
     effect = summaries.main_effects(runs, metrics=["seconds"]).set_index("level").loc[14]
-    assert effect["verdict"] == (verdict if group == SET else "not comparable")
+    assert effect["verdict"] == (verdict if group == SET else NOT_COMPARABLE)
 
 
 def test_equal_counted_work_never_reads_faster_without_saying_so():
@@ -267,13 +268,13 @@ def test_equal_counted_work_never_reads_faster_without_saying_so():
 
     base, none = RunConfig(), RunConfig(pos_embedding="none")
     row = compare(timed_pairs(none, base, SET, 10, faster=3.0), none, base, metrics=["seconds"]).metrics.iloc[0]
-    assert row["verdict"] == "better" and row["timing_note"] == ""
+    assert row["verdict"] == BETTER and row["timing_note"] == ""
     assert row["work_note"].startswith("the counted work is the same (1,164,928 multiply-adds per image")
     assert f"better — beyond ±1.000 · {row['work_note']}" == words.verdict_text(row)
     assert words.verdict_text(row, short=True) == "better — beyond ±1.000 · same counted work"
     unpaired = compare(timed_pairs(none, base, SET, 3, faster=3.0), none.replace(train_rows=1000), base,
                        metrics=["seconds"]).metrics.iloc[0]
-    assert unpaired["verdict"] == "not comparable" and "different rows" in unpaired["timing_note"]
+    assert unpaired["verdict"] == NOT_COMPARABLE and "different rows" in unpaired["timing_note"]
     assert unpaired["work_note"] == ""  # 1,000 rows against 4,000: not the same work
 
 

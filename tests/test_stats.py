@@ -15,6 +15,7 @@ from scipy import stats as scipy_stats
 
 from vitcore.config.run import RunConfig
 from vitcore.stats import summaries as stats
+from vitcore.stats.estimates import BETTER, EQUIVALENT, INCONCLUSIVE, TOO_FEW, WORSE
 
 BASE = 0.80
 
@@ -43,7 +44,7 @@ def pair_frames(effect: float, sd: float, seeds=range(5), rng_seed=0):
 
 def test_planted_effect_is_better():
     delta = stats.paired_delta(*pair_frames(0.05, 0.005), "test_accuracy")
-    assert delta.verdict == "better"
+    assert delta.verdict == BETTER
     assert delta.n_pairs == 5 and delta.ci_low > 0.04 and abs(delta.mean_delta - 0.05) < 0.01
     expected = scipy_stats.ttest_1samp(delta.pairs["delta"], 0).confidence_interval(0.95)
     assert (delta.ci_low, delta.ci_high) == pytest.approx((expected.low, expected.high))
@@ -51,25 +52,25 @@ def test_planted_effect_is_better():
 
 def test_negative_effect_is_worse_and_lower_is_better_for_gap():
     base, variant = pair_frames(-0.05, 0.005)
-    assert stats.paired_delta(base, variant, "test_accuracy").verdict == "worse"
+    assert stats.paired_delta(base, variant, "test_accuracy").verdict == WORSE
     variant = variant.assign(gap=base["gap"].to_numpy() - 0.05 + np.linspace(-0.002, 0.002, len(base)))
-    assert stats.paired_delta(base, variant, "gap").verdict == "better"  # a smaller gap is better
-    assert stats.paired_delta(variant, base, "gap").verdict == "worse"
+    assert stats.paired_delta(base, variant, "gap").verdict == BETTER  # a smaller gap is better
+    assert stats.paired_delta(variant, base, "gap").verdict == WORSE
 
 
 def test_zero_effect_is_equivalent_or_inconclusive_by_the_margin():
     delta = stats.paired_delta(*pair_frames(0.0, 0.005), "test_accuracy")
     assert delta.ci_low < 0 < delta.ci_high
-    assert delta.verdict == "equivalent"  # the 90% CI sits inside +-0.01
+    assert delta.verdict == EQUIVALENT  # the 90% CI sits inside +-0.01
     wide = stats.paired_delta(*pair_frames(0.0, 0.005), "test_accuracy", margin=0.001)
-    assert wide.verdict == "inconclusive" and wide.seeds_needed > wide.n_pairs
+    assert wide.verdict == INCONCLUSIVE and wide.seeds_needed > wide.n_pairs
 
 
 def test_pairing_removes_the_seed_shift():
     # the seed shift (0.02 per seed) is 4x the effect; unpaired, the interval would straddle 0
     base, variant = pair_frames(0.01, 0.001)
     delta = stats.paired_delta(base, variant, "test_accuracy")
-    assert delta.verdict == "better"
+    assert delta.verdict == BETTER
     assert np.allclose(delta.pairs["delta"], 0.01, atol=0.005)
 
 
@@ -86,7 +87,7 @@ def test_unpaired_seeds_are_not_paired():
 def test_one_pair_gives_no_interval():
     delta = stats.paired_delta(*pair_frames(0.05, 0.005, seeds=[0]), "test_accuracy")
     assert delta.n_pairs == 1 and np.isnan(delta.ci_low) and np.isnan(delta.ci_high)
-    assert delta.verdict == "too few seeds"
+    assert delta.verdict == TOO_FEW
     assert not np.isnan(delta.mean_delta)
 
 
@@ -118,7 +119,7 @@ def test_main_effects_recover_a_planted_effect_only_for_its_factor():
     assert list(effects.columns) == stats.EFFECT_COLUMNS
     acc = effects[effects["metric"] == "test_accuracy"].set_index(["factor", "level", "train_rows"])
     for rows in (1000, 4000):
-        assert acc.loc[("norm", "batch", rows), "verdict"] == "better"
+        assert acc.loc[("norm", "batch", rows), "verdict"] == BETTER
         assert acc.loc[("norm", "batch", rows), "mean_delta"] == pytest.approx(0.05, abs=0.005)
         assert acc.loc[("norm", "batch", rows), "n_pairs"] == 3  # the unit is the seed
     others = acc.drop(index="norm", level="factor")
@@ -142,7 +143,7 @@ def test_interaction_is_found_where_planted():
     runs = factorial(lambda cfg: -0.06 if cfg.pos_embedding == "none" and cfg.norm_placement == "post" else 0.0)
     inter = stats.interactions(runs)
     acc = inter[inter["metric"] == "test_accuracy"].set_index(["factor", "level", "factor_b", "level_b", "train_rows"])
-    assert acc.loc[("pos_embedding", "none", "norm_placement", "post", 4000), "verdict"] == "worse"
+    assert acc.loc[("pos_embedding", "none", "norm_placement", "post", 4000), "verdict"] == WORSE
     both = acc.loc[("pos_embedding", "none", "norm_placement", "post", 4000), "mean_delta"]
     assert both == pytest.approx(-0.06, abs=0.01)
     others = acc.sort_index().drop(index=("pos_embedding", "none", "norm_placement", "post"))
@@ -156,7 +157,7 @@ def test_partial_sweep_is_balanced_not_mixed():
                                  & (runs["patch_size"] == 7))
     effects = stats.main_effects(runs[keep])
     row = effects[(effects["factor"] == "norm") & (effects["metric"] == "test_accuracy")].iloc[0]
-    assert row["n_pairs"] == 2 and row["verdict"] == "better"
+    assert row["n_pairs"] == 2 and row["verdict"] == BETTER
 
 
 def test_a_main_effect_weighs_every_cell_alike_on_the_seeds_they_share():
@@ -172,7 +173,7 @@ def test_a_main_effect_weighs_every_cell_alike_on_the_seeds_they_share():
     effects = stats.main_effects(pd.concat([runs, extra], ignore_index=True), metrics=["test_accuracy"])
     row = effects[(effects["factor"] == "patch_size") & (effects["level"] == 4)].iloc[0]
     assert row["cells"] == 8 and row["n_pairs"] == 10
-    assert row["mean_delta"] == pytest.approx(-0.2 * 7 / 8, abs=0.003) and row["verdict"] == "worse"
+    assert row["mean_delta"] == pytest.approx(-0.2 * 7 / 8, abs=0.003) and row["verdict"] == WORSE
 
 
 def test_a_main_effect_with_no_seed_in_every_cell_says_too_few_seeds():
@@ -181,7 +182,7 @@ def test_a_main_effect_with_no_seed_in_every_cell_says_too_few_seeds():
     keep = (runs["seed"] < 2) == (runs["norm"] == "layer")  # LayerNorm cells on seeds 0-1, BatchNorm on 2-3
     effects = stats.main_effects(runs[keep | (runs["model"] == "convnet")], metrics=["test_accuracy"])
     row = effects[(effects["factor"] == "patch_size") & (effects["level"] == 4)].iloc[0]
-    assert row["n_pairs"] == 0 and row["verdict"] == "too few seeds"
+    assert row["n_pairs"] == 0 and row["verdict"] == TOO_FEW
 
 
 def test_flip_effects_and_runs_of():
@@ -194,10 +195,10 @@ def test_flip_effects_and_runs_of():
     assert set(acc.index) == {("pos_embedding", "none"), ("norm_placement", "post"), ("norm", "batch"),
                               ("patch_size", 4), ("patch_size", 14)}  # no patch 2: it has no runs
     # test accuracy of the article's ViT's single-switch changes is planned: 3 random seeds wait for the first look
-    assert acc.loc[("patch_size", 4), "verdict"] == "inconclusive" and acc.loc[("patch_size", 4), "look"] == 0
+    assert acc.loc[("patch_size", 4), "verdict"] == INCONCLUSIVE and acc.loc[("patch_size", 4), "look"] == 0
     assert acc.loc[("patch_size", 4), "seeds_more"] == 7
     val = flips[flips["metric"] == "best_val_accuracy"].set_index(["switch", "to"])  # fixed sample: decided now
-    assert val.loc[("patch_size", 4), "verdict"] == "better" and val.loc[("patch_size", 4), "family_size"] == 3
+    assert val.loc[("patch_size", 4), "verdict"] == BETTER and val.loc[("patch_size", 4), "family_size"] == 3
     assert acc.loc[("patch_size", 4), "variant_config_id"] == cfg.replace(patch_size=4).config_id
     assert stats.flip_effects(runs, RunConfig(model="convnet")).empty
     assert stats.flip_effects(runs, RunConfig(train_rows=1000)).empty  # cfg itself has no runs

@@ -14,7 +14,17 @@ from vitcore.config.run import RunConfig
 from vitcore.stats import compare as engine
 from vitcore.stats import estimates as v
 from vitcore.stats import plan, readings, summaries
-from vitcore.stats.estimates import JUDGEMENT_COLUMNS, judge, paired_estimate
+from vitcore.stats.estimates import (
+    BETTER,
+    INCONCLUSIVE,
+    JUDGEMENT_COLUMNS,
+    NOT_COMPARABLE,
+    TOO_FEW,
+    WORSE,
+    judge,
+    paired_estimate,
+)
+from vitcore.stats.readings import SIZE_OPEN
 from vitcore.stats.records import VERDICT_READINGS, Contrast, Judgement
 from vitcore.study import Study, words
 
@@ -54,7 +64,7 @@ def test_judgement_is_judge_as_a_record():
     row.update(readings.verdict_columns("test_accuracy", est, row))
     assert Judgement.of(row).row() == row
     with pytest.raises(dataclasses.FrozenInstanceError):
-        Judgement.of(row).verdict = "better"
+        Judgement.of(row).verdict = BETTER
 
 
 @pytest.mark.slow  # over 1 s a case: the slow tier, so the fast tier stays under a minute (docs/contributing.md)
@@ -85,13 +95,13 @@ def test_seconds_pair_in_the_timing_set_where_it_holds_both_configs(study):
     metric the store's alone."""
     vit, convnet = RunConfig(train_rows=4000), RunConfig(model="convnet", train_rows=4000)
     alone = engine.compare(study.runs, convnet, vit, metrics=("seconds",)).metrics.iloc[0]
-    assert alone["verdict"] == "not comparable" and alone["n_pairs"] == 0
+    assert alone["verdict"] == NOT_COMPARABLE and alone["n_pairs"] == 0
     row = study.compare(convnet, vit).metrics.set_index("metric")
     timed = study.timing
     assert row.loc["seconds", "timing_group"].endswith("/reference") and row.loc["seconds", "n_pairs"] == 10
     sides = [timed[timed["config_id"] == cfg.config_id].set_index("seed")["seconds"] for cfg in (convnet, vit)]
     assert row.loc["seconds", "mean_delta"] == pytest.approx((sides[0] - sides[1]).mean())
-    assert row.loc["seconds", "verdict"] == "worse"  # the convnet is slower: 10.1 s against 7.9 s
+    assert row.loc["seconds", "verdict"] == WORSE  # the convnet is slower: 10.1 s against 7.9 s
     direct = engine.compare(study.runs, convnet, vit, metrics=("test_accuracy",), test_set=study.test_set)
     assert row.loc["test_accuracy", "mean_delta"] == direct.metrics.iloc[0]["mean_delta"]  # no timing-set run in it
 
@@ -160,7 +170,7 @@ def test_every_main_effect_over_several_cells_lies_within_its_cells(study):
     several = effects[effects["cells"] > 1]
     assert len(several) >= 40 and (several["cells_measured"] == several["cells"]).all()
     none = several["n_pairs"] == 0  # seconds timed in one group on no random seed every cell holds: no mean
-    assert set(several.loc[none, "verdict"]) <= {"too few seeds", "not comparable"} and none.sum() < 5
+    assert set(several.loc[none, "verdict"]) <= {TOO_FEW, NOT_COMPARABLE} and none.sum() < 5
     several = several[~none]
     shown = ["factor", "level", "train_rows", "metric", "mean_delta", "n_pairs", "cell_min", "cell_max"]
     outside = several[(several["mean_delta"] < several["cell_min"] - 1e-12)
@@ -232,22 +242,27 @@ def test_verdicts_to_frame_is_long_with_both_configs(study):
     assert first.judgement.looks_planned == 4 and found[1].judgement.looks_planned == 0  # test accuracy is planned
 
 
+def handed(row: dict) -> dict:
+    """A hand-made judged row as the Study hands it out: with what an inconclusive verdict still needs (plan.said)."""
+    return {**row, **plan.said(row)}
+
+
 def test_every_view_says_a_verdict_with_the_same_words():
     """The wording lives beside the study; the cards re-export it (one function, not a copy)."""
     from vitcore.app.ablations import cards
 
     assert cards.verdict_text is words.verdict_text and cards.interval_text is words.interval_text
-    row = {"verdict": "inconclusive", "seeds_needed": 41.0, "n_pairs": 10, "metric": "test_accuracy"}
-    assert words.verdict_text(row) == ("inconclusive — needs 41 paired random seeds for 80% assurance (31 more), as "
-                                       f"a new look, not a continuation: {v.PLAN_COMMANDS}")
+    row = {"verdict": INCONCLUSIVE, "seeds_needed": 41.0, "n_pairs": 10, "metric": "test_accuracy"}
+    assert words.verdict_text(handed(row)) == (f"{INCONCLUSIVE} — needs 41 paired random seeds for 80% assurance "
+                                               f"(31 more), as a new look, not a continuation: {v.PLAN_COMMANDS}")
     # the forest plot's line fits a 400-px screen: the count only, the card says the rest; a fixed sample's more
     # random seeds are a new look, a planned comparison's are its plan's next look
-    assert words.verdict_text({**row, "seeds_more": 31.0}, short=True) == \
-        "inconclusive — 31 more random seeds as a new look"
-    planned = {**row, "seeds_needed": 20.0, "seeds_more": 10.0, "look": 1, "looks_planned": 4}
-    assert words.verdict_text(planned, short=True) == "inconclusive — 10 more random seeds"
-    assert words.verdict_text(planned) == "inconclusive — look 2 of 4 at 20 paired random seeds (10 more)"
-    beyond = {"verdict": "better", "size": "undetermined", "metric": "test_accuracy", "borderline": True}
+    assert words.verdict_text(handed({**row, "seeds_more": 31.0}), short=True) == \
+        f"{INCONCLUSIVE} — 31 more random seeds as a new look"
+    planned = handed({**row, "seeds_needed": 20.0, "seeds_more": 10.0, "look": 1, "looks_planned": 4})
+    assert words.verdict_text(planned, short=True) == f"{INCONCLUSIVE} — 10 more random seeds"
+    assert words.verdict_text(planned) == f"{INCONCLUSIVE} — look 2 of 4 at 20 paired random seeds (10 more)"
+    beyond = {"verdict": BETTER, "size": SIZE_OPEN, "metric": "test_accuracy", "borderline": True}
     assert words.verdict_text(beyond, short=True) == "better — size undetermined · borderline"
     assert words.verdict_text(beyond) == "better — size undetermined (may be inside ±0.010) · borderline"
 
@@ -398,11 +413,11 @@ def test_an_interval_from_too_few_random_seeds_is_said_to_bound_nothing_on_every
                  words.verdict_interval(accuracy, 4, ninety=True)):
         assert words.TOO_FEW_TO_BOUND in text and "[" not in text, text
     assert "2 pairs; an interval needs at least 3" in words.interval_text(accuracy, 4)
-    fixed = {**accuracy, "metric": "gap", "verdict": v.INCONCLUSIVE, "seeds_needed": 2015.0, "plan": v.FIXED_SAMPLE,
-             "look": np.nan, "looks_planned": 0}  # a fixed-sample row's power count from 2 pairs: a guess
+    fixed = handed({**accuracy, "metric": "gap", "verdict": v.INCONCLUSIVE, "seeds_needed": 2015.0,
+                    "plan": v.FIXED_SAMPLE, "look": np.nan, "looks_planned": 0})  # a power count from 2 pairs: a guess
     assert "needs 2,015 paired random seeds for 80% assurance (2,013 more), as a new look" in verdict_line(fixed)
     assert "(a guess: the spread of 2 pairs)" in verdict_line(fixed) and "(a guess" in words.verdict_text(fixed)
-    assert "(a guess" not in words.verdict_text({**fixed, "n_pairs": 3})
+    assert "(a guess" not in words.verdict_text(handed({**fixed, "n_pairs": 3}))
     wide = two_seed_rows(3, 0.45)[0]  # 3 pairs, but an interval past ±1: no Δ of an accuracy can be there
     assert wide["n_pairs"] == 3 and max(abs(wide["ci_low"]), abs(wide["ci_high"])) > 1
     assert "more than any Δ of test_accuracy can be" in words.interval_text(wide, 4)

@@ -7,6 +7,7 @@ import streamlit as st
 from vitcore.app import layout, state, tables
 from vitcore.app.walkthrough import walk
 from vitcore.app.walkthrough.walk_charts import data_size_curve, gap_bars, paired_delta
+from vitcore.study.words import EQUIVALENT, INCONCLUSIVE
 
 st.title("ViT vs convnet, re-measured")
 st.caption(tables.headline_claim())
@@ -48,8 +49,8 @@ with st.expander("The headline in sentences"):
 st.caption("Each Δ is ViT − convnet within one random seed (same training rows, same data sample), averaged over "
            "the paired random seeds; both means are over those seeds only. Test accuracy is the headline; best "
            "validation accuracy is the maximum over 15 epochs on the split it reports, so it is selected on the "
-           f"validation split (optimistic). Verdicts at margin ±{margin:g}: *equivalent* when the 90% interval lies "
-           "inside it, *inconclusive* when the data cannot tell yet. Seconds are compared only between runs timed "
+           f"validation split (optimistic). Verdicts at margin ±{margin:g}: *{EQUIVALENT}* when the 90% interval lies "
+           f"inside it, *{INCONCLUSIVE}* when the data cannot tell yet. Seconds are compared only between runs timed "
            "the same way (one timing group); they depend on the machine and its load.")
 
 st.subheader("The source article's single random seed, against the spread of one random seed")

@@ -202,7 +202,7 @@ def _fill(scale: alt.Scale):
     """The dot's fill (tables.SIZE_FILL): the verdict's colour when its interval lies beyond ±margin, else hollow.
     From its own column (`filled`, a copy of the verdict): a fill on `verdict` itself with no legend made Vega-Lite
     merge it with the colour's legend and drop both ("Conflicting legend property disable"): no verdict key."""
-    return alt.condition(alt.FieldEqualPredicate(field="size", equal="beyond"),
+    return alt.condition(alt.FieldEqualPredicate(field="size", equal=w.SIZE_BEYOND),
                          alt.Fill("filled:N", scale=scale, legend=None), alt.value("white"))
 
 

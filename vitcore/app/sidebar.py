@@ -35,7 +35,7 @@ from vitcore.app.selection import (
 from vitcore.app.selection import HELP as KEY_HELP
 from vitcore.app.selection import LABELS as KEY_LABELS
 from vitcore.config.switches import SWITCH
-from vitcore.study.words import MARGIN
+from vitcore.study.words import EQUIVALENT, INCONCLUSIVE, MARGIN
 
 NOTES_KEY = "_vitcore_query_notes"
 URL_SENT = "_vitcore_url_sent"  # per own-URL key: the URL value this session wrote last (None: none)
@@ -44,9 +44,9 @@ HELP = {
     **KEY_HELP,  # one entry per sidebar key: the model, each registered switch, the rows
     BASELINE_KEY: "What every Δ is measured against, seed by seed. Default: the article's ViT at the selected rows "
                   "(in a store of your own study without it: that study's centre).",
-    MARGIN_KEY: "An effect smaller than this is no effect: *equivalent* when the 90% interval of the Δ lies inside "
-                "±margin (accuracies and the gap; seconds use ±1 s). Also sets how many random seeds an "
-                "*inconclusive* Δ would need.",
+    MARGIN_KEY: f"An effect smaller than this is no effect: *{EQUIVALENT}* when the 90% interval of the Δ lies "
+                "inside ±margin (accuracies and the gap; seconds use ±1 s). Also sets how many random seeds an "
+                f"*{INCONCLUSIVE}* Δ would need.",
 }
 LABELS = {**KEY_LABELS, BASELINE_KEY: "Baseline", MARGIN_KEY: "Equivalence margin"}
 _RESET_KEYS = (*CHOICES, BASELINE_KEY, *PAGE_DEFAULTS)

@@ -55,7 +55,7 @@ COLUMNS = ["claim", "sources", "setting", "comparison", "train_rows", "metric", 
            *LEAD_COLUMNS]  # the verdict's plan and the line that follows it (vitcore.study.lead)
 AGREES, SMALLER = "agrees", "agrees in direction, smaller than the margin"
 NEGLIGIBLE, REAL_OPEN = "shown negligible", "real, size undetermined"
-INCONCLUSIVE, DISAGREES = "inconclusive", "disagrees"
+INCONCLUSIVE, DISAGREES = v.INCONCLUSIVE, "disagrees"  # a claim the verdict leaves open: the verdict's own word
 
 
 @dataclass(frozen=True)
@@ -74,17 +74,18 @@ REGISTRY = (
               "≈ 0: shown inside ±margin (adjusted p_tost < 0.05)."),
     Direction(SMALLER, "Agree in direction, smaller", "{n} agree in direction (smaller than the margin)",
               "both adjusted tests resolve: the Δ is real and on the claimed side (adjusted p < 0.05) and shown "
-              "inside ±margin (adjusted p_tost < 0.05) — 'slightly better / worse' as claimed."),
+              "inside ±margin (adjusted p_tost < 0.05) — "
+              f"'{v.SLIGHTLY_BETTER} / {v.SLIGHTLY_WORSE}' as claimed."),
     Direction(NEGLIGIBLE, "Shown negligible", "{n} shown negligible",
               "a claim that expects a direction, where the Δ is shown inside ±margin (adjusted p_tost < 0.05) and "
               "its direction is not resolved (adjusted p ≥ 0.05): whatever effect there is, too small to matter "
-              "at this margin (the verdict 'equivalent')."),
+              f"at this margin (the verdict '{v.EQUIVALENT}')."),
     Direction(REAL_OPEN, "Real, size undetermined", "{n} real of undetermined size",
               "a claim of ≈ 0 where the Δ is real (adjusted p < 0.05) but shown neither inside nor beyond "
               "±margin: neither confirmed nor refuted."),
-    Direction(INCONCLUSIVE, "Inconclusive", "{n} inconclusive",
-              "the verdict resolves nothing (inconclusive: neither adjusted test resolves; or too few random "
-              "seeds; or not comparable), whatever the claim."),
+    Direction(INCONCLUSIVE, INCONCLUSIVE.capitalize(), "{n} " + INCONCLUSIVE,
+              f"the verdict resolves nothing ({v.INCONCLUSIVE}: neither adjusted test resolves; or {v.TOO_FEW}; "
+              f"or {v.NOT_COMPARABLE}), whatever the claim."),
     Direction(DISAGREES, "Disagree", "{n} disagree",
               "resolved against the claim only: the adjusted interval excludes zero on the other side; for a "
               "claim of ≈ 0: it lies beyond ±margin."),

@@ -121,9 +121,9 @@ def _words(better: str, worse: str, same: str) -> dict:
     return {v.BETTER: better, v.WORSE: worse,
             v.SLIGHTLY_BETTER: f"{better}, slightly (a real difference inside ±{{m}})",
             v.SLIGHTLY_WORSE: f"{worse}, slightly (a real difference inside ±{{m}})",
-            v.EQUIVALENT: f"{same} (within ±{{m}})", v.INCONCLUSIVE: "inconclusive: {k}",
+            v.EQUIVALENT: f"{same} (within ±{{m}})", v.INCONCLUSIVE: f"{v.INCONCLUSIVE}: {{k}}",
             v.TOO_FEW: "too few random seeds to tell",
-            v.NOT_COMPARABLE: "not comparable: not timed as a design"}  # _say gives the row's own reason
+            v.NOT_COMPARABLE: f"{v.NOT_COMPARABLE}: not timed as a design"}  # _say gives the row's own reason
 
 
 LEAD = _words("the ViT is better", "the convnet is better", "the two are equivalent")
@@ -133,7 +133,7 @@ SPEED = _words("the ViT is faster", "the ViT is slower", "the times are equivale
 
 def _say(words: dict, row, margin: float) -> str:
     if row["verdict"] == v.NOT_COMPARABLE and isinstance(row.get("timing_note"), str) and row["timing_note"]:
-        return f"not comparable: {row['timing_note']}"  # vitcore.stats.seconds.timing_note
+        return f"{v.NOT_COMPARABLE}: {row['timing_note']}"  # vitcore.stats.seconds.timing_note
     text = words.get(row["verdict"], row["verdict"])
     needs = v.needs_text(row.get("seeds_needed", np.nan), int(row["n_pairs"]))
     return text.format(m=f"{row['margin']:g}", k=needs)

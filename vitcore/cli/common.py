@@ -253,7 +253,7 @@ def verdict_line(row: dict) -> str:
             f"{words.tests_line(row, '  ')}  n={row['n_pairs']}  {row['verdict']}")
     if row["verdict"] == estimates.INCONCLUSIVE:
         text += f", {words.needs(row)}"  # the app's words (a guess from fewer than words.MIN_PAIRS pairs)
-    elif row.get("size") in ("beyond", "undetermined") and row["verdict"] in estimates.BEYOND:
+    elif row.get("size") in (readings.SIZE_BEYOND, readings.SIZE_OPEN) and row["verdict"] in estimates.BEYOND:
         text += f", size {row['size']}"  # vitcore.stats.readings: "better" beyond ±margin or maybe inside it
     if row.get("borderline") in (True,):  # a bool or numpy bool; NaN (no reading) is not
         text += f" · borderline: {row['flips']}"

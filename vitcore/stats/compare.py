@@ -176,7 +176,8 @@ def paired_delta(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, mar
 
 @dataclass(frozen=True)
 class Comparison:
-    """selection - baseline. `pairs`: one row per metric and pair (or per run when unpaired) with
+    """selection - baseline. `metrics`: METRIC_COLUMNS (metrics.csv) and what an inconclusive verdict still needs in
+    words (plan.NEEDS_COLUMNS, for the views). `pairs`: one row per metric and pair (or per run when unpaired) with
     both run ids, so every Δ leads back to its runs. `family`: the correction family (families.py)."""
     selection: RunConfig
     baseline: RunConfig
@@ -258,7 +259,7 @@ def judged(measured: list[Measurement], margin: float = MARGIN, runs: pd.DataFra
     `runs`) adds the per-class and confusion-matrix Δs."""
     contrast = measured[0].contrast
     selection, baseline = contrast.selection, contrast.baseline
-    frame = pd.DataFrame([m.judged(margin).row() for m in measured], columns=METRIC_COLUMNS)
+    frame = pd.DataFrame([m.judged(margin).row() for m in measured], columns=[*METRIC_COLUMNS, *plan.NEEDS_COLUMNS])
     frame[plan.LEAD_COLUMNS] = ""
     long = pd.concat([m.pairs for m in measured], ignore_index=True)
     classes = confusion = None
@@ -337,7 +338,7 @@ def write(comparison: Comparison, out) -> list:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "metrics.csv", out / "pairs.csv"]
-    whole_counts(comparison.metrics).to_csv(written[0], index=False)
+    whole_counts(comparison.metrics[METRIC_COLUMNS]).to_csv(written[0], index=False)  # the views' words stay out
     comparison.pairs.to_csv(written[1], index=False)
     if comparison.classes is not None:
         written += [out / "classes.csv", out / "confusion_delta.csv"]

@@ -49,30 +49,32 @@ GOOD, BAD = (BETTER, SLIGHTLY_BETTER), (WORSE, SLIGHTLY_WORSE)  # the user's dir
 PLAN_COMMANDS = ("`python -m vitcore plan register NAME --vary FIELD=LEVEL --rows N --seeds A-B`, then "
                  "`python -m vitcore sweep plan NAME`")
 NEW_LOOK = f"as a new look, not a continuation: {PLAN_COMMANDS}"
+MIN_PAIRS = 3  # fewer paired random seeds bound nothing: a spread from 1 difference, t(1) = 12.7 before any Bonferroni
 TIMED_PAIRS = 10  # the fewest interleaved pairs a seconds verdict rests on (vitcore.stats.seconds.timing_note)
 # The one definition of each word (README "What the verdict words mean", the Ablations and Claims legends, `--help`).
 DEFINITIONS = {
-    "better / worse": "the difference test resolves the direction (adjusted p < 0.05) and the equivalence test "
-                      "does not show the Δ smaller than ±margin: a real effect, possibly bigger than the margin. "
-                      "Better means the metric's good direction (higher accuracy; lower gap, loss or seconds).",
-    "slightly better / slightly worse": "both tests resolve: the Δ is real (adjusted p < 0.05) and shown smaller "
-                                        "than ±margin (adjusted p_tost < 0.05): a real effect too small to matter "
-                                        "at this margin.",
-    "higher / lower (slightly higher / slightly lower)": "the same words for final train accuracy, which has no "
-                                                         "good direction (fitting the training rows more closely "
-                                                         "can mean memorising them).",
-    "equivalent": "the equivalence test resolves (adjusted p_tost < 0.05: the Δ is inside ±margin) and the "
-                  "difference test does not: no effect that matters at this margin.",
-    "inconclusive": "neither test resolves; seeds_needed is how many paired random seeds settle it at the "
-                    "family's level in 80% of experiments, allowing for the sd's own uncertainty (a Δ inside "
-                    "±margin counts as settled when either test resolves). For a fixed-sample comparison they are "
-                    "a new look, not a continuation: testing the grown sample again at the same level inflates "
-                    "the false-positive rate (at 0.05, 10 then 29 pairs: 8.9% simulated), so plan them "
-                    f"({PLAN_COMMANDS}).",
-    "too few seeds": "fewer than 2 pairs: one random seed measures no spread, so there is no test.",
-    "not comparable": f"seconds not timed as a design: a verdict needs {TIMED_PAIRS} or more pairs of two configs "
-                      "timed interleaved in one group (the timing set: A B, B A, on a quiet machine); runs a sweep "
-                      "timed one after another measure the machine's load too; groups timed under load never enter.",
+    f"{BETTER} / {WORSE}": "the difference test resolves the direction (adjusted p < 0.05) and the equivalence test "
+                           "does not show the Δ smaller than ±margin: a real effect, possibly bigger than the margin. "
+                           f"{BETTER.capitalize()} means the metric's good direction (higher accuracy; lower gap, "
+                           "loss or seconds).",
+    f"{SLIGHTLY_BETTER} / {SLIGHTLY_WORSE}": "both tests resolve: the Δ is real (adjusted p < 0.05) and shown smaller "
+                                             "than ±margin (adjusted p_tost < 0.05): a real effect too small to "
+                                             "matter at this margin.",
+    f"{HIGHER} / {LOWER} ({SLIGHTLY_HIGHER} / {SLIGHTLY_LOWER})": "the same words for final train accuracy, which "
+                                                                  "has no good direction (fitting the training rows "
+                                                                  "more closely can mean memorising them).",
+    EQUIVALENT: "the equivalence test resolves (adjusted p_tost < 0.05: the Δ is inside ±margin) and the "
+                "difference test does not: no effect that matters at this margin.",
+    INCONCLUSIVE: "neither test resolves; seeds_needed is how many paired random seeds settle it at the "
+                  "family's level in 80% of experiments, allowing for the sd's own uncertainty (a Δ inside "
+                  "±margin counts as settled when either test resolves). For a fixed-sample comparison they are "
+                  "a new look, not a continuation: testing the grown sample again at the same level inflates "
+                  "the false-positive rate (at 0.05, 10 then 29 pairs: 8.9% simulated), so plan them "
+                  f"({PLAN_COMMANDS}).",
+    TOO_FEW: "fewer than 2 pairs: one random seed measures no spread, so there is no test.",
+    NOT_COMPARABLE: f"seconds not timed as a design: a verdict needs {TIMED_PAIRS} or more pairs of two configs "
+                    "timed interleaved in one group (the timing set: A B, B A, on a quiet machine); runs a sweep "
+                    "timed one after another measure the machine's load too; groups timed under load never enter.",
 }
 MARGIN = 0.01  # equivalence margin for accuracies and the gap (sidebar, --margin)
 MARGIN_REASON = ("±0.01 accuracy is 100 of the 10,000 test images, about one standard deviation of a single run's "

@@ -38,7 +38,17 @@ from functools import lru_cache
 
 import numpy as np
 
-from vitcore.stats.estimates import ALPHA, EQUIVALENT, FIXED_SAMPLE, INCONCLUSIVE, RESOLVED, judge, needs_text
+from vitcore.config.numbers import missing
+from vitcore.stats.estimates import (
+    ALPHA,
+    EQUIVALENT,
+    FIXED_SAMPLE,
+    INCONCLUSIVE,
+    MIN_PAIRS,
+    RESOLVED,
+    judge,
+    needs_text,
+)
 from vitcore.stats.testset import WITH_TEST
 
 METRIC = "test_accuracy"        # the planned metric; the others of a planned comparison stay fixed-sample
@@ -46,6 +56,8 @@ FIXED = FIXED_SAMPLE
 PLAN_COLUMNS = ["look", "looks_planned", "plan", "seen_before_plan"]
 # Beside every judged Δ: where its verdict comes from and the line that follows it (vitcore.study.lead fills them)
 LEAD_COLUMNS = ["verdict_from", "discovery", "discovery_verdict", "replication"]
+# Beside every judged Δ handed to a view: what an undecided verdict still needs, in words (`said`; no CSV has them)
+NEEDS_COLUMNS = ["needs", "needs_short"]
 DECIDED = (*RESOLVED, EQUIVALENT)
 SEEN = "decided on random seeds seen before the plan"  # what every view says of such a verdict
 
@@ -269,3 +281,21 @@ def needs(row) -> str:
         return "exploratory: " + needs_text(row["seeds_needed"], int(row["n_pairs"]), bool(row.get("paired", True)))
     return needs_text(row["seeds_needed"], int(row["n_pairs"]), bool(row.get("paired", True)))
 
+
+def said(row) -> dict:
+    """NEEDS_COLUMNS of a judged row (compare.METRIC_COLUMNS' values): what an inconclusive verdict still needs, as
+    every view says it beside the word, so the words never come back to the plan. `needs` in full: the plan's next look
+    ('look 2 of 4 at 20 paired random seeds (10 more)'), else the fixed-sample count (estimates.needs_text), a guess
+    when its spread comes from fewer than MIN_PAIRS pairs; `needs_short` on the forest plot's 400-px line: '10 more
+    random seeds', 'as a new look' for a fixed sample (never a continuation), "at the plan's cap". '' for a verdict that
+    needs nothing more."""
+    if row.get("verdict") != INCONCLUSIVE:
+        return dict.fromkeys(NEEDS_COLUMNS, "")
+    text, more, fixed = needs(row), row.get("seeds_more"), not planned(row)
+    n, paired = row.get("n_pairs"), bool(row.get("paired", True))
+    if fixed and paired and not missing(n) and int(n) < MIN_PAIRS and "paired random seeds" in text:
+        text += f" (a guess: the spread of {int(n)} pairs)"
+    if missing(more) or not np.isfinite(more):
+        return {"needs": text, "needs_short": "at the plan's cap" if "cap" in text else ""}
+    short = f"{int(more):,} more random seed{'' if int(more) == 1 else 's'}" + (" as a new look" if fixed else "")
+    return {"needs": text, "needs_short": short}

@@ -212,12 +212,14 @@ class Verdict:
 
     def row(self) -> dict:
         """metric, means, mean_delta, n_pairs, the judgement's columns, paired, timing_group, the seconds' notes
-        and the test columns: compare.METRIC_COLUMNS' values."""
+        and the test columns: compare.METRIC_COLUMNS' values; then what an inconclusive verdict still needs, in the
+        plan's words (plan.NEEDS_COLUMNS: the views say it beside the verdict; no CSV has them)."""
         m = self.measurement
-        return {"metric": self.metric, "selection_mean": m.selection_mean, "baseline_mean": m.baseline_mean,
-                "n_pairs": m.n_pairs, "mean_delta": m.estimate.mean, **self.judgement.row(),
-                "paired": self.contrast.paired, "timing_group": m.timing_group, "timing_note": m.timing_note,
-                "work_note": m.work_note, **m.test, **m.spread}
+        row = {"metric": self.metric, "selection_mean": m.selection_mean, "baseline_mean": m.baseline_mean,
+               "n_pairs": m.n_pairs, "mean_delta": m.estimate.mean, **self.judgement.row(),
+               "paired": self.contrast.paired, "timing_group": m.timing_group, "timing_note": m.timing_note,
+               "work_note": m.work_note, **m.test, **m.spread}
+        return {**row, **plan.said(row)}
 
     def record(self) -> dict:
         """A flat row for a long DataFrame (MLflow's search_runs shape): both configs' fields as

@@ -49,7 +49,7 @@ from vitcore.stats.estimates import (  # noqa: F401 (the words, re-exported for 
     paired_estimate,
 )
 from vitcore.stats.families import family_of, neighbours, runs_of  # noqa: F401 (re-exported)
-from vitcore.stats.plan import LEAD_COLUMNS
+from vitcore.stats.plan import LEAD_COLUMNS, NEEDS_COLUMNS, said
 from vitcore.stats.readings import READING_COLUMNS
 from vitcore.stats.records import Measurement
 from vitcore.stats.testset import TEST_COLUMNS, TestSet, seed_columns, with_differences
@@ -85,7 +85,7 @@ INTERACTION_COLUMNS = ["factor", "level", "reference", "factor_b", "level_b", "r
                        *READING_COLUMNS]
 FLIP_COLUMNS = ["switch", "from", "to", "metric", "mean_delta", "n_pairs", *JUDGEMENT_COLUMNS, "timing_group", *NOTES,
                 *TEST_COLUMNS, *READING_COLUMNS, "variant_config_id",
-                *LEAD_COLUMNS]
+                *LEAD_COLUMNS, *NEEDS_COLUMNS]
 
 
 def summarize(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
@@ -296,7 +296,7 @@ def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: fl
             delta = paired_delta(runs_of(over[metric], cfg), runs_of(over[metric], flipped), metric, margin, family,
                                  test_set, (cfg, flipped))
             rows.append({"switch": switch, "from": getattr(cfg, switch), "to": level, **delta.row,
-                         "variant_config_id": flipped.config_id})
+                         **said(delta.row), "variant_config_id": flipped.config_id})  # said: what it still needs
     return pd.DataFrame(rows, columns=FLIP_COLUMNS).assign(**dict.fromkeys(LEAD_COLUMNS, ""))  # the Study fills them
 
 

@@ -32,6 +32,7 @@ from vitcore.stats.estimates import (  # noqa: F401 (the vocabulary: every verdi
     MARGIN,
     MARGIN_REASON,
     METRICS,
+    MIN_PAIRS,
     NOT_COMPARABLE,
     RESOLVED,
     SLIGHTLY_BETTER,
@@ -48,6 +49,7 @@ from vitcore.stats.percell import SUBSETS as CELL_SUBSETS  # noqa: F401 (the voc
 from vitcore.stats.plan import DECIDED  # noqa: F401 (the vocabulary)
 from vitcore.stats.plan_report import NOT_PROVEN, OUTCOMES, REWRITE  # noqa: F401 (the vocabulary)
 from vitcore.stats.readings import DEFINITIONS as READING_DEFINITIONS  # noqa: F401 (the vocabulary)
+from vitcore.stats.readings import SIZE_BEYOND, SIZE_INSIDE, SIZE_OPEN  # noqa: F401 (the vocabulary)
 from vitcore.stats.replication import POOLED_NOTE  # noqa: F401 (the vocabulary)
 from vitcore.stats.seconds import REFERENCE as TIMING_REFERENCE  # noqa: F401 (the vocabulary)
 from vitcore.stats.testset import WITH_TEST  # noqa: F401 (the vocabulary)
@@ -59,11 +61,10 @@ SEEN = plan.SEEN  # a planned verdict decided on random seeds seen before its pl
 def needs(row) -> str:
     """'needs 41 paired random seeds for 80% assurance (31 more), as a new look, …' for an inconclusive row, or a
     planned comparison's next look ('look 2 of 4 at 20 paired random seeds (10 more)'), as the CLI says it; a count
-    from fewer than MIN_PAIRS pairs says it is a guess (a spread from one or two differences)."""
-    text = plan.needs(row)
-    if _few(row) and not plan.planned(row) and "paired random seeds" in text:
-        text += f" (a guess: the spread of {int(row['n_pairs'])} pairs)"
-    return text
+    from fewer than MIN_PAIRS pairs says it is a guess. The Study hands it out with the verdict (its `needs`, in the
+    plan's words: vitcore.stats.plan.said); '' for a row that needs nothing more."""
+    said = row.get("needs")
+    return said if isinstance(said, str) else ""
 
 
 def borderline(row) -> bool:
@@ -88,15 +89,9 @@ def verdict_text(row, margin: float = v.MARGIN, short: bool = False) -> str:
     (a seconds row's: why it is not comparable, and that the counted work is the same)."""
     verdict, limit = row["verdict"], f"±{number(v.margin_for(row['metric'], margin), 3)}"
     size = row.get("size")
-    if verdict == v.INCONCLUSIVE and short:
-        more = row.get("seeds_more")
-        text = (f"{verdict} — {int(more):,} more random seed{'' if int(more) == 1 else 's'}"
-                if not missing(more) and np.isfinite(more)
-                else f"{verdict} — at the plan's cap" if "cap" in needs(row) else verdict)
-        if not missing(more) and np.isfinite(more) and not plan.planned(row):
-            text += " as a new look"  # a fixed sample: never a continuation (estimates.NEW_LOOK; the card says how)
-    elif verdict == v.INCONCLUSIVE:
-        text = f"{verdict} — {needs(row)}"
+    if verdict == v.INCONCLUSIVE:  # with what it still needs, handed out with it (plan.said)
+        said = row.get("needs_short" if short else "needs")
+        text = f"{verdict} — {said}" if isinstance(said, str) and said else verdict
     elif verdict == v.EQUIVALENT or verdict in v.INSIDE:
         text = f"{verdict} — within {limit}"
     elif verdict in v.BEYOND and size == readings.SIZE_BEYOND:
@@ -127,7 +122,7 @@ def plan_marks(row, short: bool = False) -> str:
     what a confirmation on fresh random seeds says ('' for neither)."""
     text = ""
     if seen(row):
-        text += SEEN_MARK if short else f" · {plan.SEEN}"
+        text += SEEN_MARK if short else f" · {SEEN}"
     said = row.get("discovery")
     if isinstance(said, str) and said and not short:  # `short` (the forest plot): its caption counts them
         text += f" · {said}"
@@ -190,7 +185,6 @@ def flips_text(row) -> str | None:
     return f"borderline: {row['flips']}" if borderline(row) and isinstance(row.get("flips"), str) else None
 
 
-MIN_PAIRS = 3  # fewer paired random seeds bound nothing: a spread from 1 difference, t(1) = 12.7 before any Bonferroni
 TOO_FEW_TO_BOUND = "too few random seeds to bound this"
 
 
