@@ -8,6 +8,8 @@ import sys
 import threading
 import warnings
 
+from tqdm import tqdm
+
 from vitcore.cli.common import (
     UsageError,
     add_io_flags,
@@ -114,8 +116,6 @@ def _run(args) -> int:
             import sklearn.model_selection  # noqa: F401, PLC0415 - scikit-learn for the split, then TensorFlow
 
             ready.set()
-            from tqdm import tqdm  # noqa: PLC0415 - tqdm only where a bar is drawn
-
             import_tensorflow_quietly()
             from vitcore.run.train import train  # noqa: PLC0415 - TensorFlow, while the data decode
         if reading is not None:
@@ -143,8 +143,6 @@ def _run(args) -> int:
 def _bar(entries: list):
     """A progress bar on stderr over the entries `check` judges, shown only on a terminal (tqdm's disable=None): on a
     fresh machine every run's weights are verified on the 10,000 test images, a few minutes for the committed store."""
-    from tqdm import tqdm  # noqa: PLC0415 - tqdm only where a bar is drawn
-
     return tqdm(entries, desc="checking", unit="entry", file=sys.stderr, disable=None, leave=False)
 
 

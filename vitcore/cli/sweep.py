@@ -7,11 +7,13 @@ import argparse
 import json
 import time
 
+from tqdm import tqdm
+
 from vitcore.cli.common import UsageError, add_store_flag, clean, usage, writable_folder
 from vitcore.config.numbers import delta
 from vitcore.config.run import MAX_TRAIN_ROWS, MODELS, RANGES
 from vitcore.config.switches import MODEL_NAMES
-from vitcore.run import custom
+from vitcore.run import custom, sweep
 from vitcore.stats.plan_store import BUILTIN
 from vitcore.store.runs import RunStore
 from vitcore.study import Study
@@ -79,8 +81,6 @@ def _rows_list(text: str) -> tuple[int, ...]:
 
 def _custom(args) -> list:
     """The --vary grid (vitcore.run.custom); ValueError for a bad field or value."""
-    from vitcore.run import sweep  # noqa: PLC0415 - run.sweep + multiprocessing: only this command
-
     seeds = tuple(range(args.seeds[0], args.seeds[1] + 1)) if args.seeds else sweep.SEEDS
     vary = [custom.parse_vary(text) for text in args.vary]
     configs = custom.custom_grid(vary, seeds, args.rows or sweep.ROWS, args.cross, args.model or "vit",
@@ -94,10 +94,6 @@ def _custom(args) -> list:
 
 
 def _sweep(args) -> int:
-    from tqdm import tqdm  # noqa: PLC0415 - tqdm only where a bar is drawn
-
-    from vitcore.run import sweep  # noqa: PLC0415 - run.sweep + multiprocessing: only this command
-
     if args.list:
         width = max(map(len, sweep.GRIDS))
         for name in sweep.GRIDS:

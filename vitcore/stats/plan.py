@@ -37,6 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from vitcore.stats import plan_store
 from vitcore.stats.estimates import ALPHA, EQUIVALENT, FIXED_SAMPLE, INCONCLUSIVE, RESOLVED, judge, needs_text
 
 METRIC = "test_accuracy"        # the planned metric; the others of a planned comparison stay fixed-sample
@@ -49,8 +50,6 @@ SEEN = "decided on random seeds seen before the plan"  # what every view says of
 
 
 def _builtin():
-    from vitcore.stats import plan_store
-
     return plan_store.builtin()
 
 
