@@ -16,8 +16,8 @@ from sources import tree
 # With tests/test_import_graph.py in one worker (pytest-xdist): the package's syntax trees are parsed once (sources.py).
 pytestmark = pytest.mark.xdist_group("test_import_graph")
 MOST = 45
-# The rule's code among the noqa's codes, then " - " and a reason (at least one word).
-REASON = re.compile(r"#\s*noqa:\s*(?:[A-Z]+[0-9]+\s*,\s*)*PLC0415(?:\s*,\s*[A-Z]+[0-9]+)*\s+-\s+\w")
+# The rule's code among the noqa's codes, then a dash between spaces and a reason (at least one word).
+REASON = re.compile(r"#\s*noqa:\s*(?:[A-Z]+[0-9]+\s*,\s*)*PLC0415(?:\s*,\s*[A-Z]+[0-9]+)*\s+[-\u2013\u2014]\s+\w")
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 PATHS = ("vitcore", "views", "streamlit_app.py")
 
@@ -59,9 +59,10 @@ def test_the_probe_sees_imports_inside_functions_and_classes_and_their_reasons(t
                       "def f():\n    import json  # noqa: PLC0415 - a reason\n"
                       "    def g():\n        import csv  # noqa: PLC0415\n"
                       "class C:\n    import re  # noqa: F401, PLC0415 - another reason\n"
-                      "    def m(self):\n        from math import pi  # noqa: PLC0415-no\n")
+                      "    def m(self):\n        from math import pi  # noqa: PLC0415-no\n"
+                      "async def h():\n    import csv  # noqa: PLC0415 \u2014 why\n")
     found = nested_imports(source)
-    assert [number for number, _ in found] == [5, 7, 9, 11]  # the `if` at the top is the top
+    assert [number for number, _ in found] == [5, 7, 9, 11, 13]  # the `if` at the top is the top
     assert unexplained({"m.py": found}) == ["m.py:7", "m.py:11"]
 
 
