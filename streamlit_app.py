@@ -22,7 +22,7 @@ arrow_uses_malloc()  # Arrow's buffers too: its own allocator kept what finished
 
 
 def _warm() -> None:
-    from vitcore.app.ablations.panels import warm_caches  # inside the hook: the runtime and its caches exist now
+    from vitcore.app.ablations.panels import warm_caches  # noqa: PLC0415 - the runtime exists now; no pandas at start
 
     start = time.perf_counter()
     try:

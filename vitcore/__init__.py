@@ -35,21 +35,21 @@ def __getattr__(name: str):
     lazy rather than at the top because the homes import pandas (the store, the study) and TensorFlow (the
     models): a page that only needs RunConfig must not pay for them."""
     if name in ("RunConfig", "default_baseline"):
-        from vitcore.config import run as home
+        from vitcore.config import run as home  # noqa: PLC0415 - on first use: `import vitcore` stays free
     elif name in ("REGISTRY", "Switch"):
-        from vitcore.config import switches as home
+        from vitcore.config import switches as home  # noqa: PLC0415 - on first use: `import vitcore` stays free
     elif name == "RunStore":
-        from vitcore.store import runs as home
+        from vitcore.store import runs as home  # noqa: PLC0415 - on first use: pandas
     elif name in ("Study", "Verdicts"):
-        from vitcore.study import study as home
+        from vitcore.study import study as home  # noqa: PLC0415 - on first use: pandas, scipy
     elif name in ("Contrast", "Measurement", "Judgement", "Verdict"):
-        from vitcore.stats import records as home
+        from vitcore.stats import records as home  # noqa: PLC0415 - on first use: pandas, scipy
     elif name in ("MARGIN", "VERDICTS"):
-        from vitcore.stats import estimates as home
+        from vitcore.stats import estimates as home  # noqa: PLC0415 - on first use: scipy
     elif name == "patchify":
-        from vitcore.data import patches as home
+        from vitcore.data import patches as home  # noqa: PLC0415 - on first use: NumPy
     elif name in ("build_vit", "build_convnet"):
-        from vitcore.model import build as home
+        from vitcore.model import build as home  # noqa: PLC0415 - on first use: TensorFlow
     else:
         raise AttributeError(f"module 'vitcore' has no attribute {name!r}; the public API: {', '.join(__all__)}")
     value = getattr(home, name)

@@ -30,9 +30,9 @@ BATCH = 500
 def build_attention_model(cfg: RunConfig, weights_path: str | Path | None = None, init_seed: int = 0):
     """The ViT of cfg with outputs [probs, scores_block0, ...]: trained weights if given, else a
     random initialisation drawn with `init_seed` (the sanity control)."""
-    import keras
+    import keras  # noqa: PLC0415 - TensorFlow
 
-    from vitcore.model.build import build_vit
+    from vitcore.model.build import build_vit  # noqa: PLC0415 - TensorFlow
 
     if cfg.model != "vit":
         raise ValueError(f"attention maps need a ViT config; got model={cfg.model!r}")
@@ -46,7 +46,7 @@ def build_attention_model(cfg: RunConfig, weights_path: str | Path | None = None
 def numpy_model(cfg: RunConfig, weights_path: str | Path | None = None, init_seed: int = 0):
     """The same model in NumPy (vitcore.model.numpy_vit.NumpyViT): a stored `.weights.h5` if given, else a
     random initialisation drawn as Keras would, from NumPy's generator seeded with `init_seed`."""
-    from vitcore.model.numpy_vit import NumpyViT, random_weights
+    from vitcore.model.numpy_vit import NumpyViT, random_weights  # noqa: PLC0415 - h5py, scipy
 
     if weights_path is None:
         return NumpyViT(cfg, random_weights(cfg, init_seed))

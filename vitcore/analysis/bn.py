@@ -58,7 +58,7 @@ def bn_runs(store: RunStore) -> list[Run]:
 
 
 def batch_norms(model) -> list:
-    import keras
+    import keras  # noqa: PLC0415 - TensorFlow
 
     return [layer for layer in model.layers if isinstance(layer, keras.layers.BatchNormalization)]
 
@@ -111,9 +111,9 @@ def accuracy_of(model):
     """accuracy(x, y) with training=False, computed as train.py computes the stored figure: the same
     XLA-compiled forward pass on batches of EVAL_BATCH rows, so the stored weights reproduce it. It
     reads the model's variables when called: compiled once, it sees every later change of statistics."""
-    import tensorflow as tf
+    import tensorflow as tf  # noqa: PLC0415 - TensorFlow
 
-    from vitcore.run.loop import EVAL_BATCH
+    from vitcore.run.loop import EVAL_BATCH  # noqa: PLC0415 - TensorFlow
 
     forward = tf.function(lambda batch: model(batch, training=False), jit_compile=True,
                           input_signature=[tf.TensorSpec((None, *model.input_shape[1:]), tf.float32)])
@@ -127,7 +127,7 @@ def accuracy_of(model):
 
 def load_model(run: Run):
     """The run's ViT with its stored weights (trainable weights and BatchNorm moving statistics)."""
-    from vitcore.model.build import build_vit
+    from vitcore.model.build import build_vit  # noqa: PLC0415 - TensorFlow
 
     model = build_vit(run.config)
     model.load_weights(run.weights_path)
@@ -165,7 +165,7 @@ def diagnose_run(run: Run) -> dict:
 def diagnose_bn(store: RunStore, progress=None) -> pd.DataFrame:
     """The diagnosis table (COLUMNS), one row per stored BatchNorm ViT run with weights, ordered by
     train_rows and label. progress(done, total, row) is called after each run if given."""
-    from vitcore.run.train import configure_tensorflow
+    from vitcore.run.train import configure_tensorflow  # noqa: PLC0415 - TensorFlow
 
     configure_tensorflow()
     runs = bn_runs(store)

@@ -19,6 +19,7 @@ from vitcore.config.run import SEED_FIELDS, RunConfig
 from vitcore.config.switches import LEVELS, PAPER_VARIANTS
 from vitcore.data.patches import SIDE, token_width
 from vitcore.model.anatomy import total
+from vitcore.stats.seconds import rank
 
 BENCH_CSV = Path(__file__).resolve().parent / "attention_cost.csv"  # shipped with the package (pyproject package-data)
 BASE_TOKENS = 16  # the article's ViT: 28x28 in 7x7 patches
@@ -49,8 +50,8 @@ def time_attention(tokens: int, repeats: int = 15, batch: int = 32, width: int =
                    warmup: int = 3) -> list[float]:
     """Wall-clock milliseconds of `repeats` forward passes of one self-attention layer on a
     (batch, tokens, width) input, after `warmup` untimed calls (tracing, allocation)."""
-    import keras
-    import tensorflow as tf
+    import keras  # noqa: PLC0415 - TensorFlow, only to time a layer
+    import tensorflow as tf  # noqa: PLC0415 - TensorFlow, only to time a layer
 
     layer = keras.layers.MultiHeadAttention(num_heads=heads, key_dim=width // heads)
     x = tf.random.stateless_normal((batch, tokens, width), seed=(0, tokens))
@@ -161,8 +162,6 @@ def tokens_timing_groups(runs: pd.DataFrame) -> list[str]:
     """The timing groups with a tokens grid, best basis first: the dedicated timing set, then clean groups, then
     groups timed under load (vitcore.stats.seconds.rank); within each, the most patch sizes at one train_rows,
     then the most runs."""
-    from vitcore.stats.seconds import rank
-
     keyed = []
     for group in (runs["timing_group"].unique() if runs is not None and "timing_group" in runs.columns else []):
         grid = tokens_grid_seconds(runs[runs["timing_group"] == group])

@@ -27,6 +27,7 @@ from vitcore.stats.seconds import (  # noqa: F401
     reference_group,
     seconds_summary,
 )
+from vitcore.store.runs import RunStore
 
 TIMING_STORE = environment.timing_path(environment.REPOSITORY_STORE)  # beside the committed runs
 QUIET_SHARE = 0.10  # a run of the timing set starts only when the machine's CPU is less busy than this
@@ -47,7 +48,7 @@ def interleaved(configs: list[RunConfig], pairs: int = TIMED_PAIRS) -> list[RunC
 def cpu_share(seconds: float = 3.0) -> float:
     """The share of the machine's CPU in use over the next `seconds` (0 to 1), by every process: this one is idle
     while it measures, so what it sees is the others' work."""
-    import psutil
+    import psutil  # noqa: PLC0415 - psutil only when measuring, not at every CLI start
 
     return psutil.cpu_percent(interval=seconds) / 100
 
@@ -72,8 +73,7 @@ def bench_timing(configs: list[RunConfig], pairs: int = TIMED_PAIRS, store_path:
     timing context is "reference". Returns how many runs were trained (a run already stored is kept).
     Its runs repeat the store's configs and random seeds at this machine's thread count, so their accuracies
     can differ a little from the store's runs (another summation order): they count for seconds only."""
-    from vitcore.run.train import Trainer
-    from vitcore.store.runs import RunStore
+    from vitcore.run.train import Trainer  # noqa: PLC0415 - TensorFlow
 
     store, trainer, trained = RunStore(store_path), Trainer(workers=1), 0
     order = [cfg for cfg in interleaved(configs, pairs) if store.get(cfg) is None]

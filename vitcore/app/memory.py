@@ -38,6 +38,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
+import pyarrow  # a dependency of Streamlit: the server and every page load it anyway
 
 M_MMAP_THRESHOLD = -3     # mallopt's parameter number (malloc.h)
 MMAP_THRESHOLD = 1 << 20  # blocks of 1 MB and more get their own mapping: arrays, not Python objects
@@ -64,12 +65,10 @@ def return_freed_memory() -> bool:
 
 def arrow_uses_malloc() -> bool:
     """Make glibc's malloc (Arrow's "system" pool) the default memory pool of pyarrow in this process; False
-    where pyarrow is missing or was built without it. The numbers are the same: only where bytes live moves."""
+    where pyarrow was built without it. The numbers are the same: only where bytes live moves."""
     try:
-        import pyarrow
-
         pyarrow.set_memory_pool(pyarrow.system_memory_pool())
-    except (ImportError, NotImplementedError):
+    except NotImplementedError:
         return False
     return pyarrow.default_memory_pool().backend_name == "system"
 

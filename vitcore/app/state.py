@@ -38,6 +38,8 @@ from vitcore.app.selection import (  # noqa: F401
 from vitcore.config.environment import REPOSITORY_STORE, store_path, timing_path
 from vitcore.config.numbers import whole_counts
 from vitcore.config.run import RunConfig
+from vitcore.data.samples import gallery
+from vitcore.store.index import stamp
 from vitcore.store.runs import RunStore
 from vitcore.study import Study, committed
 from vitcore.study.shelf import plans_key
@@ -71,8 +73,6 @@ def store_mtime() -> str:
     taken, path, key = _store_key
     if path == STORE_PATH and now - taken < STORE_KEY_SECONDS:
         return key
-    from vitcore.store.index import stamp
-
     digest = hashlib.sha256()
     timing = timing_path(STORE_PATH)  # its dedicated timing set too: one trained while the server runs is seen
     for root in (STORE_PATH, *([str(timing)] if timing is not None else [])):
@@ -245,8 +245,6 @@ def load_gallery():
     read-only copy (cache_resource): as cache_data, every call unpickled another copy (server RSS after the
     Patching page alone: 382 MB as cache_data, 328 MB shared). It keeps uint8 pixels (7.8 MB, not 31 MB of
     float32); a page converts the rows it shows."""
-    from vitcore.data.samples import gallery
-
     shared = gallery()
     for array in (shared.pixels, shared.labels, shared.indices):
         array.setflags(write=False)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from vitcore.analysis import work
+from vitcore.analysis import noise, scaling, work
 from vitcore.article.sources import (  # noqa: F401
     BESIDE,
     BN_PAPERS,
@@ -195,8 +195,6 @@ def data_size_row(runs: pd.DataFrame, test_set=None, estimate=None) -> dict:
     `test_set`) test images — one comparison: the interval is the verdict's; the crossover_* columns say where
     the monotone fit crosses zero. train_rows is empty: the row spans the curve. `estimate`: that crossover
     (scaling.crossover_estimate(runs, test_set=test_set)) when the caller holds it already (vitcore.study)."""
-    from vitcore.analysis import scaling
-
     est = scaling.crossover_estimate(runs, test_set=test_set) if estimate is None else estimate
     measured = np.isfinite(est.per_doubling_low)
     resolved = measured and (est.per_doubling_low > 0 or est.per_doubling_high < 0)
@@ -229,8 +227,6 @@ def seed_noise_rows(runs: pd.DataFrame) -> list[dict]:
     row per model and train_rows measured: Δ = sd of test accuracy with only the data sample varying
     − the larger of the sds with only the init or only the batch order varying (each source alone,
     as they measure it), with its 95% generalized interval (the verdict's); n_pairs holds the runs."""
-    from vitcore.analysis import noise
-
     rows = []
     for cell in noise.data_dominance(runs).itertuples():
         if cell.cell not in (RunConfig().label(), RunConfig(model="convnet").label()):

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from vitcore.analysis import scaling
 from vitcore.article import sources as seed
 from vitcore.config.environment import missing_store
 from vitcore.config.metrics import known
@@ -260,8 +261,6 @@ def headline_markdown(runs: pd.DataFrame, test_set=None, compare: Comparer | Non
 def data_size_sentence(runs: pd.DataFrame, test_set=None) -> str:
     """Where the ViT's lead over the convnet crosses zero on the data-size curve, with its bootstrap interval
     (vitcore.analysis.scaling.crossover_estimate, over random seeds and — with `test_set` — test images)."""
-    from vitcore.analysis import scaling
-
     return scaling.crossover_sentence(scaling.crossover_estimate(runs, test_set=test_set)).replace("**", "")
 
 

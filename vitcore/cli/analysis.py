@@ -8,6 +8,7 @@ import dataclasses
 from pathlib import Path
 
 from vitcore.analysis import flips
+from vitcore.article import claims
 from vitcore.cli.common import (
     UsageError,
     add_io_flags,
@@ -29,6 +30,7 @@ from vitcore.config import numbers
 from vitcore.config.numbers import whole_counts
 from vitcore.config.run import RunConfig, default_baseline
 from vitcore.stats import centres, estimates, testset
+from vitcore.stats.compare import write
 from vitcore.study import committed, words
 
 COMPARE_FILES = ("metrics.csv", "pairs.csv", "classes.csv", "confusion_delta.csv")
@@ -84,8 +86,6 @@ def parse_baseline(text: str, selection: RunConfig) -> RunConfig:
 
 
 def _compare(args) -> int:
-    from vitcore.stats.compare import write
-
     margin = checked_margin(args.margin)
     selection = config_from_args(args)
     parse_baseline(args.baseline, selection)  # a bad --baseline exits 2 before the store is read
@@ -170,7 +170,6 @@ def _write_flips(study, selection: RunConfig, baseline: RunConfig, out) -> list:
 
 
 def _claims(args) -> int:
-    from vitcore.article import claims
     margin = checked_margin(args.margin)
     store = existing_store(args.store)
     out = writable_file(args.out, "--out", "claims.csv")

@@ -290,7 +290,7 @@ def import_tensorflow_quietly() -> None:
     try:
         with open(os.devnull, "w") as null:
             os.dup2(null.fileno(), 2)
-            import tensorflow  # noqa: F401
+            import tensorflow  # noqa: F401, PLC0415 - TensorFlow, its import-time noise silenced
     finally:
         os.dup2(saved, 2)
         os.close(saved)

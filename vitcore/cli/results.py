@@ -24,6 +24,7 @@ from vitcore.config.numbers import whole_counts
 from vitcore.config.run import ARTICLE_MODELS, RunConfig
 from vitcore.run import custom
 from vitcore.stats import centres
+from vitcore.stats import summaries as stats
 from vitcore.stats.estimates import TIMED_PAIRS
 
 REPORT_FILES = ("headline.csv", "headline_deltas.csv", "headline.md")
@@ -77,8 +78,6 @@ def _base(text: str):
 
 
 def _effects(args) -> int:
-    from vitcore.stats import summaries as stats
-
     checked_margin(args.margin)
     base = _base(args.base)
     study = _study(args.store)  # the store first: a bad --store leaves no output folder behind
@@ -132,7 +131,7 @@ def _bench_attention(args) -> int:
     if args.repeats < 1:
         raise UsageError("--repeats must be at least 1")
     out = writable_file(args.out, "--out", "attention_cost.csv")  # before the benchmark, not after it
-    from vitcore.run.train import configure_tensorflow
+    from vitcore.run.train import configure_tensorflow  # noqa: PLC0415 - TensorFlow
 
     configure_tensorflow()
     table = cost.bench_attention(repeats=args.repeats)

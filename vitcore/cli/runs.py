@@ -8,6 +8,8 @@ import sys
 import threading
 import warnings
 
+from tqdm import tqdm
+
 from vitcore.cli.common import (
     UsageError,
     add_io_flags,
@@ -27,6 +29,7 @@ from vitcore.data.fashion import read_in_background
 from vitcore.data.samples import CHECK_ROWS
 from vitcore.run import bench, spawn
 from vitcore.stats.plan_store import BUILTIN
+from vitcore.store import shipped
 from vitcore.store.runs import RunStore, StoreWarning
 from vitcore.study import Study
 
@@ -111,13 +114,11 @@ def _run(args) -> int:
         ready = threading.Event()
         reading = read_in_background((cfg.train_rows, cfg.seeds.data), ready)
         with spawn.imports():  # TensorFlow and Keras without garbage collections (vitcore.run.spawn)
-            import sklearn.model_selection  # noqa: F401 - the split's (TensorFlow imports scikit-learn too)
+            import sklearn.model_selection  # noqa: F401, PLC0415 - scikit-learn for the split, then TensorFlow
 
             ready.set()
-            from tqdm import tqdm
-
             import_tensorflow_quietly()
-            from vitcore.run.train import train
+            from vitcore.run.train import train  # noqa: PLC0415 - TensorFlow, while the data decode
         if reading is not None:
             reading.join()
 
@@ -143,8 +144,6 @@ def _run(args) -> int:
 def _bar(entries: list):
     """A progress bar on stderr over the entries `check` judges, shown only on a terminal (tqdm's disable=None): on a
     fresh machine every run's weights are verified on the 10,000 test images, a few minutes for the committed store."""
-    from tqdm import tqdm
-
     return tqdm(entries, desc="checking", unit="entry", file=sys.stderr, disable=None, leave=False)
 
 
@@ -183,8 +182,6 @@ def _check(args) -> int:
               "test images, and they were not verified here")
         return 1
     if args.ship:
-        from vitcore.store import shipped
-
         try:
             path = shipped.write(store.root, table["run_id"])
         except OSError as error:

@@ -4,12 +4,19 @@ or a Ray cluster."""
 from __future__ import annotations
 
 import argparse
+import json
+import time
+
+from tqdm import tqdm
 
 from vitcore.cli.common import UsageError, add_store_flag, clean, usage, writable_folder
 from vitcore.config.numbers import delta
 from vitcore.config.run import MAX_TRAIN_ROWS, MODELS, RANGES
 from vitcore.config.switches import MODEL_NAMES
+from vitcore.run import custom, sweep
+from vitcore.stats.plan_store import BUILTIN
 from vitcore.store.runs import RunStore
+from vitcore.study import Study
 
 
 def add_parsers(sub) -> None:
@@ -74,8 +81,6 @@ def _rows_list(text: str) -> tuple[int, ...]:
 
 def _custom(args) -> list:
     """The --vary grid (vitcore.run.custom); ValueError for a bad field or value."""
-    from vitcore.run import custom, sweep
-
     seeds = tuple(range(args.seeds[0], args.seeds[1] + 1)) if args.seeds else sweep.SEEDS
     vary = [custom.parse_vary(text) for text in args.vary]
     configs = custom.custom_grid(vary, seeds, args.rows or sweep.ROWS, args.cross, args.model or "vit",
@@ -89,13 +94,6 @@ def _custom(args) -> list:
 
 
 def _sweep(args) -> int:
-    import json
-    import time
-
-    from tqdm import tqdm
-
-    from vitcore.run import sweep
-
     if args.list:
         width = max(map(len, sweep.GRIDS))
         for name in sweep.GRIDS:
@@ -152,9 +150,7 @@ def _sweep(args) -> int:
             bar.update(1)
         with usage():
             if args.grid == sweep.PLAN and args.executor == "local" and not backfill:  # re-planned as chunks finish
-                from vitcore.run.sweep import run_plan
-
-                results = run_plan(store, args.plan, args.workers, progress, args.rows, args.seeds)
+                results = sweep.run_plan(store, args.plan, args.workers, progress, args.rows, args.seeds)
             else:
                 results = sweep.run_sweep(configs, store, args.workers, args.executor, args.address, progress,
                                           backfill, args.replace_unreproducible)
@@ -188,9 +184,6 @@ def _decided(args, store: RunStore, code: int) -> int:
     `plans` command and the Plans page read it); `code`: the sweep's exit code, returned."""
     if args.grid != "plan" or not store.root.is_dir():
         return code
-    from vitcore.stats.plan_store import BUILTIN
-    from vitcore.study import Study
-
     name = args.plan or BUILTIN
     statuses = Study.open(store.root, warn=False).plan_report().of(name)
     if not statuses:

@@ -207,7 +207,7 @@ def load_raw() -> Raw:
     if folder is not None:
         return _read_folder(folder)
     try:  # last resort: needs the internet (fine on Streamlit Community Cloud)
-        import keras
+        import keras  # noqa: PLC0415 - TensorFlow, only when no local copy exists
 
         (x_train, y_train), (x_test, y_test) = keras.datasets.fashion_mnist.load_data()
     except Exception as error:  # noqa: BLE001 - any failure means "no source"
@@ -245,7 +245,7 @@ def _read_quietly(split: tuple[int, int] | None, ready: threading.Event | None) 
 
 def _stratified_pick(labels: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
     """Indices of a stratified sample: each class in proportion, via scikit-learn."""
-    from sklearn.model_selection import train_test_split
+    from sklearn.model_selection import train_test_split  # noqa: PLC0415 - scikit-learn
 
     if count >= len(labels):
         return np.arange(len(labels))

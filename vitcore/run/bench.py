@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -15,9 +16,16 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+from threadpoolctl import threadpool_limits
+
 from vitcore.config.run import RunConfig, full_batches
 from vitcore.config.switches import PAPER_VARIANTS
+from vitcore.data.fashion import load_split
+from vitcore.data.patches import model_inputs
 from vitcore.model.work import macs
+from vitcore.run.sweep import run_sweep
+from vitcore.store.runs import INDEX, RunStore
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # where `python -m vitcore…` finds this vitcore
 
@@ -63,10 +71,6 @@ def _mean_sd(values: list[float]) -> str:
 
 def bench_table(runs: int = 10_000) -> float:
     """Seconds for RunStore.table() over `runs` synthetic valid runs (a real run's layout and sizes)."""
-    import numpy as np
-
-    from vitcore.store.runs import INDEX, RunStore
-
     epochs = RunConfig().epochs
     history = [{"epoch": e, "loss": 1.0 / e, "accuracy": 0.5 + e / 100, "val_loss": 1.0 / e, "val_accuracy": 0.5,
                 "lr": 1e-3, "seconds": 1.0} for e in range(1, epochs + 1)]
@@ -94,9 +98,6 @@ def bench_table(runs: int = 10_000) -> float:
 def bench_workers(runs: int = 6) -> dict[int, float]:
     """Runs/hour of the local sweep pool with 1 and with 2 workers, on `runs` fresh configs each
     (the article's ViT at 1,000 rows with unused seeds), process start-up and TF import included."""
-    from vitcore.run.sweep import run_sweep
-    from vitcore.store.runs import RunStore
-
     rates = {}
     for workers in (1, 2):
         configs = [RunConfig(train_rows=1_000, seed=1_000 * workers + index) for index in range(runs)]
@@ -117,11 +118,6 @@ def bench_sweep(rows=(1_000, 4_000), runs: int = 4, repeats: int = 2) -> dict[in
     seconds ÷ its floor (floor_seconds below: its counted FLOPs at this box's float32 matmul rate on the same
     threads, measured here before every pair and after the last: the highest counts). Returns the median ratio
     (worker runs/hour ÷ process-per-run runs/hour) per row count."""
-    import os
-
-    from vitcore.run.sweep import run_sweep
-    from vitcore.store.runs import RunStore
-
     threads = str(os.cpu_count() or 1)  # what run_sweep gives 1 worker
     ratios = {}
     for train_rows in rows:
@@ -188,9 +184,6 @@ def bench_cache(repeats: int = 3, rows: int = 4_000) -> float:
     cache (vitcore.run.compile_cache) off and warm, side by side (off, warm, off, warm...; an untimed first
     run fills a fresh cache), random seeds 0 to repeats - 1 on both sides. Prints median wall and CPU seconds
     (user + sys: less sensitive to other load) of each side; returns the median wall saving per process."""
-    import os
-    import resource
-
     def one(setting: str, seed: int) -> tuple[float, float]:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         with tempfile.TemporaryDirectory() as store:
@@ -223,13 +216,9 @@ def bench_papers(repeats: int = 3, rows: int = 4_000) -> dict[str, float]:
     """Median seconds of one training epoch (`rows` rows, batch 64, compiled) of the article's ViT and each
     papers' variant (vitcore.config.switches), measured round-robin in one process so load hits all alike;
     prints each median and its ratio to the article's ViT. Returns variant -> median seconds."""
-    import numpy as np
-
-    from vitcore.data.fashion import load_split
-    from vitcore.data.patches import model_inputs
-    from vitcore.model.build import build_model
-    from vitcore.run.loop import Loop
-    from vitcore.run.train import _optimizer, configure_tensorflow
+    from vitcore.model.build import build_model  # noqa: PLC0415 - TensorFlow
+    from vitcore.run.loop import Loop  # noqa: PLC0415 - TensorFlow
+    from vitcore.run.train import _optimizer, configure_tensorflow  # noqa: PLC0415 - TensorFlow
 
     configure_tensorflow()
     loops = {}
@@ -291,15 +280,13 @@ def matmul_rate(threads: int, side: int = 2_048, seconds: float = 2.0,
     TensorFlow's XLA-compiled matmul (configure TensorFlow first: its intra-op pool is then the run's), and
     the best of them ("best"). Each is repeated for about `seconds` after one untimed warm-up call; the best
     of three windows counts (a rate the box sustains, not its average under other load)."""
-    import numpy as np
-    from threadpoolctl import threadpool_limits
 
     a = np.random.default_rng(0).standard_normal((side, side), dtype=np.float32)
     b = np.random.default_rng(1).standard_normal((side, side), dtype=np.float32)
     flops = 2.0 * side ** 3
     calls = {"numpy": lambda: np.matmul(a, b)}
     if "tensorflow" in backends:
-        import tensorflow as tf
+        import tensorflow as tf  # noqa: PLC0415 - TensorFlow
 
         xla = tf.function(lambda x, y: tf.linalg.matmul(x, y), jit_compile=True)
         ta, tb = tf.constant(a), tf.constant(b)

@@ -73,7 +73,7 @@ def _trainer(threads: int, workers: int, session: str):
     global _TRAINER
     os.environ["VITCORE_THREADS"] = str(threads)  # read when TensorFlow starts: this process's first run
     if _TRAINER is None:
-        from vitcore.run.train import Trainer
+        from vitcore.run.train import Trainer  # noqa: PLC0415 - TensorFlow, in the Ray worker only
 
         _TRAINER = Trainer()
     _TRAINER.workers, _TRAINER.session, _TRAINER.node = workers, session, node_kind()
@@ -83,7 +83,7 @@ def _trainer(threads: int, workers: int, session: str):
 def train_chunk(configs: list[RunConfig], session: str):
     """A Ray task (a generator): train each config with the CPUs Ray granted, yield {"run_id", "files"}
     (or {"run_id", "error"}) per config, in order."""
-    import ray
+    import ray  # noqa: PLC0415 - Ray (optional: requirements-dev.txt)
 
     context = ray.get_runtime_context()
     threads = max(1, int(context.get_assigned_resources().get("CPU", 1)))
@@ -142,7 +142,7 @@ def store_result(cfg: RunConfig, item: dict, store: RunStore, verifier: verify.V
 def connect(address: str | None):
     """ray.init for a driver; a refused connection becomes a ValueError saying what to check."""
     try:
-        import ray
+        import ray  # noqa: PLC0415 - Ray (optional: requirements-dev.txt)
     except ImportError:
         raise ValueError("--executor ray needs Ray: pip install -r requirements-dev.txt") from None
     try:

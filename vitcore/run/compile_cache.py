@@ -63,8 +63,8 @@ def _cpu() -> str:
 def key(threads: int, environ=os.environ) -> str:
     """16 hex digits naming the cache folder of this code, these library versions, this CPU and
     this thread count."""
-    import keras
-    import tensorflow as tf
+    import keras  # noqa: PLC0415 - TensorFlow: the fast tests use this module without it
+    import tensorflow as tf  # noqa: PLC0415 - TensorFlow: the fast tests use this module without it
 
     other_flags = " ".join(sorted(environ.get("TF_XLA_FLAGS", "").split())) + "|" + environ.get("XLA_FLAGS", "")
     parts = [source_hash(), tf.__version__, keras.__version__, _cpu(), f"threads {threads}", other_flags]
@@ -94,7 +94,7 @@ def enable(threads: int, environ=os.environ) -> Path | None:
         previous = environ.get("TF_XLA_FLAGS")
         environ["TF_XLA_FLAGS"] = f"{previous or ''} --{FLAG}={chosen}".strip()
         try:
-            from tensorflow.python.client import _pywrap_tf_session
+            from tensorflow.python.client import _pywrap_tf_session  # noqa: PLC0415 - private, guarded
 
             _pywrap_tf_session.TF_GetXlaConstantFoldingDisabled()  # parses every TF_XLA_FLAGS flag now
         except (ImportError, AttributeError):

@@ -10,6 +10,7 @@ import contextlib
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 from vitcore.config.run import full_batches
 from vitcore.run import compile_cache
@@ -29,8 +30,6 @@ class Loop:
     """
 
     def __init__(self, model: keras.Model, optimizer):
-        import tensorflow as tf
-
         self.model, self.optimizer = model, optimizer
         optimizer.build(model.trainable_variables)  # slots now, or tf.function traces twice
         self._optimizer_start = [v.value.numpy() for v in optimizer.variables]  # iterations 0, zero moments, lr

@@ -155,7 +155,7 @@ def _trainer(threads: int, workers: int, session: str | None = None):
     global _TRAINER
     os.environ["VITCORE_THREADS"] = str(threads)
     if _TRAINER is None:
-        from vitcore.run.train import Trainer
+        from vitcore.run.train import Trainer  # noqa: PLC0415 - TensorFlow, in the worker only
 
         _TRAINER = Trainer(workers, session)
     _TRAINER.workers, _TRAINER.session = workers, session or _TRAINER.session  # a reused (Ray) worker: this sweep's
@@ -188,8 +188,6 @@ def backfill_predictions(trainer, cfg: RunConfig, store: RunStore, replace: bool
     but the committed runs were trained on another machine of the same kind, whose XLA code for
     the same graph rounds a float32 loss differently in its last bit (~1e-7), which at 4,000 rows
     can grow into different predictions."""
-    import numpy as np
-
     run = store.get(cfg)
     fit = trainer.fit(cfg, store=store)  # holds a marker: other trainings see this one (vitcore.run.overlap)
     stored, fresh = run.history(), {name: [row[name] for row in fit["history"]] for name in fit["history"][0]}
@@ -244,7 +242,7 @@ def _run_ray(tasks, store: RunStore, address: str | None, workers: int, progress
     if backfill:
         raise ValueError("--backfill-predictions compares retrains with the runs stored on this machine: "
                          "use --executor local")
-    from vitcore.run import cluster
+    from vitcore.run import cluster  # noqa: PLC0415 - scikit-learn, psutil: for --executor ray only
 
     return cluster.run(tasks, store, address, workers, progress, session)
 

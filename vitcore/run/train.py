@@ -15,6 +15,7 @@ from typing import Callable
 
 import keras
 import numpy as np
+import tensorflow as tf
 from sklearn.metrics import confusion_matrix, log_loss
 
 from vitcore.config import environment
@@ -50,8 +51,6 @@ def configure_tensorflow(threads: int | None = None) -> int:
     """Deterministic ops and sized thread pools; call before any TensorFlow op runs. Returns the
     intra-op thread count: results are bit-identical only for the same count (it changes the order
     of float reductions), so each summary records it."""
-    import tensorflow as tf
-
     tf.config.experimental.enable_op_determinism()
     threads = threads or environment.threads() or os.cpu_count() or 1  # ValueError on a bad VITCORE_THREADS
     try:

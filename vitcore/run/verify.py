@@ -60,7 +60,7 @@ Retrain = Callable[[RunConfig, int], dict]  # (config, threads) -> its run files
 
 def _retrained(cfg: RunConfig, threads: int) -> dict[str, bytes]:
     os.environ["VITCORE_THREADS"] = str(threads)  # read when TensorFlow starts: this fresh process's first run
-    from vitcore.run.train import Trainer
+    from vitcore.run.train import Trainer  # noqa: PLC0415 - TensorFlow
 
     trainer = Trainer()
     return trainer.render(cfg, trainer.fit(cfg), True)

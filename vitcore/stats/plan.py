@@ -39,6 +39,7 @@ from functools import lru_cache
 import numpy as np
 
 from vitcore.config.numbers import missing
+from vitcore.stats import plan_store
 from vitcore.stats.estimates import (
     ALPHA,
     EQUIVALENT,
@@ -63,8 +64,6 @@ SEEN = "decided on random seeds seen before the plan"  # what every view says of
 
 
 def _builtin():
-    from vitcore.stats import plan_store
-
     return plan_store.builtin()
 
 

@@ -51,6 +51,7 @@ from scipy import stats
 from vitcore.config.metrics import has_test_set
 from vitcore.data.fashion import DataError, shipped_test_labels
 from vitcore.stats.estimates import CONFIDENCE, Estimate, two_sided_p
+from vitcore.store.files import BadRun
 
 SEEDS_ONLY, WITH_TEST = "random seeds", "random seeds and test images"  # which interval the verdict used
 # compare's and the forest plot's extra columns: the verdict's interval kind, the seed-only interval beside
@@ -251,8 +252,6 @@ def from_store(store) -> TestSet | None:
         return None
 
     def predictions(run_id: str):
-        from vitcore.store.files import BadRun
-
         try:
             return store.predictions(run_id)  # a run of the judged table: its predictions.npy alone
         except (OSError, ValueError, BadRun):  # gone or changed since the table was read: left out

@@ -32,7 +32,9 @@ from pathlib import Path
 
 from vitcore.config import environment
 from vitcore.config.run import SCHEMA_VERSION, TRAINING_VERSION
+from vitcore.data.fashion import SHIPPED_TEST_LABELS
 from vitcore.data.regular import Refused, replace
+from vitcore.data.samples import CHECK_PATH
 from vitcore.store.files import CEILING, BadRun, read_bounded
 from vitcore.store.validate import TEMP_PREFIX, VALIDATION_VERSION
 
@@ -43,9 +45,6 @@ DIGEST = re.compile(r"[0-9a-f]{64}")
 
 def data_digest() -> str:
     """The sha256 of the data every verdict is judged with: the shipped test labels and check images."""
-    from vitcore.data.fashion import SHIPPED_TEST_LABELS
-    from vitcore.data.samples import CHECK_PATH
-
     digest = hashlib.sha256()
     for path in (SHIPPED_TEST_LABELS, CHECK_PATH):
         try:

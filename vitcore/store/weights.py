@@ -31,7 +31,11 @@ from pathlib import Path
 import numpy as np
 
 from vitcore.config.run import RunConfig
+from vitcore.data import testsplit
+from vitcore.data.patches import model_inputs
+from vitcore.data.samples import check_images, to_float
 from vitcore.model import anatomy
+from vitcore.store import memo
 from vitcore.store.files import PREDICTIONS, WEIGHTS, BadRun, OutOfMemory, read, weights_limit
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
@@ -72,7 +76,7 @@ def parsed(data: bytes | bytearray, config: RunConfig) -> dict[str, list[np.ndar
     """The arrays by layer name of a weights file's bytes when it is self-contained, bounded, finite and
     exactly the config's model's layers and shapes (vitcore.model.weights_file.load_weights); else BadRun.
     A MemoryError becomes OutOfMemory (this run skipped, not the scan)."""
-    from vitcore.model.weights_file import load_weights
+    from vitcore.model.weights_file import load_weights  # noqa: PLC0415 - h5py, only once a file is parsed
 
     if len(data) > weights_limit(config):
         raise BadRun(f"{WEIGHTS} is {len(data):,} bytes, over its limit of {weights_limit(config):,}")
@@ -106,16 +110,11 @@ def probabilities(config: RunConfig, weights: dict, images: np.ndarray) -> np.nd
     """(n, 10) class probabilities of config's model with these weights on (n, 28, 28) images (float in
     [0, 1], or uint8 pixels), in NumPy, ROWS images at a time (10,000 at once would hold the ViT's tokens,
     157 MB, or the convnet's 865 MB)."""
-    from vitcore.data.samples import to_float
+    from vitcore.model.numpy_vit import NumpyViT, convnet_probs  # noqa: PLC0415 - h5py, scipy: only to run one
 
     if config.model == "convnet":
-        from vitcore.model.numpy_vit import convnet_probs
-
         forward = functools.partial(convnet_probs, weights)
     else:
-        from vitcore.data.patches import model_inputs
-        from vitcore.model.numpy_vit import NumpyViT
-
         model = NumpyViT(config, weights)
         forward = lambda part: model.without_scores(model_inputs(config, part))[0]  # noqa: E731
     scale = to_float if images.dtype == np.uint8 else np.asarray  # uint8 pixels: 500 rows made float at a time
@@ -144,8 +143,6 @@ def screen(folder: Path, config: RunConfig, predictions: np.ndarray | None) -> t
     """BadRun unless the weights pass `checked`, the run keeps predictions, and the weights predict them on
     the CHECK_ROWS shipped test images (near ties excepted: `differing`). Cheap: every scan runs it.
     Returns `checked`'s (bytes, arrays)."""
-    from vitcore.data.samples import check_images
-
     data, weights = beside_predictions(folder, config, predictions)
     images = check_images()
     with np.errstate(all="ignore"):
@@ -160,9 +157,6 @@ def verify(folder: Path, config: RunConfig, predictions: np.ndarray | None) -> s
     """BadRun unless the weights pass `screen` and, where the official test split is on this machine,
     reproduce every stored prediction on it (near ties excepted: `differing`); once per content (the memo).
     Returns None when verified in full, else why not here (vitcore.data.testsplit.missing)."""
-    from vitcore.data import testsplit
-    from vitcore.store import memo
-
     data, weights = screen(folder, config, predictions)
     images = testsplit.images()
     if images is None:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from vitcore.analysis import noise, pairing, scaling
+from vitcore.article import claims, report
 from vitcore.config.metrics import checked_margin
 from vitcore.config.run import RunConfig
 from vitcore.stats import plan_report, plan_store, plans
@@ -42,8 +44,6 @@ class ArticleViews:
     def claims(self, margin: float = MARGIN, data_size: bool = True) -> pd.DataFrame:
         """claims.csv (article.claims.claims_table): every claim judged from the cached measurements; the data-size
         and seed-noise rows (which no margin changes) computed once."""
-        from vitcore.article import claims
-
         margin = checked_margin(margin)
         return self._cached(("claims", margin, data_size), lambda: claims.claims_table(
             self.runs, margin, data_size=data_size, test_set=self.test_set, fixed=self._fixed_claims(),
@@ -51,28 +51,20 @@ class ArticleViews:
 
     def tally(self, margins=TALLY_MARGINS) -> pd.DataFrame:
         """The claims' one tally at each margin (article.claims.tally)."""
-        from vitcore.article import claims
-
         margins = tuple(checked_margin(margin) for margin in margins)
         return self._cached(("tally", margins), lambda: claims.tally(
             self.runs, margins, test_set=self.test_set, compare=self._lenient, fixed=self._fixed_claims())).copy()
 
     def _fixed_claims(self) -> list[dict]:
-        from vitcore.article import claims
-
         return self._cached("claims_fixed", lambda: claims.fixed_rows(self.runs, self.test_set, self._crossover()))
 
     def _crossover(self):
         """The article's ViT against its convnet along the data-size curve (scaling.crossover_estimate), computed
         once for the ViT vs convnet page and the claims' data-size row (a 2,000-replicate bootstrap each)."""
-        from vitcore.analysis import scaling
-
         return self._cached("crossover", lambda: scaling.crossover_estimate(self.runs, test_set=self.test_set))
 
     def headline(self, margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
         """(article.report.headline, .headline_deltas, .headline_sentences): the article's ViT − convnet per size."""
-        from vitcore.article import report
-
         margin = checked_margin(margin)
         table, deltas, sentences = self._cached(("headline", margin), lambda: (
             report.headline(self.runs, self.timing), report.headline_deltas(self.runs, margin, compare=self._lenient),
@@ -85,15 +77,11 @@ class ArticleViews:
 
     def write_report(self, out: Path) -> list[str]:
         """headline.csv, headline_deltas.csv and headline.md into `out` (article.report.write_report)."""
-        from vitcore.article import report
-
         return report.write_report(self.runs, out, self.test_set, compare=self._lenient, timing=self.timing)
 
     def data_size(self, margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, str]:
         """The data-size curve: (scaling.curve, scaling.deltas, the crossover estimate's sentence and
         scaling.crossover's)."""
-        from vitcore.analysis import scaling
-
         margin = checked_margin(margin)
 
         def compute():
@@ -106,14 +94,10 @@ class ArticleViews:
 
     def crossover_shift(self) -> str:
         """Does the papers' small-data variant move the crossover with the convnet? (scaling.variant_sentence)"""
-        from vitcore.analysis import scaling
-
         return self._cached("crossover_shift", lambda: scaling.variant_sentence(self.runs, self.test_set))
 
     def noise(self, margin: float = MARGIN) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
         """(noise.csv's table, pairing.csv's table, the advice sentences): where the seed noise comes from."""
-        from vitcore.analysis import noise
-
         margin = checked_margin(margin)
 
         def compute():
@@ -126,8 +110,6 @@ class ArticleViews:
     def pairing_survey(self) -> tuple[pd.DataFrame, str]:
         """(every stored paired comparison with what pairing by the random seed removes, the advice over all of
         them): analysis.pairing's survey of the whole store, not of one cell, once."""
-        from vitcore.analysis import pairing
-
         def compute():
             table = pairing.survey(self.runs)
             return table, pairing.advice(table)

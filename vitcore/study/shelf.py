@@ -27,7 +27,9 @@ import os
 import tempfile
 from pathlib import Path
 
+import numpy
 import pandas as pd
+import scipy
 
 from vitcore.data.regular import Refused, replace
 from vitcore.stats.plan_report import head
@@ -46,9 +48,6 @@ PACKAGE = Path(__file__).resolve().parents[1]
 def code() -> str:
     """A digest of this code: every vitcore/*.py file (its path and bytes) and the versions of the libraries
     the numbers come from. Any edit or upgrade gives another key, so no result of older code is reused."""
-    import numpy
-    import scipy
-
     digest = hashlib.sha256(f"{numpy.__version__} {pd.__version__} {scipy.__version__}\n".encode())
     for path in sorted(PACKAGE.rglob("*.py")):
         digest.update(f"{path.relative_to(PACKAGE)}\n".encode() + path.read_bytes())

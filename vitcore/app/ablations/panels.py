@@ -6,6 +6,8 @@ UI: the landing forest plot, the metric cards, the collapse note, and the five v
 
 from __future__ import annotations
 
+import time
+
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -387,8 +389,6 @@ def warm_caches() -> dict[str, float]:
     Ablations page imports and fill the store caches of its default view (the article's ViT, or your own
     study's centre, against itself), so the first visitor does not pay for them. Returns seconds per step. The
     hook catches what this raises: a failure only means the first visitor computes what is missing."""
-    import time
-
     seconds: dict[str, float] = {}
     start = time.perf_counter()
 
@@ -396,9 +396,6 @@ def warm_caches() -> dict[str, float]:
         nonlocal start
         now = time.perf_counter()
         seconds[step], start = now - start, now
-
-    from vitcore.app import charts  # altair
-    from vitcore.app.ablations import cards, panels
 
     lap("imports")
     study = state.study()  # the runs table (scipy.stats came with the Study's summaries)
@@ -409,7 +406,7 @@ def warm_caches() -> dict[str, float]:
     histories, _ = state.run_frames(ids)
     charts.learning_curves(charts.curve_frame(histories, dict.fromkeys(ids, "runs")), ["runs"]).to_dict()
     lap("curves and confusions")  # to_dict: altair loads and checks its schema once per process
-    panels.forest_spec(cfg, "test_accuracy", MARGIN)  # the landing's forest plot: its flip effects and spec
+    forest_spec(cfg, "test_accuracy", MARGIN)  # the landing's forest plot: its flip effects and spec
     state.main_effects("test_accuracy", base=state.effects_centre(base))
     lap("flip and main effects")
     return seconds

@@ -21,6 +21,7 @@ import tempfile
 
 from vitcore.config.run import RunConfig
 from vitcore.run.spawn import quiet
+from vitcore.store.runs import RunStore
 
 POLL_SECONDS = 0.25  # how often the server looks at Cancel and the budget while the child trains
 ERROR_TAIL = 20      # lines of the child's stderr kept for the error message
@@ -36,7 +37,7 @@ def train_in_child(cfg: RunConfig, progress, store_path: str, seeds: int = 1) ->
     `progress(step, total, row)` gets each epoch (steps count over all seeds); when
     `progress.stop_reason()` (if it has one) says stop, the child is killed and the reason raised
     as vitcore.app.training.slot.Cancelled."""
-    from vitcore.app.training.slot import Cancelled
+    from vitcore.app.training.slot import Cancelled  # noqa: PLC0415 - slot imports Streamlit: never in the child
 
     read_end, write_end = os.pipe()
     command = [sys.executable, "-m", "vitcore.app.training.child", json.dumps(cfg.identity()), store_path,
@@ -82,8 +83,7 @@ def _main(argv: list[str]) -> int:
     out = os.fdopen(int(fd), "w", buffering=1)
     quiet()  # TensorFlow's native notices stay out of the error log, whose last line says why a run failed
     os.dup2(2, 1)  # anything printed goes to the error log, never into the progress pipe
-    from vitcore.run.train import Trainer  # TensorFlow: only ever in this child
-    from vitcore.store.runs import RunStore
+    from vitcore.run.train import Trainer  # noqa: PLC0415 - TensorFlow: only in this child, after quiet()
 
     cfg, store, trainer = RunConfig.from_dict(json.loads(identity)), RunStore(store_path), Trainer()
     seeds = int(seeds)

@@ -41,7 +41,7 @@ def framed(rgb: np.ndarray, width: int = 2) -> np.ndarray:
 
 def token_numbers(rgb: np.ndarray, patch: int, scale: int = PIXEL) -> np.ndarray:
     """Each patch's token number (row by row from the top left) in its top-left corner, blue on a white halo."""
-    from PIL import Image, ImageDraw, ImageFont
+    from PIL import Image, ImageDraw, ImageFont  # noqa: PLC0415 - PIL, for this one picture
 
     grid, size = rgb.shape[0] // (patch * scale), patch * scale
     picture = Image.fromarray((np.clip(rgb, 0, 1) * 255).astype(np.uint8))
