@@ -21,7 +21,6 @@ from vitcore.app import charts, claims_view, fmt, state, tables
 from vitcore.app.selection import BASELINE, VIEWS, seed_counts
 from vitcore.stats import summaries as stats
 from vitcore.store.runs import RunStore
-from vitcore.study import Study
 
 SHOTS = ROOT / "screenshots"
 # url path (st.Page's default: the file name) -> screenshot name
@@ -233,7 +232,7 @@ def test_claims_and_vit_vs_convnet_show_their_tables_and_charts(at_1400):
     origins = page.locator('[data-testid="stTable"]')  # each setting in full, wrapped inside the screen
     box = origins.bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= 1400, box
-    longest = max(Study.open(state.STORE_PATH).claims()["setting"], key=len)  # the page's own ledger
+    longest = max(tables.claims(state.margin({}))["setting"], key=len)  # the page's own ledger (the app's Study: once)
     assert origins.get_by_text(longest, exact=True).is_visible()
     nav = page.locator('[data-testid="stSidebarNav"]')  # served through app.py's st.navigation
     assert nav.get_by_text("Claims", exact=True).count() == 1 and nav.get_by_text("Runs & downloads").count() == 1
