@@ -22,7 +22,6 @@ from vitcore.app.selection import BASELINE, VIEWS, seed_counts
 from vitcore.stats import summaries as stats
 from vitcore.stats.estimates import NOT_COMPARABLE
 from vitcore.store.runs import RunStore
-from vitcore.study import Study
 
 SHOTS = ROOT / "screenshots"
 # url path (st.Page's default: the file name) -> screenshot name
@@ -127,7 +126,7 @@ def test_a_shared_link_to_any_page_works_on_a_fresh_server(browser, tmp_path):
             page.close()
 
 
-def test_first_hour_layout(server, browser, at_1400, at_400):
+def test_first_hour_layout(at_1400, at_400):
     """The first hour's layout, one screenshot each: the sidebar's baseline box in full (sidebar.png), the
     Runs page's sorted seeds, fitted table and file-by-file downloads (runs.png), the Claims table's Source
     beside each claim (claims.png), a variant's metric control inside the views it changes
@@ -139,11 +138,9 @@ def test_first_hour_layout(server, browser, at_1400, at_400):
     table = RunStore(ROOT / "cached_runs").table()
     seeds = seed_counts(table)[BASELINE.config_id]  # what the committed store holds today
     assert sidebar.get_by_text(f"Baseline: ViT p7 pre-LN pos · 4,000 rows, {seeds} seeds stored.").is_visible()
-    page = open_page(browser, f"{server.url}/?norm=batch")
-    try:
-        assert page.get_by_text("Metric for the effects").count() == 0  # Learning curves: it would change nothing
-    finally:
-        page.close()
+    # a variant's first view (VIEWS[0], Learning curves), as at_400 opened it: the control would change nothing there
+    learning = at_400[VIEW_PAGES[f"?norm=batch&view={quote_plus(VIEWS[0])}"]]
+    assert learning.get_by_text("Metric for the effects").count() == 0
     assert at_1400[VIEW_PAGES[VARIANT_EFFECTS]].get_by_text("Metric for the effects").count() == 1  # in its view
     page = at_400["ablations"]
     assert page.locator('[data-testid="stException"]').count() == 0
@@ -158,23 +155,21 @@ def test_first_hour_layout(server, browser, at_1400, at_400):
         assert 0 <= word["x"] and word["x"] + word["width"] <= 400, (text, word)
 
 
-@pytest.mark.parametrize("width", [1400, 400])
-def test_every_forest_row_names_its_source(server, browser, width):
-    """The landing's forest plot at 1,400 and 400 px: every row's third line — blind / seen / fixed sample and a
-    confirmed question's outcome (charts.with_source) — drawn in full and inside the screen (forest_<width>.png)."""
+@pytest.mark.parametrize("walk, width", [("at_1400", 1400), ("at_400", 400)], ids=["1400", "400"])
+def test_every_forest_row_names_its_source(request, walk, width):
+    """The landing's forest plot at 1,400 and 400 px (the landing as that width's walk opened it, on a width × 800
+    screen): every row's third line — blind / seen / fixed sample and a confirmed question's outcome
+    (charts.with_source) — drawn in full and inside the screen (forest_<width>.png)."""
     frame = charts.with_source(tables.flip_frame(state.flip_effects(BASELINE), "test_accuracy"))
-    page = open_page(browser, server.url, width=width, height=800)
-    try:
-        forest = page.locator('[data-testid="stVegaLiteChart"]').first
-        forest.screenshot(path=str(SHOTS / f"forest_{width}.png"))
-        drawn = [t.strip() for t in forest.locator("svg text").evaluate_all("all => all.map(t => t.textContent)")]
-        for source in frame["source"]:
-            assert drawn.count(source) >= (frame["source"] == source).sum(), (source, drawn)  # one per row, uncut
-        for text in forest.locator("svg text", has_text=re.compile(r"^(blind|seen|fixed sample|exploratory)")).all():
-            box = text.bounding_box()
-            assert 0 <= box["x"] and box["x"] + box["width"] <= width, (text.text_content(), box)
-    finally:
-        page.close()
+    page = request.getfixturevalue(walk)["ablations"]
+    forest = page.locator('[data-testid="stVegaLiteChart"]').first
+    forest.screenshot(path=str(SHOTS / f"forest_{width}.png"))
+    drawn = [t.strip() for t in forest.locator("svg text").evaluate_all("all => all.map(t => t.textContent)")]
+    for source in frame["source"]:
+        assert drawn.count(source) >= (frame["source"] == source).sum(), (source, drawn)  # one per row, uncut
+    for text in forest.locator("svg text", has_text=re.compile(r"^(blind|seen|fixed sample|exploratory)")).all():
+        box = text.bounding_box()
+        assert 0 <= box["x"] and box["x"] + box["width"] <= width, (text.text_content(), box)
 
 
 def test_training_rows_read_by_the_number_rule_and_links_keep_plain_numbers(server, browser):
@@ -238,7 +233,7 @@ def test_claims_and_vit_vs_convnet_show_their_tables_and_charts(at_1400):
     origins = page.locator('[data-testid="stTable"]')  # each setting in full, wrapped inside the screen
     box = origins.bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= 1400, box
-    longest = max(Study.open(state.STORE_PATH).claims()["setting"], key=len)  # the page's own ledger
+    longest = max(tables.claims(state.margin({}))["setting"], key=len)  # the page's own ledger (the app's Study: once)
     assert origins.get_by_text(longest, exact=True).is_visible()
     nav = page.locator('[data-testid="stSidebarNav"]')  # served through app.py's st.navigation
     assert nav.get_by_text("Claims", exact=True).count() == 1 and nav.get_by_text("Runs & downloads").count() == 1
