@@ -18,7 +18,7 @@ from vitcore.app.selection import (
 from vitcore.app.walkthrough import walk
 from vitcore.article.claims import CLAIMS
 from vitcore.config.run import RunConfig
-from vitcore.stats.estimates import BETTER
+from vitcore.stats.estimates import BETTER, EQUIVALENT, WORSE
 from vitcore.study import Study
 
 
@@ -90,3 +90,18 @@ def test_claim_links_select_both_configs_on_the_ablations_page():
 def test_claims_csv_is_plain_to_csv():
     frame = pd.DataFrame({"claim": ["≈ 0 − x"], "mean_delta": [0.1]})
     assert claims_view.csv_bytes(frame) == "claim,mean_delta\n≈ 0 − x,0.1\n".encode()
+
+
+def test_the_headline_tables_show_the_interval_each_verdict_reads():
+    """Before: "95% CI" beside "equivalent" (the 95% interval, which may reach past the margin while the equivalence
+    test reads the 90% one). Now each row shows the interval its verdict reads and says which."""
+    rows = pd.DataFrame([
+        {"train_rows": 4_000, "metric": "test_accuracy", "vit_mean": 0.79, "convnet_mean": 0.788, "mean_delta": 0.002,
+         "ci_low": -0.004, "ci_high": 0.0105, "ci90_low": -0.003, "ci90_high": 0.007, "n_pairs": 10,
+         "verdict": EQUIVALENT},
+        {"train_rows": 4_000, "metric": "gap", "vit_mean": 0.1, "convnet_mean": 0.01, "mean_delta": 0.09,
+         "ci_low": 0.08, "ci_high": 0.1, "ci90_low": 0.082, "ci90_high": 0.098, "n_pairs": 10, "verdict": WORSE}])
+    for table in (walk.headline_table(rows), walk.scaling_table(rows)):
+        equivalent, worse = table.set_index("Verdict").loc[[EQUIVALENT, WORSE], ["Interval", "Interval is"]].values
+        assert list(equivalent) == ["[-0.0030, +0.0070]", "90% CI"] and list(worse) == ["[+0.0800, +0.1000]", "95% CI"]
+        assert "95% CI" not in table.columns

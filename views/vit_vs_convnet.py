@@ -7,7 +7,7 @@ import streamlit as st
 from vitcore.app import layout, state, tables
 from vitcore.app.walkthrough import walk
 from vitcore.app.walkthrough.walk_charts import data_size_curve, gap_bars, paired_delta
-from vitcore.study.words import EQUIVALENT, INCONCLUSIVE
+from vitcore.study.words import EQUIVALENT, INCONCLUSIVE, INTERVAL_HELP
 
 st.title("ViT vs convnet, re-measured")
 st.caption(tables.headline_claim())
@@ -34,7 +34,8 @@ else:
         layout.side_by_side(paired_delta(walk.delta_frame(scaling_deltas)))
         st.markdown(f"**Where the lead changes sides.** {crossover}")
         with st.expander("The paired Δ per row count, as a table"):
-            st.dataframe(walk.scaling_table(scaling_deltas), hide_index=True, width="stretch")
+            st.dataframe(walk.scaling_table(scaling_deltas), hide_index=True, width="stretch",
+                         column_config={"Interval": st.column_config.TextColumn(help=INTERVAL_HELP)})
     st.markdown(f"**Does the papers' small-data recipe move it?** {tables.crossover_shift()}")
     st.caption("The variant is the article's ViT with Shifted Patch Tokenization and Locality Self-Attention (Lee, "
                "Lee & Song 2021), its line in the curve above. Its crossover is estimated as the ViT's; the shift "
@@ -43,7 +44,8 @@ else:
 
 st.subheader("The headline: test accuracy, paired by random seed")
 st.dataframe(walk.headline_table(deltas), hide_index=True, width="stretch",
-             column_config={"Metric": st.column_config.TextColumn(width="large")})
+             column_config={"Metric": st.column_config.TextColumn(width="large"),
+                            "Interval": st.column_config.TextColumn(help=INTERVAL_HELP)})
 with st.expander("The headline in sentences"):
     st.markdown("\n".join(f"- {sentence}" for sentence in sentences))
 st.caption("Each Δ is ViT − convnet within one random seed (same training rows, same data sample), averaged over "

@@ -15,7 +15,7 @@ from vitcore.article.sources import SEED_VIT_TEST_ACCURACY
 from vitcore.config.metrics import TABLE, known
 from vitcore.config.metrics import metric as metric_entry
 from vitcore.study import intervals
-from vitcore.study.words import CURVE_METRICS
+from vitcore.study.words import CURVE_METRICS, interval_kind, verdict_interval
 
 OPTIMISTIC = "selected on the validation split (optimistic)"
 SINGLE_SEED_METRICS = known("best_val_accuracy", "gap")  # what the source article states for one random seed
@@ -32,19 +32,20 @@ def metric_label(metric: str) -> str:
 def headline_table(deltas: pd.DataFrame) -> pd.DataFrame:
     """report.headline_deltas as shown: one row per row count and metric, test accuracy first; the two
     means are over the paired random seeds only, Δ = ViT − convnet per random seed; the interval is the one the
-    verdict goes with (vitcore.study.intervals)."""
+    verdict reads (words.verdict_interval: the 95% one, or beside "equivalent" the 90% one its equivalence test
+    reads), "Interval is" says which."""
     order = {name: at for at, name in enumerate(TABLE)}  # the metric registry's order (test accuracy first)
-    part = intervals.with_chosen(deltas).assign(_order=deltas["metric"].map(order))
+    part = deltas.assign(_order=deltas["metric"].map(order)).sort_values(["train_rows", "_order"])
     rows = []
-    for r in part.sort_values(["train_rows", "_order"]).itertuples():
-        places = fmt.digits(r.metric)
-        rows.append({"Rows": fmt.rows(r.train_rows), "Metric": metric_label(r.metric),
-                     "ViT": fmt.number(r.vit_mean, places), "convnet": fmt.number(r.convnet_mean, places),
-                     "Δ ViT − convnet": fmt.delta(r.mean_delta, places),
-                     "95% CI": fmt.ci(r.chosen_low, r.chosen_high, places), "Pairs": int(r.n_pairs),
-                     "Verdict": r.verdict})
-    return pd.DataFrame(rows, columns=["Rows", "Metric", "Verdict", "Δ ViT − convnet", "ViT", "convnet", "95% CI",
-                                       "Pairs"])  # the key columns first: they show at 400 px
+    for r in part.to_dict("records"):
+        places = fmt.digits(r["metric"])
+        rows.append({"Rows": fmt.rows(r["train_rows"]), "Metric": metric_label(r["metric"]),
+                     "ViT": fmt.number(r["vit_mean"], places), "convnet": fmt.number(r["convnet_mean"], places),
+                     "Δ ViT − convnet": fmt.delta(r["mean_delta"], places),
+                     "Interval": verdict_interval(r, places), "Interval is": interval_kind(r),
+                     "Pairs": int(r["n_pairs"]), "Verdict": r["verdict"]})
+    return pd.DataFrame(rows, columns=["Rows", "Metric", "Verdict", "Δ ViT − convnet", "Interval", "ViT", "convnet",
+                                       "Pairs", "Interval is"])  # the key columns first: they show at 400 px
 
 
 def _where(row) -> str:
@@ -114,13 +115,13 @@ def delta_frame(deltas: pd.DataFrame) -> pd.DataFrame:
 
 
 def scaling_table(deltas: pd.DataFrame) -> pd.DataFrame:
-    """Paired ViT − convnet per row count: Rows, Metric, Verdict, Δ, 95% CI (the verdict's), Pairs (the key columns
-    first)."""
-    chosen = intervals.with_chosen(deltas)
+    """Paired ViT − convnet per row count: Rows, Metric, Verdict, Δ, the interval the verdict reads (as
+    headline_table's), Pairs, which interval it is (the key columns first)."""
+    rows = deltas.to_dict("records")
     return pd.DataFrame({"Rows": deltas["train_rows"].map(fmt.rows), "Metric": deltas["metric"].map(metric_label),
                          "Verdict": deltas["verdict"], "Δ ViT − convnet": deltas["mean_delta"].map(fmt.delta),
-                         "95% CI": [fmt.ci(lo, hi) for lo, hi in zip(chosen[intervals.LOW], chosen[intervals.HIGH])],
-                         "Pairs": deltas["n_pairs"].astype(int)})
+                         "Interval": [verdict_interval(r, fmt.digits(r["metric"])) for r in rows],
+                         "Pairs": deltas["n_pairs"].astype(int), "Interval is": [interval_kind(r) for r in rows]})
 
 
 OURS, ARTICLE = "ours (mean ± sd over random seeds)", "the source article (one random seed)"  # gap_frame's sources
