@@ -21,6 +21,7 @@ from vitcore.stats import plan, plan_store, seconds, summaries, testset
 from vitcore.stats.compare import compare
 from vitcore.stats.estimates import NOT_COMPARABLE
 from vitcore.store.runs import RunStore
+from vitcore.study import intervals
 
 MIRROR = {v.BETTER: v.WORSE, v.SLIGHTLY_BETTER: v.SLIGHTLY_WORSE, v.HIGHER: v.LOWER,
           v.SLIGHTLY_HIGHER: v.SLIGHTLY_LOWER}
@@ -49,8 +50,10 @@ def assert_same(a: dict, b: dict, flipped: bool = False, where: str = "") -> Non
     for name in [n for n in SHARED[1:] if n in b]:  # a chart's data holds what it draws and its tooltip
         assert b[name] == pytest.approx(a[name], nan_ok=True) if name not in EXACT else b[name] == a[name], where
     sign = -1 if flipped else 1
-    low, high = (sign * a["ci_adj_high"], sign * a["ci_adj_low"]) if flipped else (a["ci_adj_low"], a["ci_adj_high"])
-    assert (b["ci_adj_low"], b["ci_adj_high"]) == pytest.approx((low, high), nan_ok=True), where
+    low, high = plan.chosen(a).interval  # the interval that goes with the verdict, chosen in one place
+    low, high = (sign * high, sign * low) if flipped else (low, high)
+    drawn = (b[intervals.LOW], b[intervals.HIGH]) if intervals.LOW in b else plan.chosen(b).interval  # a chart's ends
+    assert drawn == pytest.approx((low, high), nan_ok=True), where
     assert b["mean_delta"] == pytest.approx(sign * a["mean_delta"], nan_ok=True), where
 
 
