@@ -225,7 +225,12 @@ def test_another_margin_is_exploratory_never_a_replay_of_the_looks(tmp_path):
     store = _pair_store(tmp_path, [*range(20), *range(40, 50)], effect=0.004)  # 40-49: beyond the plan's 0-39
     sel = RunConfig(train_rows=1000, norm_placement="post")
     planned_row = compare(store.table(), sel, margin=0.01).metrics.iloc[0]
-    other = compare(store.table(), sel, margin=0.02).metrics.iloc[0]
+    other_comparison = compare(store.table(), sel, margin=0.02)
+    other = other_comparison.metrics.iloc[0]
+    # pairs.csv lists the pairs behind each Δ: the 20 the verdict used, which average to its mean_delta (before:
+    # all 30 stored pairs beside "n=20")
+    behind = other_comparison.pairs[other_comparison.pairs["metric"] == other["metric"]]
+    assert sorted(behind["seed"]) == list(range(20)) and behind["delta"].mean() == pytest.approx(other["mean_delta"])
     assert planned_row["plan"].startswith("planned (builtin)") and planned_row["looks_planned"] == 4
     assert other["plan"] == ("exploratory at ±0.02, blind random seeds 0–39 (plan builtin, planned at ±0.01): "
                              "fixed-sample test on 20 pairs")

@@ -259,9 +259,12 @@ def judged(measured: list[Measurement], margin: float = MARGIN, runs: pd.DataFra
     `runs`) adds the per-class and confusion-matrix Δs."""
     contrast = measured[0].contrast
     selection, baseline = contrast.selection, contrast.baseline
-    frame = pd.DataFrame([m.judged(margin).row() for m in measured], columns=[*METRIC_COLUMNS, *plan.NEEDS_COLUMNS])
+    verdicts = [m.judged(margin) for m in measured]
+    frame = pd.DataFrame([v.row() for v in verdicts], columns=[*METRIC_COLUMNS, *plan.NEEDS_COLUMNS])
     frame[plan.LEAD_COLUMNS] = ""
-    long = pd.concat([m.pairs for m in measured], ignore_index=True)
+    # the pairs behind each verdict: a planned test accuracy's are its look's (or, at another margin, the plan's
+    # random seeds it holds), so pairs.csv's Δs average to metrics.csv's mean_delta over its n_pairs
+    long = pd.concat([v.measurement.pairs for v in verdicts], ignore_index=True)
     classes = confusion = None
     if confusions is not None:
         classes, confusion = class_deltas(confusions, runs_of(runs, selection), runs_of(runs, baseline),
