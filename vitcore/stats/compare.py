@@ -73,17 +73,10 @@ def pair_runs(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str) -> pd.
     extra = [c for c in ("run_id", "timing_group", "trained_at") if c in baseline.columns and c in variant.columns]
     if metric != "seconds" or "timing_group" not in extra:
         return _pair_unique(baseline, variant, metric, extra)
-    within = "timing_group"
-    for name, frame in (("baseline", baseline), ("variant", variant)):
-        if frame.duplicated(PAIR_KEY + [within]).any():
-            raise ValueError(f"{name} has several runs for one (train_rows, seed): pass one config's runs")
-    pairs = match(baseline[PAIR_KEY + extra + [metric]].rename(columns={metric: "baseline"}),
-                  variant[PAIR_KEY + extra + [metric]].rename(columns={metric: "variant"}), within=within)
+    pairs = pair_runs_merged(baseline, variant, metric, extra, within="timing_group")
     group = timing_group(pairs)
-    pairs = pairs[(pairs["timing_group_baseline"] == group) & (pairs["timing_group_variant"] == group)]
-    pairs = pairs.reset_index(drop=True)
-    pairs["delta"] = pairs["variant"] - pairs["baseline"]
-    return pairs
+    return pairs[(pairs["timing_group_baseline"] == group) & (pairs["timing_group_variant"] == group)].reset_index(
+        drop=True)
 
 
 def _pair_unique(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, extra: list[str]) -> pd.DataFrame:
@@ -117,13 +110,15 @@ def _pair_unique(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, ext
     return pairs
 
 
-def pair_runs_merged(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, extra: list[str]) -> pd.DataFrame:
-    """pair_runs by `match`'s merge (keys unique on each side): the rule _pair_unique reproduces."""
+def pair_runs_merged(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, extra: list[str],
+                     within: str | None = None) -> pd.DataFrame:
+    """pair_runs by `match`'s merge, keys unique on each side (with `within`, per value of that column too): the
+    rule _pair_unique reproduces, and the seconds' pairing within a timing group."""
     for name, frame in (("baseline", baseline), ("variant", variant)):
-        if frame.duplicated(PAIR_KEY).any():
+        if frame.duplicated(PAIR_KEY + ([within] if within else [])).any():
             raise ValueError(f"{name} has several runs for one (train_rows, seed): pass one config's runs")
     pairs = match(baseline[PAIR_KEY + extra + [metric]].rename(columns={metric: "baseline"}),
-                  variant[PAIR_KEY + extra + [metric]].rename(columns={metric: "variant"}))
+                  variant[PAIR_KEY + extra + [metric]].rename(columns={metric: "variant"}), within=within)
     pairs["delta"] = pairs["variant"] - pairs["baseline"]
     return pairs
 
