@@ -80,6 +80,29 @@ def train_command(cfg: RunConfig, store: Path) -> list[str]:
     return ["run", *flags, "--store", str(store)]
 
 
+_SYNCED: list[str] = []
+
+
+def pytest_configure(config):
+    """The docs' copies of the verdict, claim and reading words (scripts/sync_docs.py) written from their one
+    definition before any test reads them, once per session (the xdist controller, not each worker): a word renamed
+    at its constant is renamed in the README and docs/methods-and-verdicts.md too, and fails no docs check. CI runs
+    `scripts/sync_docs.py --check` first, so a stale copy never reaches main; the header names what was rewritten."""
+    if hasattr(config, "workerinput"):
+        return
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sync_docs", ROOT / "scripts" / "sync_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    _SYNCED.extend(module.sync(ROOT))
+
+
+def pytest_report_header(config):
+    if _SYNCED:
+        return f"scripts/sync_docs.py rewrote the generated words in: {', '.join(_SYNCED)}"
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items):
     """The xdist group of each test without one: `tiny_store` for its users (trained once), `page_store` for the app
