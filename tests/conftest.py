@@ -90,6 +90,14 @@ def pytest_configure(config):
     `scripts/sync_docs.py --check` first, so a stale copy never reaches main; the header names what was rewritten."""
     if hasattr(config, "workerinput"):
         return
+    if hasattr(config.option, "loadscopereorder"):  # the groups go out in pytest_collection_modifyitems' order
+        config.option.loadscopereorder = False
+    # The suite starts a few hundred Python processes (pytest's workers, the CLI, trainings, servers): each compiles
+    # vitcore and the test modules again unless their bytecode is cached, which PYTHONDONTWRITEBYTECODE (set on some
+    # machines, this project's CI among them) forbids; caching it halves a worker's collection (8 -> 4 CPU-s).
+    # __pycache__ is git-ignored. Set here, before xdist starts its workers, so they and their children inherit it.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("sync_docs", ROOT / "scripts" / "sync_docs.py")
@@ -103,14 +111,29 @@ def pytest_report_header(config):
         return f"scripts/sync_docs.py rewrote the generated words in: {', '.join(_SYNCED)}"
 
 
+# The longest xdist groups, in seconds of wall on two idle cores (the whole suite's per-test durations, 2026-12-05):
+# handed out first (longest first), so no long group starts last and leaves one core idle at the end. Before, xdist
+# ordered groups by their number of tests: the Ray group (4 tests, 200 s) started at 515 s and ended the run alone.
+# Only the order depends on these figures, never a result; a group not listed follows, largest first.
+LONGEST_GROUPS = {"ray": 200, "test_browser": 140, "test_sweep": 134, "page_store": 67, "tiny_store": 64,
+                  "committed_study": 63, "test_train": 53, "test_own_runs": 41, "test_plans": 41,
+                  "test_plan_store": 32, "test_verify": 30, "test_one_verdict": 29, "test_compile_cache": 28}
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     """The xdist group of each test without one: `tiny_store` for its users (trained once), `page_store` for the app
-    renders of page_store (the landing's analyses of it computed once, in one worker's caches), else its file."""
+    renders of page_store (the landing's analyses of it computed once, in one worker's caches), else its file. Then
+    the longest groups first (LONGEST_GROUPS; xdist's own reordering by test count is turned off, pytest_configure),
+    each group's tests in their own order."""
+    groups = {}
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             group = next((name for name in ("tiny_store", "page_store") if name in item.fixturenames), item.path.stem)
             item.add_marker(pytest.mark.xdist_group(group))
+        groups.setdefault(item.get_closest_marker("xdist_group").args[0], []).append(item)
+    order = sorted(groups, key=lambda g: (-LONGEST_GROUPS.get(g, 0), -len(groups[g])))
+    items[:] = [item for group in order for item in groups[group]]
 
 
 @pytest.fixture(scope="session", autouse=True)
