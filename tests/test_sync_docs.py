@@ -45,9 +45,9 @@ def test_every_definition_is_in_its_generated_block():
 def test_a_stale_block_is_named_by_check_and_rewritten_by_sync(docs):
     readme = docs / "README.md"
     original = readme.read_text()
-    readme.write_text(original.replace(f"- **{INCONCLUSIVE}** — ", "- **undecided** — ", 1))
+    readme.write_text(original.replace(f"- **{INCONCLUSIVE}** — ", f"- **{INCONCLUSIVE}, stale** — ", 1))
     assert sync_docs.sync(docs, check=True) == ["README.md"]
-    assert "**undecided**" in readme.read_text()  # --check writes nothing
+    assert f"**{INCONCLUSIVE}, stale**" in readme.read_text()  # --check writes nothing
     assert sync_docs.sync(docs) == ["README.md"] and readme.read_text() == original
     assert sync_docs.sync(docs, check=True) == []
     # text outside the markers is the document's own: never touched
@@ -112,7 +112,7 @@ def test_the_command_line_exit_codes(docs, monkeypatch, capsys):
     monkeypatch.setattr(sync_docs.sync, "__defaults__", (docs, False))
     assert sync_docs.main(["--check"]) == 0 and capsys.readouterr().out == ""
     readme = docs / "README.md"
-    readme.write_text(readme.read_text().replace(f"- **{INCONCLUSIVE}** — ", "- **undecided** — ", 1))
+    readme.write_text(readme.read_text().replace(f"- **{INCONCLUSIVE}** — ", f"- **{INCONCLUSIVE}, stale** — ", 1))
     assert sync_docs.main(["--check"]) == 1 and "README.md: stale" in capsys.readouterr().out
     assert sync_docs.main([]) == 0 and "README.md: rewritten" in capsys.readouterr().out
     readme.write_text(readme.read_text().replace(sync_docs.END, "", 1))
