@@ -48,7 +48,7 @@ def test_compare_writes_the_three_tables(filled, tmp_path, capsys):
     assert list(pd.read_csv(out / "classes.csv").columns) == CLASS_COLUMNS
     assert list(pd.read_csv(out / "confusion_delta.csv").columns) == CONFUSION_COLUMNS
     printed = capsys.readouterr().out
-    assert "paired over random seeds 0, 1, 2, 3" in printed
+    assert "paired over random seeds 0–3 (4 pairs; each row's n: the pairs its verdict reads)" in printed
     lines = {line.split()[0]: line for line in printed.splitlines() if line.startswith("  ") and " Δ " in line}
     number = r"[+-][\d,]+\.\d{%d}"  # the app's rule: seconds to 0.1 s, accuracies to 4 decimals
     for metric, places in (("seconds", 1), ("test_accuracy", 4)):

@@ -111,7 +111,8 @@ def _compare(args) -> int:
               + ", ".join(filter(None, (centres.spelled(took, _flag), centres.spelled(base_took, _baseline_item)))))
     # test accuracy's Δ with the test set's sampling, as on every page
     result = study.compare(selection, baseline, margin, confusions=study.confusions((selection, baseline)))
-    how = (f"paired over random seeds {', '.join(map(str, result.seeds))}" if result.paired
+    how = (f"paired over random seeds {words.seed_list(result.seeds)} ({len(result.seeds)} pairs; each row's n: the "
+           "pairs its verdict reads)" if result.paired
            else "UNPAIRED (Welch): the sides differ in train_rows")
     print(f"{selection.label()} ({selection.train_rows:,} rows) − {baseline.label()} "
           f"({baseline.train_rows:,} rows), {how}")

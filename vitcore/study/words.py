@@ -58,6 +58,19 @@ BROKEN, FLIP_DIRECTIONS, FLIP_MIN_PAIRS = flips.BROKEN, flips.DIRECTIONS, flips.
 SEEN = plan.SEEN  # a planned verdict decided on random seeds seen before its plan
 
 
+def seed_list(seeds) -> str:
+    """Random seeds as a header names them (the Ablations page's, `compare`'s): a run of four or more consecutive
+    ones as 'first–last' ('0–19, 1000–1039', not 60 numbers: listed one by one they took five lines above the cards
+    at the planned rows and pushed the cards' verdicts below the fold)."""
+    runs: list[list[int]] = []
+    for seed in sorted(map(int, seeds)):
+        if runs and seed == runs[-1][-1] + 1:
+            runs[-1].append(seed)
+        else:
+            runs.append([seed])
+    return ", ".join(f"{run[0]}–{run[-1]}" if len(run) >= 4 else ", ".join(map(str, run)) for run in runs)
+
+
 def needs(row) -> str:
     """'needs 41 paired random seeds for 80% assurance (31 more), as a new look, …' for an inconclusive row, or a
     planned comparison's next look ('look 2 of 4 at 20 paired random seeds (10 more)'), as the CLI says it; a count

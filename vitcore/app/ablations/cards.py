@@ -23,6 +23,7 @@ from vitcore.study.words import (  # noqa: F401 (the shared words, used here and
     marked,
     needs,
     readings_text,
+    seed_list,
     tests_text,
     unbounded,
     verdict_text,
@@ -200,19 +201,6 @@ def header(comparison, cfg: RunConfig, baseline: RunConfig) -> str:
     return (f"{who}, paired by random seed at {fmt.rows(cfg.train_rows)} rows over random seeds "
             f"{seed_list(seeds)} ({len(seeds)} pairs): {uses}.{extra} "
             f"Verdicts: {comparison.family.caption()}.")
-
-
-def seed_list(seeds) -> str:
-    """Random seeds as the header names them: a run of four or more consecutive ones as 'first–last' ('0–19, 1000–1039',
-    not 60 numbers: listed one by one they took five lines above the cards at the planned rows and pushed the cards'
-    verdicts below the fold)."""
-    runs: list[list[int]] = []
-    for seed in sorted(map(int, seeds)):
-        if runs and seed == runs[-1][-1] + 1:
-            runs[-1].append(seed)
-        else:
-            runs.append([seed])
-    return ", ".join(f"{run[0]}–{run[-1]}" if len(run) >= 4 else ", ".join(map(str, run)) for run in runs)
 
 
 CORRECTION = ("**Multiplicity.** Every comparison belongs to one correction family, the same on every view "
