@@ -290,10 +290,13 @@ def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: fl
     if base.empty or cfg.model != "vit":
         return pd.DataFrame(columns=FLIP_COLUMNS)
     rows, over = [], {metric: metric_runs(runs, metric, timing) for metric in metrics}  # as compare.measure
+    frames = {id(frame): frame for frame in over.values()}  # metrics share a table: each config's runs cut once
+    mine = {key: runs_of(frame, cfg) for key, frame in frames.items()}
     for switch, level, flipped in neighbours(runs, cfg):
         family = family_of(runs, cfg, flipped, plans)
+        theirs = {key: runs_of(frame, flipped) for key, frame in frames.items()}
         for metric in metrics:
-            delta = paired_delta(runs_of(over[metric], cfg), runs_of(over[metric], flipped), metric, margin, family,
+            delta = paired_delta(mine[id(over[metric])], theirs[id(over[metric])], metric, margin, family,
                                  test_set, (cfg, flipped))
             rows.append({"switch": switch, "from": getattr(cfg, switch), "to": level, **delta.row,
                          **said(delta.row), "variant_config_id": flipped.config_id})  # said: what it still needs
