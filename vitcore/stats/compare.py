@@ -98,7 +98,7 @@ def _pair_unique(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, ext
     ri = np.array([j for _, _, j in found], dtype=np.intp)
 
     def take(column: pd.Series, at: np.ndarray):  # the column's values at `at`, its dtype kept (no Series: faster)
-        return column.to_numpy()[at] if type(column.dtype) is np.dtype else column.array.take(at)
+        return column.to_numpy()[at] if isinstance(column.dtype, np.dtype) else column.array.take(at)
 
     columns = {k: take(b, li) for k, (b, _) in zip(PAIR_KEY, keys)}
     columns |= {f"{c}_baseline": take(baseline[c], li) for c in extra}
