@@ -86,8 +86,13 @@ class TestSet:
 
     def differences(self, selection_ids, baseline_ids) -> np.ndarray | None:
         """(pairs, images): selection right - baseline right, pair by pair; None when any run of the
-        pairs has no predictions (a subset's Δ would be another number: never mixed)."""
-        return self.combinations([[(sel, 1.0), (base, -1.0)] for sel, base in zip(selection_ids, baseline_ids)])
+        pairs has no predictions (a subset's Δ would be another number: never mixed). combinations' numbers (its
+        sums of ±1 x right are exact) from one stack per side: a Δ of every view of every comparison reads it."""
+        pairs = list(zip(selection_ids, baseline_ids))
+        sides = [[self._correct(str(run_id)) for run_id in side] for side in zip(*pairs)]
+        if not pairs or any(correct is None for side in sides for correct in side):
+            return None
+        return np.subtract(np.stack(sides[0]), np.stack(sides[1]), dtype=np.float64)  # (pairs, images)
 
     def combinations(self, terms_per_seed) -> np.ndarray | None:
         """(seeds, images): for each random seed, sum of weight x (run right) over its (run_id, weight)
