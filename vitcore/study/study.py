@@ -192,8 +192,9 @@ class Study(ArticleViews):
 
     def _measured(self, selection: RunConfig, baseline: RunConfig, metric: str) -> Measurement:
         key = ("measure", selection.config_id, baseline.config_id, metric)
-        return self._cached(key, lambda: engine.measure(self.runs, selection, baseline, metric, self.family(
-            selection, baseline), self.test_set, self.timing if metric == "seconds" else None), keep=KEPT)
+        return self._cached(key, lambda: engine.measure(  # seconds: the timing set joined once, not per Δ
+            self._with_timing() if metric == "seconds" else self.runs, selection, baseline, metric,
+            self.family(selection, baseline), self.test_set), keep=KEPT)
 
     def verdict(self, selection: RunConfig, baseline: RunConfig | None = None, metric: str = "test_accuracy",
                 margin: float = MARGIN) -> Verdict:
