@@ -154,8 +154,7 @@ def mean_squares(diffs: np.ndarray, strata=None) -> MeanSquares | None:
     counts = np.bincount(groups, minlength=classes)
     by_image = d.mean(axis=0)                                                    # (images,)
     class_mean = np.bincount(groups, by_image, classes) / counts                 # (classes,)
-    cell = (np.arange(n)[:, None] * classes + groups).ravel()                  # (pairs × images,): pair's class
-    pair_class = np.bincount(cell, d.ravel(), n * classes).reshape(n, classes) / counts  # (pairs, classes)
+    pair_class = np.stack([np.bincount(groups, row, classes) for row in d]) / counts  # (pairs, classes)
     image_effect = by_image - class_mean[groups]                                 # (images,): about its class
     ss_images = n * (image_effect ** 2).sum()
     ss_residual = ((d - pair_class[:, groups] - image_effect) ** 2).sum()       # the seed × image-in-class term
