@@ -235,7 +235,13 @@ def seeds_needed(est: Estimate, margin: float, size: int = 1, most: int = 100_00
     difference test resolving the observed Δ, or, when the observed Δ lies inside ±margin, either test
     resolving (a settled equivalence is settled). The estimate's `floor` (the test set's sampling) stays
     whatever n is, so a Δ smaller than it can is never settled (inf). NaN without a spread; inf beyond
-    `most`; never at or below the n already there (an undecided Δ needs more)."""
+    `most`; never at or below the n already there (an undecided Δ needs more). Cached on its exact arguments
+    (an Estimate is a frozen value): every view of one comparison judges the same estimate at the same margin."""
+    return _seeds_needed(est, float(margin), int(size), int(most))
+
+
+@lru_cache(maxsize=4096)
+def _seeds_needed(est: Estimate, margin: float, size: int, most: int) -> float:
     if est.n < 2 or not np.isfinite(est.scale) or est.scale <= 0 or not np.isfinite(est.mean):
         return np.nan
     df0 = est.n - 1 if est.paired else est.df  # the observed sd's degrees of freedom
