@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import numpy as np
 from scipy import stats
-from scipy.special import ndtr  # the normal cdf, without scipy.stats' per-call overhead
+from scipy.special import ndtr, stdtr  # the normal and t cdfs, without scipy.stats' per-call overhead
 
 from vitcore.config.metrics import COMPARED, NONE, REGISTRY
 from vitcore.config.metrics import metric as entry
@@ -121,6 +121,17 @@ def _t_quantile(q: float, df: float) -> float:
     return stats.t.ppf(q, df)
 
 
+def t_sf(x: float, df: float) -> float:
+    """stats.t.sf(x, df) without scipy's per-call overhead: scipy computes it as stdtr(df, -x) (the same float, bit
+    for bit, for every finite, infinite or NaN x); a df outside (0, inf] takes scipy's own path (NaN)."""
+    return stdtr(df, -x) if df > 0 else stats.t.sf(x, df)
+
+
+def t_cdf(x: float, df: float) -> float:
+    """stats.t.cdf(x, df) as t_sf: scipy's stdtr(df, x), bit for bit."""
+    return stdtr(df, x) if df > 0 else stats.t.cdf(x, df)
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A difference (selection - baseline) with its uncertainty: paired (one-sample t over the
@@ -149,8 +160,8 @@ class Estimate:
             return np.nan
         if self.se == 0:
             return 0.0 if abs(self.mean) < margin else 1.0
-        lower = stats.t.sf((self.mean + margin) / self.se, self.df)   # H0: Δ <= -margin
-        upper = stats.t.cdf((self.mean - margin) / self.se, self.df)  # H0: Δ >= +margin
+        lower = t_sf((self.mean + margin) / self.se, self.df)   # H0: Δ <= -margin
+        upper = t_cdf((self.mean - margin) / self.se, self.df)  # H0: Δ >= +margin
         return float(max(lower, upper))
 
 
@@ -198,7 +209,7 @@ def two_sided_p(mean: float, se: float, df: float) -> float:
     """The t-test's two-sided p-value for mean / se (what scipy's ttest_1samp / Welch ttest_ind give)."""
     if se == 0:
         return 1.0 if mean == 0 else 0.0
-    return float(2 * stats.t.sf(abs(mean / se), df))
+    return float(2 * t_sf(abs(mean / se), df))
 
 
 # -- power: how many paired random seeds would settle an undecided Δ ----------------------------
