@@ -46,11 +46,10 @@ from functools import lru_cache
 from typing import Callable
 
 import numpy as np
-from scipy import stats
 
 from vitcore.config.metrics import has_test_set
 from vitcore.data.fashion import DataError, shipped_test_labels
-from vitcore.stats.estimates import CONFIDENCE, Estimate, two_sided_p
+from vitcore.stats.estimates import CONFIDENCE, Estimate, t_quantile, two_sided_p
 from vitcore.store.files import BadRun
 
 SEEDS_ONLY, WITH_TEST = "random seeds", "random seeds and test images"  # which interval the verdict used
@@ -184,7 +183,7 @@ def with_floor(est: Estimate, extra: float, df: float | None = None) -> Estimate
         return est
     df = est.df if df is None else df
     se = float(np.sqrt(est.scale ** 2 / est.n + extra)) if est.paired else float(np.sqrt(est.se ** 2 + extra))
-    half = stats.t.ppf(0.5 + CONFIDENCE / 2, df) * se
+    half = t_quantile(0.5 + CONFIDENCE / 2, df) * se
     return replace(est, ci_low=est.mean - half, ci_high=est.mean + half, p_value=two_sided_p(est.mean, se, df),
                    se=se, df=df, floor=float(np.sqrt(extra)))
 
