@@ -166,8 +166,9 @@ class Study(ArticleViews):
         """ValueError when a side has no runs here (as the CLI's `compare`): not "too few seeds" but nothing run; it
         says what to ask instead (`_missing_hint`, each side's fields written as `spell[side]` says, e.g. the CLI's
         '--epochs 2')."""
+        held = self._cached("config ids", lambda: frozenset(self.runs["config_id"].unique()))  # runs_of: per verdict
         for side, cfg in (("selection", selection), ("baseline", baseline)):
-            if runs_of(self.runs, cfg).empty:
+            if cfg.config_id not in held:
                 where = f" in {self.store.root}" if self.store is not None else ""
                 raise ValueError(f"no runs of the {side}, {cfg.label()} at {cfg.train_rows:,} rows,{where} "
                                  f"({self._missing_hint(cfg, (spell or {}).get(side))})")
