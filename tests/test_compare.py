@@ -5,15 +5,19 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import ROOT
 from fakes import run_row, runs_table
 from scipy import stats as sp
 
+from vitcore.config.environment import timing_path
 from vitcore.config.run import RunConfig
 from vitcore.config.switches import REGISTRY
 from vitcore.stats import compare
 from vitcore.stats import estimates as verdicts
 from vitcore.stats import summaries as stats
 from vitcore.stats.estimates import BETTER
+from vitcore.stats.families import neighbours, runs_of
+from vitcore.store.runs import RunStore
 
 BASE = RunConfig(train_rows=1000)
 SEL = BASE.replace(norm="batch")
@@ -189,3 +193,35 @@ def test_the_dictionary_pairing_is_the_merge_frame_for_frame(world):
     assert len(compare.pair_runs(base, sel, "test_accuracy")) == 3
     with pytest.raises(ValueError, match="baseline has several runs"):
         compare.pair_runs(pd.concat([base, base.iloc[:1]]), sel, "test_accuracy")
+
+
+def merged_pairs(base: pd.DataFrame, sel: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """pair_runs by the merge alone (the rule the fast paths reproduce): within timing groups for seconds, then cut
+    to timing_group()'s group."""
+    extra = [c for c in ("run_id", "timing_group", "trained_at") if c in base.columns and c in sel.columns]
+    if metric != "seconds":
+        return compare.pair_runs_merged(base, sel, metric, extra)
+    pairs = compare.pair_runs_merged(base, sel, metric, extra, within="timing_group")
+    group = compare.timing_group(pairs)
+    return pairs[(pairs["timing_group_baseline"] == group) & (pairs["timing_group_variant"] == group)].reset_index(
+        drop=True)
+
+
+def test_the_fast_pairing_is_the_merge_on_the_committed_store(committed_table):
+    """The committed store's real sides (with the dedicated timing set beside the seconds, as compare.measure pairs
+    them): pair_runs gives the merge's frame exactly, column for column and dtype for dtype, for the article's ViT
+    at every stored train_rows against each single-switch change of it, on every metric."""
+    runs = committed_table
+    timing = RunStore(timing_path(ROOT / "cached_runs")).scan().table()
+    seen: dict[str, int] = {}
+    for rows in sorted(runs["train_rows"].unique()):
+        cfg = RunConfig(train_rows=int(rows))
+        for _, _, flipped in neighbours(runs, cfg):
+            for metric in ("test_accuracy", "gap", "seconds"):
+                over = compare.metric_runs(runs, metric, timing)
+                base, sel = runs_of(over, cfg), runs_of(over, flipped)
+                fast = compare.pair_runs(base, sel, metric)
+                pd.testing.assert_frame_equal(fast, merged_pairs(base, sel, metric), check_exact=True,
+                                              check_index_type=True)
+                seen[metric] = seen.get(metric, 0) + len(fast)
+    assert seen["seconds"] >= 50 and seen["test_accuracy"] >= 500  # real pairs compared, on both paths

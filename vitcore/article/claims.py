@@ -158,7 +158,7 @@ def evaluated(runs: pd.DataFrame, margin: float = v.MARGIN, claims=CLAIMS, test_
     comparison's card is). Claims decided by counted work are `counted_row`s, not here. `compare(selection,
     baseline, margin, metrics)`: a cached engine instead (vitcore.study.Study.compare: measured once)."""
     compare = or_uncached(compare, runs, test_set)
-    present = set(runs["config_id"]) if len(runs) else set()
+    present = set(runs["config_id"].unique()) if len(runs) else set()
     out = []
     for claim in (c for c in claims if not c.counted):
         for train_rows in sorted(int(r) for r in runs["train_rows"].unique()) if len(runs) else []:

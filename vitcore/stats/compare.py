@@ -16,6 +16,7 @@ which). Every page and the CLI use this module, so a number on screen is the num
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,11 +58,13 @@ def timing_group(pairs: pd.DataFrame) -> str:
     name). Groups timed under load nobody chose (replaced, overlapped, busy) never enter a timing comparison;
     "" when no other group holds a pair. Whether its Δ gets a verdict is seconds.timing_note's."""
     same = pairs[pairs["timing_group_baseline"] == pairs["timing_group_variant"]]
-    counts = same["timing_group_baseline"].value_counts()
-    counts = counts[[seconds.rank(g) < 2 for g in counts.index]]
-    if counts.empty:
-        return ""
-    return sorted(counts.index, key=lambda g: (counts[g] < 2, seconds.rank(g), -counts[g], g))[0]
+    return _best_group(same["timing_group_baseline"].value_counts().to_dict())
+
+
+def _best_group(counts: dict[str, int]) -> str:
+    """timing_group's choice from {timing group: pairs timed within it}."""
+    clean = [g for g in counts if seconds.rank(g) < 2]
+    return min(clean, key=lambda g: (counts[g] < 2, seconds.rank(g), -counts[g], g), default="")
 
 
 def pair_runs(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -73,6 +76,8 @@ def pair_runs(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str) -> pd.
     extra = [c for c in ("run_id", "timing_group", "trained_at") if c in baseline.columns and c in variant.columns]
     if metric != "seconds" or "timing_group" not in extra:
         return _pair_unique(baseline, variant, metric, extra)
+    if all(baseline[k].dtype == variant[k].dtype and baseline[k].dtype.kind in "iu" for k in PAIR_KEY):
+        return _pair_seconds(baseline, variant, metric, extra)
     pairs = pair_runs_merged(baseline, variant, metric, extra, within="timing_group")
     group = timing_group(pairs)
     return pairs[(pairs["timing_group_baseline"] == group) & (pairs["timing_group_variant"] == group)].reset_index(
@@ -97,17 +102,41 @@ def _pair_unique(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, ext
     li = np.array([i for _, i, _ in found], dtype=np.intp)
     ri = np.array([j for _, _, j in found], dtype=np.intp)
 
-    def take(column: pd.Series, at: np.ndarray) -> pd.Series:
-        return column.take(at).reset_index(drop=True)
+    def take(column: pd.Series, at: np.ndarray):  # the column's values at `at`, its dtype kept (no Series: faster)
+        return column.to_numpy()[at] if isinstance(column.dtype, np.dtype) else column.array.take(at)
 
     columns = {k: take(b, li) for k, (b, _) in zip(PAIR_KEY, keys)}
     columns |= {f"{c}_baseline": take(baseline[c], li) for c in extra}
     columns["baseline"] = take(baseline[metric], li)
     columns |= {f"{c}_variant": take(variant[c], ri) for c in extra}
     columns["variant"] = take(variant[metric], ri)
+    numeric = all(isinstance(columns[side], np.ndarray) and columns[side].dtype.kind == "f"
+                  for side in ("baseline", "variant"))
+    if numeric:  # the subtraction the Series would do, on its arrays
+        columns["delta"] = columns["variant"] - columns["baseline"]
     pairs = pd.DataFrame(columns)
-    pairs["delta"] = pairs["variant"] - pairs["baseline"]
+    if not numeric:
+        pairs["delta"] = pairs["variant"] - pairs["baseline"]
     return pairs
+
+
+_NO_GROUP = object()  # a missing timing group: pairs within it never count (timing_group compares with ==)
+
+
+def _pair_seconds(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, extra: list[str]) -> pd.DataFrame:
+    """pair_runs for seconds, frame for frame what the merge within timing groups then the cut to timing_group()'s
+    group gives: that group chosen from sets of (train_rows, random seed, group) keys, then _pair_unique on the two
+    sides' runs of that group (no merge of every group: seconds are paired for every Δ of every view)."""
+    shared = None
+    for name, frame in (("baseline", baseline), ("variant", variant)):
+        groups = [g if isinstance(g, str) else _NO_GROUP for g in frame["timing_group"].to_numpy(object)]
+        keys = list(zip(*(frame[k].to_numpy() for k in PAIR_KEY), groups))
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"{name} has several runs for one (train_rows, seed): pass one config's runs")
+        shared = set(keys) if shared is None else shared & set(keys)
+    group = _best_group(Counter(g for *_, g in shared if g is not _NO_GROUP))
+    return _pair_unique(baseline[(baseline["timing_group"] == group).to_numpy(bool)],
+                        variant[(variant["timing_group"] == group).to_numpy(bool)], metric, extra)
 
 
 def pair_runs_merged(baseline: pd.DataFrame, variant: pd.DataFrame, metric: str, extra: list[str],

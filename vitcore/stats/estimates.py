@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import numpy as np
 from scipy import stats
-from scipy.special import ndtr  # the normal cdf, without scipy.stats' per-call overhead
+from scipy.special import ndtr, stdtr  # the normal and t cdfs, without scipy.stats' per-call overhead
 
 from vitcore.config.metrics import COMPARED, NONE, REGISTRY
 from vitcore.config.metrics import metric as entry
@@ -110,6 +110,28 @@ def holm(p_values) -> np.ndarray:
     return out
 
 
+def t_quantile(q: float, df: float) -> float:
+    """stats.t.ppf(q, df), cached on its exact arguments: the same few (confidence, df) recur for every Δ of a
+    store (scipy's per-call overhead was a tenth of an analysis's time); the value is scipy's, bit for bit."""
+    return _t_quantile(float(q), float(df))
+
+
+@lru_cache(maxsize=4096)
+def _t_quantile(q: float, df: float) -> float:
+    return stats.t.ppf(q, df)
+
+
+def t_sf(x: float, df: float) -> float:
+    """stats.t.sf(x, df) without scipy's per-call overhead: scipy computes it as stdtr(df, -x) (the same float, bit
+    for bit, for every finite, infinite or NaN x); a df outside (0, inf] takes scipy's own path (NaN)."""
+    return stdtr(df, -x) if df > 0 else stats.t.sf(x, df)
+
+
+def t_cdf(x: float, df: float) -> float:
+    """stats.t.cdf(x, df) as t_sf: scipy's stdtr(df, x), bit for bit."""
+    return stdtr(df, x) if df > 0 else stats.t.cdf(x, df)
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A difference (selection - baseline) with its uncertainty: paired (one-sample t over the
@@ -129,7 +151,7 @@ class Estimate:
     floor: float = 0.0
 
     def interval(self, confidence: float) -> tuple[float, float]:
-        half = stats.t.ppf(0.5 + confidence / 2, self.df) * self.se if self.df > 0 else np.nan
+        half = t_quantile(0.5 + confidence / 2, self.df) * self.se if self.df > 0 else np.nan
         return self.mean - half, self.mean + half
 
     def p_tost(self, margin: float) -> float:
@@ -138,8 +160,8 @@ class Estimate:
             return np.nan
         if self.se == 0:
             return 0.0 if abs(self.mean) < margin else 1.0
-        lower = stats.t.sf((self.mean + margin) / self.se, self.df)   # H0: Δ <= -margin
-        upper = stats.t.cdf((self.mean - margin) / self.se, self.df)  # H0: Δ >= +margin
+        lower = t_sf((self.mean + margin) / self.se, self.df)   # H0: Δ <= -margin
+        upper = t_cdf((self.mean - margin) / self.se, self.df)  # H0: Δ >= +margin
         return float(max(lower, upper))
 
 
@@ -154,7 +176,7 @@ def paired_estimate(deltas) -> Estimate:
     sd = float(values.std(ddof=1))
     se = sd / np.sqrt(n)
     mean = float(values.mean())
-    half = stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * se
+    half = t_quantile(0.5 + CONFIDENCE / 2, n - 1) * se
     return Estimate(mean, mean - half, mean + half, two_sided_p(mean, se, n - 1), n, n - 1, se, sd)
 
 
@@ -179,7 +201,7 @@ def prediction_interval(est: Estimate, confidence: float = CONFIDENCE) -> tuple[
     """Where one more paired difference (a single random seed) should fall: mean +- t * sd * sqrt(1 + 1/n)."""
     if not est.paired or est.n < 2 or not np.isfinite(est.scale):
         return np.nan, np.nan
-    half = stats.t.ppf(0.5 + confidence / 2, est.n - 1) * est.scale * np.sqrt(1 + 1 / est.n)
+    half = t_quantile(0.5 + confidence / 2, est.n - 1) * est.scale * np.sqrt(1 + 1 / est.n)
     return est.mean - half, est.mean + half
 
 
@@ -187,7 +209,7 @@ def two_sided_p(mean: float, se: float, df: float) -> float:
     """The t-test's two-sided p-value for mean / se (what scipy's ttest_1samp / Welch ttest_ind give)."""
     if se == 0:
         return 1.0 if mean == 0 else 0.0
-    return float(2 * stats.t.sf(abs(mean / se), df))
+    return float(2 * t_sf(abs(mean / se), df))
 
 
 # -- power: how many paired random seeds would settle an undecided Δ ----------------------------
@@ -224,7 +246,13 @@ def seeds_needed(est: Estimate, margin: float, size: int = 1, most: int = 100_00
     difference test resolving the observed Δ, or, when the observed Δ lies inside ±margin, either test
     resolving (a settled equivalence is settled). The estimate's `floor` (the test set's sampling) stays
     whatever n is, so a Δ smaller than it can is never settled (inf). NaN without a spread; inf beyond
-    `most`; never at or below the n already there (an undecided Δ needs more)."""
+    `most`; never at or below the n already there (an undecided Δ needs more). Cached on its exact arguments
+    (an Estimate is a frozen value): every view of one comparison judges the same estimate at the same margin."""
+    return _seeds_needed(est, float(margin), int(size), int(most))
+
+
+@lru_cache(maxsize=4096)
+def _seeds_needed(est: Estimate, margin: float, size: int, most: int) -> float:
     if est.n < 2 or not np.isfinite(est.scale) or est.scale <= 0 or not np.isfinite(est.mean):
         return np.nan
     df0 = est.n - 1 if est.paired else est.df  # the observed sd's degrees of freedom
@@ -339,11 +367,11 @@ def settle_probability(delta: float, sigma, n: int, margin: float, level: float,
     s = sigma * np.sqrt(_chi2_over_df(df))                                   # (..., NODES): the new sample's sd
     se_hat = np.sqrt(s ** 2 / n + floor ** 2)                                # what the tests will use
     spread = np.sqrt(sigma ** 2 / n + floor ** 2)                            # how the new mean scatters
-    resolve = stats.t.ppf(1 - level / 2, df) * se_hat                        # |mean| beyond it: resolved
+    resolve = t_quantile(1 - level / 2, df) * se_hat                        # |mean| beyond it: resolved
     if abs(delta) >= margin:
         p = ndtr((abs(delta) - resolve) / spread)                   # resolved in Δ's direction
     else:
-        inside = np.maximum(margin - stats.t.ppf(1 - level, df) * se_hat, 0)  # |mean| within it: equivalent
+        inside = np.maximum(margin - t_quantile(1 - level, df) * se_hat, 0)  # |mean| within it: equivalent
         low, high = np.minimum(inside, resolve), resolve                      # unsettled: low <= |mean| <= high
         unsettled = (ndtr((high - delta) / spread) - ndtr((low - delta) / spread)
                      + ndtr((-low - delta) / spread) - ndtr((-high - delta) / spread))

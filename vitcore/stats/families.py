@@ -84,7 +84,7 @@ def neighbours(runs: pd.DataFrame, cfg: RunConfig) -> list[tuple[str, object, Ru
     FLIP_FIELDS, in FLIP_FIELDS then level order."""
     if cfg.model != "vit":
         return []
-    present = set(runs["config_id"])
+    present = set(runs["config_id"].unique())  # not every row: an arrow column iterates slowly
     found = []
     for field in FLIP_FIELDS:
         for level in levels(runs, field):

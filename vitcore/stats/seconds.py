@@ -71,7 +71,7 @@ def with_timing_set(runs: pd.DataFrame, timing: pd.DataFrame | None) -> pd.DataF
     set repeats the store's configs and random seeds."""
     if timing is None or timing.empty or runs is None or runs.empty or "config_id" not in runs.columns:
         return runs
-    return pd.concat([runs, timing[timing["config_id"].isin(runs["config_id"])]], ignore_index=True)
+    return pd.concat([runs, timing[timing["config_id"].isin(runs["config_id"].unique())]], ignore_index=True)
 
 
 def seconds_summary(runs: pd.DataFrame) -> dict:

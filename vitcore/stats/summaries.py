@@ -149,8 +149,12 @@ def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, 
     contrast = sum(sign * wide[level] for level, sign in weights.items()).dropna()
     ids = None
     if has_test_set(metric) and test_set is not None:
-        ids = vit.pivot_table(index=["train_rows", *others, "seed"], columns=list(factors), values="run_id",
-                              aggfunc="first")
+        table_ids = vit.pivot_table(index=["train_rows", *others, "seed"], columns=list(factors), values="run_id",
+                                    aggfunc="first")
+        # ids[(train_rows, *cell, seed)][level]: the run id as table_ids.loc gives it, read from dictionaries (one
+        # .loc per run and seed was most of a main effect's time)
+        ids = {key: dict(zip(table_ids.columns, row))
+               for key, row in zip(table_ids.index, table_ids.to_numpy(object, na_value=np.nan))}
     spread = wide[list(weights)].groupby(level=list(range(wide.index.nlevels - 1)))  # per config, over seeds
     for rows, part in contrast.groupby(level="train_rows"):
         table = part.droplevel("train_rows").unstack("seed")  # rows: cells of the other switches, columns: seeds
@@ -161,7 +165,7 @@ def _contrast(vit: pd.DataFrame, weights: dict[tuple, int], factors: tuple[str, 
         elif table.size:
             est = paired_estimate(table.mean(axis=0))
             diffs = None if ids is None else test_set.combinations(
-                [[(ids.loc[(rows, *_cell(cell), seed), level], sign / len(table.index))
+                [[(ids[(rows, *_cell(cell), seed)][level], sign / len(table.index))
                   for cell in table.index for level, sign in weights.items()] for seed in table.columns])
             est, columns = (est, seed_columns(est)) if ids is None else with_differences(est, diffs, test_set.labels)
             columns.update(readings.spread_columns(metric, table.mean(axis=0), _run_sd(spread, rows, table.index)))
@@ -290,10 +294,13 @@ def flip_effects(runs: pd.DataFrame, cfg: RunConfig, metrics=METRICS, margin: fl
     if base.empty or cfg.model != "vit":
         return pd.DataFrame(columns=FLIP_COLUMNS)
     rows, over = [], {metric: metric_runs(runs, metric, timing) for metric in metrics}  # as compare.measure
+    frames = {id(frame): frame for frame in over.values()}  # metrics share a table: each config's runs cut once
+    mine = {key: runs_of(frame, cfg) for key, frame in frames.items()}
     for switch, level, flipped in neighbours(runs, cfg):
         family = family_of(runs, cfg, flipped, plans)
+        theirs = {key: runs_of(frame, flipped) for key, frame in frames.items()}
         for metric in metrics:
-            delta = paired_delta(runs_of(over[metric], cfg), runs_of(over[metric], flipped), metric, margin, family,
+            delta = paired_delta(mine[id(over[metric])], theirs[id(over[metric])], metric, margin, family,
                                  test_set, (cfg, flipped))
             rows.append({"switch": switch, "from": getattr(cfg, switch), "to": level, **delta.row,
                          **said(delta.row), "variant_config_id": flipped.config_id})  # said: what it still needs

@@ -46,11 +46,10 @@ from functools import lru_cache
 from typing import Callable
 
 import numpy as np
-from scipy import stats
 
 from vitcore.config.metrics import has_test_set
 from vitcore.data.fashion import DataError, shipped_test_labels
-from vitcore.stats.estimates import CONFIDENCE, Estimate, two_sided_p
+from vitcore.stats.estimates import CONFIDENCE, Estimate, t_quantile, two_sided_p
 from vitcore.store.files import BadRun
 
 SEEDS_ONLY, WITH_TEST = "random seeds", "random seeds and test images"  # which interval the verdict used
@@ -86,8 +85,13 @@ class TestSet:
 
     def differences(self, selection_ids, baseline_ids) -> np.ndarray | None:
         """(pairs, images): selection right - baseline right, pair by pair; None when any run of the
-        pairs has no predictions (a subset's Δ would be another number: never mixed)."""
-        return self.combinations([[(sel, 1.0), (base, -1.0)] for sel, base in zip(selection_ids, baseline_ids)])
+        pairs has no predictions (a subset's Δ would be another number: never mixed). combinations' numbers (its
+        sums of ±1 x right are exact) from one stack per side: a Δ of every view of every comparison reads it."""
+        pairs = list(zip(selection_ids, baseline_ids))
+        sides = [[self._correct(str(run_id)) for run_id in side] for side in zip(*pairs)]
+        if not pairs or any(correct is None for side in sides for correct in side):
+            return None
+        return np.subtract(np.stack(sides[0]), np.stack(sides[1]), dtype=np.float64)  # (pairs, images)
 
     def combinations(self, terms_per_seed) -> np.ndarray | None:
         """(seeds, images): for each random seed, sum of weight x (run right) over its (run_id, weight)
@@ -179,7 +183,7 @@ def with_floor(est: Estimate, extra: float, df: float | None = None) -> Estimate
         return est
     df = est.df if df is None else df
     se = float(np.sqrt(est.scale ** 2 / est.n + extra)) if est.paired else float(np.sqrt(est.se ** 2 + extra))
-    half = stats.t.ppf(0.5 + CONFIDENCE / 2, df) * se
+    half = t_quantile(0.5 + CONFIDENCE / 2, df) * se
     return replace(est, ci_low=est.mean - half, ci_high=est.mean + half, p_value=two_sided_p(est.mean, se, df),
                    se=se, df=df, floor=float(np.sqrt(extra)))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import datetime, timezone
+from functools import lru_cache
 
 # Why a run's seconds may not compare with its group's: "replaced" (a backfill's retrain), "overlapped" (another
 # session trained in its store: vitcore.run.overlap), "reference" (the timing set: vitcore.analysis.timing).
@@ -29,6 +30,12 @@ def trained_at(value) -> datetime | None:
         return None
     if not isinstance(value, str) or len(value) != 20:
         raise ValueError(f"trained_at {value!r} (allowed: UTC as YYYY-MM-DDTHH:MM:SSZ)")
+    return _parsed(value)
+
+
+@lru_cache(maxsize=8192)
+def _parsed(value: str) -> datetime:
+    """trained_at's parse, once per string (a plan's registered_at is read for every run it judges)."""
     try:
         return datetime.strptime(value, TRAINED_AT_FORMAT).replace(tzinfo=timezone.utc)
     except ValueError:

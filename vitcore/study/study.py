@@ -166,8 +166,9 @@ class Study(ArticleViews):
         """ValueError when a side has no runs here (as the CLI's `compare`): not "too few seeds" but nothing run; it
         says what to ask instead (`_missing_hint`, each side's fields written as `spell[side]` says, e.g. the CLI's
         '--epochs 2')."""
+        held = self._cached("config ids", lambda: frozenset(self.runs["config_id"].unique()))  # runs_of: per verdict
         for side, cfg in (("selection", selection), ("baseline", baseline)):
-            if runs_of(self.runs, cfg).empty:
+            if cfg.config_id not in held:
                 where = f" in {self.store.root}" if self.store is not None else ""
                 raise ValueError(f"no runs of the {side}, {cfg.label()} at {cfg.train_rows:,} rows,{where} "
                                  f"({self._missing_hint(cfg, (spell or {}).get(side))})")
@@ -192,8 +193,9 @@ class Study(ArticleViews):
 
     def _measured(self, selection: RunConfig, baseline: RunConfig, metric: str) -> Measurement:
         key = ("measure", selection.config_id, baseline.config_id, metric)
-        return self._cached(key, lambda: engine.measure(self.runs, selection, baseline, metric, self.family(
-            selection, baseline), self.test_set, self.timing if metric == "seconds" else None), keep=KEPT)
+        return self._cached(key, lambda: engine.measure(  # seconds: the timing set joined once, not per Δ
+            self._with_timing() if metric == "seconds" else self.runs, selection, baseline, metric,
+            self.family(selection, baseline), self.test_set), keep=KEPT)
 
     def verdict(self, selection: RunConfig, baseline: RunConfig | None = None, metric: str = "test_accuracy",
                 margin: float = MARGIN) -> Verdict:
