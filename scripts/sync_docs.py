@@ -69,12 +69,12 @@ def sync(root: Path = ROOT, check: bool = False) -> list[str]:
     return stale
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if a block is stale; write nothing")
     args = parser.parse_args(argv)
     try:
-        stale = sync(check=args.check)
+        stale = sync(root, check=args.check)
     except ValueError as error:
         print(f"sync_docs: {error}", file=sys.stderr)
         return 2

@@ -80,6 +80,16 @@ def train_command(cfg: RunConfig, store: Path) -> list[str]:
     return ["run", *flags, "--store", str(store)]
 
 
+def script(name: str):
+    """scripts/<name>.py loaded as a module (scripts/ is not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 _SYNCED: list[str] = []
 
 
@@ -98,13 +108,8 @@ def pytest_configure(config):
     # __pycache__ is git-ignored. Set here, before xdist starts its workers, so they and their children inherit it.
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     sys.dont_write_bytecode = False
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("sync_docs", ROOT / "scripts" / "sync_docs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     try:
-        _SYNCED.extend(f"rewrote the generated words in {relative}" for relative in module.sync(ROOT))
+        _SYNCED.extend(f"rewrote the generated words in {relative}" for relative in script("sync_docs").sync(ROOT))
     except (OSError, ValueError) as error:  # a read-only checkout, damaged markers: the docs checks then say where
         _SYNCED.append(f"could not sync the docs: {error}")
 

@@ -2,22 +2,19 @@
 are written from their one definition, so a word renamed at its constant is renamed in the docs by one command
 (which every pytest session runs first, tests/conftest.py), and `--check` names a stale copy (CI)."""
 
-import importlib.util
 import json
 import shutil
 import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, script
 
 from vitcore.article import claims
 from vitcore.stats import estimates, readings
 from vitcore.stats.estimates import INCONCLUSIVE
 
-spec = importlib.util.spec_from_file_location("sync_docs", ROOT / "scripts" / "sync_docs.py")
-sync_docs = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(sync_docs)
+sync_docs = script("sync_docs")
 FILES = ("README.md", "docs/methods-and-verdicts.md")
 
 
@@ -107,13 +104,11 @@ def test_a_word_renamed_at_its_constant_is_renamed_in_the_docs(docs):
         assert f"**{RENAMED}** — " in text and f"**{INCONCLUSIVE}** — " not in text
 
 
-def test_the_command_line_exit_codes(docs, monkeypatch, capsys):
-    monkeypatch.setattr(sync_docs, "ROOT", docs)
-    monkeypatch.setattr(sync_docs.sync, "__defaults__", (docs, False))
-    assert sync_docs.main(["--check"]) == 0 and capsys.readouterr().out == ""
+def test_the_command_line_exit_codes(docs, capsys):
+    assert sync_docs.main(["--check"], docs) == 0 and capsys.readouterr().out == ""
     readme = docs / "README.md"
     readme.write_text(readme.read_text().replace(f"- **{INCONCLUSIVE}** — ", f"- **{INCONCLUSIVE}, stale** — ", 1))
-    assert sync_docs.main(["--check"]) == 1 and "README.md: stale" in capsys.readouterr().out
-    assert sync_docs.main([]) == 0 and "README.md: rewritten" in capsys.readouterr().out
+    assert sync_docs.main(["--check"], docs) == 1 and "README.md: stale" in capsys.readouterr().out
+    assert sync_docs.main([], docs) == 0 and "README.md: rewritten" in capsys.readouterr().out
     readme.write_text(readme.read_text().replace(sync_docs.END, "", 1))
-    assert sync_docs.main([]) == 2 and "README.md: " in capsys.readouterr().err
+    assert sync_docs.main([], docs) == 2 and "README.md: " in capsys.readouterr().err
