@@ -17,6 +17,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
+# Full-page screenshots of the pages the tests open (screenshots/, git-ignored) are for a person to look at, so they are
+# taken only on request: VITCORE_TEST_SCREENSHOTS=1. Each needs the viewport made as tall as the page (settle), and
+# the two cost the browser ~14 CPU-s per walk of 12 pages (tests/test_browser.py), ~30 CPU-s of the suite.
+SCREENSHOTS = os.environ.get("VITCORE_TEST_SCREENSHOTS") == "1"
 OUTSIDE: list[str] = []  # every request a page made to a host other than the server (none)
 
 
@@ -75,10 +79,12 @@ def chromium():
             browser.close()
 
 
-def open_page(browser, url: str, width: int = 1400, height: int = 1000, timeout: int = 60_000):
+def open_page(browser, url: str, width: int = 1400, height: int = 1000, timeout: int = 60_000,
+              tall: bool = SCREENSHOTS):
     """A new page at `url`, once its title and its sidebar's switches are there (`timeout` ms each). `browser`: a
     Playwright Browser (each page its own context: nothing cached) or a BrowserContext (its pages share the HTTP
-    cache: Streamlit's scripts are fetched and compiled once)."""
+    cache: Streamlit's scripts are fetched and compiled once). `tall`: the viewport then holds the whole page (settle),
+    for a full-page screenshot."""
     if hasattr(browser, "new_context"):
         page = browser.new_page(viewport={"width": width, "height": height})
     else:
@@ -92,7 +98,7 @@ def open_page(browser, url: str, width: int = 1400, height: int = 1000, timeout:
     # A session's first run paints the page alone; the sidebar (and the Ablations page's charts) follow
     # 0.6 s later (vitcore.app.sidebar._then_the_rest): wait for its switches, then for that run.
     page.wait_for_selector('[data-testid="stSidebar"] [data-testid="stRadio"]', timeout=timeout, state="attached")
-    settle(page)
+    settle(page, tall)
     return page
 
 
@@ -118,15 +124,26 @@ def laid_out(page) -> None:
     page.evaluate(TWO_FRAMES)
 
 
-def settle(page) -> None:
-    """Wait for the script run to end and the page to be drawn, then size the viewport to the page for a full
-    screenshot. The run's end is the app's own script state (stApp's data-test-script-state): the status widget
-    shows only after a run has lasted a moment, so its absence alone passed a run that had just begun."""
+def settle(page, tall: bool = SCREENSHOTS) -> None:
+    """Wait for the script run to end and the page to be drawn; `tall`: then size the viewport to the page for a
+    full-page screenshot (SCREENSHOTS). The run's end is the app's own script state (stApp's
+    data-test-script-state): the status widget shows only after a run has lasted a moment, so its absence alone
+    passed a run that had just begun."""
     page.wait_for_function(
         "() => document.querySelector('[data-testid=\"stApp\"]')?.dataset.testScriptState === 'notRunning'"
         " && !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000)
     laid_out(page)
+    if not tall:
+        return
     # The app scrolls inside its main container, so a "full page" screenshot needs a tall viewport.
     height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
     page.set_viewport_size({"width": page.viewport_size["width"], "height": max(1000, min(int(height) + 40, 12_000))})
     laid_out(page)
+
+
+def shoot(page, path: Path) -> None:
+    """A full-page screenshot of `page` at `path` (settle made the viewport as tall as the page), when SCREENSHOTS
+    asks for them; nothing otherwise."""
+    if SCREENSHOTS:
+        path.parent.mkdir(exist_ok=True)
+        page.screenshot(path=str(path), full_page=True)

@@ -1,7 +1,8 @@
 """Real-browser smoke test: `streamlit run streamlit_app.py` on a loopback port, headless Debian
 Chromium driven by Playwright (never a downloaded browser). Every page must render without a
 Streamlit exception box; the ablations page must show the baseline's test accuracy as computed
-from the store; one screenshot per page goes to screenshots/ (gitignored). The server must also
+from the store. Screenshots go to screenshots/ (git-ignored): of the parts some tests look at, always; of every
+page in full, with VITCORE_TEST_SCREENSHOTS=1 (tests/browsing.py: SCREENSHOTS). The server must also
 report that its start-up hook warmed the caches (streamlit_app.py's st.App lifespan).
 """
 
@@ -13,7 +14,18 @@ from types import SimpleNamespace
 from urllib.parse import quote_plus
 
 import pytest
-from browsing import CHROMIUM, OUTSIDE, ROOT, chromium, laid_out, open_page, settle, streamlit_server
+from browsing import (
+    CHROMIUM,
+    OUTSIDE,
+    ROOT,
+    SCREENSHOTS,
+    chromium,
+    laid_out,
+    open_page,
+    settle,
+    shoot,
+    streamlit_server,
+)
 from narrow import grid, lines, overflowing
 
 from vitcore.analysis import work
@@ -56,17 +68,18 @@ VARIANT_EFFECTS, VARIANT_FLIPS = "?norm=batch&view=Main+effects", "?norm=batch&v
 
 @contextlib.contextmanager
 def opened(browser, url: str, pages: dict, width: int, shot: str = "{}.png"):
-    """`pages` ({path: name}) opened one after the other at `width` px, a full-page screenshot each
-    (shot.format(name)), then the viewport back to width × 800 and the page drawn: yields {name: page}, kept
-    open until the block ends."""
-    SHOTS.mkdir(exist_ok=True)
+    """`pages` ({path: name}) opened one after the other on a `width` × 800 screen, where the tests measure
+    (a full-page screenshot each, shot.format(name), when SCREENSHOTS asks: the viewport is then made tall for it and
+    put back): yields {name: page}, kept open until the block ends."""
+    SHOTS.mkdir(exist_ok=True)  # the parts' screenshots (sidebar.png, forest_<width>.png...) are always taken
     held = {}
     try:
         for path, name in pages.items():
             held[name] = page = open_page(browser, f"{url}/{path}", width=width, height=800)
-            page.screenshot(path=str(SHOTS / shot.format(name)), full_page=True)  # open_page made it tall
-            page.set_viewport_size({"width": width, "height": 800})  # a screen again: tests measure there
-            laid_out(page)
+            if SCREENSHOTS:
+                shoot(page, SHOTS / shot.format(name))  # open_page made it tall
+                page.set_viewport_size({"width": width, "height": 800})  # a screen again: tests measure there
+                laid_out(page)
         yield held
     finally:
         for page in held.values():
@@ -197,7 +210,7 @@ def test_training_rows_read_by_the_number_rule_and_links_keep_plain_numbers(serv
 def test_a_bad_link_shows_the_note_in_the_browser(server, browser):
     page = open_page(browser, f"{server.url}/?patch_size=5&norm=%3Cscript%3Ealert(1)%3C/script%3E")
     try:
-        page.screenshot(path=str(SHOTS / "bad_link.png"), full_page=True)
+        shoot(page, SHOTS / "bad_link.png")
         assert page.locator('[data-testid="stException"]').count() == 0
         assert page.get_by_text("patch_size=5").first.is_visible()
         assert page.get_by_text("is not a valid value").count() == 2
@@ -249,7 +262,7 @@ def test_ablations_landing_a_flipped_switch_and_flipped_images(server, browser):
     images (screenshots ablations_landing.png, ablations_flipped.png, ablations_collapse_flips.png)."""
     page = open_page(browser, server.url)
     try:
-        page.screenshot(path=str(SHOTS / "ablations_landing.png"), full_page=True)
+        shoot(page, SHOTS / "ablations_landing.png")
         assert page.locator('[data-testid="stException"]').count() == 0
         first = page.locator('[data-testid="stVegaLiteChart"], [data-testid="stMetric"]').first
         assert first.get_attribute("data-testid") == "stVegaLiteChart"  # the forest plot leads
@@ -258,7 +271,7 @@ def test_ablations_landing_a_flipped_switch_and_flipped_images(server, browser):
         picker.get_by_text("norm layer → batch", exact=True).click()
         page.get_by_text("against the baseline").first.wait_for(timeout=60_000)  # the flipped state's header
         settle(page)
-        page.screenshot(path=str(SHOTS / "ablations_flipped.png"), full_page=True)
+        shoot(page, SHOTS / "ablations_flipped.png")
         assert page.locator('[data-testid="stException"]').count() == 0
         first = page.locator('[data-testid="stVegaLiteChart"], [data-testid="stMetric"]').first
         assert first.get_attribute("data-testid") == "stMetric"  # the cards lead
@@ -269,7 +282,7 @@ def test_ablations_landing_a_flipped_switch_and_flipped_images(server, browser):
         page.close()
     page = open_page(browser, f"{server.url}/?norm=batch&patch_size=4&train_rows=1000&view=Flipped+images")
     try:
-        page.screenshot(path=str(SHOTS / "ablations_collapse_flips.png"), full_page=True)
+        shoot(page, SHOTS / "ablations_collapse_flips.png")
         assert page.locator('[data-testid="stException"]').count() == 0
         assert page.get_by_text("random seeds collapsed").first.is_visible()
         assert page.get_by_text("re-estimating").count() + page.get_by_text("recalibrat").count() >= 1
