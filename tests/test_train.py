@@ -132,27 +132,45 @@ def test_data_init_and_order_seeds_each_drive_only_their_source(monkeypatch):
     assert not np.array_equal(plain["orders"][0], plain["orders"][1])  # a fresh permutation each epoch
 
 
-@pytest.mark.slow
-def test_todays_code_reproduces_a_committed_run(tmp_path):
-    """cached_runs/ holds what the code computes: a committed run (the article's ViT at patch 14, 1,000 rows, random
-    seed 5, trained at 1 intra-op thread by the code before the speed-ups of docs/speed.md) retrained now in a fresh
-    `python -m vitcore run` process at that thread count has the same predictions, confusion and accuracies, every
-    epoch's included. Its losses are bit for bit on the kind of CPU the store was trained on; XLA compiles for the
-    CPU it runs on, and on an AVX-512 Xeon (2026-12-02) they differ in the last bits of float32 (up to 3.6e-7, with
-    XLA's ISA capped at AVX2 too) while everything counted is the same: float rounding, not another run."""
+# A committed run (the article's ViT at patch 14, 1,000 rows, random seed 5, trained at 1 intra-op thread by the code
+# before the speed-ups of docs/speed.md): the two tests below retrain it.
+P14 = RunConfig(patch_size=14, train_rows=1000, seed=5)
+BEFORE_ISSUE_32 = "76470cdfea639f4ad2d839a710a49eb83d389040"  # main before the speed-ups of docs/speed.md
+
+
+def train_p14(code, folder):
+    """P14 trained by the vitcore package at `code` in a fresh `python -m vitcore run` process at 1 intra-op thread,
+    into `folder`/store, compiling into its own empty XLA cache (`folder`/xla): the stored run."""
     import os
     import subprocess
     import sys
 
+    subprocess.run([sys.executable, "-m", "vitcore", "run", "--patch-size", "14", "--train-rows", "1000", "--seed", "5",
+                    "--store", str(folder / "store")], cwd=code, check=True, capture_output=True,
+                   env={**os.environ, "VITCORE_THREADS": "1", "PYTHONPATH": str(code),
+                        "VITCORE_XLA_CACHE": str(folder / "xla")})
+    return RunStore(folder / "store").get(P14)
+
+
+@pytest.fixture(scope="module")
+def todays_p14(tmp_path_factory):
+    """P14 trained once by today's code, for both tests below (a training of ~10 CPU-s, not two)."""
     from conftest import ROOT
 
-    cfg = RunConfig(patch_size=14, train_rows=1000, seed=5)
-    committed = RunStore(ROOT / "cached_runs").get(cfg)
+    return train_p14(ROOT, tmp_path_factory.mktemp("today"))
+
+
+@pytest.mark.slow
+def test_todays_code_reproduces_a_committed_run(todays_p14):
+    """cached_runs/ holds what the code computes: the committed P14 retrained now in a fresh `python -m vitcore run`
+    process at its thread count (1) has the same predictions, confusion and accuracies, every epoch's included. Its
+    losses are bit for bit on the kind of CPU the store was trained on; XLA compiles for the CPU it runs on, and on an
+    AVX-512 Xeon (2026-12-02) they differ in the last bits of float32 (up to 3.6e-7, with XLA's ISA capped at AVX2
+    too) while everything counted is the same: float rounding, not another run."""
+    from conftest import ROOT
+
+    committed, fresh = RunStore(ROOT / "cached_runs").get(P14), todays_p14
     assert committed is not None and committed.summary["threads"] == 1
-    subprocess.run([sys.executable, "-m", "vitcore", "run", "--patch-size", "14", "--train-rows", "1000", "--seed", "5",
-                    "--store", str(tmp_path)], cwd=ROOT, check=True, capture_output=True,
-                   env={**os.environ, "VITCORE_THREADS": "1", "PYTHONPATH": str(ROOT)})
-    fresh = RunStore(tmp_path).get(cfg)
     counted = ["epoch", "accuracy", "val_accuracy", "lr"]
     assert fresh.history()[counted].equals(committed.history()[counted])
     for loss in ("loss", "val_loss"):  # equal, or within float32 rounding of another CPU's instructions
@@ -162,19 +180,14 @@ def test_todays_code_reproduces_a_committed_run(tmp_path):
     assert fresh.summary["test_accuracy"] == committed.summary["test_accuracy"]
 
 
-BEFORE_ISSUE_32 = "76470cdfea639f4ad2d839a710a49eb83d389040"  # main before the speed-ups of docs/speed.md
-
-
 @pytest.mark.slow
-def test_todays_code_trains_bit_for_bit_what_the_code_before_issue_32_trains(tmp_path):
+def test_todays_code_trains_bit_for_bit_what_the_code_before_issue_32_trains(tmp_path, todays_p14):
     """The speed-ups (docs/speed.md: compile cache, imports, the epoch loop lowered once) change no run: on the machine
     running the test, the code before them (taken from git history) and today's code, each in a fresh
     `python -m vitcore run` process at 1 intra-op thread, train the same run bit for bit: every column of the
     history but its wall seconds, the predictions, the confusion, the summary's accuracies."""
     import io
-    import os
     import subprocess
-    import sys
     import tarfile
 
     from conftest import ROOT
@@ -185,15 +198,7 @@ def test_todays_code_trains_bit_for_bit_what_the_code_before_issue_32_trains(tmp
     before = tmp_path / "before"
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(before, members=[m for m in tar.getmembers() if m.name.startswith("vitcore/")], filter="data")
-    cfg = RunConfig(patch_size=14, train_rows=1000, seed=5)
-    runs = {}
-    for name, code in (("before", before), ("today", ROOT)):
-        subprocess.run([sys.executable, "-m", "vitcore", "run", "--patch-size", "14", "--train-rows", "1000",
-                        "--seed", "5", "--store", str(tmp_path / name)], cwd=code, check=True, capture_output=True,
-                       env={**os.environ, "VITCORE_THREADS": "1", "PYTHONPATH": str(code),
-                            "VITCORE_XLA_CACHE": str(tmp_path / f"xla-{name}")})
-        runs[name] = RunStore(tmp_path / name).get(cfg)
-    old, new = runs["before"], runs["today"]
+    old, new = train_p14(before, tmp_path), todays_p14
     assert old is not None and new is not None
     columns = [column for column in old.history().columns if column != "seconds"]
     assert columns == ["epoch", "loss", "accuracy", "val_loss", "val_accuracy", "lr"]
