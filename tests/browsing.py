@@ -93,13 +93,20 @@ def open_page(browser, url: str, width: int = 1400, height: int = 1000, timeout:
     server = url.split("/")[2]
     page.on("request", lambda request: OUTSIDE.append(request.url)
             if request.url.split("/")[2:3] != [server] and not request.url.startswith(("data:", "blob:")) else None)
+    visit(page, url, timeout, tall)
+    return page
+
+
+def visit(page, url: str, timeout: int = 60_000, tall: bool = SCREENSHOTS) -> None:
+    """`page` (a tab open_page opened, its viewport kept) loads `url` and is waited for as open_page waits for a new
+    one: the visitor's next link in the same tab. The renderer it already runs in draws it: ~1 CPU-s less than a new
+    tab's first page (its process, the browser's work for it)."""
     page.goto(url, wait_until="domcontentloaded")
     page.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout)
     # A session's first run paints the page alone; the sidebar (and the Ablations page's charts) follow
     # 0.6 s later (vitcore.app.sidebar._then_the_rest): wait for its switches, then for that run.
     page.wait_for_selector('[data-testid="stSidebar"] [data-testid="stRadio"]', timeout=timeout, state="attached")
     settle(page, tall)
-    return page
 
 
 # True once the page's charts and images are drawn: every Vega-Lite chart on screen holds its svg or canvas

@@ -122,6 +122,9 @@ def pytest_report_header(config):
 # handed out first (longest first), so no long group starts last and leaves one core idle at the end. Before, xdist
 # ordered groups by their number of tests: the Ray group (4 tests, 200 s) started at 515 s and ended the run alone.
 # Only the order depends on these figures, never a result; a group not listed follows, largest first.
+# A session fixture made once per worker -> the xdist group of the tests that use it (all in one worker: made once).
+SHARED = {"tiny_store": "tiny_store", "page_store": "page_store", "app_server": "test_browser",
+          "app_browser": "test_browser"}
 LONGEST_GROUPS = {"ray": 200, "test_browser": 140, "test_sweep": 134, "page_store": 67, "tiny_store": 64,
                   "committed_study": 63, "test_train": 53, "test_own_runs": 41, "test_plans": 41,
                   "test_plan_store": 32, "test_verify": 30, "test_one_verdict": 29, "test_compile_cache": 28}
@@ -130,13 +133,14 @@ LONGEST_GROUPS = {"ray": 200, "test_browser": 140, "test_sweep": 134, "page_stor
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
     """The xdist group of each test without one: `tiny_store` for its users (trained once), `page_store` for the app
-    renders of page_store (the landing's analyses of it computed once, in one worker's caches), else its file. Then
+    renders of page_store (the landing's analyses of it computed once, in one worker's caches), `test_browser` for the
+    users of app_server / app_browser (one server and one Chromium), else its file. Then
     the longest groups first (LONGEST_GROUPS; xdist's own reordering by test count is turned off, pytest_configure),
     each group's tests in their own order."""
     groups = {}
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
-            group = next((name for name in ("tiny_store", "page_store") if name in item.fixturenames), item.path.stem)
+            group = next((group for fixture, group in SHARED.items() if fixture in item.fixturenames), item.path.stem)
             item.add_marker(pytest.mark.xdist_group(group))
         groups.setdefault(item.get_closest_marker("xdist_group").args[0], []).append(item)
     order = sorted(groups, key=lambda g: (-LONGEST_GROUPS.get(g, 0), -len(groups[g])))
@@ -200,6 +204,31 @@ def tiny_store(tmp_path_factory) -> RunStore:
         done = run_cli(*train_command(cfg, store.root))
         assert done.returncode == 0, done.stderr[-2000:]
     return store
+
+
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory):
+    """The app as `streamlit run streamlit_app.py` serves it from the committed store, training off (tests/browsing.py):
+    one server for the browser tests of tests/test_browser.py and tests/test_app_picture.py (their xdist group
+    "test_browser"). .url, .log (its output)."""
+    from types import SimpleNamespace
+
+    from browsing import streamlit_server
+
+    log = tmp_path_factory.mktemp("server") / "streamlit.log"
+    with streamlit_server(log, VITCORE_ALLOW_TRAINING="0") as (_, url):
+        yield SimpleNamespace(url=url, log=log)
+
+
+@pytest.fixture(scope="session")
+def app_browser():
+    """One context of Debian's Chromium for the same tests: its pages share the HTTP cache, as one visitor's tabs do."""
+    from browsing import chromium
+
+    with chromium() as browser:
+        context = browser.new_context()
+        yield context
+        context.close()
 
 
 @pytest.fixture(scope="session")

@@ -21,16 +21,22 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path(CHROMIUM).exists(), 
 def make_picture(path: Path, log: Path) -> None:
     """The landing page served from the committed store, its first screen saved as a PNG at `path`."""
     with streamlit_server(log, VITCORE_ALLOW_TRAINING="0") as (_, url), chromium() as browser:
-        page = open_page(browser, url, width=WIDTH, height=HEIGHT)  # it sizes the viewport to the whole page
-        try:
-            errors = page.locator('[data-testid="stException"]')
-            assert errors.count() == 0, errors.first.inner_text()[:500]
-            page.set_viewport_size({"width": WIDTH, "height": HEIGHT})  # back to one screen
-            laid_out(page)
-            page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollTo(0, 0)")
-            page.screenshot(path=str(path))
-        finally:
-            page.close()
+        draw(browser, url, path)
+
+
+def draw(browser, url: str, path: Path) -> None:
+    """The first screen of the landing page the server at `url` serves, as `browser` (tests/browsing.py: open_page)
+    draws it, saved as a PNG at `path`."""
+    page = open_page(browser, url, width=WIDTH, height=HEIGHT)  # with SCREENSHOTS, sized to the whole page
+    try:
+        errors = page.locator('[data-testid="stException"]')
+        assert errors.count() == 0, errors.first.inner_text()[:500]
+        page.set_viewport_size({"width": WIDTH, "height": HEIGHT})  # one screen
+        laid_out(page)
+        page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollTo(0, 0)")
+        page.screenshot(path=str(path))
+    finally:
+        page.close()
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -44,9 +50,11 @@ def png_size(path: Path) -> tuple[int, int]:
         return image.size
 
 
-def test_the_readme_picture_is_remade_from_the_page(tmp_path):
+def test_the_readme_picture_is_remade_from_the_page(app_server, app_browser, tmp_path):
+    """Drawn by the server and browser of tests/test_browser.py (conftest: app_server, app_browser), as the
+    committed picture is by its own (make_picture)."""
     fresh = tmp_path / "app.png"
-    make_picture(fresh, tmp_path / "streamlit.log")
+    draw(app_browser, app_server.url, fresh)
     assert png_size(fresh) == png_size(PICTURE) == (WIDTH, HEIGHT)
 
 
