@@ -65,7 +65,8 @@ def streamlit_server(log: Path, **env: str):
 
 @contextlib.contextmanager
 def chromium():
-    """Debian's Chromium, headless, with nothing that phones home."""
+    """Debian's Chromium, headless, with nothing that phones home. Playwright's sync API runs once per process: a test
+    takes the session's (conftest: app_browser) instead of a second."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

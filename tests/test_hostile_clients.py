@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browsing import CHROMIUM, chromium, open_page, streamlit_server
+from browsing import CHROMIUM, open_page, streamlit_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}")]
 URL_QUERY = "/?train_rows=1000"  # any config: the scratch store is empty, so every config is uncached
@@ -27,9 +27,10 @@ def server(tmp_path):
 
 
 @pytest.fixture
-def browser():
-    with chromium() as browser:
-        yield browser
+def browser(app_browser):
+    """The session's Chromium (conftest: app_browser; Playwright's sync API runs once per process); each page opened
+    on it gets a context of its own (open_page): two visitors, not two tabs of one."""
+    return app_browser.browser
 
 
 def training_children(process) -> list:
