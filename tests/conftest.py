@@ -118,13 +118,14 @@ def pytest_report_header(config):
     return [f"scripts/sync_docs.py {said}" for said in _SYNCED]
 
 
+# A session fixture made once per worker -> the xdist group of the tests that use it (all in one worker: made once).
+SHARED = {"tiny_store": "tiny_store", "page_store": "page_store", "app_server": "test_browser",
+          "app_browser": "test_browser"}
+
 # The longest xdist groups, in seconds of wall on two idle cores (the whole suite's per-test durations, 2026-12-05):
 # handed out first (longest first), so no long group starts last and leaves one core idle at the end. Before, xdist
 # ordered groups by their number of tests: the Ray group (4 tests, 200 s) started at 515 s and ended the run alone.
 # Only the order depends on these figures, never a result; a group not listed follows, largest first.
-# A session fixture made once per worker -> the xdist group of the tests that use it (all in one worker: made once).
-SHARED = {"tiny_store": "tiny_store", "page_store": "page_store", "app_server": "test_browser",
-          "app_browser": "test_browser"}
 LONGEST_GROUPS = {"ray": 200, "test_browser": 140, "test_sweep": 134, "page_store": 67, "tiny_store": 64,
                   "committed_study": 63, "test_train": 53, "test_own_runs": 41, "test_plans": 41,
                   "test_plan_store": 32, "test_verify": 30, "test_one_verdict": 29, "test_compile_cache": 28}
@@ -222,7 +223,8 @@ def app_server(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def app_browser():
-    """One context of Debian's Chromium for the same tests: its pages share the HTTP cache, as one visitor's tabs do."""
+    """One context of Debian's Chromium for the same tests (its pages share the HTTP cache, as one visitor's tabs do),
+    and its Chromium (.browser) for tests/test_hostile_clients.py: Playwright's sync API runs once per process."""
     from browsing import chromium
 
     with chromium() as browser:

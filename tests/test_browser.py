@@ -100,8 +100,9 @@ def walked(browser, url: str, pages: dict, width: int, keep: set, shot: str = "{
                 walk.held[name] = page
         yield walk
     finally:
-        for page in {id(page): page for page in [*walk.held.values(), *([tab] if tab else [])]}.values():
-            page.close()
+        for page in dict.fromkeys([*walk.held.values(), tab]):  # the walking tab is also held: closed once
+            if page is not None:
+                page.close()
 
 
 @pytest.fixture(scope="module")
