@@ -145,8 +145,9 @@ def train_p14(code, folder):
     import subprocess
     import sys
 
-    subprocess.run([sys.executable, "-m", "vitcore", "run", "--patch-size", "14", "--train-rows", "1000", "--seed", "5",
-                    "--store", str(folder / "store")], cwd=code, check=True, capture_output=True,
+    flags = ["--patch-size", str(P14.patch_size), "--train-rows", str(P14.train_rows), "--seed", str(P14.seed)]  # known
+    subprocess.run([sys.executable, "-m", "vitcore", "run", *flags, "--store", str(folder / "store")],  # to both codes
+                   cwd=code, check=True, capture_output=True,
                    env={**os.environ, "VITCORE_THREADS": "1", "PYTHONPATH": str(code),
                         "VITCORE_XLA_CACHE": str(folder / "xla")})
     return RunStore(folder / "store").get(P14)
