@@ -93,8 +93,9 @@ def test_fewer_rows_than_a_batch_train_and_store_a_valid_run(tmp_path):
 
 @pytest.mark.slow
 def test_data_init_and_order_seeds_each_drive_only_their_source(monkeypatch):
-    """One Trainer (the compile-once path) fits four configs of one graph; a spy on the epoch records
-    the training rows, each epoch's batch order and the weights the first epoch starts from."""
+    """One Trainer (the compile-once path) fits four configs of one graph, another cell trained between the first
+    two (the Trainer keeps both: the second is reused after it); a spy on the epoch records the training rows, each
+    epoch's batch order and the weights the first epoch starts from."""
     from vitcore.run.loop import Loop
     from vitcore.run.train import Trainer
 
@@ -115,6 +116,9 @@ def test_data_init_and_order_seeds_each_drive_only_their_source(monkeypatch):
                 base.replace(seed=1, init_seed=2), base.replace(seed=1, data_seed=2, order_seed=2)):
         fits.append(trainer.fit(cfg))
         seen[-1]["done"] = True
+        if len(fits) == 1:  # another cell (another graph) between the first two
+            other = trainer.fit(base.replace(depth=1, epochs=1))
+            assert other["summary"]["timing"]["compile"] != "reused" and seen.pop()["done"] is False
     same = lambda a, b: all(np.array_equal(u, v) for u, v in zip(a, b, strict=True))  # noqa: E731
     plain, crossed, new_init, new_data_order = seen
     # all three sources set to 1 under random seed 0 is the run of random seed 1, bit for bit

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -85,6 +87,18 @@ def train(cfg: RunConfig, store: RunStore, progress: Progress | None = None,
     return Trainer().train(cfg, store, progress, save_weights)
 
 
+CELLS = 4  # compiled cells a Trainer keeps (a few MB of weights and programs each at the article's sizes)
+
+
+@dataclass
+class _Cell:
+    """One compiled cell: its model, its loop, and the recipe of its first build (checked yet?)."""
+
+    model: keras.Model
+    loop: Loop
+    recipe: tuple[initial.Recipe, bool] | None
+
+
 class Trainer:
     """Trains runs one after another in one process, compiling once per cell.
 
@@ -94,6 +108,11 @@ class Trainer:
     that init seed would have (built with the same Keras seeding, then copied in) and the optimizer's
     variables return to their just-built values: the result is bit for bit that of a fresh process at the same
     thread count (tests/test_train.py compares both paths). The sweep worker holds one Trainer.
+
+    It keeps the last CELLS cells it trained (the least recently used one dropped first): a plan sweep's worker
+    comes back to a cell at the plan's next look, and a process compiles a cell only once (the persistent compile
+    cache serves only the first cell a process traces: TensorFlow names each traced function with a counter of
+    that process, part of the cache's key).
     """
 
     def __init__(self, workers: int = 1, session: str | None = None):
@@ -102,19 +121,19 @@ class Trainer:
         # same store at any moment of a run makes it "overlapped" (vitcore.run.overlap): its own timing group.
         self.session = session or overlap.new_session()
         self.node: str | None = None  # on a Ray node: its kind (vitcore.run.cluster), part of the timing basis
-        self._cell: tuple[str, keras.Model, Loop] | None = None  # (graph_id, model, loop): the last cell
+        self._cells: OrderedDict[str, _Cell] = OrderedDict()  # graph_id -> its cell, the most recently used last
         self._inputs: tuple | None = None  # (key, the images, their model inputs): _held_out_inputs'
-        self._recipe: tuple[initial.Recipe, bool] | None = None  # the cell's initial weights, checked?
 
-    def _initial_weights(self, cfg: RunConfig) -> list:
+    @staticmethod
+    def _initial_weights(cell: _Cell, cfg: RunConfig) -> list:
         """A reused cell's initial weights for cfg's init seed (set just before), bit for bit a fresh build's:
         the cell's first build replayed (vitcore.model.initial) once a fresh build of its second run matched the
         replay, else that fresh build's own weights (a recipe that did not match is dropped)."""
-        if self._recipe is not None and self._recipe[1]:
-            return self._recipe[0].draw(cfg.seeds.init)
+        if cell.recipe is not None and cell.recipe[1]:
+            return cell.recipe[0].draw(cfg.seeds.init)
         fresh = build_model(cfg)
-        if self._recipe is not None:
-            self._recipe = (self._recipe[0], True) if self._recipe[0].matches(fresh, cfg.seeds.init) else None
+        if cell.recipe is not None:
+            cell.recipe = (cell.recipe[0], True) if cell.recipe[0].matches(fresh, cfg.seeds.init) else None
         return fresh.weights
 
     def _held_out_inputs(self, cfg: RunConfig, data) -> tuple[np.ndarray, np.ndarray]:
@@ -173,20 +192,23 @@ class Trainer:
         # Seeds Python's, NumPy's and TensorFlow's global generators too; nothing after this draws
         # from them (the batch order has its own generator, the data sample was drawn above).
         keras.utils.set_random_seed(seeds.init)
-        reused = self._cell is not None and self._cell[0] == cfg.graph_id
+        cell = self._cells.pop(cfg.graph_id, None)
+        reused = cell is not None
         # Compiling writes (or rewrites) an entry of the persistent cache, loading not; a reused cell does neither.
         before = None if reused else compile_cache.entries(compile_cache.in_use())
         if reused:
-            _, model, loop = self._cell
-            for target, source in zip(model.weights, self._initial_weights(cfg), strict=True):
+            for target, source in zip(cell.model.weights, self._initial_weights(cell, cfg), strict=True):
                 target.assign(source)
-            loop.reset_optimizer()
+            cell.loop.reset_optimizer()
         else:
             with initial.record() as recorded:
                 model = build_model(cfg)  # a fresh build draws this seed's initial weights
-            self._recipe = initial.recipe_of(recorded, model)  # to draw the cell's next seeds' (unchecked yet)
-            loop = Loop(model, _optimizer(cfg, steps_per_epoch))
-            self._cell = (cfg.graph_id, model, loop)
+            # the recipe draws the cell's next seeds' initial weights (unchecked yet)
+            cell = _Cell(model, Loop(model, _optimizer(cfg, steps_per_epoch)), initial.recipe_of(recorded, model))
+            while len(self._cells) >= CELLS:
+                self._cells.popitem(last=False)  # the least recently used cell
+        self._cells[cfg.graph_id] = cell  # the most recently used, last
+        model, loop = cell.model, cell.loop
         rng = np.random.default_rng(seeds.order)  # the epoch shuffles
         history = []
         for epoch in range(1, cfg.epochs + 1):
