@@ -66,7 +66,7 @@ def task_cpus(nodes: list[dict], workers: int) -> int:
     return max(1, min(sizes) // workers) if sizes else 1
 
 
-_TRAINER = None  # one per Ray worker process: its compiled cell survives from task to task
+_TRAINER = None  # one per Ray worker process: its compiled cells survive from task to task (train.CELLS)
 
 
 def _trainer(threads: int, workers: int, session: str):

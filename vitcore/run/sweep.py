@@ -148,7 +148,7 @@ def grid(name: str, seeds: tuple[int, int] | None = None, rows: tuple[int, ...] 
     return configs
 
 
-_TRAINER = None  # one per worker process: its compiled cell survives from task to task
+_TRAINER = None  # one per worker process: its compiled cells survive from task to task (train.CELLS)
 
 
 def _trainer(threads: int, workers: int, session: str | None = None):
