@@ -90,8 +90,7 @@ def test_help_states_the_allowed_ranges(capsys):
     assert "Train one config (or print its cached result)." in text  # a description line
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("args, words", [
+BAD_INPUTS = [
     (["run", "--patch-size", "5"], "choose from 2, 4, 7, 14"),
     (["run", "--norm", "group"], "choose from 'layer', 'batch'"),
     (["run", "--train-rows", "99999"], "train_rows must be a whole number from 10 to 55,000"),
@@ -102,8 +101,21 @@ def test_help_states_the_allowed_ranges(capsys):
     (["sweep", "default", "--workers", "0"], "--workers must be at least 1"),
     (["check", "--store", "/nonexistent/store"], "no store at"),
     (["export", "--store", "/nonexistent/store", "--out", "/tmp/x"], "no store at"),
-])
-def test_bad_input_is_one_line_exit_2(args, words):
+]
+
+
+@pytest.mark.parametrize("args, words", BAD_INPUTS)
+def test_bad_input_is_one_line_exit_2(capsys, no_work, args, words):
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args, words", [BAD_INPUTS[4], BAD_INPUTS[8]], ids=["argparse", "library"])
+def test_bad_input_is_one_line_exit_2_from_a_fresh_process(args, words):
+    """`python -m vitcore` as a user runs it (its own excepthook and exit), for an input argparse refuses and one
+    the library refuses; the other bad inputs go through the same cli.main in the test's process (above)."""
     done = run_cli(*args)
     assert done.returncode == 2
     assert words in done.stderr

@@ -116,7 +116,7 @@ def test_a_synthetic_store_gives_back_its_components(store):
 
 
 @pytest.mark.slow  # spawns the CLI
-def test_noise_command_writes_both_tables_and_the_advice(store, tmp_path):
+def test_noise_command_writes_both_tables_and_the_advice(store, tmp_path, capsys):
     true = TRUE["data-heavy"]
     learned = simulate(true, (3, 3, 2), 1, seed=9)[0]
     write_crossed(store, learned, learned + simulate(true, (3, 3, 2), 1, seed=10)[0])
@@ -127,10 +127,13 @@ def test_noise_command_writes_both_tables_and_the_advice(store, tmp_path):
                                        "Δ ViT p7 pre-LN no-pos epochs 2 − ViT p7 pre-LN pos epochs 2"}
     assert len(pairing) == 4 and "pairing by the data sample alone removes" in done.stdout
     (tmp_path / "file").write_text("x")
+    from vitcore import cli  # bad inputs in this process (tests/test_cli.py runs some in a fresh one)
+
     for bad in (["--out", str(tmp_path / "file")], ["--out", str(tmp_path / "o2"), "--store", str(tmp_path / "none")],
                 ["--out", str(tmp_path / "o3"), "--margin", "2"]):
-        done = run_cli("noise", "--store", str(store.root), *bad) if "--store" not in bad else run_cli("noise", *bad)
-        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+        assert cli.main(["noise", *([] if "--store" in bad else ["--store", str(store.root)]), *bad]) == 2, bad
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
 
 
 def test_crossed_runs_stay_out_of_every_table_keyed_by_config_and_random_seed(store):

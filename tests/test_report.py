@@ -139,17 +139,21 @@ def test_report_command_writes_both_files(tmp_path):
     assert "No crossover estimate: it needs paired runs of both models" in text  # two row counts only
 
 
-@pytest.mark.slow
+# Bad stores in the test's process (cli.main): tests/test_cli.py runs bad inputs in a fresh `python -m vitcore` too.
 @pytest.mark.parametrize("command", ["effects", "report"])
-def test_missing_store_exits_2_with_one_line(tmp_path, command):
-    done = cli(command, "--store", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x"))
-    assert done.returncode == 2
-    assert done.stderr.count("\n") == 1 and "no store at" in done.stderr and "Traceback" not in done.stderr
+def test_missing_store_exits_2_with_one_line(tmp_path, capsys, command):
+    from vitcore import cli as vitcore_cli
+
+    assert vitcore_cli.main([command, "--store", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no store at" in err and "Traceback" not in err, err
     assert not (tmp_path / "x").exists()
 
 
-@pytest.mark.slow
-def test_empty_store_exits_2(tmp_path):
+def test_empty_store_exits_2(tmp_path, capsys):
+    from vitcore import cli as vitcore_cli
+
     (tmp_path / "empty").mkdir()
-    done = cli("effects", "--store", str(tmp_path / "empty"), "--out", str(tmp_path / "x.csv"))
-    assert done.returncode == 2 and "no valid runs" in done.stderr and "Traceback" not in done.stderr
+    assert vitcore_cli.main(["effects", "--store", str(tmp_path / "empty"), "--out", str(tmp_path / "x.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "no valid runs" in err and "Traceback" not in err and not (tmp_path / "x.csv").exists(), err
