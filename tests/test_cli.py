@@ -112,10 +112,10 @@ def test_bad_input_is_one_line_exit_2(capsys, no_work, args, words):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("args, words", [BAD_INPUTS[4], BAD_INPUTS[8]], ids=["argparse", "library"])
+@pytest.mark.parametrize("args, words", [BAD_INPUTS[4], BAD_INPUTS[8]], ids=["argparse", "a-missing-store"])
 def test_bad_input_is_one_line_exit_2_from_a_fresh_process(args, words):
-    """`python -m vitcore` as a user runs it (its own excepthook and exit), for an input argparse refuses and one
-    the library refuses; the other bad inputs go through the same cli.main in the test's process (above)."""
+    """`python -m vitcore` as a user runs it (its own excepthook and exit), for a value argparse refuses and a store
+    path refused before any work; the other bad inputs go through the same cli.main in the test's process (above)."""
     done = run_cli(*args)
     assert done.returncode == 2
     assert words in done.stderr
